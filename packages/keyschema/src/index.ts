@@ -1,0 +1,4 @@
+export * from "./KeyPart.js"
+export * from "./DedupeHash.js"
+export * from "./KeyFamilies.js"
+export * from "./KeySchema.js"

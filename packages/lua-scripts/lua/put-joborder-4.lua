@@ -1,0 +1,63 @@
+--[[
+  Puts a job order document and maintains its indexes in one atomic step.
+
+  KEYS[1] joborder:{id}              hash  v, scope, op, doc
+  KEYS[2] joborder:list:{scope}      zset  member id, score priority
+  KEYS[3] scopes                     set   every scope with a document
+  KEYS[4] changes:{scope}            stream change entries, MAXLEN ~ 5000
+
+  ARGV[1] expected version (0 create only, -1 unconditional, n > 0 must match)
+  ARGV[2] scope
+  ARGV[3] id
+  ARGV[4] priority (number; the list score)
+  ARGV[5] doc (JSON text; validated by the caller)
+  ARGV[6] operation id
+  ARGV[7] change word (Store, Start, ..., or put)
+  ARGV[8] nudge channel ({prefix}:nudge:changes)
+  ARGV[9] acceptance limit: when > 0 and the id is not yet listed, the put fails if the list
+          already holds this many job orders (counted here, so concurrent stores cannot both pass)
+  ARGV[10] retention ms: when > 0 the job order leaves the list and the hash expires after it
+          (Clear, Cancel); 0 keeps it listed and persistent
+
+  Replies:
+    {"ok", newVersion}
+    {"conflict", storedVersion}
+    {"scope", storedScope}
+    {"limit", listedCount, limit}
+    {"wrongtype", key, actualType, expectedType}
+]]
+-- @include lib/check-types.lua
+-- @include lib/check-version.lua
+-- @include lib/append-change.lua
+
+local docKey, listKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local expected = tonumber(ARGV[1])
+local scope, id, priority, doc, op, change, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local limit, retainMs = tonumber(ARGV[9]), tonumber(ARGV[10])
+
+local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' } })
+if badKey then return { 'wrongtype', badKey, badType, wantType } end
+
+local versionOk, current = checkVersion(docKey, expected)
+if not versionOk then return { 'conflict', current } end
+
+local storedScope = redis.call('HGET', docKey, 'scope')
+if storedScope and storedScope ~= scope then return { 'scope', storedScope } end
+
+if limit > 0 and retainMs == 0 and not redis.call('ZSCORE', listKey, id) then
+  local listed = redis.call('ZCARD', listKey)
+  if listed >= limit then return { 'limit', listed, limit } end
+end
+
+local version = current + 1
+redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'op', op, 'doc', doc)
+if retainMs > 0 then
+  redis.call('ZREM', listKey, id)
+  redis.call('PEXPIRE', docKey, retainMs)
+else
+  redis.call('PERSIST', docKey)
+  redis.call('ZADD', listKey, priority, id)
+end
+redis.call('SADD', scopesKey, scope)
+appendChange(changesKey, channel, scope, 'joborder', id, change, version, op)
+return { 'ok', version }

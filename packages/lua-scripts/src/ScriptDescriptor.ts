@@ -1,0 +1,76 @@
+import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
+
+/** One argument as it goes on the wire. Numbers are sent as their decimal text. */
+export type ScriptArg = string | number | Buffer
+
+/**
+ * A typed handle on one Lua file: its name, source, SHA1, key names (in KEYS order), an encoder
+ * for ARGV and a decoder for the reply. Built once at import; the Valkey service runs it with
+ * EVALSHA and falls back to the source on NOSCRIPT.
+ */
+export interface ScriptDescriptor<K extends string, A, R> {
+  readonly name: string
+  readonly file: string
+  readonly source: string
+  readonly sha1: string
+  readonly keyNames: ReadonlyArray<K>
+  readonly numberOfKeys: number
+  readonly encodeArgs: (args: A) => ReadonlyArray<ScriptArg>
+  /** Turns the raw RESP2 reply into a typed value. Throws only on a reply no script can give: a bug. */
+  readonly decodeReply: (raw: unknown) => R
+}
+
+/** The keys of a script, by name. */
+export type ScriptKeys<S> = S extends ScriptDescriptor<infer K, any, any> ? Readonly<Record<K, string>> : never
+export type ScriptArgs<S> = S extends ScriptDescriptor<any, infer A, any> ? A : never
+export type ScriptReply<S> = S extends ScriptDescriptor<any, any, infer R> ? R : never
+
+const luaDir = new URL("../lua/", import.meta.url)
+
+const includePattern = /^--\s*@include\s+(\S+)\s*$/gm
+
+/** Reads a Lua file and splices in `-- @include lib/x.lua` lines (one level, as BullMQ does). */
+export const readLua = (file: string): string =>
+  readFileSync(new URL(file, luaDir), "utf8").replace(includePattern, (_, lib: string) =>
+    readFileSync(new URL(lib, luaDir), "utf8").trimEnd()
+  )
+
+const keyCountInName = (file: string): number => {
+  const match = /-(\d+)\.lua$/.exec(file)
+  if (!match) throw new Error(`script file ${file} must end in -{numberOfKeys}.lua`)
+  return Number(match[1])
+}
+
+/**
+ * Declares a script from its file. The key count is part of the file name (BullMQ style) and
+ * must equal the number of key names given here, so the two can never drift apart.
+ */
+export const defineScript = <const K extends string, A, R>(options: {
+  readonly file: string
+  readonly keys: ReadonlyArray<K>
+  readonly encodeArgs: (args: A) => ReadonlyArray<ScriptArg>
+  readonly decodeReply: (raw: unknown) => R
+}): ScriptDescriptor<K, A, R> => {
+  const numberOfKeys = keyCountInName(options.file)
+  if (numberOfKeys !== options.keys.length) {
+    throw new Error(`${options.file} declares ${numberOfKeys} keys in its name but ${options.keys.length} key names`)
+  }
+  const source = readLua(options.file)
+  return {
+    name: options.file.replace(/-\d+\.lua$/, ""),
+    file: options.file,
+    source,
+    sha1: createHash("sha1").update(source).digest("hex"),
+    keyNames: options.keys,
+    numberOfKeys,
+    encodeArgs: options.encodeArgs,
+    decodeReply: options.decodeReply
+  }
+}
+
+/** Orders named keys as the script expects them in KEYS. */
+export const orderKeys = <K extends string>(
+  script: ScriptDescriptor<K, any, any>,
+  keys: Readonly<Record<K, string>>
+): Array<string> => script.keyNames.map((name) => keys[name])

@@ -1,0 +1,57 @@
+import { Redis, type RedisOptions } from "iovalkey"
+import { Redacted } from "effect"
+import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
+
+/**
+ * iovalkey options for one connection. Chosen so that every failure is classifiable:
+ * - `enableOfflineQueue: false`: a command is never parked while disconnected; it fails at
+ *   once as "not sent" (StoreUnavailable) and our own backoff decides when to try again;
+ * - `maxRetriesPerRequest: 0` and `autoResendUnfulfilledCommands: false`: a command that was
+ *   sent when the connection dropped is rejected, never silently resent (UnknownOutcome);
+ * - `reconnectOnError` for READONLY: after a failover the demoted primary is left at once.
+ */
+export const connectionOptions = (
+  options: ValkeyOptions,
+  overrides: { readonly commandTimeoutMs?: number | undefined; readonly name?: string | undefined } = {}
+): RedisOptions => {
+  const commandTimeout = "commandTimeoutMs" in overrides ? overrides.commandTimeoutMs : options.commandTimeoutMs ?? defaults.commandTimeoutMs
+  const common: RedisOptions = {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: options.connectTimeoutMs ?? defaults.connectTimeoutMs,
+    ...(commandTimeout !== undefined ? { commandTimeout } : {}),
+    // Exponential backoff with jitter, capped at 2 s: a restarted server is found quickly
+    // without a reconnect storm from every island process at once.
+    retryStrategy: (times) => Math.min(2000, 25 * 2 ** Math.min(times, 7)) * (0.5 + Math.random() / 2),
+    reconnectOnError: (error) => (/^READONLY/.test(error.message) ? 1 : false),
+    ...connectionName(overrides.name ?? options.connectionName),
+    ...(options.username ? { username: options.username } : {}),
+    ...(options.password ? { password: Redacted.value(options.password) } : {})
+  }
+  if (options.sentinels && options.sentinels.length > 0) {
+    return {
+      ...common,
+      sentinels: options.sentinels.map((s) => ({ host: s.host, port: s.port })),
+      name: options.sentinelName ?? defaults.sentinelName,
+      ...(options.tls ? { tls: {}, enableTLSForSentinelMode: true } : {})
+    }
+  }
+  const url = new URL(options.url ?? "redis://127.0.0.1:6379")
+  const tls = options.tls || url.protocol === "rediss:"
+  const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0
+  return {
+    ...common,
+    host: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port ? Number(url.port) : 6379,
+    db,
+    ...(url.username && !options.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password && !options.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(tls ? { tls: {} } : {})
+  }
+}
+
+const connectionName = (name: string | undefined) => (name ? { connectionName: name } : {})
+
+export const createClient = (options: RedisOptions): Redis => new Redis(options)

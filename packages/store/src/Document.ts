@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto"
+import { Effect, Option } from "effect"
+import type { WriteReply } from "@microdcs/lua-scripts"
+import {
+  type ConnectionError,
+  InvalidInput,
+  LimitReached,
+  NotFound,
+  ScopeConflict,
+  type UnknownOutcome,
+  VersionConflict,
+  WrongType
+} from "./Errors.js"
+import type { ValkeyService } from "./Valkey.js"
+
+/** A stored document as every DAO returns it; the codec of `doc` belongs to the caller. */
+export interface StoredDocument {
+  readonly id: string
+  readonly scope: string
+  readonly version: number
+  /** Operation id of the last write. */
+  readonly op: string
+  readonly doc: string
+}
+
+/** The result of a successful write. */
+export interface Written {
+  readonly version: number
+  readonly op: string
+}
+
+/** `-1` overwrites unconditionally, `0` creates only, `n > 0` must equal the stored version. */
+export type ExpectedVersion = number
+
+export const newOperationId = (): string => randomUUID()
+
+/** Rejects a document that is not well-formed UTF-8, is over the size limit, or is not JSON. */
+export const validateDocument = (field: string, text: string, maxBytes: number): Effect.Effect<void, InvalidInput> =>
+  Effect.suspend(() => {
+    if (typeof text !== "string") return Effect.fail(new InvalidInput({ field, message: `${field} must be a string` }))
+    if (!text.isWellFormed()) return Effect.fail(new InvalidInput({ field, message: `${field} is not well-formed UTF-8` }))
+    const bytes = Buffer.byteLength(text, "utf8")
+    if (bytes > maxBytes) {
+      return Effect.fail(new InvalidInput({ field, message: `${field} is ${bytes} bytes; the limit is ${maxBytes}` }))
+    }
+    try {
+      JSON.parse(text)
+    } catch (error) {
+      return Effect.fail(new InvalidInput({ field, message: `${field} is not valid JSON: ${(error as Error).message}` }))
+    }
+    return Effect.void
+  })
+
+export const validateExpectedVersion = (expected: number): Effect.Effect<void, InvalidInput> =>
+  Number.isSafeInteger(expected) && expected >= -1
+    ? Effect.void
+    : Effect.fail(new InvalidInput({ field: "expectedVersion", message: "expectedVersion must be -1, 0 or a positive integer" }))
+
+export const validateNumber = (field: string, value: number): Effect.Effect<void, InvalidInput> =>
+  Number.isFinite(value) ? Effect.void : Effect.fail(new InvalidInput({ field, message: `${field} must be a finite number` }))
+
+/** The typed error each failing write status maps to. */
+export interface WriteFailures {
+  readonly conflict: VersionConflict
+  readonly scope: ScopeConflict
+  readonly limit: LimitReached
+  readonly wrongtype: WrongType
+  readonly notfound: NotFound
+}
+
+/**
+ * Maps a script's write reply to the new version or the typed error of its status. The error
+ * type follows the statuses the script can give. `retry` is not handled here: only the DAO
+ * knows what to read again.
+ */
+export const writeResult = <R extends Exclude<WriteReply, { status: "retry" }>>(
+  key: string,
+  expected: number,
+  requestedScope: string,
+  reply: R
+): Effect.Effect<number, WriteFailures[Exclude<R["status"], "ok"> & keyof WriteFailures]> => {
+  const typed = reply as Exclude<WriteReply, { status: "retry" }>
+  let failure: WriteFailures[keyof WriteFailures]
+  switch (typed.status) {
+    case "ok":
+      return Effect.succeed(typed.version)
+    case "conflict":
+      failure = new VersionConflict({ key, expected, actual: typed.actual })
+      break
+    case "scope":
+      failure = new ScopeConflict({ key, storedScope: typed.storedScope, requestedScope })
+      break
+    case "limit":
+      failure = new LimitReached({ key, limit: typed.limit, count: typed.count })
+      break
+    case "wrongtype":
+      failure = new WrongType({ key: typed.key, actual: typed.actual, expected: typed.expected })
+      break
+    case "notfound":
+      failure = new NotFound({ key, message: `${key} does not exist` })
+      break
+  }
+  return Effect.fail(failure) as Effect.Effect<never, WriteFailures[Exclude<R["status"], "ok"> & keyof WriteFailures]>
+}
+
+/**
+ * Reads `op` and `v` of a document hash: the unknown-outcome check. `Some(version)` when the
+ * document's last write carries `op`, i.e. the write in doubt landed.
+ */
+export const operationLanded = (
+  valkey: ValkeyService,
+  key: string,
+  op: string
+): Effect.Effect<Option.Option<number>, ConnectionError> =>
+  valkey
+    .command("operation check", (c) => c.hmget(key, "op", "v"))
+    .pipe(Effect.map(([storedOp, v]) => (storedOp === op && v ? Option.some(Number(v)) : Option.none())))
+
+/**
+ * Runs a write whose outcome may be unknown. On `UnknownOutcome` it asks `landed` (the op check,
+ * on the same connection, so it is ordered after the write): if the write landed its result
+ * stands; if not the write is sent once more. If the check itself fails, the original
+ * `UnknownOutcome` is what the caller sees.
+ */
+export const resolveUnknownOutcome = <A, E>(
+  write: Effect.Effect<A, E | UnknownOutcome>,
+  landed: Effect.Effect<Option.Option<A>, ConnectionError>
+): Effect.Effect<A, E | UnknownOutcome | ConnectionError> =>
+  write.pipe(
+    Effect.catchIf(
+      (e): e is UnknownOutcome => (e as { _tag?: string })._tag === "UnknownOutcome",
+      (unknown) =>
+        landed.pipe(
+          Effect.orElseFail(() => unknown),
+          Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => write }))
+        )
+    )
+  )
+
+/** Parses a document hash as returned by HGETALL; `undefined` when the key does not exist. */
+export const parseDocumentHash = (id: string, hash: Record<string, string>): StoredDocument | undefined => {
+  if (hash["v"] === undefined || hash["doc"] === undefined) return undefined
+  return { id, scope: hash["scope"] ?? "", version: Number(hash["v"]), op: hash["op"] ?? "", doc: hash["doc"] }
+}

@@ -1,0 +1,134 @@
+import type { Redis } from "iovalkey"
+import { Context, Duration, Effect, Layer, Runtime, Schedule, Scope } from "effect"
+import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
+import { orderKeys, type ScriptDescriptor } from "@microdcs/lua-scripts"
+import { connectionOptions, createClient } from "./Connection.js"
+import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
+import { classifyFailure, isNoScript } from "./FailureKind.js"
+import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
+
+/**
+ * The one door to an island's Valkey. DAOs never hold a client of their own: they go through
+ * `command` and `script`, which classify every failure into the store's typed errors and retry
+ * what was never sent.
+ */
+export interface ValkeyService {
+  readonly options: ValkeyOptions
+  readonly keys: KeySchema
+  readonly maxDocumentBytes: number
+  /** Builds a key; a bad part is `InvalidInput` naming the part. */
+  readonly key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => Effect.Effect<string, InvalidInput>
+  /** Runs commands on the shared connection. What was never sent is retried with backoff. */
+  readonly command: <A>(operation: string, run: (client: Redis) => Promise<A>) => Effect.Effect<A, ConnectionError>
+  /** Runs a script by SHA, falling back to its source after NOSCRIPT (restart, failover, SCRIPT FLUSH). */
+  readonly script: <K extends string, A, R>(
+    script: ScriptDescriptor<K, A, R>,
+    keys: Readonly<Record<K, string>>,
+    args: A
+  ) => Effect.Effect<R, ConnectionError>
+  /** A connection of its own for blocking reads or pub/sub, closed with the scope. */
+  readonly dedicated: (
+    name: string,
+    options?: { readonly commandTimeoutMs?: number | undefined }
+  ) => Effect.Effect<Redis, StoreUnavailable, Scope.Scope>
+}
+
+export class Valkey extends Context.Tag("@microdcs/store/Valkey")<Valkey, ValkeyService>() {}
+
+const connect = (client: Redis, name: string): Effect.Effect<Redis, StoreUnavailable> =>
+  Effect.tryPromise({
+    try: () => client.connect().then(() => client),
+    catch: (error) => {
+      client.disconnect()
+      return new StoreUnavailable({ operation: `connect ${name}`, message: error instanceof Error ? error.message : String(error) })
+    }
+  })
+
+const close = (client: Redis): Effect.Effect<void> =>
+  Effect.promise(() => client.quit().catch(() => undefined)).pipe(
+    Effect.timeout(Duration.seconds(2)),
+    Effect.catchAll(() => Effect.void),
+    Effect.ensuring(Effect.sync(() => client.disconnect()))
+  )
+
+/** Opens one connection in the current scope, with an error listener that logs instead of crashing. */
+const acquireConnection = (
+  options: ValkeyOptions,
+  name: string,
+  overrides: { readonly commandTimeoutMs?: number | undefined } = {}
+) =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<never>()
+    const redisOptions = connectionOptions(options, { name, ...overrides })
+    return yield* Effect.acquireRelease(
+      Effect.suspend(() => {
+        const client = createClient(redisOptions)
+        // Without a listener, a connection error would be an unhandled 'error' event and kill the process.
+        client.on("error", (error: Error) =>
+          Runtime.runFork(runtime)(Effect.logWarning("valkey connection error").pipe(Effect.annotateLogs({ connection: name, error: error.message })))
+        )
+        return connect(client, name)
+      }),
+      close
+    )
+  })
+
+export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService, StoreUnavailable | InvalidInput, Scope.Scope> =>
+  Effect.gen(function* () {
+    const keys = makeKeySchema(options.prefix ?? defaults.prefix)
+    if (keys instanceof KeyPartError) return yield* new InvalidInput({ field: "prefix", message: keys.message })
+    const client = yield* acquireConnection(options, options.connectionName ?? "microdcs")
+    // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
+    const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(
+      Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1))),
+      Schedule.jittered,
+      Schedule.intersect(Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries))
+    )
+
+    const command = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
+      Effect.suspend(() =>
+        client.status === "ready"
+          ? Effect.tryPromise({ try: () => run(client), catch: (error) => error }).pipe(
+              Effect.catchAll((error) => {
+                const failure = classifyFailure(operation, error)
+                return failure ? Effect.fail(failure) : Effect.die(error)
+              })
+            )
+          : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` }))
+      ).pipe(Effect.retry({ schedule: retryUnsent, while: (e) => e._tag === "StoreUnavailable" }))
+
+    const script = <K extends string, A, R>(descriptor: ScriptDescriptor<K, A, R>, scriptKeys: Readonly<Record<K, string>>, args: A) =>
+      Effect.suspend(() => {
+        const argv = [...orderKeys(descriptor, scriptKeys), ...descriptor.encodeArgs(args)]
+        return command(descriptor.name, async (c) => {
+          try {
+            return await c.evalsha(descriptor.sha1, descriptor.numberOfKeys, ...argv)
+          } catch (error) {
+            if (isNoScript(error)) return await c.eval(descriptor.source, descriptor.numberOfKeys, ...argv)
+            throw error
+          }
+        }).pipe(Effect.map(descriptor.decodeReply))
+      })
+
+    const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {
+      const built = keys.key(family, parts)
+      return built instanceof KeyPartError ? Effect.fail(new InvalidInput({ field: built.name, message: built.message })) : Effect.succeed(built)
+    }
+
+    const dedicated = (name: string, overrides?: { readonly commandTimeoutMs?: number | undefined }) =>
+      acquireConnection(options, name, overrides)
+
+    return {
+      options,
+      keys,
+      maxDocumentBytes: options.maxDocumentBytes ?? defaults.maxDocumentBytes,
+      key,
+      command,
+      script,
+      dedicated
+    } satisfies ValkeyService
+  })
+
+/** The Valkey service for the given options; connections close when the layer is released. */
+export const layer = (options: ValkeyOptions): Layer.Layer<Valkey, StoreUnavailable | InvalidInput> =>
+  Layer.scoped(Valkey, makeValkey(options))

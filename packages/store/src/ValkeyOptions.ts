@@ -1,0 +1,85 @@
+import { Config, Redacted } from "effect"
+
+/** A Sentinel node; with `sentinels` set, the client asks them for the primary of `sentinelName`. */
+export interface SentinelNode {
+  readonly host: string
+  readonly port: number
+}
+
+/** How to reach one island's Valkey. Every field has a production default. */
+export interface ValkeyOptions {
+  /** `redis://[user:password@]host:port[/db]`, `rediss://` for TLS. Ignored when `sentinels` is set. */
+  readonly url?: string | undefined
+  readonly sentinels?: ReadonlyArray<SentinelNode> | undefined
+  /** The Sentinel master name (default `mymaster`). */
+  readonly sentinelName?: string | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted<string> | undefined
+  readonly tls?: boolean | undefined
+  /** Key prefix of the island (default `microdcs`). */
+  readonly prefix?: string | undefined
+  /** Client name shown in `CLIENT LIST`. */
+  readonly connectionName?: string | undefined
+  readonly connectTimeoutMs?: number | undefined
+  /** A sent command without a reply after this long is an `UnknownOutcome` (default 5000). */
+  readonly commandTimeoutMs?: number | undefined
+  /** How often a command that could not be sent is tried again, with backoff (default 6, about 1.5 s). */
+  readonly unavailableRetries?: number | undefined
+  /** Largest accepted document text in bytes (default 1 MiB). */
+  readonly maxDocumentBytes?: number | undefined
+}
+
+export const defaults = {
+  prefix: "microdcs",
+  sentinelName: "mymaster",
+  connectTimeoutMs: 5000,
+  commandTimeoutMs: 5000,
+  unavailableRetries: 6,
+  maxDocumentBytes: 1024 * 1024
+} as const
+
+const parseSentinels = (text: string): ReadonlyArray<SentinelNode> =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+    .map((s) => {
+      const at = s.lastIndexOf(":")
+      return { host: at > 0 ? s.slice(0, at) : s, port: at > 0 ? Number(s.slice(at + 1)) : 26379 }
+    })
+
+/**
+ * Reads {@link ValkeyOptions} from the environment: `VALKEY_URL`, `VALKEY_SENTINELS`
+ * (`host:port,host:port`), `VALKEY_SENTINEL_NAME`, `VALKEY_USERNAME`, `VALKEY_PASSWORD`,
+ * `VALKEY_TLS`, `VALKEY_PREFIX`, `VALKEY_COMMAND_TIMEOUT_MS`, `VALKEY_MAX_DOCUMENT_BYTES`.
+ */
+export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
+  url: Config.option(Config.string("VALKEY_URL")),
+  sentinels: Config.option(
+    Config.string("VALKEY_SENTINELS").pipe(
+      Config.validate({
+        message: "expected host:port[,host:port...]",
+        validation: (s) => parseSentinels(s).every((n) => n.host.length > 0 && Number.isInteger(n.port) && n.port > 0)
+      })
+    )
+  ),
+  sentinelName: Config.string("VALKEY_SENTINEL_NAME").pipe(Config.withDefault(defaults.sentinelName)),
+  username: Config.option(Config.string("VALKEY_USERNAME")),
+  password: Config.option(Config.redacted("VALKEY_PASSWORD")),
+  tls: Config.boolean("VALKEY_TLS").pipe(Config.withDefault(false)),
+  prefix: Config.string("VALKEY_PREFIX").pipe(Config.withDefault(defaults.prefix)),
+  commandTimeoutMs: Config.integer("VALKEY_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(defaults.commandTimeoutMs)),
+  maxDocumentBytes: Config.integer("VALKEY_MAX_DOCUMENT_BYTES").pipe(Config.withDefault(defaults.maxDocumentBytes))
+}).pipe(
+  Config.map((c) => ({
+    url: c.url._tag === "Some" ? c.url.value : undefined,
+    sentinels: c.sentinels._tag === "Some" ? parseSentinels(c.sentinels.value) : undefined,
+    sentinelName: c.sentinelName,
+    username: c.username._tag === "Some" ? c.username.value : undefined,
+    password: c.password._tag === "Some" ? c.password.value : undefined,
+    tls: c.tls,
+    prefix: c.prefix,
+    commandTimeoutMs: c.commandTimeoutMs,
+    maxDocumentBytes: c.maxDocumentBytes
+  }))
+)

@@ -1,0 +1,6 @@
+export * from "./Errors.js"
+export * from "./ValkeyOptions.js"
+export * as ValkeyLayer from "./Valkey.js"
+export { Valkey, type ValkeyService, makeValkey } from "./Valkey.js"
+export * from "./Document.js"
+export * from "./JobOrderDao.js"

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { inject } from "vitest"
+import { randomPrefix } from "@microdcs/test-utils"
+import { JobOrderDao, Valkey, ValkeyLayer } from "@microdcs/store"
+
+const prefix = randomPrefix()
+const layer = JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+
+const doc = (id: string, extra: object = {}) => JSON.stringify({ JobOrderID: id, ...extra })
+
+describe("JobOrderDao", () => {
+  it.effect("creates, reads, updates with the expected version and deletes", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      const created = yield* dao.put({ id: "jo-1", scope: "s1", doc: doc("jo-1"), priority: 5, expectedVersion: 0, change: "Store" })
+      expect(created.version).toBe(1)
+      const read = yield* dao.get("jo-1")
+      expect(read).toMatchObject({ id: "jo-1", scope: "s1", version: 1, op: created.op, doc: doc("jo-1") })
+      const updated = yield* dao.put({ id: "jo-1", scope: "s1", doc: doc("jo-1", { x: 1 }), priority: 5, expectedVersion: 1 })
+      expect(updated.version).toBe(2)
+      expect(yield* dao.outcome("jo-1", updated.op)).toEqual(Option.some(2))
+      expect(yield* dao.outcome("jo-1", created.op)).toEqual(Option.none())
+      const deleted = yield* dao.delete({ id: "jo-1" })
+      expect(deleted.version).toBe(2)
+      expect((yield* Effect.flip(dao.get("jo-1")))._tag).toBe("NotFound")
+      expect((yield* Effect.flip(dao.delete({ id: "jo-1" })))._tag).toBe("NotFound")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("create-only fails on an existing id; a stale version conflicts and writes nothing", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      yield* dao.put({ id: "jo-2", scope: "s1", doc: doc("jo-2"), priority: 1, expectedVersion: 0 })
+      const again = yield* Effect.flip(dao.put({ id: "jo-2", scope: "s1", doc: doc("other"), priority: 1, expectedVersion: 0 }))
+      expect(again).toMatchObject({ _tag: "VersionConflict", expected: 0, actual: 1 })
+      const stale = yield* Effect.flip(dao.put({ id: "jo-2", scope: "s1", doc: doc("other"), priority: 1, expectedVersion: 7 }))
+      expect(stale).toMatchObject({ _tag: "VersionConflict", expected: 7, actual: 1 })
+      expect((yield* dao.get("jo-2")).doc).toBe(doc("jo-2"))
+      const forced = yield* dao.put({ id: "jo-2", scope: "s1", doc: doc("forced"), priority: 1, expectedVersion: -1 })
+      expect(forced.version).toBe(2)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("keeps the scope immutable", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      yield* dao.put({ id: "jo-3", scope: "s1", doc: doc("jo-3"), priority: 1, expectedVersion: 0 })
+      const moved = yield* Effect.flip(dao.put({ id: "jo-3", scope: "s2", doc: doc("jo-3"), priority: 1, expectedVersion: -1 }))
+      expect(moved).toMatchObject({ _tag: "ScopeConflict", storedScope: "s1", requestedScope: "s2" })
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("lists highest priority first, with paging", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      for (const [id, priority] of [["a", 1], ["b", 9], ["c", 5], ["d", 7]] as const) {
+        yield* dao.put({ id, scope: "paged", doc: doc(id), priority, expectedVersion: 0 })
+      }
+      const first = yield* dao.list("paged", { count: 3 })
+      expect(first.items.map((i) => i.id)).toEqual(["b", "d", "c"])
+      expect(first.next).toBe(3)
+      const second = yield* dao.list("paged", { offset: 3, count: 3 })
+      expect(second).toEqual({ items: [{ id: "a", priority: 1 }], next: null })
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("counts the acceptance limit inside the put", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      const results = yield* Effect.all(
+        ["l1", "l2"].map((id) => Effect.either(dao.put({ id, scope: "limited", doc: doc(id), priority: 1, expectedVersion: 0, limit: 1 }))),
+        { concurrency: "unbounded" }
+      )
+      expect(results.filter((r) => r._tag === "Right")).toHaveLength(1)
+      expect(results.find((r) => r._tag === "Left")).toMatchObject({ left: { _tag: "LimitReached", limit: 1, count: 1 } })
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("retires a job order: out of the list, document kept with a TTL", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      const valkey = yield* Valkey
+      yield* dao.put({ id: "r1", scope: "retire", doc: doc("r1"), priority: 1, expectedVersion: 0 })
+      yield* dao.put({ id: "r1", scope: "retire", doc: doc("r1"), priority: 1, expectedVersion: 1, change: "Clear", retainMs: 60_000 })
+      expect((yield* dao.list("retire")).items).toEqual([])
+      const ttl = yield* valkey.command("pttl", (c) => c.pttl(`${prefix}:joborder:r1`))
+      expect(ttl).toBeGreaterThan(50_000)
+      expect((yield* dao.get("r1")).version).toBe(2)
+    }).pipe(Effect.provide(layer))
+  )
+})

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Schedule } from "effect"
+import { inject } from "vitest"
+import { defineScript } from "@microdcs/lua-scripts"
+import { randomPrefix, startValkeyServer } from "@microdcs/test-utils"
+import { Valkey, ValkeyLayer } from "@microdcs/store"
+
+const layer = ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix() })
+
+describe("Valkey", () => {
+  it.effect("runs commands and builds prefixed keys", () =>
+    Effect.gen(function* () {
+      const valkey = yield* Valkey
+      expect(yield* valkey.command("ping", (c) => c.ping())).toBe("PONG")
+      const key = yield* valkey.key("jobOrder", { id: "a:b" })
+      expect(key).toBe(`${valkey.keys.prefix}:joborder:a%3Ab`)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("rejects a bad key part as InvalidInput naming the part", () =>
+    Effect.gen(function* () {
+      const valkey = yield* Valkey
+      const error = yield* Effect.flip(valkey.key("jobResponseByState", { scope: "s", state: "" }))
+      expect(error).toMatchObject({ _tag: "InvalidInput", field: "state" })
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("fails to build with a prefix containing ':'", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(Effect.provide(Valkey, ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: "a:b" })))
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("InvalidInput")
+    })
+  )
+
+  it.live("is StoreUnavailable when nothing listens", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Effect.provide(Valkey, ValkeyLayer.layer({ url: "redis://127.0.0.1:1", prefix: randomPrefix(), connectTimeoutMs: 200 }))
+      )
+      expect(error._tag).toBe("StoreUnavailable")
+    })
+  )
+})
+
+describe("scripts", () => {
+  it.effect("falls back to the source after SCRIPT FLUSH", () =>
+    Effect.gen(function* () {
+      const valkey = yield* Valkey
+      const script = defineScript({
+        file: "test/echo-1.lua",
+        keys: ["target"],
+        encodeArgs: (value: string) => [value],
+        decodeReply: (raw) => raw as string
+      })
+      expect(yield* valkey.script(script, { target: "k" }, "one")).toBe("k=one")
+      yield* valkey.command("flush", (c) => c.script("FLUSH"))
+      expect(yield* valkey.script(script, { target: "k" }, "two")).toBe("k=two")
+    }).pipe(Effect.provide(layer))
+  )
+})
+
+describe("reconnect", () => {
+  it.live("reconnects after the server restarts on the same port", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.promise(() => startValkeyServer())
+      yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()))
+      const valkey = yield* ValkeyLayer.makeValkey({ url: server.url, prefix: randomPrefix(), unavailableRetries: 2 })
+      expect(yield* valkey.command("ping", (c) => c.ping())).toBe("PONG")
+      yield* Effect.promise(() => server.stop())
+      const down = yield* Effect.flip(valkey.command("ping", (c) => c.ping()).pipe(Effect.retry({ times: 0 })))
+      expect(["StoreUnavailable", "UnknownOutcome"]).toContain(down._tag)
+      const again = yield* Effect.promise(() => startValkeyServer({ port: server.port }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => again.stop()))
+      // The client reconnects by itself; the caller only retries what was never sent.
+      const pong = yield* valkey.command("ping", (c) => c.ping()).pipe(
+        Effect.retry({ while: (e) => e._tag === "StoreUnavailable", schedule: Schedule.spaced("50 millis"), times: 100 })
+      )
+      expect(pong).toBe("PONG")
+    }).pipe(Effect.scoped)
+  )
+})

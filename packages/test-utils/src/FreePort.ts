@@ -1,0 +1,14 @@
+import { createServer } from "node:net"
+
+/** Asks the OS for a free loopback TCP port. Racy by nature: callers retry on a bind failure. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })

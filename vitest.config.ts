@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config"
+
+// One run for the whole monorepo. Packages are resolved from source through the
+// "source" export condition, so tests never need a build first. One Valkey server is
+// started per run (test-utils globalSetup); each test file uses its own key prefix.
+export default defineConfig({
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"] } },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts"],
+    globalSetup: ["./packages/test-utils/src/globalSetup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: "forks",
+    reporters: process.env.CI ? ["default", ["json", { outputFile: ".vitest-results.json" }]] : ["default"]
+  }
+})
