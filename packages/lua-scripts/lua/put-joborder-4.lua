@@ -1,7 +1,7 @@
 --[[
   Puts a job order document and maintains its indexes in one atomic step.
 
-  KEYS[1] joborder:{id}              hash  v, scope, op, doc
+  KEYS[1] joborder:{id}              hash  v, scope, op, doc, priority (kept for index rebuilds)
   KEYS[2] joborder:list:{scope}      zset  member id, score priority
   KEYS[3] scopes                     set   every scope with a document
   KEYS[4] changes:{scope}            stream change entries, MAXLEN ~ 5000
@@ -50,7 +50,7 @@ if limit > 0 and retainMs == 0 and not redis.call('ZSCORE', listKey, id) then
 end
 
 local version = current + 1
-redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'op', op, 'doc', doc)
+redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'op', op, 'doc', doc, 'priority', priority)
 if retainMs > 0 then
   redis.call('ZREM', listKey, id)
   redis.call('PEXPIRE', docKey, retainMs)

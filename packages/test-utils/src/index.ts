@@ -1,4 +1,5 @@
 export * from "./FreePort.js"
 export * from "./ChildServer.js"
 export * from "./ValkeyServer.js"
+export * from "./MosquittoServer.js"
 export * from "./Prefix.js"

@@ -1,0 +1,75 @@
+import { Effect } from "effect"
+
+/** Latency figures of one operation, in milliseconds. */
+export interface Latency {
+  readonly name: string
+  readonly samples: number
+  readonly median: number
+  readonly p99: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN
+
+export const summarize = (name: string, samples: ReadonlyArray<number>): Latency => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return { name, samples: sorted.length, median: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
+}
+
+/**
+ * Times `run` one call at a time (a round trip each), after a warm-up. `run` gets the index of
+ * the call so it can vary its input.
+ */
+export const latency = <E, R>(
+  name: string,
+  options: { readonly warmup: number; readonly samples: number },
+  run: (i: number) => Effect.Effect<unknown, E, R>
+): Effect.Effect<Latency, E, R> =>
+  Effect.gen(function* () {
+    for (let i = 0; i < options.warmup; i++) yield* run(i)
+    const samples: Array<number> = []
+    for (let i = 0; i < options.samples; i++) {
+      const start = performance.now()
+      yield* run(options.warmup + i)
+      samples.push(performance.now() - start)
+    }
+    return summarize(name, samples)
+  })
+
+/** Operations per second with `inFlight` calls outstanding at all times. */
+export const throughputOf = async (total: number, inFlight: number, run: (i: number) => Promise<unknown>): Promise<number> => {
+  let next = 0
+  const start = performance.now()
+  const worker = async () => {
+    while (next < total) await run(next++)
+  }
+  await Promise.all(Array.from({ length: inFlight }, worker))
+  return total / ((performance.now() - start) / 1000)
+}
+
+const fmt = (n: number, digits = 3) => n.toFixed(digits)
+
+/** Prints latencies next to the baseline, as a table with the ratio and an optional target. */
+export const printLatencies = (
+  baseline: Latency,
+  rows: ReadonlyArray<Latency & { readonly target?: number }>
+): void => {
+  console.log(`  ${"operation".padEnd(34)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× PING".padStart(8)}  target`)
+  for (const row of [baseline, ...rows]) {
+    const ratio = row.median / baseline.median
+    const target = "target" in row && row.target !== undefined ? `≤ ${row.target.toFixed(1)}× ${ratio <= row.target ? "ok" : "MISSED"}` : ""
+    console.log(`  ${row.name.padEnd(34)} ${fmt(row.median).padStart(10)} ${fmt(row.p99).padStart(9)} ${fmt(ratio, 2).padStart(8)}  ${target}`)
+  }
+}
+
+/** Operations per second of an Effect, `inFlight` fibers at a time, inside one runtime. */
+export const throughputOfEffect = <E, R>(
+  total: number,
+  inFlight: number,
+  run: (i: number) => Effect.Effect<unknown, E, R>
+): Effect.Effect<number, E, R> =>
+  Effect.gen(function* () {
+    const start = performance.now()
+    yield* Effect.forEach(Array.from({ length: total }, (_, i) => i), run, { concurrency: inFlight, discard: true })
+    return total / ((performance.now() - start) / 1000)
+  })
