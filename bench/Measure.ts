@@ -57,7 +57,8 @@ export const printLatencies = (
   console.log(`  ${"operation".padEnd(34)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× PING".padStart(8)}  target`)
   for (const row of [baseline, ...rows]) {
     const ratio = row.median / baseline.median
-    const target = "target" in row && row.target !== undefined ? `≤ ${row.target.toFixed(1)}× ${ratio <= row.target ? "ok" : "MISSED"}` : ""
+    const limit = (row as { readonly target?: number }).target
+    const target = limit !== undefined ? `≤ ${limit.toFixed(1)}× ${ratio <= limit ? "ok" : "MISSED"}` : ""
     console.log(`  ${row.name.padEnd(34)} ${fmt(row.median).padStart(10)} ${fmt(row.p99).padStart(9)} ${fmt(ratio, 2).padStart(8)}  ${target}`)
   }
 }

@@ -29,6 +29,8 @@ export const keyFamilies = {
   sfcWaits: "sfc:waits:{scope}:{typeId}",
   sfcEvent: "sfc:event:{scope}:{source}|{id}",
   deadLetter: "dlq:{stream}",
+  /** Dead letters of one poller kind and scope (`changes`, `sfc`): entries that failed every delivery. */
+  deadLetterStream: "dlq:{kind}:{scope}",
   nudge: "nudge:{kind}"
 } as const
 

@@ -15,7 +15,14 @@ export interface ScriptDescriptor<K extends string, A, R> {
   readonly source: string
   readonly sha1: string
   readonly keyNames: ReadonlyArray<K>
+  /** The named (fixed) keys; a script with a key tail sends more per call (see {@link scriptKeys}). */
   readonly numberOfKeys: number
+  /**
+   * KEYS after the named ones, derived from the call's arguments, for a script whose file name
+   * ends in `-{n}+.lua` (n fixed keys, then a variable tail). Deriving the tail from the same
+   * arguments that encode its counts in ARGV keeps KEYS and ARGV from drifting apart.
+   */
+  readonly tailKeys?: ((args: A) => ReadonlyArray<string>) | undefined
   readonly encodeArgs: (args: A) => ReadonlyArray<ScriptArg>
   /** Turns the raw RESP2 reply into a typed value. Throws only on a reply no script can give: a bug. */
   readonly decodeReply: (raw: unknown) => R
@@ -36,10 +43,11 @@ export const readLua = (file: string): string =>
     readFileSync(new URL(lib, luaDir), "utf8").trimEnd()
   )
 
-const keyCountInName = (file: string): number => {
-  const match = /-(\d+)\.lua$/.exec(file)
-  if (!match) throw new Error(`script file ${file} must end in -{numberOfKeys}.lua`)
-  return Number(match[1])
+/** `-{n}.lua`: exactly n keys; `-{n}+.lua`: n fixed keys followed by a variable tail. */
+const keyCountInName = (file: string): { readonly fixed: number; readonly tail: boolean } => {
+  const match = /-(\d+)(\+?)\.lua$/.exec(file)
+  if (!match) throw new Error(`script file ${file} must end in -{numberOfKeys}.lua or -{numberOfKeys}+.lua`)
+  return { fixed: Number(match[1]), tail: match[2] === "+" }
 }
 
 /**
@@ -51,19 +59,25 @@ export const defineScript = <const K extends string, A, R>(options: {
   readonly keys: ReadonlyArray<K>
   readonly encodeArgs: (args: A) => ReadonlyArray<ScriptArg>
   readonly decodeReply: (raw: unknown) => R
+  /** Required exactly when the file name ends in `+.lua`: the tail of KEYS for one call. */
+  readonly tailKeys?: ((args: A) => ReadonlyArray<string>) | undefined
 }): ScriptDescriptor<K, A, R> => {
-  const numberOfKeys = keyCountInName(options.file)
+  const { fixed: numberOfKeys, tail } = keyCountInName(options.file)
+  if (tail !== (options.tailKeys !== undefined)) {
+    throw new Error(`${options.file}: a key tail needs a file name ending in +.lua and a tailKeys function, both or neither`)
+  }
   if (numberOfKeys !== options.keys.length) {
     throw new Error(`${options.file} declares ${numberOfKeys} keys in its name but ${options.keys.length} key names`)
   }
   const source = readLua(options.file)
   return {
-    name: options.file.replace(/-\d+\.lua$/, ""),
+    name: options.file.replace(/-\d+\+?\.lua$/, ""),
     file: options.file,
     source,
     sha1: createHash("sha1").update(source).digest("hex"),
     keyNames: options.keys,
     numberOfKeys,
+    tailKeys: options.tailKeys,
     encodeArgs: options.encodeArgs,
     decodeReply: options.decodeReply
   }
@@ -74,3 +88,13 @@ export const orderKeys = <K extends string>(
   script: ScriptDescriptor<K, any, any>,
   keys: Readonly<Record<K, string>>
 ): Array<string> => script.keyNames.map((name) => keys[name])
+
+/** Every key of one call, in KEYS order: the named keys, then the tail derived from `args`. */
+export const scriptKeys = <K extends string, A>(
+  script: ScriptDescriptor<K, A, any>,
+  keys: Readonly<Record<K, string>>,
+  args: A
+): Array<string> => {
+  const named = orderKeys(script, keys)
+  return script.tailKeys ? [...named, ...script.tailKeys(args)] : named
+}

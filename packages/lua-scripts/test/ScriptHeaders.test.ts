@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest"
 import * as scripts from "@microdcs/lua-scripts"
 import { defineScript, readLua, type ScriptDescriptor } from "@microdcs/lua-scripts"
 
-const descriptors = Object.entries(scripts).filter(
-  (entry): entry is [string, ScriptDescriptor<string, unknown, unknown>] =>
-    typeof entry[1] === "object" && entry[1] !== null && "sha1" in entry[1] && "keyNames" in entry[1]
+const isDescriptor = (value: unknown): value is ScriptDescriptor<string, unknown, unknown> =>
+  typeof value === "object" && value !== null && "sha1" in value && "keyNames" in value
+
+const descriptors = Object.entries(scripts as Record<string, unknown>).flatMap(([name, value]) =>
+  isDescriptor(value) ? [[name, value] as const] : []
 )
 
 /** The comment block a script opens with, and the code after it. */

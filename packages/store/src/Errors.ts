@@ -91,3 +91,16 @@ export class UnknownOutcome extends Data.TaggedError("UnknownOutcome")<{
 }> {}
 
 export type ConnectionError = StoreUnavailable | UnknownOutcome
+
+/**
+ * The event was already applied (to `jobId`) within its lifetime; nothing was written. A
+ * redelivery: acknowledge it and move on.
+ */
+export class DuplicateEvent extends Data.TaggedError("DuplicateEvent")<{
+  readonly key: string
+  readonly jobId: string
+}> {
+  override get message() {
+    return `${this.key} was already applied to job ${this.jobId}`
+  }
+}

@@ -1,7 +1,7 @@
 import type { Redis } from "iovalkey"
 import { Context, Duration, Effect, Layer, Runtime, Schedule, Scope } from "effect"
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
-import { orderKeys, type ScriptDescriptor } from "@microdcs/lua-scripts"
+import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
 import { classifyFailure, isNoScript } from "./FailureKind.js"
@@ -99,12 +99,14 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
 
     const script = <K extends string, A, R>(descriptor: ScriptDescriptor<K, A, R>, scriptKeys: Readonly<Record<K, string>>, args: A) =>
       Effect.suspend(() => {
-        const argv = [...orderKeys(descriptor, scriptKeys), ...descriptor.encodeArgs(args)]
+        // A script with a key tail (`-{n}+.lua`) sends more keys than its named ones.
+        const callKeys = keysOfCall(descriptor, scriptKeys, args)
+        const argv = [...callKeys, ...descriptor.encodeArgs(args)]
         return command(descriptor.name, async (c) => {
           try {
-            return await c.evalsha(descriptor.sha1, descriptor.numberOfKeys, ...argv)
+            return await c.evalsha(descriptor.sha1, callKeys.length, ...argv)
           } catch (error) {
-            if (isNoScript(error)) return await c.eval(descriptor.source, descriptor.numberOfKeys, ...argv)
+            if (isNoScript(error)) return await c.eval(descriptor.source, callKeys.length, ...argv)
             throw error
           }
         }).pipe(Effect.map(descriptor.decodeReply))

@@ -1,0 +1,42 @@
+--[[
+  Deletes a work master document and its scope set entry.
+
+  KEYS[1] workmaster:{id}              hash
+  KEYS[2] workmaster:list:{scope}      set    (scope as stored; the caller read it)
+  KEYS[3] scopes                       set    (only type-checked: a scope stays registered)
+  KEYS[4] changes:{scope}              stream
+
+  ARGV[1] expected version (-1 unconditional, n > 0 must match)
+  ARGV[2] scope the caller read (the script checks it is still the stored one)
+  ARGV[3] id
+  ARGV[4] operation id
+  ARGV[5] change word (delete, ...)
+  ARGV[6] nudge channel
+
+  Replies:
+    {"ok", deletedVersion}
+    {"notfound"}
+    {"conflict", storedVersion}
+    {"retry", storedScope}          the scope changed between the caller's read and now
+    {"wrongtype", key, actualType, expectedType}
+]]
+-- @include lib/check-types.lua
+-- @include lib/append-change.lua
+
+local docKey, listKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local expected = tonumber(ARGV[1])
+local scope, id, op, change, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+
+local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'set' }, { scopesKey, 'set' }, { changesKey, 'stream' } })
+if badKey then return { 'wrongtype', badKey, badType, wantType } end
+
+local stored = redis.call('HMGET', docKey, 'v', 'scope')
+if not stored[1] then return { 'notfound' } end
+local current = tonumber(stored[1])
+if expected ~= -1 and expected ~= current then return { 'conflict', current } end
+if stored[2] ~= scope then return { 'retry', stored[2] or '' } end
+
+redis.call('DEL', docKey)
+redis.call('SREM', listKey, id)
+appendChange(changesKey, channel, scope, 'workmaster', id, change, current, op)
+return { 'ok', current }

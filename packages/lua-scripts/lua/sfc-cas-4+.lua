@@ -1,0 +1,137 @@
+--[[
+  Compare-and-set of one SFC job's execution state, with every index of it, in one atomic step
+  (data-layer.md §6). The engine computes everything from the old and new state; this script
+  only checks the version and applies what it is given.
+
+  KEYS: 4 fixed keys, then a variable tail (the "+" in the file name), in this order:
+  KEYS[1] sfc:state:{jobId}               hash   v, scope, op, doc
+  KEYS[2] sfc:work:{scope}                stream work and outbox entries, never capped (no MAXLEN)
+  KEYS[3] sfc:due:{scope}                 zset   job id, score = next deadline (epoch ms)
+  KEYS[4] sfc:active:{scope}              set    job ids whose execution is not terminal
+  tail:
+    sfc:event:{scope}:{source}|{id}       string only when ARGV[9] = 1: the event this write applies
+    sfc:waits:{scope}:{typeId} x ARGV[10] zset   waits sets the job joins (ZADD NX: first start kept)
+    sfc:waits:{scope}:{typeId} x ARGV[11] zset   waits sets the job leaves (ZREM)
+
+  ARGV[1]  expected version: 0 = create only, n > 0 = must equal the stored version
+  ARGV[2]  scope (immutable once stored)
+  ARGV[3]  job id (the member in due, active and waits)
+  ARGV[4]  operation id
+  ARGV[5]  doc (state JSON text; validated by the caller)
+  ARGV[6]  next deadline in epoch ms, or "" = no deadline (the job leaves sfc:due)
+  ARGV[7]  "1" = the job is active (SADD), "0" = not (SREM)
+  ARGV[8]  nudge channel ({prefix}:nudge:sfc), published with the scope when entries were appended
+  ARGV[9]  "1" = an applied event key is the first tail key, "0" = none
+  ARGV[10] number of waits sets joined (J)
+  ARGV[11] number of waits sets left (L)
+  ARGV[12] lifetime of the applied-event key in ms
+  then J wait starts (epoch ms), one per joined waits set, in tail order;
+  then the entry count E; then per entry its item count n (even, > 0) and n items
+  field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
+
+  Replies:
+    {"ok", newVersion, entryId1, entryId2, ...}   one stream id per entry, in order
+    {"conflict", storedVersion}                   0 when the state does not exist
+    {"scope", storedScope}
+    {"duplicate", jobId}                          the event was already applied (to jobId)
+    {"wrongtype", key, actualType, expectedType}
+  Nothing is written unless the reply is "ok". Malformed arguments are an error reply (a bug in
+  the caller), raised before any write.
+]]
+-- @include lib/check-types.lua
+-- @include lib/check-version.lua
+
+local stateKey, workKey, dueKey, activeKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local expected = tonumber(ARGV[1])
+local scope, jobId, op, doc = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local due, active, channel = ARGV[6], ARGV[7] == '1', ARGV[8]
+local hasEvent = ARGV[9] == '1'
+local joinCount, leaveCount = tonumber(ARGV[10]), tonumber(ARGV[11])
+local eventLifetime = ARGV[12]
+
+local function bad(what) return redis.error_reply('sfc-cas: malformed arguments: ' .. what) end
+
+if not expected or not joinCount or not leaveCount or not tonumber(eventLifetime) then return bad('counts') end
+if due ~= '' and not tonumber(due) then return bad('deadline') end
+
+-- The tail of KEYS, split as ARGV[9..11] describe it.
+local nextKey = 5
+local eventKey = false
+if hasEvent then
+  eventKey = KEYS[nextKey]
+  nextKey = nextKey + 1
+end
+local joinKeys, leaveKeys = {}, {}
+for i = 1, joinCount do joinKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + joinCount
+for i = 1, leaveCount do leaveKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + leaveCount
+if nextKey - 1 ~= #KEYS then return bad('KEYS tail does not match the counts') end
+
+-- The variable part of ARGV: wait starts, then the entries.
+local cursor = 13
+local joinSince = {}
+for i = 1, joinCount do
+  joinSince[i] = ARGV[cursor]
+  if not tonumber(joinSince[i]) then return bad('wait start') end
+  cursor = cursor + 1
+end
+local entryCount = tonumber(ARGV[cursor])
+if not entryCount then return bad('entry count') end
+cursor = cursor + 1
+local entries = {}
+for e = 1, entryCount do
+  local n = tonumber(ARGV[cursor])
+  if not n or n <= 0 or n % 2 ~= 0 then return bad('entry item count') end
+  local items = {}
+  for j = 1, n do items[j] = ARGV[cursor + j] end
+  entries[e] = items
+  cursor = cursor + n + 1
+end
+if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') end
+
+-- Validate everything before the first write: Valkey never rolls a script back.
+local typed = { { stateKey, 'hash' }, { workKey, 'stream' }, { dueKey, 'zset' }, { activeKey, 'set' } }
+if eventKey then typed[#typed + 1] = { eventKey, 'string' } end
+for _, k in ipairs(joinKeys) do typed[#typed + 1] = { k, 'zset' } end
+for _, k in ipairs(leaveKeys) do typed[#typed + 1] = { k, 'zset' } end
+local badKey, badType, wantType = wrongType(typed)
+if badKey then return { 'wrongtype', badKey, badType, wantType } end
+
+-- A redelivered event is a no-op even after the state moved on, so this comes before the version.
+if eventKey then
+  local holder = redis.call('GET', eventKey)
+  if holder then return { 'duplicate', holder } end
+end
+
+local versionOk, current = checkVersion(stateKey, expected)
+if not versionOk then return { 'conflict', current } end
+
+local storedScope = redis.call('HGET', stateKey, 'scope')
+if storedScope and storedScope ~= scope then return { 'scope', storedScope } end
+
+-- Apply.
+local version = current + 1
+redis.call('HSET', stateKey, 'v', tostring(version), 'scope', scope, 'op', op, 'doc', doc)
+if eventKey then redis.call('SET', eventKey, jobId, 'PX', eventLifetime) end
+
+local reply = { 'ok', version }
+for _, items in ipairs(entries) do
+  reply[#reply + 1] = redis.call('XADD', workKey, '*', unpack(items))
+end
+
+if due == '' then
+  redis.call('ZREM', dueKey, jobId)
+else
+  redis.call('ZADD', dueKey, due, jobId)
+end
+if active then
+  redis.call('SADD', activeKey, jobId)
+else
+  redis.call('SREM', activeKey, jobId)
+end
+for i, k in ipairs(joinKeys) do redis.call('ZADD', k, 'NX', joinSince[i], jobId) end
+for _, k in ipairs(leaveKeys) do redis.call('ZREM', k, jobId) end
+
+if entryCount > 0 then redis.call('PUBLISH', channel, scope) end
+return reply

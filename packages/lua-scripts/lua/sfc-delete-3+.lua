@@ -1,0 +1,45 @@
+--[[
+  Deletes one SFC job's execution state and every index entry of it (Clear). The work stream
+  keeps its entries (they are history its consumers acknowledge), and applied-event keys expire
+  by themselves.
+
+  KEYS: 3 fixed keys, then a variable tail (the "+" in the file name):
+  KEYS[1] sfc:state:{jobId}               hash
+  KEYS[2] sfc:due:{scope}                 zset (scope as stored; the caller read it)
+  KEYS[3] sfc:active:{scope}              set
+  tail:
+    sfc:waits:{scope}:{typeId} ...        zset  every waits set the caller names (ZREM)
+
+  ARGV[1] expected version (-1 unconditional, n > 0 must match)
+  ARGV[2] scope the caller read (the script checks it is still the stored one)
+  ARGV[3] job id
+
+  Replies:
+    {"ok", deletedVersion}
+    {"notfound"}
+    {"conflict", storedVersion}
+    {"retry", storedScope}          the scope changed between the caller's read and now
+    {"wrongtype", key, actualType, expectedType}
+]]
+-- @include lib/check-types.lua
+
+local stateKey, dueKey, activeKey = KEYS[1], KEYS[2], KEYS[3]
+local expected = tonumber(ARGV[1])
+local scope, jobId = ARGV[2], ARGV[3]
+
+local typed = { { stateKey, 'hash' }, { dueKey, 'zset' }, { activeKey, 'set' } }
+for i = 4, #KEYS do typed[#typed + 1] = { KEYS[i], 'zset' } end
+local badKey, badType, wantType = wrongType(typed)
+if badKey then return { 'wrongtype', badKey, badType, wantType } end
+
+local stored = redis.call('HMGET', stateKey, 'v', 'scope')
+if not stored[1] then return { 'notfound' } end
+local current = tonumber(stored[1])
+if expected ~= -1 and expected ~= current then return { 'conflict', current } end
+if stored[2] ~= scope then return { 'retry', stored[2] } end
+
+redis.call('DEL', stateKey)
+redis.call('ZREM', dueKey, jobId)
+redis.call('SREM', activeKey, jobId)
+for i = 4, #KEYS do redis.call('ZREM', KEYS[i], jobId) end
+return { 'ok', current }

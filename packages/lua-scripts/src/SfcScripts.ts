@@ -1,0 +1,97 @@
+import { asArray, asInteger, asText } from "./Reply.js"
+import { defineScript } from "./ScriptDescriptor.js"
+import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
+
+/** One stream entry as XADD field/value pairs, in order. */
+export type SfcEntryPairs = ReadonlyArray<readonly [field: string, value: string]>
+
+export interface SfcCompareAndSetArgs {
+  /** 0 = create only, n > 0 = must equal the stored version. */
+  readonly expectedVersion: number
+  readonly scope: string
+  readonly jobId: string
+  readonly op: string
+  readonly doc: string
+  /** Next deadline in epoch ms; `null` takes the job out of the due index. */
+  readonly due: number | null
+  readonly active: boolean
+  readonly nudgeChannel: string
+  /** The applied-event key this write records, with its lifetime; `null` = no event. */
+  readonly event: { readonly key: string; readonly lifetimeMs: number } | null
+  /** Waits sets the job joins, each with its wait start (kept if the job is already in it). */
+  readonly waitsJoin: ReadonlyArray<{ readonly key: string; readonly since: number }>
+  /** Waits sets the job leaves. */
+  readonly waitsLeave: ReadonlyArray<string>
+  /** Work and outbox entries appended to `sfc:work:{scope}`, in order. */
+  readonly entries: ReadonlyArray<SfcEntryPairs>
+}
+
+export type SfcCompareAndSetReply =
+  | { readonly status: "ok"; readonly version: number; readonly entryIds: ReadonlyArray<string> }
+  | { readonly status: "duplicate"; readonly jobId: string }
+  | Extract<WriteReply, { readonly status: "conflict" | "scope" | "wrongtype" }>
+
+const casName = "sfc-cas"
+const decodeFailure = decodeWriteReply(casName, ["conflict", "scope", "wrongtype"])
+
+const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
+  const reply = asArray(casName, raw)
+  const status = asText(casName, reply[0])
+  if (status === "ok") {
+    return { status, version: asInteger(casName, reply[1]), entryIds: reply.slice(2).map((id) => asText(casName, id)) }
+  }
+  if (status === "duplicate") return { status, jobId: asText(casName, reply[1]) }
+  return decodeFailure(raw)
+}
+
+/**
+ * The one write of SFC execution state (data-layer.md §6): compare the version, store the state,
+ * append entries, maintain due, active and waits, record the applied event, nudge. KEYS are the
+ * four named keys, then the tail: the event key (if any), the joined and the left waits sets.
+ */
+export const sfcCompareAndSet = defineScript({
+  file: "sfc-cas-4+.lua",
+  keys: ["state", "work", "due", "active"],
+  tailKeys: (a: SfcCompareAndSetArgs) => [
+    ...(a.event ? [a.event.key] : []),
+    ...a.waitsJoin.map((w) => w.key),
+    ...a.waitsLeave
+  ],
+  encodeArgs: (a: SfcCompareAndSetArgs) => [
+    a.expectedVersion,
+    a.scope,
+    a.jobId,
+    a.op,
+    a.doc,
+    a.due === null ? "" : a.due,
+    a.active ? "1" : "0",
+    a.nudgeChannel,
+    a.event ? "1" : "0",
+    a.waitsJoin.length,
+    a.waitsLeave.length,
+    a.event ? a.event.lifetimeMs : 0,
+    ...a.waitsJoin.map((w) => w.since),
+    a.entries.length,
+    ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()])
+  ],
+  decodeReply: decodeCompareAndSet
+})
+
+export interface SfcDeleteArgs {
+  /** -1 = unconditional, n > 0 = must equal the stored version. */
+  readonly expectedVersion: number
+  /** The scope the caller read; the script replies `retry` if it is no longer the stored one. */
+  readonly scope: string
+  readonly jobId: string
+  /** Every waits set the job may be in. */
+  readonly waits: ReadonlyArray<string>
+}
+
+/** Deletes the state and its due, active and named waits entries (Clear). */
+export const sfcDelete = defineScript({
+  file: "sfc-delete-3+.lua",
+  keys: ["state", "due", "active"],
+  tailKeys: (a: SfcDeleteArgs) => a.waits,
+  encodeArgs: (a: SfcDeleteArgs) => [a.expectedVersion, a.scope, a.jobId],
+  decodeReply: decodeWriteReply("sfc-delete", ["ok", "notfound", "conflict", "retry", "wrongtype"])
+})

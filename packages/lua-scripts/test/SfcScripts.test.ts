@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest"
+import { defineScript, scriptKeys, sfcCompareAndSet, sfcDelete } from "@microdcs/lua-scripts"
+
+const args = {
+  expectedVersion: 2,
+  scope: "s",
+  jobId: "j",
+  op: "op-1",
+  doc: "{}",
+  due: null,
+  active: true,
+  nudgeChannel: "p:nudge:sfc",
+  event: { key: "p:sfc:event:s:src|1", lifetimeMs: 3_600_000 },
+  waitsJoin: [{ key: "p:sfc:waits:s:a", since: 10 }, { key: "p:sfc:waits:s:b", since: 11 }],
+  waitsLeave: ["p:sfc:waits:s:c"],
+  entries: [[["type", "command"], ["id", "x"]], [["type", "start"]]] as const
+}
+
+describe("sfc scripts", () => {
+  it("declare 4 and 3 fixed keys followed by a tail derived from the arguments", () => {
+    expect(sfcCompareAndSet.numberOfKeys).toBe(4)
+    expect(sfcCompareAndSet.name).toBe("sfc-cas")
+    const keys = scriptKeys(sfcCompareAndSet, { state: "st", work: "wk", due: "du", active: "ac" }, args)
+    expect(keys).toEqual(["st", "wk", "du", "ac", args.event.key, "p:sfc:waits:s:a", "p:sfc:waits:s:b", "p:sfc:waits:s:c"])
+    expect(scriptKeys(sfcDelete, { state: "st", due: "du", active: "ac" }, { expectedVersion: -1, scope: "s", jobId: "j", waits: ["w"] })).toEqual(
+      ["st", "du", "ac", "w"]
+    )
+  })
+
+  it("encode the counts and flat field/value entries the script header describes", () => {
+    expect(sfcCompareAndSet.encodeArgs(args)).toEqual([
+      2, "s", "j", "op-1", "{}", "", "1", "p:nudge:sfc", "1", 2, 1, 3_600_000,
+      10, 11,
+      2, 4, "type", "command", "id", "x", 2, "type", "start"
+    ])
+  })
+
+  it("decode every reply", () => {
+    expect(sfcCompareAndSet.decodeReply(["ok", 3, "1-0", "1-1"])).toEqual({ status: "ok", version: 3, entryIds: ["1-0", "1-1"] })
+    expect(sfcCompareAndSet.decodeReply(["duplicate", "job"])).toEqual({ status: "duplicate", jobId: "job" })
+    expect(sfcCompareAndSet.decodeReply(["conflict", 4])).toEqual({ status: "conflict", actual: 4 })
+    expect(() => sfcCompareAndSet.decodeReply(["notfound"])).toThrow(/unexpected reply/)
+  })
+
+  it("a tail needs both the +.lua name and a tailKeys function", () => {
+    expect(() =>
+      defineScript({ file: "test/echo-1.lua", keys: ["a"], tailKeys: () => [], encodeArgs: () => [], decodeReply: (r) => r })
+    ).toThrow(/both or neither/)
+    expect(() => defineScript({ file: "sfc-cas-4+.lua", keys: ["a", "b", "c", "d"], encodeArgs: () => [], decodeReply: (r) => r })).toThrow(
+      /both or neither/
+    )
+  })
+})

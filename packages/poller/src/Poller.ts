@@ -1,0 +1,148 @@
+import { Context, Deferred, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
+import { type ConnectionError, type InvalidInput, StoreUnavailable, Valkey, ValkeyStreams } from "@microdcs/store"
+import { type PollerOptions, resolveOptions } from "./PollerOptions.js"
+import { makeStats, type PollerStats } from "./PollerStats.js"
+import { runWorker, type WorkerContext } from "./ScopeWorker.js"
+
+/** A running poller. It stops when the scope it was made in closes. */
+export interface Poller {
+  readonly kind: string
+  readonly group: string
+  readonly consumer: string
+  readonly stats: Effect.Effect<PollerStats>
+  /** Scopes it consumes (each has its group and a worker). */
+  readonly scopes: Effect.Effect<ReadonlyArray<string>>
+  /** Reads `scope` now, as a nudge would (discovering it if it is new). */
+  readonly wake: (scope: string) => Effect.Effect<void>
+}
+
+/** The tag for an application with one poller; with several, make your own tags over `makePoller`. */
+export class ValkeyPoller extends Context.Tag("@microdcs/poller/ValkeyPoller")<ValkeyPoller, Poller>() {}
+
+interface Worker {
+  readonly signal: Queue.Queue<void>
+  readonly fiber: Fiber.RuntimeFiber<void>
+}
+
+const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
+
+/**
+ * Starts a consumer for one stream kind over every scope (data-layer.md §7): it subscribes to
+ * `nudge:{kind}` on a connection of its own and reads a nudged scope at once; every
+ * `fallbackIntervalMs` it re-reads the `scopes` registry and reads every scope, because pub/sub
+ * loses messages while reconnecting. A scope's consumer group is created when the scope is first
+ * seen. Closing the scope stops reading, lets in-flight handlers finish and acknowledge (up to
+ * `shutdownGraceMs`), then interrupts what is left; interrupted entries stay pending.
+ */
+export const makePoller = <E, R>(
+  options: PollerOptions<E, R>
+): Effect.Effect<Poller, InvalidInput | ConnectionError, Valkey | ValkeyStreams | Scope.Scope | R> =>
+  Effect.gen(function* () {
+    const opts = yield* resolveOptions(options)
+    const valkey = yield* Valkey
+    const streams = yield* ValkeyStreams
+    const channel = yield* valkey.key("nudge", { kind: opts.kind })
+    const scopesKey = yield* valkey.key("scopes", {})
+    const stats = yield* makeStats(opts.kind, opts.group)
+    const stopping = yield* Deferred.make<void>()
+    const ctx: WorkerContext<E, R> = {
+      options: opts,
+      streams,
+      handler: options.handler,
+      stats,
+      permits: yield* Effect.makeSemaphore(opts.concurrency),
+      stopping
+    }
+    const workers = new Map<string, Worker>()
+    const discovery = yield* Effect.makeSemaphore(1)
+    const wakes = yield* Queue.unbounded<string>()
+
+    // Finalizers run in reverse order: the nudge and fallback fibers (forked below) stop first,
+    // then `shutdown` waits for the workers, then the worker scope interrupts what is left.
+    const workerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        yield* Deferred.succeed(stopping, undefined)
+        const finished = yield* Fiber.awaitAll([...workers.values()].map((w) => w.fiber)).pipe(
+          Effect.timeout(Duration.millis(opts.shutdownGraceMs)),
+          Effect.option
+        )
+        if (finished._tag === "None") {
+          yield* Effect.logWarning("poller: handlers still running after the shutdown grace are interrupted; their entries stay pending")
+        }
+      })
+    )
+
+    /** Creates the scope's group and worker, once; serialized so two wakes never start two workers. */
+    const discover = (scope: string) =>
+      discovery.withPermits(1)(
+        Effect.gen(function* () {
+          const known = workers.get(scope)
+          if (known || (yield* Deferred.isDone(stopping))) return known?.signal
+          const stream = yield* valkey.key(opts.stream, { scope })
+          const deadLetter = yield* streams.deadLetterKey(opts.kind, scope)
+          yield* streams.ensureGroup(stream, opts.group, opts.groupStartId)
+          const signal = yield* Queue.sliding<void>(1)
+          const fiber = yield* Effect.forkIn(runWorker(ctx, scope, stream, deadLetter, signal), workerScope)
+          workers.set(scope, { signal, fiber })
+          yield* stats.gauge("scopes", 1)
+          return signal
+        })
+      )
+
+    const signalScope = (scope: string) =>
+      Effect.gen(function* () {
+        const signal = workers.get(scope)?.signal ?? (yield* discover(scope))
+        if (signal) yield* Queue.offer(signal, undefined)
+      }).pipe(
+        Effect.catchAll((e) =>
+          Effect.logWarning("poller: cannot consume scope; tried again on the next fallback round").pipe(
+            Effect.annotateLogs({ scope, error: errorText(e) })
+          )
+        )
+      )
+
+    /** The fallback round: learn new scopes from the registry and wake every scope. */
+    const refresh = Effect.gen(function* () {
+      const registered = yield* valkey.command("SMEMBERS scopes", (c) => c.smembers(scopesKey))
+      for (const scope of new Set([...registered, ...workers.keys()])) yield* signalScope(scope)
+    })
+
+    const subscriber = yield* valkey.dedicated(`poller-nudge-${opts.kind}`, { commandTimeoutMs: undefined })
+    subscriber.on("message", (from: string, scope: string) => {
+      if (from === channel) Queue.unsafeOffer(wakes, scope)
+    })
+    // After a reconnect the client resubscribes; nudges sent meanwhile are lost, so read everything.
+    subscriber.on("ready", () => {
+      for (const scope of workers.keys()) Queue.unsafeOffer(wakes, scope)
+    })
+    yield* Effect.tryPromise({
+      try: () => subscriber.subscribe(channel),
+      catch: (error) => new StoreUnavailable({ operation: "SUBSCRIBE", message: error instanceof Error ? error.message : String(error) })
+    })
+
+    yield* refresh
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(wakes), signalScope)))
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(Duration.millis(opts.fallbackIntervalMs)).pipe(
+          Effect.zipRight(refresh),
+          Effect.catchAll((e) => Effect.logWarning("poller: fallback round failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+        )
+      )
+    )
+
+    return {
+      kind: opts.kind,
+      group: opts.group,
+      consumer: opts.consumer,
+      stats: stats.get,
+      scopes: Effect.sync(() => [...workers.keys()].sort()),
+      wake: (scope: string) => Queue.offer(wakes, scope).pipe(Effect.asVoid)
+    } satisfies Poller
+  }).pipe(Effect.annotateLogs({ poller: options.kind, group: options.group }))
+
+/** The poller as a layer: it runs while the layer is alive. */
+export const layer = <E, R>(
+  options: PollerOptions<E, R>
+): Layer.Layer<ValkeyPoller, InvalidInput | ConnectionError, Valkey | ValkeyStreams | R> => Layer.scoped(ValkeyPoller, makePoller(options))

@@ -1,0 +1,212 @@
+import { Cause, Clock, Deferred, Effect, Exit, Option, Queue, Stream } from "effect"
+import type { ClaimedEntry, StreamEntry, ValkeyStreams } from "@microdcs/store"
+import { backoffMs, type PollerEntry, type ResolvedOptions } from "./PollerOptions.js"
+import type { Stats } from "./PollerStats.js"
+
+/** Everything a scope worker shares with its poller. */
+export interface WorkerContext<E, R> {
+  readonly options: ResolvedOptions
+  readonly streams: ValkeyStreams
+  readonly handler: (entry: PollerEntry) => Effect.Effect<void, E, R>
+  readonly stats: Stats
+  /** Bounds handlers over all scopes. */
+  readonly permits: Effect.Semaphore
+  /** Completed on shutdown: read no more, start no more handlers. */
+  readonly stopping: Deferred.Deferred<void>
+}
+
+/** Longest error text kept in a dead letter. */
+const MAX_ERROR_CHARS = 4096
+
+const describeFailure = (cause: Cause.Cause<unknown>): string => {
+  const text = Option.match(Cause.failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (e) => {
+      if (e instanceof Error) return `${(e as { readonly _tag?: unknown })._tag ?? e.name}: ${e.message}`
+      return JSON.stringify(e) ?? String(e)
+    }
+  })
+  return text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) + "…" : text
+}
+
+const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
+
+/**
+ * The consumer of one scope's stream. One worker per scope runs one round at a time, so a scope
+ * is never read twice at once; its handlers run concurrently within the poller's permits. A
+ * round: take over orphans (every claimIntervalMs), deliver own failed entries whose backoff has
+ * passed (or dead-letter them), read new entries until the stream is drained, trim (when enabled).
+ * Between rounds the worker sleeps until a wake (nudge, fallback tick) or its next deadline.
+ */
+export const runWorker = <E, R>(
+  ctx: WorkerContext<E, R>,
+  scope: string,
+  stream: string,
+  deadLetter: string,
+  signal: Queue.Queue<void>
+): Effect.Effect<void, never, R> =>
+  Effect.gen(function* () {
+    const { options, streams, stats, stopping } = ctx
+    const { group, consumer } = options
+    const start = yield* Clock.currentTimeMillis
+    /** Last error per pending id, for the dead letter; what a restart forgot is described generically. */
+    const lastError = new Map<string, string>()
+    const state = {
+      nextClaimAt: start,
+      nextTrimAt: start + options.trimIntervalMs,
+      retryAt: undefined as number | undefined,
+      /** Whether this consumer may own pending entries (a failure, a lost ack, or a previous run). */
+      ownPending: true
+    }
+    const stopped = Deferred.isDone(stopping)
+
+    const retryAfter = (at: number) => {
+      state.ownPending = true
+      state.retryAt = state.retryAt === undefined ? at : Math.min(state.retryAt, at)
+    }
+
+    const moveToDeadLetter = (id: string, error: string) =>
+      streams.deadLetter({ stream, deadLetter, group, consumer, id, error }).pipe(
+        Effect.flatMap((outcome) => {
+          if (outcome.status !== "moved") return Effect.logDebug(`poller: dead letter skipped, entry ${outcome.status}`)
+          lastError.delete(id)
+          return stats.add("deadLettered").pipe(
+            Effect.zipRight(Effect.logWarning("poller: entry moved to the dead-letter stream").pipe(Effect.annotateLogs({ id, error })))
+          )
+        }),
+        Effect.catchAll((e) =>
+          Effect.sync(() => (state.ownPending = true)).pipe(
+            Effect.zipRight(Effect.logWarning("poller: dead letter failed; the entry stays pending").pipe(Effect.annotateLogs({ id, error: errorText(e) })))
+          )
+        )
+      )
+
+    const settle = (entry: PollerEntry, exit: Exit.Exit<void, E>) =>
+      Effect.gen(function* () {
+        if (Exit.isSuccess(exit)) {
+          const acked = yield* Effect.either(streams.ack(stream, group, [entry.id]))
+          lastError.delete(entry.id)
+          if (acked._tag === "Right") return yield* stats.add("processed")
+          state.ownPending = true
+          return yield* Effect.logWarning("poller: ack failed; the entry will be delivered again").pipe(
+            Effect.annotateLogs({ id: entry.id, error: errorText(acked.left) })
+          )
+        }
+        // Interrupted past the shutdown grace: not settled, it stays pending for a later delivery.
+        if (Cause.isInterruptedOnly(exit.cause)) return
+        const error = describeFailure(exit.cause)
+        yield* stats.add("failed")
+        lastError.set(entry.id, error)
+        if (entry.deliveries >= options.maxDeliveries) return yield* moveToDeadLetter(entry.id, error)
+        const now = yield* Clock.currentTimeMillis
+        retryAfter(now + backoffMs(options, entry.deliveries))
+        yield* Effect.logDebug("poller: handler failed; retry after backoff").pipe(Effect.annotateLogs({ id: entry.id, error }))
+      })
+
+    /** One delivery: the handler may be interrupted, its settlement (ack or dead letter) may not. */
+    const handleOne = (entry: PollerEntry) =>
+      ctx.permits.withPermits(1)(
+        Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            if (yield* stopped) return // read but never started: it stays pending
+            yield* stats.gauge("inFlight", 1)
+            const exit = yield* Effect.exit(restore(ctx.handler(entry)))
+            yield* stats.gauge("inFlight", -1)
+            yield* settle(entry, exit)
+          })
+        )
+      )
+
+    const handleAll = (entries: ReadonlyArray<StreamEntry>, deliveries: (e: StreamEntry) => number) =>
+      Effect.forEach(
+        entries,
+        (e) => handleOne({ kind: options.kind, scope, stream, id: e.id, fields: e.fields, deliveries: deliveries(e) }),
+        { concurrency: "unbounded", discard: true }
+      )
+
+    /** Orphans of dead or hung consumers, page by page; an entry past its last delivery is dead-lettered instead. */
+    const claimOrphans = streams.autoClaim(stream, group, consumer, { minIdleMs: options.claimIdleMs, count: options.batchSize }).pipe(
+      Stream.runForEachWhile((page) =>
+        Effect.gen(function* () {
+          yield* stats.add("claimDeleted", page.deletedIds.length)
+          yield* stats.add("claimed", page.entries.length)
+          const live: Array<ClaimedEntry> = []
+          for (const e of page.entries) {
+            if (e.deliveries <= options.maxDeliveries) live.push(e)
+            else yield* moveToDeadLetter(e.id, lastError.get(e.id) ?? `no acknowledgement after ${e.deliveries - 1} deliveries (consumer lost or hung)`)
+          }
+          yield* handleAll(live, (e) => (e as ClaimedEntry).deliveries)
+          return !(yield* stopped)
+        })
+      )
+    )
+
+    /** This consumer's failed entries whose backoff has passed: delivered again (XCLAIM counts it) or dead-lettered. */
+    const retryOwn = Effect.gen(function* () {
+      if (!state.ownPending) return
+      state.ownPending = false
+      const rows = yield* streams.pendingEntries(stream, group, { consumer, count: options.batchSize })
+      if (rows.length === options.batchSize) state.ownPending = true
+      const now = yield* Clock.currentTimeMillis
+      const due = new Map<string, number>()
+      for (const row of rows) {
+        const wait = backoffMs(options, row.deliveries) - row.idleMs
+        if (wait > 0) retryAfter(now + wait)
+        else if (row.deliveries >= options.maxDeliveries) {
+          yield* moveToDeadLetter(row.id, lastError.get(row.id) ?? `no acknowledgement after ${row.deliveries} deliveries`)
+        } else due.set(row.id, row.deliveries)
+      }
+      if (due.size === 0 || (yield* stopped)) return
+      // The min idle time keeps us from taking back an entry another consumer claimed a moment ago.
+      const entries = yield* streams.claim(stream, group, consumer, options.backoffInitialMs, [...due.keys()])
+      yield* stats.add("retried", entries.length)
+      yield* handleAll(entries, (e) => due.get(e.id)! + 1)
+    })
+
+    const readNew = Effect.gen(function* () {
+      while (!(yield* stopped)) {
+        const batches = yield* streams.readGroup({ streams: [stream], group, consumer, count: options.batchSize })
+        const entries = batches[0]?.entries ?? []
+        yield* handleAll(entries, () => 1)
+        if (entries.length < options.batchSize) return
+      }
+    })
+
+    const trim = streams.trim(stream).pipe(Effect.flatMap((r) => stats.add("trimmed", r.removed)))
+
+    const round = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      if (now >= state.nextClaimAt) {
+        state.nextClaimAt = now + options.claimIntervalMs
+        yield* claimOrphans
+      }
+      yield* retryOwn
+      yield* readNew
+      if (options.trimIntervalMs > 0 && now >= state.nextTrimAt) {
+        state.nextTrimAt = now + options.trimIntervalMs
+        yield* trim
+      }
+    }).pipe(
+      // The stream was deleted with its groups: create the group again and read at once.
+      Effect.catchTag("NotFound", () =>
+        streams.ensureGroup(stream, group, options.groupStartId).pipe(Effect.zipRight(Clock.currentTimeMillis), Effect.map(retryAfter))
+      ),
+      Effect.catchAll((e) => Effect.logWarning("poller: round failed; the next wake retries").pipe(Effect.annotateLogs({ error: errorText(e) })))
+    )
+
+    /** Sleeps until a wake (nudge, fallback tick) or the next due retry, orphan claim or trim. */
+    const nextWake = Effect.gen(function* () {
+      const deadlines = [state.retryAt, state.nextClaimAt, options.trimIntervalMs > 0 ? state.nextTrimAt : undefined]
+      const due = Math.min(...deadlines.filter((d): d is number => d !== undefined))
+      state.retryAt = undefined
+      const now = yield* Clock.currentTimeMillis
+      // A few ms of slack so the server-side idle time has surely passed the backoff.
+      yield* Effect.race(Queue.take(signal), Effect.sleep(Math.max(0, due - now) + 5))
+    })
+
+    while (!(yield* stopped)) {
+      yield* Effect.raceFirst(nextWake, Deferred.await(stopping))
+      if (yield* stopped) return
+      yield* round
+    }
+  }).pipe(Effect.annotateLogs({ kind: ctx.options.kind, scope, group: ctx.options.group, consumer: ctx.options.consumer }))

@@ -1,0 +1,3 @@
+export * from "./PollerOptions.js"
+export * from "./PollerStats.js"
+export { layer, makePoller, type Poller, ValkeyPoller } from "./Poller.js"

@@ -1,0 +1,5 @@
+export * from "./ConditionAst.js"
+export * from "./ConditionError.js"
+export * from "./evaluateCondition.js"
+export * from "./parseCondition.js"
+export * from "./printCondition.js"

@@ -1,0 +1,72 @@
+import type { ActionRun, ActiveStep, BranchRun, ExecutionState, StepRecord } from "./ExecutionState.js"
+import { HISTORY_LIMIT } from "./ExecutionState.js"
+import type { OutboxEntry } from "./Outbox.js"
+import { indexRecipe, type RecipeIndex } from "./RecipeIndex.js"
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * A mutable working copy of one state for the length of one core call. The core stays a pure
+ * function: it copies the input state into a draft, changes the draft, and returns a new state.
+ */
+export class Draft {
+  readonly index: RecipeIndex
+  readonly now: number
+  state: Mutable<Omit<ExecutionState, "visits" | "active" | "branches" | "actions" | "results" | "history">>
+  visits: Record<string, number>
+  active: Array<ActiveStep>
+  branches: Array<BranchRun>
+  actions: Array<ActionRun>
+  results: Record<string, unknown>
+  history: Array<StepRecord>
+  readonly outbox: Array<OutboxEntry> = []
+  changed = false
+
+  constructor(source: ExecutionState, now: number) {
+    const { visits, active, branches, actions, results, history, ...rest } = source
+    this.index = indexRecipe(source.recipe)
+    this.now = now
+    this.state = { ...rest }
+    this.visits = { ...visits }
+    this.active = [...active]
+    this.branches = [...branches]
+    this.actions = [...actions]
+    this.results = { ...results }
+    this.history = [...history]
+  }
+
+  emit(entry: OutboxEntry): void {
+    this.outbox.push(entry)
+    this.changed = true
+  }
+
+  touch(): void {
+    this.changed = true
+  }
+
+  updateAction(at: number, patch: Partial<Mutable<ActionRun>>): void {
+    const next: Mutable<ActionRun> = { ...this.actions[at]!, ...patch }
+    for (const key of Object.keys(patch) as Array<keyof ActionRun>) if (patch[key] === undefined) delete next[key]
+    this.actions[at] = next
+    this.changed = true
+  }
+
+  record(entry: StepRecord): void {
+    this.history.push(entry)
+    if (this.history.length > HISTORY_LIMIT) this.history.splice(0, this.history.length - HISTORY_LIMIT)
+  }
+
+  /** The new state; the revision grows only when something changed. */
+  finish(): ExecutionState {
+    return {
+      ...this.state,
+      revision: this.changed ? this.state.revision + 1 : this.state.revision,
+      visits: this.visits,
+      active: this.active,
+      branches: this.branches,
+      actions: this.actions,
+      results: this.results,
+      history: this.history
+    }
+  }
+}

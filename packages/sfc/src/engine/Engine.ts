@@ -1,0 +1,209 @@
+import { Draft } from "./Draft.js"
+import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
+import { abortJob, enterStep, failJob, settle, stopJob } from "./Flow.js"
+import type { OutboxEntry } from "./Outbox.js"
+import type { Recipe } from "../recipe/Recipe.js"
+
+/**
+ * The pure engine core (sfc.md §2): (state, input, now) → (new state, outbox entries, next
+ * deadline, wait changes, active flag). It knows nothing of Valkey; the runtime writes its output
+ * with the one CAS script.
+ */
+
+export type EngineInput =
+  /** A station reply (by correlation id) or event (by type), with its data or an error. */
+  | { readonly type: "event"; readonly correlationId?: string; readonly eventType?: string; readonly data?: unknown; readonly error?: string }
+  /** The timer sweep found the job due. */
+  | { readonly type: "tick" }
+  /** Outage grace: deadlines in (from, to] move back by `to - from`. */
+  | { readonly type: "outage"; readonly from: number; readonly to: number }
+  | { readonly type: "pause" }
+  | { readonly type: "resume" }
+  | { readonly type: "stop" }
+  | { readonly type: "abort"; readonly reason?: string }
+
+export interface WaitChange {
+  readonly typeId: string
+  readonly since: number
+}
+
+export interface EngineOutput {
+  readonly state: ExecutionState
+  /** False when the input changed nothing (an event for no waiting action, a tick too early). */
+  readonly changed: boolean
+  readonly outbox: ReadonlyArray<OutboxEntry>
+  /** The earliest open deadline (epoch ms), or null. */
+  readonly due: number | null
+  readonly waitsAdd: ReadonlyArray<WaitChange>
+  readonly waitsRemove: ReadonlyArray<string>
+  /** False once the execution is terminal: the job leaves `sfc:active`. */
+  readonly active: boolean
+  /** Why an input was ignored, for the log. */
+  readonly note?: string
+}
+
+export interface StartParams {
+  readonly jobId: string
+  readonly scope: string
+  readonly workMasterId: string
+  readonly recipe: Recipe
+  /** Sends of one push command before it fails (default 3). */
+  readonly maxAttempts?: number
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 3
+
+/** The pull-event types a state waits on, each with its earliest wait start. */
+const waitsOf = (state: ExecutionState): Map<string, number> => {
+  const waits = new Map<string, number>()
+  if (isTerminalStatus(state.status)) return waits
+  for (const run of state.actions) {
+    if (run.state !== "waiting") continue
+    const typeId = state.recipe.Actions.find((a) => a.Name === run.action)?.TypeId
+    if (typeId !== undefined) waits.set(typeId, Math.min(waits.get(typeId) ?? Infinity, run.waitSince ?? 0))
+  }
+  return waits
+}
+
+const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
+  const state = draft.finish()
+  const oldWaits = before ? waitsOf(before) : new Map<string, number>()
+  const newWaits = waitsOf(state)
+  const deadlines = state.actions.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
+  return {
+    state,
+    changed: draft.changed,
+    outbox: draft.outbox,
+    due: deadlines.length > 0 && state.status === "running" ? Math.min(...deadlines) : null,
+    waitsAdd: [...newWaits].filter(([t]) => !oldWaits.has(t)).map(([typeId, since]) => ({ typeId, since })),
+    waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
+    active: !isTerminalStatus(state.status),
+    ...(note !== undefined ? { note } : {})
+  }
+}
+
+/** Creates the execution of a job: enters the initial step and moves the job order to Running. */
+export const start = (params: StartParams, now: number): EngineOutput => {
+  const initial: ExecutionState = {
+    jobId: params.jobId,
+    scope: params.scope,
+    workMasterId: params.workMasterId,
+    recipe: params.recipe,
+    status: "running",
+    revision: 0,
+    startedAt: now,
+    maxAttempts: params.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    visits: {},
+    active: [],
+    branches: [],
+    actions: [],
+    results: {},
+    history: []
+  }
+  const draft = new Draft(initial, now)
+  draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
+  enterStep(draft, draft.index.initialStep)
+  settle(draft)
+  return output(undefined, draft)
+}
+
+const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>): string | undefined => {
+  const at =
+    input.correlationId !== undefined
+      ? draft.actions.findIndex((r) => r.correlationId === input.correlationId && (r.state === "dispatched" || r.state === "waiting"))
+      : draft.actions.findIndex(
+          (r) => r.state === "waiting" && draft.index.action(r.action)?.TypeId === input.eventType
+        )
+  if (at < 0) return `no action is waiting for this event (${input.correlationId ?? input.eventType ?? "no id"})`
+  const run = draft.actions[at]!
+  if (input.error !== undefined) {
+    draft.updateAction(at, { state: "failed", error: input.error, deadline: undefined })
+    failJob(draft, `action ${run.action} failed: ${input.error}`)
+    return undefined
+  }
+  draft.updateAction(at, { state: "completed", result: input.data ?? null, deadline: undefined, remainingMs: undefined })
+  draft.results[run.action] = input.data ?? null
+  if (draft.state.status === "running") settle(draft)
+  return undefined
+}
+
+const applyTick = (draft: Draft): void => {
+  if (draft.state.status !== "running") return
+  for (let at = 0; at < draft.actions.length; at++) {
+    const run = draft.actions[at]!
+    if (run.deadline === undefined || run.deadline > draft.now) continue
+    const action = draft.index.action(run.action)!
+    if (run.state === "dispatched" && run.attempts < draft.state.maxAttempts) {
+      draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
+      draft.emit({
+        type: "command", jobId: draft.state.jobId, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
+        parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
+      })
+      continue
+    }
+    const why = run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
+    draft.updateAction(at, { state: "failed", error: why, deadline: undefined })
+    return failJob(draft, `action ${run.action} timed out: ${why}`)
+  }
+}
+
+const applyOutage = (draft: Draft, from: number, to: number): void => {
+  const length = to - from
+  if (length <= 0) return
+  draft.actions.forEach((run, at) => {
+    if (run.deadline !== undefined && run.deadline > from && run.deadline <= to) draft.updateAction(at, { deadline: run.deadline + length })
+  })
+}
+
+const pause = (draft: Draft): void => {
+  if (draft.state.status !== "running") return
+  draft.state.status = "paused"
+  draft.state.pausedAt = draft.now
+  draft.actions.forEach((run, at) => {
+    if (run.deadline !== undefined) draft.updateAction(at, { deadline: undefined, remainingMs: Math.max(0, run.deadline - draft.now) })
+  })
+  draft.touch()
+}
+
+const resume = (draft: Draft): void => {
+  if (draft.state.status !== "paused") return
+  draft.state.status = "running"
+  delete draft.state.pausedAt
+  draft.actions.forEach((run, at) => {
+    if (run.remainingMs !== undefined) draft.updateAction(at, { remainingMs: undefined, deadline: draft.now + run.remainingMs })
+  })
+  draft.touch()
+  // Events that arrived while paused completed actions; advancing waited for now.
+  settle(draft)
+}
+
+/** Applies one input. A terminal state is absorbing: it comes back unchanged. */
+export const step = (state: ExecutionState, input: EngineInput, now: number): EngineOutput => {
+  const draft = new Draft(state, now)
+  if (isTerminalStatus(state.status)) return output(state, draft, `execution is ${state.status}`)
+  let note: string | undefined
+  switch (input.type) {
+    case "event":
+      note = applyEvent(draft, input)
+      break
+    case "tick":
+      applyTick(draft)
+      break
+    case "outage":
+      applyOutage(draft, input.from, input.to)
+      break
+    case "pause":
+      pause(draft)
+      break
+    case "resume":
+      resume(draft)
+      break
+    case "stop":
+      stopJob(draft)
+      break
+    case "abort":
+      abortJob(draft, input.reason ?? "aborted by the MES")
+      break
+  }
+  return output(state, draft, note)
+}

@@ -1,0 +1,81 @@
+import type { Recipe } from "../recipe/Recipe.js"
+
+/**
+ * The execution state of one job (sfc.md §2): the document in `sfc:state:{jobId}`. Plain JSON
+ * data, so it is stored as is and compared structurally in tests.
+ */
+
+export type ExecutionStatus = "running" | "paused" | "completed" | "failed" | "aborted" | "stopped"
+
+export const isTerminalStatus = (status: ExecutionStatus): boolean =>
+  status === "completed" || status === "failed" || status === "aborted" || status === "stopped"
+
+export type ActionRunState = "pending" | "dispatched" | "waiting" | "completed" | "failed"
+
+/** One action of an active step, in the step's current visit. */
+export interface ActionRun {
+  readonly action: string
+  readonly step: string
+  readonly visit: number
+  readonly state: ActionRunState
+  /** Push commands: the same for every resend of this visit. */
+  readonly correlationId?: string
+  readonly attempts: number
+  /** Epoch ms; absent when the action is settled, is a pulse, or the job is paused. */
+  readonly deadline?: number
+  /** While paused: what was left of the deadline. */
+  readonly remainingMs?: number
+  /** Pull events: when the wait started (the order in which waiting jobs get events). */
+  readonly waitSince?: number
+  readonly result?: unknown
+  readonly error?: string
+}
+
+/** Where an active step sits: at top level, or on a path of a branch. */
+export interface ActiveStep {
+  readonly step: string
+  readonly visit: number
+  readonly enteredAt: number
+  readonly branch?: { readonly name: string; readonly path: number }
+}
+
+/** A branch being executed: which of its paths are still running. */
+export interface BranchRun {
+  readonly name: string
+  readonly enteredAt: number
+  readonly runningPaths: ReadonlyArray<number>
+}
+
+/** One entry of the step history (bounded; the newest are kept). */
+export interface StepRecord {
+  readonly step: string
+  readonly visit: number
+  readonly enteredAt: number
+  readonly leftAt?: number
+}
+
+export interface ExecutionState {
+  readonly jobId: string
+  readonly scope: string
+  readonly workMasterId: string
+  /** Snapshot taken at start: a work master changed mid-run does not affect the job. */
+  readonly recipe: Recipe
+  readonly status: ExecutionStatus
+  /** Grows with every change of this document (the core's own version, independent of Valkey's). */
+  readonly revision: number
+  readonly startedAt: number
+  readonly endedAt?: number
+  readonly pausedAt?: number
+  readonly error?: string
+  readonly maxAttempts: number
+  readonly visits: Readonly<Record<string, number>>
+  readonly active: ReadonlyArray<ActiveStep>
+  readonly branches: ReadonlyArray<BranchRun>
+  readonly actions: ReadonlyArray<ActionRun>
+  /** Latest result per action name: the data of the job response. */
+  readonly results: Readonly<Record<string, unknown>>
+  readonly history: ReadonlyArray<StepRecord>
+}
+
+/** How many step records a state keeps, so the document stays bounded however long a loop runs. */
+export const HISTORY_LIMIT = 100

@@ -1,0 +1,5 @@
+export * from "./ExecutionState.js"
+export * from "./Outbox.js"
+export * from "./Correlation.js"
+export * from "./Engine.js"
+export { indexRecipe, chooseTransition, type RecipeIndex, type ActionResult } from "./RecipeIndex.js"

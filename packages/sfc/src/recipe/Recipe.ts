@@ -1,0 +1,149 @@
+import { Either, ParseResult, Schema } from "effect"
+import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier: "object" })
+
+const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
+
+/** A closed set of words whose error message lists them (the default lists one issue per word). */
+const oneOf = <const Words extends ReadonlyArray<string>>(...words: Words) =>
+  Schema.Literal(...words).annotations({
+    // `override`: without it a union reports one "Expected X" per word instead of this line.
+    message: (issue) => ({ message: `Expected ${words.join(" or ")}, actual ${show(issue.actual)}`, override: true })
+  })
+
+/** `timeout_seconds` → `TimeoutSeconds`, `initial` → `Initial` (camelCase `typeId` maps too). */
+const pascalCase = (key: string): string =>
+  key
+    .split("_")
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("")
+
+/**
+ * Wraps an element struct so its input may use snake_case field names while its output (encode)
+ * is always PascalCase. Only names that map onto a field of the struct are renamed; a field given
+ * both ways is a problem rather than a silent choice.
+ */
+const acceptingSnakeCase = <Fields extends Schema.Struct.Fields>(identifier: string, struct: Schema.Struct<Fields>) => {
+  const fields = new Set(Object.keys(struct.fields))
+  const renamed = Schema.transformOrFail(JsonObject, JsonObject, {
+    strict: true,
+    decode: (input, _, ast) => {
+      const output: Record<string, unknown> = {}
+      const givenAs = new Map<string, string>()
+      for (const [key, value] of Object.entries(input)) {
+        const target = fields.has(key) ? key : pascalCase(key)
+        if (!fields.has(target)) continue // excess fields are ignored, as the struct would
+        const earlier = givenAs.get(target)
+        if (earlier !== undefined) {
+          return ParseResult.fail(new ParseResult.Type(ast, input, `${target} is given twice (as ${earlier} and ${key})`))
+        }
+        givenAs.set(target, key)
+        output[target] = value
+      }
+      return ParseResult.succeed(output)
+    },
+    encode: ParseResult.succeed
+  })
+  return Schema.compose(renamed, struct, { strict: false }).annotations({ identifier })
+}
+
+export const Interaction = oneOf("push_command", "pull_event")
+export type Interaction = typeof Interaction.Type
+
+/** `N`: dispatch on entry, the step waits for completion. `P`: pulse, dispatch on entry, no wait. */
+export const Qualifier = oneOf("N", "P")
+export type Qualifier = typeof Qualifier.Type
+
+export const BranchType = oneOf("simultaneous", "selection")
+export type BranchType = typeof BranchType.Type
+
+const StepFields = Schema.Struct({
+  Name: Schema.NonEmptyString,
+  Initial: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
+
+const TransitionFields = Schema.Struct({
+  /** A step or a branch. */
+  Source: Schema.String,
+  /** A step or a branch. */
+  Target: Schema.String,
+  /** Condition text, see `parseCondition`; `""`, `true` and `always` hold always. */
+  Condition: Schema.String,
+  /** Lower wins; ties go to the transition listed first. */
+  Priority: Schema.optionalWith(Schema.Int, { default: () => 0 })
+})
+
+const ActionFields = Schema.Struct({
+  Name: Schema.NonEmptyString,
+  Step: Schema.String,
+  Qualifier,
+  Interaction,
+  TypeId: Schema.NonEmptyString,
+  TimeoutSeconds: Schema.Number.pipe(Schema.finite(), Schema.positive()),
+  Parameters: Schema.optionalWith(JsonObject, { exact: true })
+})
+
+const BranchFields = Schema.Struct({
+  Name: Schema.NonEmptyString,
+  Type: BranchType,
+  /** The paths; each is the ordered list of its steps' names. */
+  Branches: Schema.Array(Schema.Array(Schema.String))
+})
+
+export const Step = acceptingSnakeCase("Step", StepFields)
+export interface Step extends Schema.Schema.Type<typeof StepFields> {}
+
+export const Transition = acceptingSnakeCase("Transition", TransitionFields)
+export interface Transition extends Schema.Schema.Type<typeof TransitionFields> {}
+
+export const Action = acceptingSnakeCase("Action", ActionFields)
+export interface Action extends Schema.Schema.Type<typeof ActionFields> {}
+
+export const Branch = acceptingSnakeCase("Branch", BranchFields)
+export interface Branch extends Schema.Schema.Type<typeof BranchFields> {}
+
+const recipeOf = <A extends Schema.Schema.Any>(action: A) =>
+  acceptingSnakeCase(
+    "Recipe",
+    Schema.Struct({
+      Steps: Schema.Array(Step),
+      Transitions: Schema.Array(Transition),
+      Actions: Schema.Array(action),
+      Branches: Schema.optionalWith(Schema.Array(Branch), { exact: true })
+    })
+  )
+
+/**
+ * The recipe model. Decoding checks the shape and each field on its own; the rules that span
+ * elements (names, references, reachability, conditions) are `validateRecipe`'s.
+ */
+export const Recipe = recipeOf(Action)
+export interface Recipe extends Schema.Schema.Type<typeof Recipe> {}
+
+/** A recipe as JSON: PascalCase field names, defaults filled in. */
+export type RecipeJson = Schema.Schema.Encoded<typeof Recipe>
+
+/**
+ * The shape `validateRecipe` starts from: like `Recipe`, but qualifier and timeout are left loose
+ * so that their problems are reported together with the cross-element ones instead of hiding them.
+ * @internal
+ */
+export const RecipeDraft = recipeOf(
+  acceptingSnakeCase("Action", Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number }))
+)
+export type RecipeDraft = Schema.Schema.Type<typeof RecipeDraft>
+
+const decodeAll = <A>(schema: Schema.Schema<A, RecipeJson>) => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "all" })
+  return (input: unknown): Either.Either<A, ReadonlyArray<RecipeProblem>> => Either.mapLeft(decode(input), structureProblems)
+}
+
+/** Structural decode only (for trusted input such as a stored snapshot); never throws. */
+export const decodeRecipe: (input: unknown) => Either.Either<Recipe, ReadonlyArray<RecipeProblem>> = decodeAll(Recipe)
+
+/** @internal */
+export const decodeRecipeDraft: (input: unknown) => Either.Either<RecipeDraft, ReadonlyArray<RecipeProblem>> = decodeAll(RecipeDraft)
+
+/** The recipe as plain JSON with PascalCase field names. */
+export const encodeRecipe: (recipe: Recipe) => RecipeJson = Schema.encodeSync(Recipe)

@@ -1,0 +1,32 @@
+import type { Recipe } from "./Recipe.js"
+
+/** What reachability needs of a recipe; satisfied by both the model and the unchecked draft. */
+export type RecipeGraph = Pick<Recipe, "Steps" | "Transitions" | "Branches">
+
+/**
+ * The steps that can become active starting from the `start` steps. Transitions are edges; entering a
+ * branch reaches the first step of each path, each path's steps follow in order, and the branch's
+ * own outgoing transitions are followed once its paths are entered. References to elements that do
+ * not exist are ignored here (they are reported elsewhere).
+ */
+export const reachableSteps = (recipe: RecipeGraph, start: Iterable<string>): ReadonlySet<string> => {
+  const next = new Map<string, Array<string>>()
+  const edge = (from: string, to: string) => next.set(from, [...(next.get(from) ?? []), to])
+  for (const transition of recipe.Transitions) edge(transition.Source, transition.Target)
+  for (const branch of recipe.Branches ?? []) {
+    for (const path of branch.Branches) {
+      path.forEach((step, index) => edge(index === 0 ? branch.Name : path[index - 1]!, step))
+    }
+  }
+  const steps = new Set(recipe.Steps.map((step) => step.Name))
+  const seen = new Set<string>(start)
+  const queue = [...seen]
+  for (let node = queue.shift(); node !== undefined; node = queue.shift()) {
+    for (const target of next.get(node) ?? []) {
+      if (seen.has(target)) continue
+      seen.add(target)
+      queue.push(target)
+    }
+  }
+  return new Set([...seen].filter((name) => steps.has(name)))
+}

@@ -1,0 +1,151 @@
+import { Either } from "effect"
+import { parseCondition } from "../condition/parseCondition.js"
+import type { RecipeDraft } from "./Recipe.js"
+import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
+import { reachableSteps } from "./reachability.js"
+
+/** One rule of §1: the problems it finds in a structurally sound recipe, in recipe order. */
+export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
+
+type Path = ReadonlyArray<string | number>
+const problem = (rule: RecipeRule, path: Path, message: string): RecipeProblem => ({ rule, path, message })
+
+const quote = (name: string) => JSON.stringify(name)
+const transitionLabel = (t: { Source: string; Target: string }, index: number) =>
+  `transition ${index} (${quote(t.Source)} → ${quote(t.Target)})`
+
+/** Names share one namespace: transitions and paths refer to steps and branches by name alone. */
+export const uniqueNames: RecipeCheck = (recipe) => {
+  const named = [
+    ...recipe.Steps.map((s, i) => ({ label: `step Steps[${i}]`, name: s.Name, path: ["Steps", i, "Name"] as Path })),
+    ...(recipe.Branches ?? []).map((b, i) => ({ label: `branch Branches[${i}]`, name: b.Name, path: ["Branches", i, "Name"] as Path })),
+    ...recipe.Actions.map((a, i) => ({ label: `action Actions[${i}]`, name: a.Name, path: ["Actions", i, "Name"] as Path }))
+  ]
+  const byName = new Map<string, Array<(typeof named)[number]>>()
+  for (const element of named) byName.set(element.name, [...(byName.get(element.name) ?? []), element])
+  return [...byName].flatMap(([name, users]) =>
+    users.length < 2
+      ? []
+      : [problem("duplicate-name", users[1]!.path, `name ${quote(name)} is used ${users.length} times: by ${users.map((u) => u.label).join(", ")}`)]
+  )
+}
+
+export const oneInitialStep: RecipeCheck = (recipe) => {
+  const initial = recipe.Steps.flatMap((step, index) => (step.Initial ? [{ step, index }] : []))
+  if (initial.length === 1) return []
+  if (initial.length === 0) return [problem("initial-step", ["Steps"], "no step is initial; exactly one step needs Initial: true")]
+  const names = initial.map(({ step }) => quote(step.Name)).join(", ")
+  return [problem("initial-step", ["Steps", initial[1]!.index, "Initial"], `steps ${names} are all initial; exactly one may be`)]
+}
+
+export const referencesExist: RecipeCheck = (recipe) => {
+  const steps = new Set(recipe.Steps.map((s) => s.Name))
+  const branches = new Set((recipe.Branches ?? []).map((b) => b.Name))
+  const ends = recipe.Transitions.flatMap((t, i) =>
+    (["Source", "Target"] as const).flatMap((end) =>
+      steps.has(t[end]) || branches.has(t[end])
+        ? []
+        : [problem("unknown-reference", ["Transitions", i, end], `${transitionLabel(t, i)}: ${end.toLowerCase()} ${quote(t[end])} is neither a step nor a branch`)]
+    )
+  )
+  const actionSteps = recipe.Actions.flatMap((a, i) => {
+    if (steps.has(a.Step)) return []
+    const why = branches.has(a.Step) ? `${quote(a.Step)} is a branch; actions belong to steps` : `step ${quote(a.Step)} does not exist`
+    return [problem("unknown-reference", ["Actions", i, "Step"], `action ${quote(a.Name)}: ${why}`)]
+  })
+  return [...ends, ...actionSteps]
+}
+
+/** Paths hold steps only, at least one each, and a step belongs to at most one path anywhere. */
+export const branchPaths: RecipeCheck = (recipe) => {
+  const steps = new Set(recipe.Steps.map((s) => s.Name))
+  const branches = new Set((recipe.Branches ?? []).map((b) => b.Name))
+  const placed = new Map<string, string>()
+  return (recipe.Branches ?? []).flatMap((branch, b) => {
+    const at = (...rest: Path): Path => ["Branches", b, "Branches", ...rest]
+    const label = `branch ${quote(branch.Name)}`
+    if (branch.Branches.length === 0) return [problem("branch-path", at(), `${label} has no paths`)]
+    return branch.Branches.flatMap((path, p) => {
+      if (path.length === 0) return [problem("branch-path", at(p), `${label}: path ${p} is empty`)]
+      return path.flatMap((step, s) => {
+        const where = `${label} path ${p}`
+        if (!steps.has(step)) {
+          const what = branches.has(step) ? `branch ${quote(step)}; paths hold steps only` : `${quote(step)}, which is not a step`
+          return [problem("branch-path", at(p, s), `${where} lists ${what}`)]
+        }
+        const earlier = placed.get(step)
+        if (earlier !== undefined) return [problem("branch-path", at(p, s), `step ${quote(step)} is in two paths: ${earlier} and ${where}`)]
+        placed.set(step, where)
+        return []
+      })
+    })
+  })
+}
+
+export const positiveTimeouts: RecipeCheck = (recipe) =>
+  recipe.Actions.flatMap((a, i) =>
+    Number.isFinite(a.TimeoutSeconds) && a.TimeoutSeconds > 0
+      ? []
+      : [problem("timeout", ["Actions", i, "TimeoutSeconds"], `action ${quote(a.Name)}: TimeoutSeconds must be greater than 0, not ${a.TimeoutSeconds}`)]
+  )
+
+export const conditionsParse: RecipeCheck = (recipe) =>
+  recipe.Transitions.flatMap((t, i) => {
+    const parsed = parseCondition(t.Condition)
+    if (Either.isRight(parsed)) return []
+    const { message, position } = parsed.left
+    return [
+      problem(
+        "condition",
+        ["Transitions", i, "Condition"],
+        `${transitionLabel(t, i)}: condition ${quote(t.Condition)} does not parse at position ${position}: ${message}`
+      )
+    ]
+  })
+
+/** The IEC 61131-3 action qualifiers this engine does not run, so a rejection can say what was meant. */
+const unsupportedQualifiers: ReadonlyMap<string, string> = new Map([
+  ["S", "stored"],
+  ["R", "reset"],
+  ["L", "time limited"],
+  ["D", "time delayed"],
+  ["SD", "stored and time delayed"],
+  ["DS", "time delayed and stored"],
+  ["SL", "stored and time limited"]
+])
+
+export const supportedQualifiers: RecipeCheck = (recipe) =>
+  recipe.Actions.flatMap((a, i) => {
+    if (a.Qualifier === "N" || a.Qualifier === "P") return []
+    const meaning = unsupportedQualifiers.get(a.Qualifier)
+    const why =
+      meaning === undefined
+        ? `qualifier ${quote(a.Qualifier)} is not an IEC 61131-3 qualifier`
+        : `qualifier ${a.Qualifier} (${meaning}) is an IEC 61131-3 qualifier this engine does not support`
+    return [problem("qualifier", ["Actions", i, "Qualifier"], `action ${quote(a.Name)}: ${why}; use N (wait for completion) or P (pulse)`)]
+  })
+
+/**
+ * With several initial steps (already a problem) a step reachable from none of them is still
+ * unreachable whichever is meant; with none there is no start, and `oneInitialStep` has spoken.
+ */
+export const stepsReachable: RecipeCheck = (recipe) => {
+  const initial = recipe.Steps.filter((s) => s.Initial).map((s) => s.Name)
+  if (initial.length === 0) return []
+  const reached = reachableSteps(recipe, initial)
+  const from = initial.length === 1 ? `the initial step ${quote(initial[0]!)}` : `any of the initial steps ${initial.map(quote).join(", ")}`
+  return recipe.Steps.flatMap((s, i) =>
+    reached.has(s.Name) ? [] : [problem("unreachable", ["Steps", i], `step ${quote(s.Name)} is not reachable from ${from}`)]
+  )
+}
+
+export const recipeChecks: ReadonlyArray<RecipeCheck> = [
+  uniqueNames,
+  oneInitialStep,
+  referencesExist,
+  branchPaths,
+  positiveTimeouts,
+  conditionsParse,
+  supportedQualifiers,
+  stepsReachable
+]

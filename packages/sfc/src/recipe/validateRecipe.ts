@@ -1,0 +1,34 @@
+import { Either } from "effect"
+import { decodeRecipe, decodeRecipeDraft, type Recipe } from "./Recipe.js"
+import type { RecipeProblem } from "./RecipeProblem.js"
+import { recipeChecks } from "./recipeRules.js"
+
+/** The `dataschema` of a work master whose `data` is a recipe (the identifier the MES side uses). */
+export const RECIPE_SCHEMA_ID = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.0.0/"
+
+/**
+ * Checks a recipe against every rule of the spec and reports every problem at once. Shape problems
+ * (a missing field, a wrong type) come first and alone: the cross-element rules need names to
+ * work with. Never throws.
+ */
+export const validateRecipe = (input: unknown): Either.Either<Recipe, ReadonlyArray<RecipeProblem>> =>
+  Either.flatMap(decodeRecipeDraft(input), (draft) => {
+    const problems = recipeChecks.flatMap((check) => check(draft))
+    // The draft passed every rule, so the strict decode narrows its types and cannot fail.
+    return problems.length > 0 ? Either.left(problems) : decodeRecipe(draft)
+  })
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The recipe a work master carries, validated; `undefined` when its `dataschema` is not the recipe
+ * schema (a work master without a recipe is left to the MES).
+ */
+export const validateWorkMasterRecipe = (workMaster: unknown): Either.Either<Recipe, ReadonlyArray<RecipeProblem>> | undefined => {
+  if (!isObject(workMaster) || workMaster["dataschema"] !== RECIPE_SCHEMA_ID) return undefined
+  if (!Object.hasOwn(workMaster, "data")) {
+    return Either.left([{ rule: "structure", path: [], message: "the work master names the recipe schema but has no data" }])
+  }
+  return validateRecipe(workMaster["data"])
+}

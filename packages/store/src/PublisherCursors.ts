@@ -1,0 +1,49 @@
+import { Effect, Option } from "effect"
+import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
+import { validateStreamId, validateText } from "./Input.js"
+import { typedCommand } from "./TypeGuard.js"
+import { Valkey } from "./Valkey.js"
+
+/**
+ * The publisher's progress (seed R-24): the last change stream id it published per scope
+ * (`publisher:cursors`, field = scope) and the publish sequence per scope (`pubseq:{scope}`).
+ */
+export class PublisherCursors extends Effect.Service<PublisherCursors>()("@microdcs/store/PublisherCursors", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const cursorsKey = valkey.keys.key("publisherCursors", {}) as string
+
+    /** The scope is a hash field here, not a key part, but it follows the same rules. */
+    const get = (scope: string): Effect.Effect<Option.Option<string>, WrongType | InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        yield* validateText("scope", scope)
+        const cursor = yield* typedCommand(valkey, "get publisher cursor", cursorsKey, "hash", (c) => c.hget(cursorsKey, scope))
+        return Option.fromNullable(cursor)
+      })
+
+    /** Every scope's cursor. A Map, so a scope named like an object property stays a plain entry. */
+    const getAll: Effect.Effect<ReadonlyMap<string, string>, WrongType | ConnectionError> = typedCommand(
+      valkey,
+      "get publisher cursors",
+      cursorsKey,
+      "hash",
+      (c) => c.hgetall(cursorsKey)
+    ).pipe(Effect.map((all) => new Map(Object.entries(all))))
+
+    const set = (scope: string, streamId: string): Effect.Effect<void, WrongType | InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        yield* validateText("scope", scope)
+        yield* validateStreamId("streamId", streamId)
+        yield* typedCommand(valkey, "set publisher cursor", cursorsKey, "hash", (c) => c.hset(cursorsKey, scope, streamId))
+      })
+
+    /** The next publish sequence number of a scope: 1 for the first publish. */
+    const nextSequence = (scope: string): Effect.Effect<number, WrongType | InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const key = yield* valkey.key("publishSequence", { scope })
+        return yield* typedCommand(valkey, "next publish sequence", key, "string", (c) => c.incr(key))
+      })
+
+    return { get, getAll, set, nextSequence } as const
+  })
+}) {}

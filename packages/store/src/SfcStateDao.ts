@@ -1,0 +1,247 @@
+import { Effect, Option } from "effect"
+import { sfcCompareAndSet, type SfcCompareAndSetReply, sfcDelete } from "@microdcs/lua-scripts"
+import {
+  type ConnectionError,
+  DuplicateEvent,
+  InvalidInput,
+  NotFound,
+  ScopeConflict,
+  StateMoved,
+  VersionConflict,
+  WrongType
+} from "./Errors.js"
+import {
+  newOperationId,
+  operationLanded,
+  parseDocumentHash,
+  resolveUnknownOutcome,
+  type StoredDocument,
+  validateDocument,
+  validateExpectedVersion
+} from "./Document.js"
+import { checkCasVersion, checkEntries, checkText, checkTime, checkWaits, type WaitJoin } from "./SfcStateInput.js"
+import { Valkey } from "./Valkey.js"
+
+/** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
+export const EVENT_LIFETIME_MS = 60 * 60 * 1000
+
+export interface SfcCompareAndSet {
+  readonly jobId: string
+  readonly scope: string
+  /** 0 = create only, n > 0 = the version the engine read. */
+  readonly expectedVersion: number
+  /** The whole execution state as JSON text; the codec belongs to the engine. */
+  readonly doc: string
+  /** Operation id stored with the write; default a new UUID. */
+  readonly op?: string | undefined
+  /** Work and outbox entries for `sfc:work:{scope}`; each carries at least `type`. */
+  readonly entries: ReadonlyArray<Readonly<Record<string, string>>>
+  /** The job's next deadline (epoch ms), or `null` for none. */
+  readonly due: number | null
+  /** Whether the execution is not terminal (member of `sfc:active:{scope}`). */
+  readonly active: boolean
+  readonly waitsAdd: ReadonlyArray<WaitJoin>
+  readonly waitsRemove: ReadonlyArray<string>
+  /** The event this write applies; a second write with the same event is a `DuplicateEvent`. */
+  readonly appliedEvent?: { readonly source: string; readonly id: string } | undefined
+}
+
+export interface SfcWritten {
+  readonly version: number
+  readonly op: string
+  /**
+   * Stream ids of the appended entries, in order; `null` when the reply was lost and the op
+   * check showed the write landed (the entries are in the stream, their ids are not known here).
+   */
+  readonly entryIds: ReadonlyArray<string> | null
+}
+
+export interface DeleteSfcState {
+  readonly jobId: string
+  /** Every type id whose waits set the job may be in. */
+  readonly waits: ReadonlyArray<string>
+  /** -1 (default) = unconditional, n > 0 = must match. */
+  readonly expectedVersion?: number | undefined
+}
+
+export type SfcWriteError = VersionConflict | ScopeConflict | WrongType | DuplicateEvent | InvalidInput | ConnectionError
+
+/** How often a delete re-reads when the scope it read moved under it. */
+const MAX_INDEX_RETRIES = 5
+
+const pairsToScored = <K extends string>(flat: ReadonlyArray<string>, name: K) => {
+  const out: Array<{ readonly jobId: string } & Readonly<Record<K, number>>> = []
+  for (let i = 0; i < flat.length; i += 2) out.push({ jobId: flat[i]!, [name]: Number(flat[i + 1]) } as never)
+  return out
+}
+
+/** SFC execution state: one versioned document per job, changed only by the CAS script (data-layer.md §6). */
+export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/SfcStateDao", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const nudgeChannel = valkey.keys.key("nudge", { kind: "sfc" }) as string
+
+    const casResult = (
+      reply: SfcCompareAndSetReply,
+      input: SfcCompareAndSet,
+      keys: { readonly state: string; readonly event: string | undefined },
+      op: string
+    ): Effect.Effect<SfcWritten, VersionConflict | ScopeConflict | WrongType | DuplicateEvent> => {
+      switch (reply.status) {
+        case "ok":
+          return Effect.succeed({ version: reply.version, op, entryIds: reply.entryIds })
+        case "duplicate":
+          return Effect.fail(new DuplicateEvent({ key: keys.event ?? keys.state, jobId: reply.jobId }))
+        case "conflict":
+          return Effect.fail(new VersionConflict({ key: keys.state, expected: input.expectedVersion, actual: reply.actual }))
+        case "scope":
+          return Effect.fail(new ScopeConflict({ key: keys.state, storedScope: reply.storedScope, requestedScope: input.scope }))
+        case "wrongtype":
+          return Effect.fail(new WrongType({ key: reply.key, actual: reply.actual, expected: reply.expected }))
+      }
+    }
+
+    /** Compares the version and applies the engine's computed change in one atomic step. */
+    const compareAndSet = (input: SfcCompareAndSet): Effect.Effect<SfcWritten, SfcWriteError> =>
+      Effect.gen(function* () {
+        yield* checkCasVersion(input.expectedVersion)
+        yield* validateDocument("doc", input.doc, valkey.maxDocumentBytes)
+        if (input.op !== undefined) yield* checkText("op", input.op)
+        if (input.due !== null) yield* checkTime("due", input.due)
+        const entries = yield* checkEntries(input.entries, valkey.maxDocumentBytes)
+        const waits = yield* checkWaits(input.waitsAdd, input.waitsRemove)
+        const { scope, jobId } = input
+        const state = yield* valkey.key("sfcState", { jobId })
+        const work = yield* valkey.key("sfcWork", { scope })
+        const due = yield* valkey.key("sfcDue", { scope })
+        const active = yield* valkey.key("sfcActive", { scope })
+        const event = input.appliedEvent
+          ? yield* valkey.key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id })
+          : undefined
+        const waitsJoin = yield* Effect.forEach(waits.join, (w) =>
+          Effect.map(valkey.key("sfcWaits", { scope, typeId: w.typeId }), (key) => ({ key, since: w.since }))
+        )
+        const waitsLeave = yield* Effect.forEach(waits.leave, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
+        const op = input.op ?? newOperationId()
+        const write = valkey
+          .script(sfcCompareAndSet, { state, work, due, active }, {
+            expectedVersion: input.expectedVersion,
+            scope,
+            jobId,
+            op,
+            doc: input.doc,
+            due: input.due,
+            active: input.active,
+            nudgeChannel,
+            event: event === undefined ? null : { key: event, lifetimeMs: EVENT_LIFETIME_MS },
+            waitsJoin,
+            waitsLeave,
+            entries
+          })
+          .pipe(Effect.flatMap((reply) => casResult(reply, input, { state, event }, op)))
+        const landed = operationLanded(valkey, state, op).pipe(
+          Effect.map(Option.map((version): SfcWritten => ({ version, op, entryIds: null })))
+        )
+        return yield* resolveUnknownOutcome(write, landed)
+      })
+
+    const get = (jobId: string): Effect.Effect<StoredDocument, NotFound | InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const key = yield* valkey.key("sfcState", { jobId })
+        const hash = yield* valkey.command("get sfc state", (c) => c.hgetall(key))
+        return parseDocumentHash(jobId, hash) ?? (yield* new NotFound({ key, message: `no execution state for job ${jobId}` }))
+      })
+
+    /** Job ids of the scope whose execution is not terminal, in no particular order. */
+    const listActive = (scope: string): Effect.Effect<ReadonlyArray<string>, InvalidInput | ConnectionError> =>
+      valkey.key("sfcActive", { scope }).pipe(Effect.flatMap((key) => valkey.command("list active sfc jobs", (c) => c.smembers(key))))
+
+    /** Jobs of the scope whose next deadline is at or before `now`, earliest first, at most `limit`. */
+    const dueJobs = (
+      scope: string,
+      now: number,
+      limit: number
+    ): Effect.Effect<ReadonlyArray<{ readonly jobId: string; readonly due: number }>, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        yield* checkTime("now", now)
+        const count = yield* positiveCount("limit", limit)
+        const key = yield* valkey.key("sfcDue", { scope })
+        const flat = yield* valkey.command("due sfc jobs", (c) => c.zrangebyscore(key, "-inf", now, "WITHSCORES", "LIMIT", 0, count))
+        return pairsToScored(flat, "due")
+      })
+
+    /** Jobs waiting for events of `typeId`, longest waiting first (at most `limit`, default all). */
+    const waiting = (
+      scope: string,
+      typeId: string,
+      limit?: number
+    ): Effect.Effect<ReadonlyArray<{ readonly jobId: string; readonly since: number }>, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const stop = limit === undefined ? -1 : (yield* positiveCount("limit", limit)) - 1
+        const key = yield* valkey.key("sfcWaits", { scope, typeId })
+        const flat = yield* valkey.command("waiting sfc jobs", (c) => c.zrange(key, 0, stop, "WITHSCORES"))
+        return pairsToScored(flat, "since")
+      })
+
+    /** The job that applied the event `(source, id)` in this scope within the last hour, if any. */
+    const eventApplied = (
+      scope: string,
+      source: string,
+      id: string
+    ): Effect.Effect<Option.Option<string>, InvalidInput | ConnectionError> =>
+      valkey.key("sfcEvent", { scope, source, id }).pipe(
+        Effect.flatMap((key) => valkey.command("sfc event applied", (c) => c.get(key))),
+        Effect.map(Option.fromNullable)
+      )
+
+    /**
+     * Removes the state and its due, active and waits entries (the waits sets named by the
+     * caller). A retry after an unknown outcome that had landed gets `NotFound`: the state is gone.
+     */
+    const remove = (
+      input: DeleteSfcState
+    ): Effect.Effect<{ readonly version: number }, NotFound | VersionConflict | StateMoved | WrongType | InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const expectedVersion = input.expectedVersion ?? -1
+        yield* validateExpectedVersion(expectedVersion)
+        if (expectedVersion === 0) {
+          return yield* new InvalidInput({ field: "expectedVersion", message: "a delete takes -1 (unconditional) or the stored version" })
+        }
+        const { leave: typeIds } = yield* checkWaits([], input.waits)
+        const state = yield* valkey.key("sfcState", { jobId: input.jobId })
+        for (let attempt = 1; attempt <= MAX_INDEX_RETRIES; attempt++) {
+          // The index keys depend on the stored scope: read it, pass it, let the script re-check it.
+          const scope = yield* valkey.command("read sfc scope", (c) => c.hget(state, "scope"))
+          if (scope === null) return yield* new NotFound({ key: state, message: `no execution state for job ${input.jobId}` })
+          const due = yield* valkey.key("sfcDue", { scope })
+          const active = yield* valkey.key("sfcActive", { scope })
+          const waits = yield* Effect.forEach(typeIds, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
+          const reply = yield* valkey.script(sfcDelete, { state, due, active }, { expectedVersion, scope, jobId: input.jobId, waits })
+          switch (reply.status) {
+            case "ok":
+              return { version: reply.version }
+            case "retry":
+              continue
+            case "notfound":
+              return yield* new NotFound({ key: state, message: `no execution state for job ${input.jobId}` })
+            case "conflict":
+              return yield* new VersionConflict({ key: state, expected: expectedVersion, actual: reply.actual })
+            case "wrongtype":
+              return yield* new WrongType({ key: reply.key, actual: reply.actual, expected: reply.expected })
+          }
+        }
+        return yield* new StateMoved({ key: state, attempts: MAX_INDEX_RETRIES })
+      })
+
+    /** The unknown-outcome check: `Some(version)` when the last write of the job's state carries `op`. */
+    const outcome = (jobId: string, op: string): Effect.Effect<Option.Option<number>, InvalidInput | ConnectionError> =>
+      valkey.key("sfcState", { jobId }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op)))
+
+    return { compareAndSet, get, listActive, due: dueJobs, waiting, eventApplied, delete: remove, outcome } as const
+  })
+}) {}
+
+const positiveCount = (field: string, value: number): Effect.Effect<number, InvalidInput> =>
+  Number.isSafeInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(new InvalidInput({ field, message: `${field} must be a positive integer` }))
