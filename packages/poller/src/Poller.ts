@@ -63,10 +63,10 @@ export const makePoller = <E, R>(
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         yield* Deferred.succeed(stopping, undefined)
-        const finished = yield* Fiber.awaitAll([...workers.values()].map((w) => w.fiber)).pipe(
-          Effect.timeout(Duration.millis(opts.shutdownGraceMs)),
-          Effect.option
-        )
+        // Finalizers run uninterruptibly, and a timeout there would wait for its effect anyway.
+        const finished = yield* Effect.interruptible(
+          Fiber.awaitAll([...workers.values()].map((w) => w.fiber)).pipe(Effect.timeout(Duration.millis(opts.shutdownGraceMs)))
+        ).pipe(Effect.option)
         if (finished._tag === "None") {
           yield* Effect.logWarning("poller: handlers still running after the shutdown grace are interrupted; their entries stay pending")
         }

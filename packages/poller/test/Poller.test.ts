@@ -157,7 +157,7 @@ describe("Poller failures", () => {
       })
       const id = yield* append("orphans", { job: "j" })
       expect(yield* Deferred.await(started).pipe(Effect.timeout("4 seconds"))).toBe(id)
-      console.log("stopping"); yield* killed.stop; console.log("stopped") // the handler is interrupted after the grace; nothing acknowledged
+      yield* killed.stop // the handler is interrupted after the grace; nothing acknowledged
       expect(yield* pendingCount("orphans")).toBe(1)
       const { seen, handler } = yield* recorder
       const { poller } = yield* start({ ...base, consumer: "heir", claimIdleMs: 200, claimIntervalMs: 100, handler })

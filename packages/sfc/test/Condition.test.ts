@@ -58,7 +58,10 @@ describe("parseCondition", () => {
     expect(failure("a = 1")).toEqual({ position: 2, message: `unexpected character "=" (use '==')` })
     expect(failure("a & b")).toMatchObject({ position: 2, message: expect.stringContaining("'&&'") })
     expect(failure("a | b")).toMatchObject({ position: 2, message: expect.stringContaining("'||'") })
-    expect(failure("(a || b")).toEqual({ position: 7, message: "expected ')' to close the '(' at position 0 but found the end of the condition" })
+    expect(failure("(a || b")).toEqual({
+      position: 7,
+      message: "expected ')' to close the '(' at position 0 but found the end of the condition"
+    })
     expect(failure("a == b == c")).toEqual({ position: 7, message: "comparisons cannot be chained; use parentheses" })
     expect(failure("a.b.c")).toEqual({ position: 3, message: "only action.field is supported, not deeper paths" })
     expect(failure("a.1")).toMatchObject({ position: 2 })

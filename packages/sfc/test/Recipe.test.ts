@@ -108,9 +108,8 @@ describe("recipe model", () => {
       expect(Either.isLeft(decodeRecipe(input))).toBe(true)
     }
     expect(problemsOf(validateRecipe({ Steps: [], Transitions: [], Actions: [], Priority: 1.5 }))[0]!.rule).toBe("initial-step")
-    expect(problemsOf(validateRecipe({ Steps: [step("A", true)], Transitions: [{ Source: "A", Target: "A", Condition: "", Priority: 1.5 }], Actions: [] }))[0]!.message).toBe(
-      "Transitions[0].Priority: Expected an integer, actual 1.5"
-    )
+    const fractional = { Steps: [step("A", true)], Transitions: [{ Source: "A", Target: "A", Condition: "", Priority: 1.5 }], Actions: [] }
+    expect(problemsOf(validateRecipe(fractional))[0]!.message).toBe("Transitions[0].Priority: Expected an integer, actual 1.5")
   })
 
   it("rejects a recipe with every kind of rule problem, naming the elements in each", () => {
@@ -159,7 +158,8 @@ describe("recipe model", () => {
       'action "negative": TimeoutSeconds must be greater than 0, not -5'
     ])
     expect(byRule("condition")).toEqual([
-      'transition 1 ("Fork" → "Nowhere"): condition "a &&" does not parse at position 4: expected a name, a literal or \'(\' but found the end of the condition',
+      'transition 1 ("Fork" → "Nowhere"): condition "a &&" does not parse at position 4: ' +
+        "expected a name, a literal or '(' but found the end of the condition",
       'transition 2 ("Other" → "Dup"): condition "x = 1" does not parse at position 2: unexpected character "=" (use \'==\')'
     ])
     const qualifierMessages = byRule("qualifier")

@@ -1,8 +1,8 @@
 import type { Redis } from "iovalkey"
 import { Effect, Metric, Option, Stream } from "effect"
 import { deadLetterEntry, trimStream } from "@microdcs/lua-scripts"
-import { type ConnectionError, InvalidInput, NotFound, StoreUnavailable, WrongType } from "./Errors.js"
-import { classifyFailure, isReplyError } from "./FailureKind.js"
+import { type ConnectionError, type InvalidInput, NotFound, WrongType } from "./Errors.js"
+import { guard, onConnection } from "./StreamCommand.js"
 import {
   type ClaimPage,
   type DeadLetterEntry,
@@ -77,31 +77,6 @@ export interface DeadLetterPage {
 export const autoClaimDeletedCounter = Metric.counter("microdcs_stream_autoclaim_deleted_total", {
   description: "pending stream entries found deleted by XAUTOCLAIM (trimmed or XDEL'd before acknowledgement)"
 })
-
-/** Server replies that are the caller's business rather than bugs. */
-const expectedReply = /^(NOGROUP|WRONGTYPE|BUSYGROUP)\b/
-type Guarded<A> = { readonly ok: A } | { readonly refused: string }
-
-const guard =
-  <A>(run: (c: Redis) => Promise<A>) =>
-  (c: Redis): Promise<Guarded<A>> =>
-    run(c).then(
-      (ok) => ({ ok }),
-      (error: unknown) => (isReplyError(error) && expectedReply.test(error.message) ? { refused: error.message } : Promise.reject(error))
-    )
-
-/** Runs on a dedicated connection, with the same failure classification as `Valkey.command` (no resend). */
-const onConnection = <A>(client: Redis, operation: string, run: (c: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
-  Effect.suspend(() =>
-    client.status === "ready"
-      ? Effect.tryPromise({ try: () => run(client), catch: (error) => error }).pipe(
-          Effect.catchAll((error) => {
-            const failure = classifyFailure(operation, error)
-            return failure ? Effect.fail(failure) : Effect.die(error)
-          })
-        )
-      : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` }))
-  )
 
 /**
  * Consumer groups over Valkey streams (data-layer.md §5 and §7, R-29, R-30): group creation,

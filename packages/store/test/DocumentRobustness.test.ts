@@ -167,40 +167,44 @@ const doc = (value: unknown) => JSON.stringify(value)
 const FIBERS = 8
 const ROUNDS = 500
 
+/**
+ * 8 fibers x 500 rounds of read, modify, put with the read version, re-reading on VersionConflict.
+ * Each fiber owns one counter; only it increments it, so before its round r the counter must read
+ * exactly r. A lost update shows at the next round, a doubled one at the end.
+ */
+const contend = (kind: Kind) =>
+  Effect.gen(function* () {
+    const id = `contended-${kind.name}`
+    const scope = "contended"
+    yield* kind.put({ id, scope, doc: doc({ counts: Array.from({ length: FIBERS }, () => 0) }), expectedVersion: 0 })
+    let conflicts = 0
+    let successes = 1
+    const round = (fiber: number, r: number) =>
+      Effect.gen(function* () {
+        const current = yield* kind.get(id)
+        const counts = (JSON.parse(current.doc) as { counts: Array<number> }).counts
+        if (counts[fiber] !== r) return yield* Effect.dieMessage(`fiber ${fiber} round ${r} reads ${counts[fiber]}`)
+        counts[fiber] = r + 1
+        return yield* kind.put({ id, scope, doc: doc({ counts }), expectedVersion: current.version })
+      }).pipe(
+        Effect.tapErrorTag("VersionConflict", () => Effect.sync(() => conflicts++)),
+        Effect.retry({ while: (e) => e._tag === "VersionConflict" }),
+        Effect.tap(() => Effect.sync(() => successes++))
+      )
+    const fibers = Array.from({ length: FIBERS }, (_, f) =>
+      Effect.forEach(Array.from({ length: ROUNDS }, (_, r) => r), (r) => round(f, r), { discard: true })
+    )
+    yield* Effect.all(fibers, { concurrency: "unbounded", discard: true })
+    const final = yield* kind.get(id)
+    expect(successes).toBe(1 + FIBERS * ROUNDS)
+    expect(final.version).toBe(successes)
+    expect(JSON.parse(final.doc)).toEqual({ counts: Array.from({ length: FIBERS }, () => ROUNDS) })
+    expect(conflicts).toBeGreaterThan(0)
+  })
+
 for (const kind of [jobOrder, jobResponse, workMaster]) {
   describe(`${kind.name} documents`, () => {
-    it.effect("8 fibers x 500 rounds on one document lose no update", () =>
-      Effect.gen(function* () {
-        const id = `contended-${kind.name}`
-        const scope = "contended"
-        yield* kind.put({ id, scope, doc: doc({ counts: Array.from({ length: FIBERS }, () => 0) }), expectedVersion: 0 })
-        let conflicts = 0
-        let successes = 1
-        // Each fiber owns one counter; only it increments it, so before its round r the counter
-        // must read exactly r. A lost update shows at the next round, a doubled one at the end.
-        const round = (fiber: number, r: number) =>
-          Effect.gen(function* () {
-            const current = yield* kind.get(id)
-            const counts = (JSON.parse(current.doc) as { counts: Array<number> }).counts
-            if (counts[fiber] !== r) return yield* Effect.dieMessage(`fiber ${fiber} round ${r} reads ${counts[fiber]}`)
-            counts[fiber] = r + 1
-            return yield* kind.put({ id, scope, doc: doc({ counts }), expectedVersion: current.version })
-          }).pipe(
-            Effect.tapErrorTag("VersionConflict", () => Effect.sync(() => conflicts++)),
-            Effect.retry({ while: (e) => e._tag === "VersionConflict" }),
-            Effect.tap(() => Effect.sync(() => successes++))
-          )
-        const fibers = Array.from({ length: FIBERS }, (_, f) =>
-          Effect.forEach(Array.from({ length: ROUNDS }, (_, r) => r), (r) => round(f, r), { discard: true })
-        )
-        yield* Effect.all(fibers, { concurrency: "unbounded", discard: true })
-        const final = yield* kind.get(id)
-        expect(successes).toBe(1 + FIBERS * ROUNDS)
-        expect(final.version).toBe(successes)
-        expect(JSON.parse(final.doc)).toEqual({ counts: Array.from({ length: FIBERS }, () => ROUNDS) })
-        expect(conflicts).toBeGreaterThan(0)
-      }).pipe(Effect.provide(layer))
-    )
+    it.effect("8 fibers x 500 rounds on one document lose no update", () => contend(kind).pipe(Effect.provide(layer)))
 
     it.effect("a corrupted key fails the put with WrongType and writes nothing", () =>
       Effect.gen(function* () {
@@ -219,9 +223,10 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
             const saved = yield* valkey.command("dump", (c) => c.dumpBuffer(target.key))
             // Corrupt it with a type it must not hold: a string, or a set where a string belongs.
             const actual = target.type === "string" ? "set" : "string"
-            yield* valkey.command("corrupt", (c) =>
-              c.del(target.key).then(() => (actual === "set" ? c.sadd(target.key, "corrupt") : c.set(target.key, "corrupt")))
-            )
+            yield* valkey.command("corrupt", async (c) => {
+              await c.del(target.key)
+              await (actual === "set" ? c.sadd(target.key, "corrupt") : c.set(target.key, "corrupt"))
+            })
             const before = yield* snapshot
             const error = yield* Effect.flip(kind.put(attempt))
             expect(error).toMatchObject({ _tag: "WrongType", key: target.key, actual, expected: target.type })

@@ -26,7 +26,13 @@ export const uniqueNames: RecipeCheck = (recipe) => {
   return [...byName].flatMap(([name, users]) =>
     users.length < 2
       ? []
-      : [problem("duplicate-name", users[1]!.path, `name ${quote(name)} is used ${users.length} times: by ${users.map((u) => u.label).join(", ")}`)]
+      : [
+          problem(
+            "duplicate-name",
+            users[1]!.path,
+            `name ${quote(name)} is used ${users.length} times: by ${users.map((u) => u.label).join(", ")}`
+          )
+        ]
   )
 }
 
@@ -45,7 +51,13 @@ export const referencesExist: RecipeCheck = (recipe) => {
     (["Source", "Target"] as const).flatMap((end) =>
       steps.has(t[end]) || branches.has(t[end])
         ? []
-        : [problem("unknown-reference", ["Transitions", i, end], `${transitionLabel(t, i)}: ${end.toLowerCase()} ${quote(t[end])} is neither a step nor a branch`)]
+        : [
+            problem(
+              "unknown-reference",
+              ["Transitions", i, end],
+              `${transitionLabel(t, i)}: ${end.toLowerCase()} ${quote(t[end])} is neither a step nor a branch`
+            )
+          ]
     )
   )
   const actionSteps = recipe.Actions.flatMap((a, i) => {
@@ -86,7 +98,13 @@ export const positiveTimeouts: RecipeCheck = (recipe) =>
   recipe.Actions.flatMap((a, i) =>
     Number.isFinite(a.TimeoutSeconds) && a.TimeoutSeconds > 0
       ? []
-      : [problem("timeout", ["Actions", i, "TimeoutSeconds"], `action ${quote(a.Name)}: TimeoutSeconds must be greater than 0, not ${a.TimeoutSeconds}`)]
+      : [
+          problem(
+            "timeout",
+            ["Actions", i, "TimeoutSeconds"],
+            `action ${quote(a.Name)}: TimeoutSeconds must be greater than 0, not ${a.TimeoutSeconds}`
+          )
+        ]
   )
 
 export const conditionsParse: RecipeCheck = (recipe) =>
