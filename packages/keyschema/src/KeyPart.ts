@@ -41,7 +41,11 @@ export const checkKeyPart = (name: string, value: string): KeyPartError | undefi
 }
 
 /** Encodes a part that already passed {@link checkKeyPart}. */
+const anyEscape = /[\x00-\x20\x7f%:|]/
+
 export const encodeKeyPartUnchecked = (value: string): string => {
+  // Most ids need no escaping: one regex test instead of a char-by-char copy.
+  if (!anyEscape.test(value)) return value
   let out = ""
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i)

@@ -1,7 +1,8 @@
 --[[
   Puts a job response document and maintains its indexes in one atomic step.
 
-  KEYS[1] jobresponse:{id}                          hash   v, scope, state, order, op, doc
+  KEYS[1] jobresponse:{id}                          hash   v, scope, state, order, start, op, doc (start: the list
+                                                           score, kept so an index rebuild can recompute it)
   KEYS[2] jobresponse:list:{scope}                  zset   member id, score start time (epoch ms)
   KEYS[3] jobresponse:bystate:{scope}:{newState}    set    gains the id (unused when ARGV[4] is empty)
   KEYS[4] jobresponse:bystate:{scope}:{oldState}    set    loses the id (unused when ARGV[5] is empty)
@@ -21,7 +22,7 @@
   ARGV[5]  stored state as the caller read it ("" = none); the script checks it is still stored
   ARGV[6]  new job order id
   ARGV[7]  stored job order id as the caller read it ("" = none); checked like ARGV[5]
-  ARGV[8]  start time (epoch ms; the list score, 0 when the response has none)
+  ARGV[8]  start time (epoch ms; the list score and the `start` field, 0 when the response has none)
   ARGV[9]  doc (JSON text; validated by the caller)
   ARGV[10] operation id
   ARGV[11] change word (ResultUpdate, ..., or put)
@@ -63,7 +64,8 @@ if storedState ~= oldState then return { 'retry', storedState } end
 if storedOrder ~= oldOrder then return { 'retry', storedOrder } end
 
 local version = current + 1
-redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'state', newState, 'order', newOrder, 'op', op, 'doc', doc)
+redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'state', newState, 'order', newOrder, 'start', startTime,
+  'op', op, 'doc', doc)
 redis.call('ZADD', listKey, startTime, id)
 if oldState ~= '' and oldState ~= newState then redis.call('SREM', oldStateKey, id) end
 if newState ~= '' then redis.call('SADD', newStateKey, id) end

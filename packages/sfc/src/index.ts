@@ -16,3 +16,4 @@ export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
 export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 export * from "./condition/index.js"
 // The engine core (src/engine) adds its exports below.
+export * from "./engine/index.js"

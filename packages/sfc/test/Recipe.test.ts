@@ -103,7 +103,9 @@ describe("recipe model", () => {
       "Branches[0].Branches[0][0]: Expected string, actual 3"
     ])
     expect(problems[2]!.path).toEqual(["Actions", 0, "Name"])
-    for (const input of [null, undefined, 7, "x", [], { Steps: "no" }]) {
+    // A value without toString once made the message builder throw.
+    const unprintable = { Steps: [], Transitions: [], Actions: [{ Qualifier: Object.create(null) }] }
+    for (const input of [null, undefined, 7, "x", [], { Steps: "no" }, unprintable]) {
       expect(Either.isLeft(validateRecipe(input))).toBe(true)
       expect(Either.isLeft(decodeRecipe(input))).toBe(true)
     }

@@ -85,17 +85,31 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       Schedule.intersect(Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries))
     )
 
+    /** One attempt: resumes with the reply, or with the classified failure (a bug dies). */
+    const attempt = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
+      Effect.async<A, ConnectionError>((resume) => {
+        if (client.status !== "ready") {
+          resume(Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` })))
+          return
+        }
+        run(client).then(
+          (value) => resume(Effect.succeed(value)),
+          (error) => {
+            const failure = classifyFailure(operation, error)
+            resume(failure ? Effect.fail(failure) : Effect.die(error))
+          }
+        )
+      })
+
+    // The retry schedule is only built once an attempt failed as never sent: the success path
+    // (nearly every call) stays one async step.
     const command = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
-      Effect.suspend(() =>
-        client.status === "ready"
-          ? Effect.tryPromise({ try: () => run(client), catch: (error) => error }).pipe(
-              Effect.catchAll((error) => {
-                const failure = classifyFailure(operation, error)
-                return failure ? Effect.fail(failure) : Effect.die(error)
-              })
-            )
-          : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` }))
-      ).pipe(Effect.retry({ schedule: retryUnsent, while: (e) => e._tag === "StoreUnavailable" }))
+      attempt(operation, run).pipe(
+        Effect.catchIf(
+          (e): e is StoreUnavailable => e._tag === "StoreUnavailable",
+          () => attempt(operation, run).pipe(Effect.retry({ schedule: retryUnsent, while: (e) => e._tag === "StoreUnavailable" }))
+        )
+      )
 
     const script = <K extends string, A, R>(descriptor: ScriptDescriptor<K, A, R>, scriptKeys: Readonly<Record<K, string>>, args: A) =>
       Effect.suspend(() => {

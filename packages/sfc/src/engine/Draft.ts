@@ -44,10 +44,11 @@ export class Draft {
     this.changed = true
   }
 
-  updateAction(at: number, patch: Partial<Mutable<ActionRun>>): void {
-    const next: Mutable<ActionRun> = { ...this.actions[at]!, ...patch }
-    for (const key of Object.keys(patch) as Array<keyof ActionRun>) if (patch[key] === undefined) delete next[key]
-    this.actions[at] = next
+  /** Patches one action run; a field set to `undefined` is removed (the state is stored as JSON). */
+  updateAction(at: number, patch: { [K in keyof ActionRun]?: ActionRun[K] | undefined }): void {
+    const next: Record<string, unknown> = { ...this.actions[at]!, ...patch }
+    for (const key of Object.keys(patch)) if (next[key] === undefined) delete next[key]
+    this.actions[at] = next as unknown as ActionRun
     this.changed = true
   }
 

@@ -4,8 +4,11 @@ import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier: "object" })
 
 // Must not throw on anything: an object with a broken toString is valid input to report on.
-const show = (value: unknown): string =>
-  typeof value === "string" ? JSON.stringify(value) : Array.isArray(value) ? "an array" : typeof value === "object" && value !== null ? "an object" : String(value)
+const show = (value: unknown): string => {
+  if (typeof value === "string") return JSON.stringify(value)
+  if (Array.isArray(value)) return "an array"
+  return typeof value === "object" && value !== null ? "an object" : String(value)
+}
 
 /** A closed set of words whose error message lists them (the default lists one issue per word). */
 const oneOf = <const Words extends ReadonlyArray<string>>(...words: Words) =>

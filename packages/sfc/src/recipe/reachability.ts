@@ -1,7 +1,9 @@
-import type { Recipe } from "./Recipe.js"
-
-/** What reachability needs of a recipe; satisfied by both the model and the unchecked draft. */
-export type RecipeGraph = Pick<Recipe, "Steps" | "Transitions" | "Branches">
+/** What reachability needs of a recipe: names and edges only, so any recipe-shaped value fits. */
+export interface RecipeGraph {
+  readonly Steps: ReadonlyArray<{ readonly Name: string }>
+  readonly Transitions: ReadonlyArray<{ readonly Source: string; readonly Target: string }>
+  readonly Branches?: ReadonlyArray<{ readonly Name: string; readonly Branches: ReadonlyArray<ReadonlyArray<string>> }>
+}
 
 /**
  * The steps that can become active starting from the `start` steps. Transitions are edges; entering a

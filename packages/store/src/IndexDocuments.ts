@@ -1,0 +1,239 @@
+import { Effect, Option } from "effect"
+import type { KeyFamily, KeyParts } from "@microdcs/keyschema"
+import type { ConnectionError } from "./Errors.js"
+import { type DocumentFamily, type Inconsistency, sameScore, startScore } from "./IndexFacts.js"
+import {
+  type DocumentRead,
+  type Finding,
+  type IndexContext,
+  inScope,
+  type JobOrderRead,
+  type JobResponseRead,
+  type WorkMasterRead
+} from "./IndexFinding.js"
+import { fieldsCell, type PipelinedRead, pipelined, textCell, typesOf, wrongTypeCell } from "./IndexReads.js"
+
+/**
+ * The document side of the check: reads a batch of documents, then the entries each one should
+ * have (list member and score, by-state member, by-order pointer, scope registration), and
+ * reports what is missing or wrong. Entries that should not be there are the member side's
+ * business (IndexMembers.ts). Three round trips per batch at most, whatever its size.
+ */
+
+export interface DocumentEntry {
+  readonly id: string
+  readonly key: string
+}
+
+const listFamily = { jobOrder: "jobOrderList", jobResponse: "jobResponseList", workMaster: "workMasterList" } as const
+
+const fieldsOf: Record<DocumentFamily, ReadonlyArray<string>> = {
+  jobOrder: ["v", "scope", "priority"],
+  jobResponse: ["v", "scope", "state", "order", "start"],
+  workMaster: ["v", "scope"]
+}
+
+/** A key from stored values; `undefined` when they cannot form one (a corrupted document). */
+export const keyOf = <F extends KeyFamily>(ctx: IndexContext, family: F, parts: KeyParts<F>): Effect.Effect<string | undefined> =>
+  ctx.valkey.key(family, parts).pipe(Effect.option, Effect.map(Option.getOrUndefined))
+
+/** The scopes of `scopes` among `wanted`; `undefined` when the registry itself is of another type. */
+const registeredScopes = (ctx: IndexContext, wanted: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const unique = [...new Set(wanted)]
+    if (unique.length === 0) return new Set<string>()
+    const [cell] = yield* pipelined(ctx.valkey, "registered scopes", [(p) => p.smismember(ctx.scopesKey, ...unique)])
+    if (cell === wrongTypeCell) return undefined // reported once by the walk's scopes phase
+    return new Set(unique.filter((_, i) => (cell as ReadonlyArray<number>)[i] === 1))
+  })
+
+/** Problems of one document, plus index keys that answered WRONGTYPE (their type is read afterwards). */
+interface Judged<R extends DocumentRead> {
+  readonly read: R
+  readonly problems: Array<Inconsistency>
+  readonly suspects: Array<{ readonly key: string; readonly expected: string }>
+}
+
+const judged = <R extends DocumentRead>(read: R): Judged<R> => ({ read, problems: [], suspects: [] })
+
+/** Adds scope registration and wrong-type problems, and keeps the documents with something to repair. */
+const finish = (ctx: IndexContext, all: ReadonlyArray<Judged<DocumentRead>>): Effect.Effect<Array<Finding>, ConnectionError> =>
+  Effect.gen(function* () {
+    const registered = yield* registeredScopes(ctx, all.map((j) => j.read.scope))
+    const suspectKeys = [...new Set(all.flatMap((j) => j.suspects.map((s) => s.key)))]
+    const types = new Map((yield* typesOf(ctx.valkey, suspectKeys)).map((type, i) => [suspectKeys[i]!, type] as const))
+    const findings: Array<Finding> = []
+    for (const { read, problems, suspects } of all) {
+      if (registered !== undefined && !registered.has(read.scope)) {
+        problems.push({
+          kind: "scope-not-registered", key: ctx.scopesKey, scope: read.scope, member: read.scope, source: read.key, expected: "member", found: "absent"
+        })
+      }
+      for (const { key, expected } of suspects) {
+        const found = types.get(key) ?? "none"
+        if (found !== "none" && found !== expected) problems.push({ kind: "wrong-type", key, scope: read.scope, member: null, expected, found })
+      }
+      if (problems.length > 0) findings.push({ fix: "document", read, problems })
+    }
+    return findings
+  })
+
+const at = (read: DocumentRead, key: string) => ({ key, scope: read.scope, member: read.id, documentKey: read.key })
+
+/** A list member and its score: missing, or scored other than the document implies. */
+const judgeListed = (j: Judged<DocumentRead>, key: string, zsetType: string, score: number | undefined, cell: unknown) => {
+  const stored = textCell(cell)
+  if (stored === wrongTypeCell) return j.suspects.push({ key, expected: zsetType })
+  if (stored === null) {
+    const expected = score === undefined ? "member" : `member with score ${score}`
+    return j.problems.push({ kind: "document-missing-from-index", ...at(j.read, key), expected, found: "absent" })
+  }
+  if (score !== undefined && !sameScore(stored, score)) {
+    j.problems.push({ kind: "wrong-score", ...at(j.read, key), expected: score, found: Number(stored) })
+  }
+}
+
+/** A set member: missing from the set. */
+const judgeMemberOf = (j: Judged<DocumentRead>, key: string, cell: unknown) => {
+  if (cell === wrongTypeCell) j.suspects.push({ key, expected: "set" })
+  else if (cell !== 1) j.problems.push({ kind: "document-missing-from-index", ...at(j.read, key), expected: "member", found: "absent" })
+}
+
+const malformed = (entry: DocumentEntry, found: string): Finding => ({
+  fix: "none",
+  problem: { kind: "malformed-document", key: entry.key, scope: null, member: entry.id, expected: "fields v and scope forming keys", found }
+})
+
+const judgeJobOrders = (ctx: IndexContext, reads: ReadonlyArray<readonly [JobOrderRead, string]>) =>
+  Effect.gen(function* () {
+    const listed = reads.filter(([r]) => r.persistent)
+    const cells = yield* pipelined(ctx.valkey, "read joborder lists", listed.map(([r, list]) => (p) => p.zscore(list, r.id)))
+    const all = listed.map(([read, list], i) => {
+      const j = judged(read)
+      judgeListed(j, list, "zset", read.priority === null ? undefined : Number(read.priority), cells[i])
+      return j
+    })
+    // A retired job order has nothing to be missing from; only its scope registration counts.
+    return yield* finish(ctx, [...all, ...reads.filter(([r]) => !r.persistent).map(([r]) => judged(r))])
+  })
+
+const judgeWorkMasters = (ctx: IndexContext, reads: ReadonlyArray<readonly [WorkMasterRead, string]>) =>
+  Effect.gen(function* () {
+    const cells = yield* pipelined(ctx.valkey, "read workmaster lists", reads.map(([r, list]) => (p) => p.sismember(list, r.id)))
+    return yield* finish(ctx, reads.map(([read, list], i) => {
+      const j = judged(read)
+      judgeMemberOf(j, list, cells[i])
+      return j
+    }))
+  })
+
+type ResponseDraft = Omit<JobResponseRead, "score" | "pointerId">
+
+interface ResponseKeys {
+  readonly list: string
+  readonly state: string | undefined
+  readonly order: string | undefined
+}
+
+const judgeJobResponses = (ctx: IndexContext, drafts: ReadonlyArray<ResponseDraft>, keys: ReadonlyArray<ResponseKeys>) =>
+  Effect.gen(function* () {
+    // Four reads per response in a fixed layout; a slot that does not apply holds an ECHO.
+    const cells = yield* pipelined(ctx.valkey, "read jobresponse indexes", drafts.flatMap((d, i): Array<PipelinedRead> => {
+      const k = keys[i]!
+      return [
+        (p) => p.zscore(k.list, d.id),
+        (p) => (k.state ? p.sismember(k.state, d.id) : p.echo("")),
+        (p) => (k.order ? p.get(k.order) : p.echo("")),
+        (p) => (d.start === null ? p.hget(d.key, "doc") : p.echo(""))
+      ]
+    }))
+    const pointers = drafts.map((d, i) => (keys[i]!.order ? textCell(cells[i * 4 + 2]) : null))
+    // The responses other pointers name: do they still carry the order (a later put of theirs won)?
+    const others = yield* Effect.forEach(pointers, (ptr, i) =>
+      typeof ptr === "string" && ptr !== drafts[i]!.id ? keyOf(ctx, "jobResponse", { id: ptr }) : Effect.succeed(undefined)
+    )
+    const otherCells = yield* pipelined(ctx.valkey, "read pointed jobresponses", others.flatMap((k) => (k ? [(p) => p.hget(k, "order")] : [])))
+    let o = 0
+    const all = drafts.map((draft, i) => {
+      const k = keys[i]!
+      const docText = textCell(cells[i * 4 + 3])
+      const pointer = pointers[i]!
+      const read: JobResponseRead = {
+        ...draft,
+        score: startScore(draft.start, draft.start === null && typeof docText === "string" ? docText : null),
+        pointerId: typeof pointer === "string" ? pointer : ""
+      }
+      const j = judged(read)
+      judgeListed(j, k.list, "zset", read.score, cells[i * 4])
+      if (k.state) judgeMemberOf(j, k.state, cells[i * 4 + 1])
+      if (k.order) {
+        const otherOrder = others[i] ? textCell(otherCells[o++]) : undefined
+        if (pointer === wrongTypeCell) j.suspects.push({ key: k.order, expected: "string" })
+        else if (pointer !== read.id && (pointer === null || otherOrder !== read.orderId)) {
+          j.problems.push({
+            kind: "document-missing-from-index", ...at(read, k.order), expected: `pointer to ${read.id}`, found: pointer === null ? "absent" : `pointer to ${pointer}`
+          })
+        }
+      }
+      return j
+    })
+    return yield* finish(ctx, all)
+  })
+
+/** Reads and judges a batch of documents of one family; documents outside the context's scope are skipped. */
+export const inspectDocuments = (
+  ctx: IndexContext,
+  family: DocumentFamily,
+  entries: ReadonlyArray<DocumentEntry>
+): Effect.Effect<ReadonlyArray<Finding>, ConnectionError> =>
+  Effect.gen(function* () {
+    const withTtl = family === "jobOrder"
+    const step = withTtl ? 2 : 1
+    const cells = yield* pipelined(ctx.valkey, "read documents", entries.flatMap((e): Array<PipelinedRead> =>
+      withTtl ? [(p) => p.hmget(e.key, ...fieldsOf[family]), (p) => p.pttl(e.key)] : [(p) => p.hmget(e.key, ...fieldsOf[family])]
+    ))
+    const findings: Array<Finding> = []
+    const wrongTyped: Array<DocumentEntry> = []
+    const orders: Array<readonly [JobOrderRead, string]> = []
+    const masters: Array<readonly [WorkMasterRead, string]> = []
+    const drafts: Array<ResponseDraft> = []
+    const responseKeys: Array<ResponseKeys> = []
+    for (const [i, entry] of entries.entries()) {
+      const fields = fieldsCell(cells[i * step])
+      if (fields === wrongTypeCell) {
+        wrongTyped.push(entry)
+        continue
+      }
+      const [version, scope, a, b, c] = fields
+      if (version === null || version === undefined) continue // deleted since the scan
+      if (!scope) {
+        findings.push(malformed(entry, "no scope"))
+        continue
+      }
+      if (!inScope(ctx, scope)) continue
+      const base = { id: entry.id, key: entry.key, version, scope }
+      const list = yield* keyOf(ctx, listFamily[family], { scope })
+      const state = family === "jobResponse" && a ? yield* keyOf(ctx, "jobResponseByState", { scope, state: a }) : ""
+      const order = family === "jobResponse" && b ? yield* keyOf(ctx, "jobResponseByOrder", { orderId: b }) : ""
+      if (list === undefined || state === undefined || order === undefined) {
+        findings.push(malformed(entry, `scope '${scope}', state '${a ?? ""}' or order '${b ?? ""}' forms no key`))
+        continue
+      }
+      if (family === "jobOrder") orders.push([{ ...base, family, priority: a ?? null, persistent: cells[i * step + 1] === -1 }, list])
+      else if (family === "workMaster") masters.push([{ ...base, family }, list])
+      else {
+        drafts.push({ ...base, family, state: a ?? "", orderId: b ?? "", start: c ?? null })
+        responseKeys.push({ list, state: state || undefined, order: order || undefined })
+      }
+    }
+    const types = yield* typesOf(ctx.valkey, wrongTyped.map((e) => e.key))
+    wrongTyped.forEach((entry, i) => {
+      if (types[i] !== "hash" && types[i] !== "none") {
+        findings.push({ fix: "none", problem: { kind: "wrong-type", key: entry.key, scope: null, member: null, expected: "hash", found: types[i]! } })
+      }
+    })
+    if (orders.length > 0) findings.push(...(yield* judgeJobOrders(ctx, orders)))
+    if (masters.length > 0) findings.push(...(yield* judgeWorkMasters(ctx, masters)))
+    if (drafts.length > 0) findings.push(...(yield* judgeJobResponses(ctx, drafts, responseKeys)))
+    return findings
+  })
