@@ -28,7 +28,7 @@ export const keyFamilies = {
   sfcHeartbeat: "sfc:heartbeat",
   sfcWaits: "sfc:waits:{scope}:{typeId}",
   sfcEvent: "sfc:event:{scope}:{source}|{id}",
-  deadLetter: "dlq:{stream}",
+  sfcCorrelation: "sfc:correlation:{correlationId}",
   /** Dead letters of one poller kind and scope (`changes`, `sfc`): entries that failed every delivery. */
   deadLetterStream: "dlq:{kind}:{scope}",
   nudge: "nudge:{kind}"

@@ -12,7 +12,7 @@
                                                         ARGV[5] is empty)
   KEYS[5] jobresponse:{pointerId}               hash    read only: the response the pointer named
                                                         when the caller read it (unused when ARGV[7]
-                                                        is empty or equals ARGV[1])
+                                                        is empty, equals ARGV[1] or forms no key)
   KEYS[6] scopes                                set     gains the scope
 
   Unused key slots hold the document key (KEYS[1]), as in put-jobresponse-8.lua.
@@ -68,7 +68,7 @@ if state ~= '' then fixes = fixes + redis.call('SADD', stateKey, id) end
 if order ~= '' and pointer ~= id then
   -- Another response that still carries this order keeps the pointer (the later put won);
   -- a pointer to anything else (no document, another order, not a hash) is taken over.
-  local holderKeeps = pointer ~= '' and redis.call('TYPE', pointedKey)['ok'] == 'hash'
+  local holderKeeps = pointer ~= '' and pointedKey ~= docKey and redis.call('TYPE', pointedKey)['ok'] == 'hash'
     and redis.call('HGET', pointedKey, 'order') == order
   if not holderKeeps then
     redis.call('SET', orderKey, id)

@@ -17,3 +17,4 @@ export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./re
 export * from "./condition/index.js"
 // The engine core (src/engine) adds its exports below.
 export * from "./engine/index.js"
+export * from "./runtime/index.js"

@@ -38,7 +38,7 @@ export const keyOf = <F extends KeyFamily>(ctx: IndexContext, family: F, parts: 
   ctx.valkey.key(family, parts).pipe(Effect.option, Effect.map(Option.getOrUndefined))
 
 /** The scopes of `scopes` among `wanted`; `undefined` when the registry itself is of another type. */
-const registeredScopes = (ctx: IndexContext, wanted: ReadonlyArray<string>) =>
+export const registeredScopes = (ctx: IndexContext, wanted: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const unique = [...new Set(wanted)]
     if (unique.length === 0) return new Set<string>()

@@ -20,6 +20,8 @@ export class Draft {
   results: Record<string, unknown>
   history: Array<StepRecord>
   readonly outbox: Array<OutboxEntry> = []
+  /** Steps entered during this call: a second entry means the recipe cycles without waiting. */
+  readonly entered = new Set<string>()
   changed = false
 
   constructor(source: ExecutionState, now: number) {

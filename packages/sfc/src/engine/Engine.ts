@@ -65,16 +65,29 @@ const waitsOf = (state: ExecutionState): Map<string, number> => {
   return waits
 }
 
+/** The earliest open deadline of a running state, or null. */
+export const dueOf = (state: ExecutionState): number | null => {
+  if (state.status !== "running") return null
+  const deadlines = state.actions.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
+  return deadlines.length > 0 ? Math.min(...deadlines) : null
+}
+
+/** The indexes a state implies (due, waits, active): what reconcile compares against Valkey. */
+export const indexesOf = (state: ExecutionState) => ({
+  due: dueOf(state),
+  waits: [...waitsOf(state)].map(([typeId, since]) => ({ typeId, since })),
+  active: !isTerminalStatus(state.status)
+})
+
 const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
   const state = draft.finish()
   const oldWaits = before ? waitsOf(before) : new Map<string, number>()
   const newWaits = waitsOf(state)
-  const deadlines = state.actions.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
   return {
     state,
     changed: draft.changed,
     outbox: draft.outbox,
-    due: deadlines.length > 0 && state.status === "running" ? Math.min(...deadlines) : null,
+    due: dueOf(state),
     waitsAdd: [...newWaits].filter(([t]) => !oldWaits.has(t)).map(([typeId, since]) => ({ typeId, since })),
     waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
     active: !isTerminalStatus(state.status),
@@ -129,21 +142,25 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
 
 const applyTick = (draft: Draft): void => {
   if (draft.state.status !== "running") return
-  for (let at = 0; at < draft.actions.length; at++) {
+  const expired = draft.actions.flatMap((run, at) => (run.deadline !== undefined && run.deadline <= draft.now ? [at] : []))
+  // Failures first: a job that fails in this write must not resend anything in the same write
+  // (the command would reach the station before the job order leaves Running).
+  for (const at of expired) {
     const run = draft.actions[at]!
-    if (run.deadline === undefined || run.deadline > draft.now) continue
+    if (run.state === "dispatched" && run.attempts < draft.state.maxAttempts) continue
     const action = draft.index.action(run.action)!
-    if (run.state === "dispatched" && run.attempts < draft.state.maxAttempts) {
-      draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
-      draft.emit({
-        type: "command", jobId: draft.state.jobId, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
-        parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
-      })
-      continue
-    }
     const why = run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
     draft.updateAction(at, { state: "failed", error: why, deadline: undefined })
     return failJob(draft, `action ${run.action} timed out: ${why}`)
+  }
+  for (const at of expired) {
+    const run = draft.actions[at]!
+    const action = draft.index.action(run.action)!
+    draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
+    draft.emit({
+      type: "command", jobId: draft.state.jobId, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
+      parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
+    })
   }
 }
 

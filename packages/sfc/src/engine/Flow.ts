@@ -8,10 +8,18 @@ import { type ActionResult, chooseTransition } from "./RecipeIndex.js"
  * the caller turns the draft into a single CAS write.
  */
 
-/** A safety net: a recipe that loops through steps without actions would never stop. */
+/** A backstop behind the re-entry check of `enterStep`: no call enters more steps than this. */
 const MAX_ENTRIES_PER_CALL = 1000
 
 export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branch"]): void => {
+  // A job that failed while entering a branch's earlier path must not dispatch its later paths.
+  if (draft.state.status !== "running") return
+  // Nothing completes an action during one call, so a step entered twice in one call has no N
+  // action and every choice on the way back to it read the same results: the recipe would cycle
+  // forever. Failing at the second entry (rather than at the entry cap) sends each pulse of the
+  // cycle once instead of hundreds of times.
+  if (draft.entered.has(step)) return failJob(draft, `the recipe loops through step ${step} without waiting for anything`)
+  draft.entered.add(step)
   const visit = (draft.visits[step] ?? 0) + 1
   draft.visits[step] = visit
   draft.active.push({ step, visit, enteredAt: draft.now, ...(branch ? { branch } : {}) })

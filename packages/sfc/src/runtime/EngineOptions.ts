@@ -1,0 +1,53 @@
+import { Config } from "effect"
+
+/** How the SFC runtime of one island behaves; every field has a production default. */
+export interface EngineOptions {
+  /** Sends of one push command before it fails (sfc.md §3 Timeouts). */
+  readonly maxAttempts: number
+  /** How often the timer sweep runs. */
+  readonly sweepIntervalMs: number
+  /** A heartbeat older than this means the island was down: deadlines inside the outage move back. */
+  readonly outageThresholdMs: number
+  /** How often reconcile looks for jobs a lost change entry could have stranded. */
+  readonly reconcileIntervalMs: number
+  /** Consumer groups of the engine on `sfc:work:{scope}` and on `changes:{scope}`. */
+  readonly workGroup: string
+  readonly changesGroup: string
+  /** This instance's consumer name in both groups. */
+  readonly consumer?: string | undefined
+  /** Entries handled at once per poller. */
+  readonly concurrency: number
+  /** Fallback poll interval of both pollers (nudges make it faster). */
+  readonly fallbackIntervalMs: number
+  /** An entry pending this long on a dead consumer is taken over. */
+  readonly claimIdleMs: number
+  /** How long a command's correlation id finds its job (replies later than this are ignored). */
+  readonly correlationTtlMs: number
+}
+
+export const defaultEngineOptions: EngineOptions = {
+  maxAttempts: 3,
+  sweepIntervalMs: 500,
+  outageThresholdMs: 10_000,
+  reconcileIntervalMs: 30_000,
+  workGroup: "sfc-engine",
+  changesGroup: "sfc-engine",
+  concurrency: 16,
+  fallbackIntervalMs: 1000,
+  claimIdleMs: 30_000,
+  correlationTtlMs: 24 * 60 * 60 * 1000
+}
+
+/** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
+export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
+  maxAttempts: Config.integer("SFC_MAX_ATTEMPTS").pipe(Config.withDefault(defaultEngineOptions.maxAttempts)),
+  sweepIntervalMs: Config.integer("SFC_SWEEP_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.sweepIntervalMs)),
+  outageThresholdMs: Config.integer("SFC_OUTAGE_THRESHOLD_MS").pipe(Config.withDefault(defaultEngineOptions.outageThresholdMs)),
+  reconcileIntervalMs: Config.integer("SFC_RECONCILE_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.reconcileIntervalMs)),
+  workGroup: Config.string("SFC_WORK_GROUP").pipe(Config.withDefault(defaultEngineOptions.workGroup)),
+  changesGroup: Config.string("SFC_CHANGES_GROUP").pipe(Config.withDefault(defaultEngineOptions.changesGroup)),
+  concurrency: Config.integer("SFC_CONCURRENCY").pipe(Config.withDefault(defaultEngineOptions.concurrency)),
+  fallbackIntervalMs: Config.integer("SFC_FALLBACK_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.fallbackIntervalMs)),
+  claimIdleMs: Config.integer("SFC_CLAIM_IDLE_MS").pipe(Config.withDefault(defaultEngineOptions.claimIdleMs)),
+  correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs))
+})

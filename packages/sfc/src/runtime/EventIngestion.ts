@@ -1,0 +1,91 @@
+import { Effect } from "effect"
+import { SfcStateDao, Valkey } from "@microdcs/store"
+import { type Applied, Executions } from "./Executions.js"
+
+/** An event or reply from a station, as the CloudEvents binding (or the in-process station) sees it. */
+export interface StationEvent {
+  /** The CloudEvent subject up to the first `/`: the island scope. */
+  readonly scope: string
+  readonly source: string
+  readonly id: string
+  readonly type: string
+  /** Set on replies to push commands. */
+  readonly correlationId?: string | undefined
+  /** The `jobid` extension attribute, when the station names the job. */
+  readonly jobId?: string | undefined
+  readonly data?: unknown
+  /** Set when the station reports a failure. */
+  readonly error?: string | undefined
+}
+
+export type IngestOutcome =
+  | { readonly _tag: "Applied"; readonly jobId: string }
+  | { readonly _tag: "Duplicate"; readonly jobId: string }
+  | { readonly _tag: "Ignored"; readonly reason: string }
+
+/** How many waiting jobs an event by type tries when the oldest entry turns out to be stale. */
+const WAITING_CANDIDATES = 3
+
+const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined => {
+  switch (applied._tag) {
+    case "Written":
+      return { _tag: "Applied", jobId }
+    case "Duplicate":
+      return { _tag: "Duplicate", jobId }
+    case "NoExecution":
+      return undefined
+    case "Unchanged":
+      return undefined
+  }
+}
+
+/**
+ * Routes station events into executions (sfc.md §3 Events): a reply by its correlation id, an
+ * event by the job it names, else to the job that has waited longest for its type. The applied
+ * event is recorded in the same CAS, so a redelivered event is a no-op even after the state moved.
+ */
+export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEvents", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const states = yield* SfcStateDao
+    const executions = yield* Executions
+
+    const applyTo = (jobId: string, event: StationEvent) =>
+      executions.apply(
+        jobId,
+        {
+          type: "event",
+          ...(event.correlationId !== undefined ? { correlationId: event.correlationId } : { eventType: event.type }),
+          data: event.data ?? null,
+          ...(event.error !== undefined ? { error: event.error } : {})
+        },
+        { source: event.source, id: event.id }
+      )
+
+    const ingest = (event: StationEvent) =>
+      Effect.gen(function* () {
+        if (event.correlationId !== undefined) {
+          const key = yield* valkey.key("sfcCorrelation", { correlationId: event.correlationId })
+          const jobId = yield* valkey.command("correlation", (c) => c.get(key))
+          if (jobId === null) return { _tag: "Ignored", reason: "unknown correlation id" } satisfies IngestOutcome
+          return outcomeOf(jobId, yield* applyTo(jobId, event)) ?? ({ _tag: "Ignored", reason: "no action waits for this reply" } satisfies IngestOutcome)
+        }
+        if (event.jobId !== undefined) {
+          return outcomeOf(event.jobId, yield* applyTo(event.jobId, event)) ?? ({ _tag: "Ignored", reason: "the job waits for no such event" } satisfies IngestOutcome)
+        }
+        for (const { jobId } of yield* states.waiting(event.scope, event.type, WAITING_CANDIDATES)) {
+          const outcome = outcomeOf(jobId, yield* applyTo(jobId, event))
+          if (outcome) return outcome
+        }
+        return { _tag: "Ignored", reason: "no job waits for this event type" } satisfies IngestOutcome
+      }).pipe(
+        Effect.tap((outcome) =>
+          outcome._tag === "Ignored"
+            ? Effect.logInfo("station event ignored").pipe(Effect.annotateLogs({ type: event.type, id: event.id, reason: outcome.reason }))
+            : Effect.void
+        )
+      )
+
+    return { ingest } as const
+  })
+}) {}

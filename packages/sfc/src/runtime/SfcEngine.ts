@@ -1,0 +1,56 @@
+import { Effect, Layer, Schedule } from "effect"
+import { makePoller } from "@microdcs/poller"
+import { handleChangeEntry } from "./ChangeFollower.js"
+import { defaultEngineOptions, type EngineOptions } from "./EngineOptions.js"
+import { Executions } from "./Executions.js"
+import { JobOrderTransitions } from "./JobOrderTransitions.js"
+import { handleWorkEntry } from "./OutboxHandler.js"
+import { reconcileOnce } from "./Reconcile.js"
+import { SfcEvents } from "./EventIngestion.js"
+import { sweepOnce } from "./TimerSweep.js"
+
+/** Which parts of the engine this process runs; several instances may share one island. */
+export interface EngineRoles {
+  /** Work/outbox and change consumers, and reconcile. */
+  readonly engine: boolean
+  /** The timer sweep (deadlines, heartbeat, outage grace). */
+  readonly sweep: boolean
+}
+
+/** Runs `round` forever at `intervalMs`, logging (never ending on) a failed round. */
+const every = <E, R>(name: string, intervalMs: number, round: Effect.Effect<unknown, E, R>) =>
+  round.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(`${name} round failed`, cause)),
+    Effect.repeat(Schedule.spaced(`${intervalMs} millis`))
+  )
+
+/**
+ * The SFC runtime's processes as a scoped layer: the consumers of `sfc:work:{scope}` and
+ * `changes:{scope}`, the timer sweep and the reconcile loop, all stopped when the layer's scope
+ * closes (in-flight handlers finish first). Needs {@link SfcRuntimeServices} and a `StationPort`;
+ * the station binding usually needs `SfcEvents` from the same services, hence the split.
+ */
+export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: EngineRoles = { engine: true, sweep: true }) => {
+  const resolved: EngineOptions = { ...defaultEngineOptions, ...options }
+  const consumer = resolved.consumer !== undefined ? { consumer: resolved.consumer } : {}
+  const pollerDefaults = {
+    concurrency: resolved.concurrency,
+    fallbackIntervalMs: resolved.fallbackIntervalMs,
+    claimIdleMs: resolved.claimIdleMs,
+    ...consumer
+  }
+  const run = Effect.gen(function* () {
+    if (roles.engine) {
+      yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handler: handleWorkEntry(resolved), ...pollerDefaults })
+      yield* makePoller({ kind: "changes", stream: "changes", group: resolved.changesGroup, handler: handleChangeEntry(resolved), ...pollerDefaults })
+      yield* Effect.forkScoped(every("reconcile", resolved.reconcileIntervalMs, reconcileOnce(resolved)))
+    }
+    if (roles.sweep) yield* Effect.forkScoped(every("timer sweep", resolved.sweepIntervalMs, sweepOnce(resolved)))
+  })
+  return Layer.scopedDiscard(run)
+}
+
+/** The services the runtime is built from; also what an event-ingesting binding needs. */
+export const SfcRuntimeServices = Layer.mergeAll(SfcEvents.Default, JobOrderTransitions.Default).pipe(
+  Layer.provideMerge(Executions.Default)
+)

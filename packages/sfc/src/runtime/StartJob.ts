@@ -1,0 +1,43 @@
+import { Effect, Either } from "effect"
+import { firstWorkMasterId } from "@microdcs/job-state"
+import { WorkMasterDao } from "@microdcs/store"
+import { validateWorkMasterRecipe } from "../recipe/validateRecipe.js"
+import { Executions } from "./Executions.js"
+import { JobOrderTransitions } from "./JobOrderTransitions.js"
+
+export type StartOutcome = "started" | "already-started" | "not-startable" | "no-recipe" | "missing"
+
+/**
+ * Starts a job when its order is `AllowedToStart` and its first work master carries a valid
+ * recipe (sfc.md §3 Start). The execution is created create-only, so a duplicate start (two
+ * instances, a redelivered change) does nothing. A job order without a recipe is left to the MES.
+ */
+export const startJob = (jobId: string, maxAttempts: number) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const workMasters = yield* WorkMasterDao
+    const executions = yield* Executions
+    const order = yield* jobOrders.load(jobId)
+    if (!order) return "missing" satisfies StartOutcome
+    if (order.state.main !== "AllowedToStart") return "not-startable" satisfies StartOutcome
+    const workMasterId = firstWorkMasterId(order.jobOrder)
+    if (workMasterId === undefined) return "no-recipe" satisfies StartOutcome
+    const workMaster = yield* workMasters.get(workMasterId).pipe(
+      Effect.map((doc) => doc.doc),
+      Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+    )
+    if (workMaster === undefined) return "no-recipe" satisfies StartOutcome
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(workMaster)
+    } catch {
+      return "no-recipe" satisfies StartOutcome
+    }
+    const recipe = validateWorkMasterRecipe(parsed)
+    if (recipe === undefined || Either.isLeft(recipe)) {
+      if (recipe !== undefined) yield* Effect.logWarning("work master recipe is invalid; the job is left to the MES").pipe(Effect.annotateLogs({ jobId, workMasterId }))
+      return "no-recipe" satisfies StartOutcome
+    }
+    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe: recipe.right, maxAttempts })
+    return (created._tag === "Written" ? "started" : "already-started") satisfies StartOutcome
+  })

@@ -1,0 +1,92 @@
+import { Either } from "effect"
+import {
+  type ActionRun,
+  type EngineInput,
+  type EngineOutput,
+  type ExecutionState,
+  type OutboxEntry,
+  type Recipe,
+  start,
+  type StartParams,
+  step,
+  validateRecipe
+} from "@microdcs/sfc"
+
+/** Shared pieces of the engine tests (not a test file itself). */
+
+export const T0 = 1_700_000_000_000
+export const JOB = "job-1"
+export const SCOPE = "line-1"
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+/** A recipe from JSON, validated like a stored work master's; a test with a broken recipe throws. */
+export const recipeOf = (json: unknown): Recipe => {
+  const result = validateRecipe(json)
+  if (Either.isLeft(result)) throw new Error(`invalid test recipe: ${result.left.map((p) => p.message).join("; ")}`)
+  return result.right
+}
+
+export const stepJson = (Name: string, Initial = false) => ({ Name, Initial })
+export const transition = (Source: string, Target: string, Condition = "true", Priority = 0) => ({ Source, Target, Condition, Priority })
+export const push = (Name: string, Step: string, extra: Record<string, unknown> = {}) => ({
+  Name, Step, Qualifier: "N", Interaction: "push_command", TypeId: `com.example.${Name}`, TimeoutSeconds: 10, ...extra
+})
+export const pull = (Name: string, Step: string, extra: Record<string, unknown> = {}) => push(Name, Step, { Interaction: "pull_event", ...extra })
+
+/** A linear recipe: the steps in order, each with the actions given for it. */
+export const linear = (steps: ReadonlyArray<string>, actions: ReadonlyArray<object>, extra: Record<string, unknown> = {}): Recipe =>
+  recipeOf({
+    Steps: steps.map((name, i) => stepJson(name, i === 0)),
+    Transitions: steps.slice(1).map((name, i) => transition(steps[i]!, name)),
+    Actions: actions,
+    ...extra
+  })
+
+export const entriesOf = <T extends OutboxEntry["type"]>(out: { readonly outbox: ReadonlyArray<OutboxEntry> }, type: T) =>
+  out.outbox.filter((e): e is Extract<OutboxEntry, { type: T }> => e.type === type)
+
+/** Drives one job through the core as the runtime would: every state goes through JSON in between. */
+export class Job {
+  state: ExecutionState
+  readonly outputs: Array<EngineOutput> = []
+
+  constructor(recipe: Recipe, now = T0, params: Partial<StartParams> = {}) {
+    const out = start({ jobId: JOB, scope: SCOPE, workMasterId: "wm-1", recipe, ...params }, now)
+    this.outputs.push(out)
+    this.state = JSON.parse(JSON.stringify(out.state)) as ExecutionState
+  }
+
+  get last(): EngineOutput {
+    return this.outputs[this.outputs.length - 1]!
+  }
+
+  apply(input: EngineInput, now: number): EngineOutput {
+    const out = step(this.state, input, now)
+    this.outputs.push(out)
+    this.state = JSON.parse(JSON.stringify(out.state)) as ExecutionState
+    return out
+  }
+
+  /** The open run of an action (dispatched or waiting); throws when there is none. */
+  open(action: string): ActionRun {
+    const run = this.state.actions.find((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting"))
+    if (!run) throw new Error(`action ${action} is not open in ${JSON.stringify(this.state.actions)}`)
+    return run
+  }
+
+  /** The station answers an open action: by correlation id for a command, by type for a wait. */
+  answer(action: string, now: number, data: unknown = {}, error?: string): EngineOutput {
+    const run = this.open(action)
+    const typeId = this.state.recipe.Actions.find((a) => a.Name === action)!.TypeId
+    const routing = run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }
+    return this.apply({ type: "event", ...routing, data, ...(error !== undefined ? { error } : {}) }, now)
+  }
+
+  activeSteps(): Array<string> {
+    return this.state.active.map((a) => a.step)
+  }
+
+  all<T extends OutboxEntry["type"]>(type: T) {
+    return this.outputs.flatMap((out) => entriesOf(out, type))
+  }
+}

@@ -1,0 +1,104 @@
+import { Effect } from "effect"
+import type { KeyFamily } from "@microdcs/keyschema"
+import type { ConnectionError } from "./Errors.js"
+import { type DocumentFamily, isIndexFamily } from "./IndexFacts.js"
+import { inspectDocuments, registeredScopes } from "./IndexDocuments.js"
+import type { Finding, IndexContext } from "./IndexFinding.js"
+import { inScope } from "./IndexFinding.js"
+import { type IndexKeyEntry, inspectIndexKeys } from "./IndexMembers.js"
+import { scanKeys, typesOf } from "./IndexReads.js"
+
+/**
+ * One walk over an island, shared by the check and the rebuild. Phases, in order:
+ *
+ * - `scopes`: the `scopes` registry itself must be a set;
+ * - `joborder`, `jobresponse`, `workmaster`: one SCAN per document kind (`joborder:*` also
+ *   yields the kind's index keys); each batch is inspected from the document side and from the
+ *   index side;
+ * - `references`: reference lists hold data too, so their scopes must be registered (the
+ *   add-references script registers them). Acceptance limits are configuration: JobAcceptanceDao
+ *   stores one without registering its scope, so a scope with only a limit is not required in
+ *   `scopes` (add `jobAcceptance` to {@link scopeHolders} once the DAO registers it).
+ *
+ * The handler gets every batch as soon as it is inspected (at least once per SCAN batch, empty
+ * ones included), so the rebuild repairs as it goes and memory stays bounded.
+ */
+export type Phase = "scopes" | "joborder" | "jobresponse" | "workmaster" | "references"
+
+export interface Batch {
+  readonly phase: Phase
+  /** Keys and index entries inspected in this batch. */
+  readonly scanned: number
+  readonly findings: ReadonlyArray<Finding>
+}
+
+export type BatchHandler<E, R> = (batch: Batch) => Effect.Effect<void, E, R>
+
+const documentPhases: ReadonlyArray<readonly [Phase, DocumentFamily]> = [
+  ["joborder", "jobOrder"],
+  ["jobresponse", "jobResponse"],
+  ["workmaster", "workMaster"]
+]
+
+const walkScopes = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
+  Effect.gen(function* () {
+    const [type] = yield* typesOf(ctx.valkey, [ctx.scopesKey])
+    const findings: Array<Finding> =
+      type === "set" || type === "none"
+        ? []
+        : [{ fix: "type", problem: { kind: "wrong-type", key: ctx.scopesKey, scope: null, member: null, expected: "set", found: type! } }]
+    yield* handle({ phase: "scopes", scanned: 1, findings })
+  })
+
+const walkDocuments = <E, R>(ctx: IndexContext, phase: Phase, family: DocumentFamily, handle: BatchHandler<E, R>) =>
+  scanKeys(ctx.valkey, ctx.valkey.keys.pattern(family), (keys) =>
+    Effect.gen(function* () {
+      const documents: Array<{ id: string; key: string }> = []
+      const indexes: Array<IndexKeyEntry> = []
+      for (const key of keys) {
+        // The glob of `joborder:{id}` also matches `joborder:list:{scope}`: the parser tells them apart.
+        const parsed = ctx.valkey.keys.parse(key)
+        if (parsed === undefined) continue
+        const parts = parsed.parts as Readonly<Record<string, string>>
+        if (parsed.family === family) documents.push({ id: parts["id"] ?? "", key })
+        else if (isIndexFamily(parsed.family)) indexes.push({ family: parsed.family, key, parts })
+      }
+      const findings = yield* inspectDocuments(ctx, family, documents)
+      yield* handle({ phase, scanned: documents.length, findings })
+      yield* inspectIndexKeys(ctx, indexes, (scanned, found) => handle({ phase, scanned, findings: found }))
+    })
+  )
+
+/** Key families that hold data of a scope without being documents; their scopes must be registered. */
+const scopeHolders: ReadonlyArray<KeyFamily> = ["referenceList"]
+
+const walkReferences = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
+  Effect.forEach(
+    scopeHolders,
+    (family) =>
+      scanKeys(ctx.valkey, ctx.valkey.keys.pattern(family), (keys) =>
+        Effect.gen(function* () {
+          const holders = keys.flatMap((key) => {
+            const parsed = ctx.valkey.keys.parse(key)
+            const scope = parsed?.family === family ? (parsed.parts as Readonly<Record<string, string>>)["scope"] : undefined
+            return scope !== undefined && inScope(ctx, scope) ? [{ key, scope }] : []
+          })
+          const registered = yield* registeredScopes(ctx, holders.map((h) => h.scope))
+          const findings: Array<Finding> = holders.flatMap(({ key, scope }) =>
+            registered === undefined || registered.has(scope)
+              ? []
+              : [{ fix: "scope", problem: { kind: "scope-not-registered", key: ctx.scopesKey, scope, member: scope, source: key, expected: "member", found: "absent" } } as const]
+          )
+          yield* handle({ phase: "references", scanned: holders.length, findings })
+        })
+      ),
+    { discard: true }
+  )
+
+/** Walks the island (or one scope of it) and hands every inspected batch to `handle`. */
+export const walkIndexes = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>): Effect.Effect<void, E | ConnectionError, R> =>
+  Effect.gen(function* () {
+    yield* walkScopes(ctx, handle)
+    for (const [phase, family] of documentPhases) yield* walkDocuments(ctx, phase, family, handle)
+    yield* walkReferences(ctx, handle)
+  })

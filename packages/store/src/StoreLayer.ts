@@ -1,0 +1,38 @@
+import { Layer } from "effect"
+import { ChangeStream } from "./ChangeStream.js"
+import { DedupeStore } from "./DedupeStore.js"
+import { IndexMaintenance } from "./IndexMaintenance.js"
+import { JobAcceptanceDao } from "./JobAcceptanceDao.js"
+import { JobOrderDao } from "./JobOrderDao.js"
+import { JobResponseDao } from "./JobResponseDao.js"
+import { PublisherLease } from "./Lease.js"
+import { StartLease } from "./StartLease.js"
+import { PublisherCursors } from "./PublisherCursors.js"
+import { ReferenceListDao } from "./ReferenceListDao.js"
+import { ScopeRegistry } from "./ScopeRegistry.js"
+import { SfcStateDao } from "./SfcStateDao.js"
+import { ValkeyStreams } from "./ValkeyStreams.js"
+import { WorkMasterDao } from "./WorkMasterDao.js"
+import { layer as valkeyLayer } from "./Valkey.js"
+import type { ValkeyOptions } from "./ValkeyOptions.js"
+
+/** Every DAO of the store over one `Valkey` service. */
+export const StoreServices = Layer.mergeAll(
+  JobOrderDao.Default,
+  JobResponseDao.Default,
+  WorkMasterDao.Default,
+  ReferenceListDao.Default,
+  JobAcceptanceDao.Default,
+  DedupeStore.Default,
+  StartLease.Default,
+  PublisherLease.Default,
+  ScopeRegistry.Default,
+  ChangeStream.Default,
+  PublisherCursors.Default,
+  SfcStateDao.Default,
+  ValkeyStreams.Default,
+  IndexMaintenance.Default
+)
+
+/** The whole store for the given connection options: `Valkey` plus every DAO. */
+export const storeLayer = (options: ValkeyOptions) => StoreServices.pipe(Layer.provideMerge(valkeyLayer(options)))
