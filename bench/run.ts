@@ -4,6 +4,8 @@
  */
 import { startValkeyServer } from "@microdcs/test-utils"
 import { runStoreBench } from "./store.js"
+import { runStreamsBench } from "./streams.js"
+import { runEngineBench } from "./engine.js"
 
 const main = async () => {
   const external = process.env["BENCH_VALKEY_URL"]
@@ -11,7 +13,10 @@ const main = async () => {
   const url = external ?? server!.url
   console.log(`microdcs-ts benchmarks against ${external ? url : `an embedded server at ${url}`} (node ${process.version})`)
   try {
-    await runStoreBench(url)
+    // BENCH_ONLY=store,engine runs a subset.
+    const only = process.env["BENCH_ONLY"]?.split(",")
+    const suites = { store: runStoreBench, streams: runStreamsBench, engine: runEngineBench }
+    for (const [name, suite] of Object.entries(suites)) if (!only || only.includes(name)) await suite(url)
   } finally {
     await server?.stop()
   }

@@ -11,8 +11,10 @@
   ARGV[1] id
   ARGV[2] version (v) the caller read
   ARGV[3] scope the caller read (KEYS[2] was built from it)
-  ARGV[4] priority field the caller read ("" = none: keep an existing score, else score 0)
-  ARGV[5] nudge channel ({prefix}:nudge:changes), told about a newly registered scope
+  ARGV[4] priority field the caller read ("" = none); re-checked
+  ARGV[5] list score the caller computed from it ("" = none or not a finite number: keep an
+          existing score, else score 0)
+  ARGV[6] nudge channel ({prefix}:nudge:changes), told about a newly registered scope
 
   Replies:
     {"ok", fixes}                  fixes = entries added, moved or removed (0 = all were right)
@@ -23,7 +25,7 @@
 -- @include lib/check-types.lua
 
 local docKey, listKey, scopesKey = KEYS[1], KEYS[2], KEYS[3]
-local id, version, scope, priority, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local id, version, scope, priority, score, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
 local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
@@ -34,11 +36,12 @@ if stored[1] ~= version or stored[2] ~= scope or (stored[3] or '') ~= priority t
 
 local fixes = 0
 if redis.call('PTTL', docKey) == -1 then
-  local score = redis.call('ZSCORE', listKey, id)
-  if priority == '' then
+  local listed = redis.call('ZSCORE', listKey, id)
+  if score == '' then
     fixes = fixes + redis.call('ZADD', listKey, 'NX', 0, id)
-  elseif not score or tonumber(score) ~= tonumber(priority) then
-    redis.call('ZADD', listKey, priority, id)
+  elseif not listed or tonumber(listed) ~= tonumber(score) then
+    -- The score goes on as the caller's text: a Lua number would print with 14 digits only.
+    redis.call('ZADD', listKey, score, id)
     fixes = fixes + 1
   end
 else

@@ -61,6 +61,7 @@ local listed = redis.call('ZSCORE', listKey, id)
 if score == '' then
   fixes = fixes + redis.call('ZADD', listKey, 'NX', 0, id)
 elseif not listed or tonumber(listed) ~= tonumber(score) then
+  -- The score goes on as the caller's text: a Lua number would print with 14 digits only.
   redis.call('ZADD', listKey, score, id)
   fixes = fixes + 1
 end

@@ -38,15 +38,17 @@ export interface RepairJobOrderArgs {
   /** The `v` field as read. */
   readonly version: string
   readonly scope: string
-  /** The `priority` field as read; "" when it has none. */
+  /** The `priority` field as read; "" when it has none. The script re-checks it. */
   readonly priority: string
+  /** The list score computed from it; "" = unknown (keep an existing score, else 0). */
+  readonly score: string
   readonly nudgeChannel: string
 }
 
 export const repairJobOrder = defineScript({
   file: "repair-joborder-3.lua",
   keys: ["doc", "list", "scopes"],
-  encodeArgs: (a: RepairJobOrderArgs) => [a.id, a.version, a.scope, a.priority, a.nudgeChannel],
+  encodeArgs: (a: RepairJobOrderArgs) => [a.id, a.version, a.scope, a.priority, a.score, a.nudgeChannel],
   decodeReply: decodeRepair("repair-joborder")
 })
 

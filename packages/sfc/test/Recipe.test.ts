@@ -127,7 +127,9 @@ describe("recipe model", () => {
         { Source: "Start", Target: "Fork", Condition: "true" },
         { Source: "Fork", Target: "Nowhere", Condition: "a &&" },
         { Source: "Other", Target: "Dup", Condition: "x = 1" },
-        { Source: "Dup", Target: "Split", Condition: "" }
+        { Source: "Dup", Target: "Split", Condition: "" },
+        { Source: "P1", Target: "Dup", Condition: "" },
+        { Source: "Dup", Target: "P2", Condition: "" }
       ],
       Actions: [
         action("Dup", "Start"),
@@ -153,7 +155,9 @@ describe("recipe model", () => {
       'branch "Fork" path 2 lists branch "Fork"; paths hold steps only',
       'step "Shared" is in two paths: branch "Fork" path 0 and branch "Split" path 0',
       'branch "Split" path 0 lists "Ghost", which is not a step',
-      'branch "Empty" has no paths'
+      'branch "Empty" has no paths',
+      'transition 4 ("P1" → "Dup") leaves "P1", a step of branch "Fork"; path steps advance in list order and the branch is left by transitions from "Fork"',
+      'transition 5 ("Dup" → "P2") enters "P2", a step of branch "Fork"; a path is entered through its branch'
     ])
     expect(byRule("timeout")).toEqual([
       'action "zero": TimeoutSeconds must be greater than 0, not 0',
@@ -177,7 +181,7 @@ describe("recipe model", () => {
     expect(new Set(problems.map((p) => p.rule))).toEqual(
       new Set(["duplicate-name", "initial-step", "unknown-reference", "branch-path", "timeout", "condition", "qualifier", "unreachable"])
     )
-    expect(problems).toHaveLength(1 + 1 + 3 + 5 + 2 + 2 + qualifiers.length + 1)
+    expect(problems).toHaveLength(1 + 1 + 3 + 7 + 2 + 2 + qualifiers.length + 1)
     expect(problems.find((p) => p.rule === "timeout")!.path).toEqual(["Actions", 3, "TimeoutSeconds"])
     expect(problems.find((p) => p.rule === "condition")!.path).toEqual(["Transitions", 1, "Condition"])
   })

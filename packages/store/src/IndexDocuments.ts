@@ -104,13 +104,19 @@ const malformed = (entry: DocumentEntry, found: string): Finding => ({
   problem: { kind: "malformed-document", key: entry.key, scope: null, member: entry.id, expected: "fields v and scope forming keys", found }
 })
 
+/** The list score a job order's `priority` field implies; `undefined` when it has none (or garbage). */
+export const priorityScore = (priority: string | null): number | undefined => {
+  const n = priority === null || priority === "" ? Number.NaN : Number(priority)
+  return Number.isFinite(n) ? n : undefined
+}
+
 const judgeJobOrders = (ctx: IndexContext, reads: ReadonlyArray<readonly [JobOrderRead, string]>) =>
   Effect.gen(function* () {
     const listed = reads.filter(([r]) => r.persistent)
     const cells = yield* pipelined(ctx.valkey, "read joborder lists", listed.map(([r, list]) => (p) => p.zscore(list, r.id)))
     const all = listed.map(([read, list], i) => {
       const j = judged(read)
-      judgeListed(j, list, "zset", read.priority === null ? undefined : Number(read.priority), cells[i])
+      judgeListed(j, list, "zset", priorityScore(read.priority), cells[i])
       return j
     })
     // A retired job order has nothing to be missing from; only its scope registration counts.
@@ -180,6 +186,18 @@ const judgeJobResponses = (ctx: IndexContext, drafts: ReadonlyArray<ResponseDraf
     return yield* finish(ctx, all)
   })
 
+/** Document keys that answered WRONGTYPE: not documents at all, reported for an operator. */
+const wrongTypedDocuments = (ctx: IndexContext, entries: ReadonlyArray<DocumentEntry>) =>
+  typesOf(ctx.valkey, entries.map((e) => e.key)).pipe(
+    Effect.map((types) =>
+      entries.flatMap((entry, i): Array<Finding> =>
+        types[i] === "hash" || types[i] === "none"
+          ? []
+          : [{ fix: "none", problem: { kind: "wrong-type", key: entry.key, scope: null, member: null, expected: "hash", found: types[i]! } }]
+      )
+    )
+  )
+
 /** Reads and judges a batch of documents of one family; documents outside the context's scope are skipped. */
 export const inspectDocuments = (
   ctx: IndexContext,
@@ -226,12 +244,7 @@ export const inspectDocuments = (
         responseKeys.push({ list, state: state || undefined, order: order || undefined })
       }
     }
-    const types = yield* typesOf(ctx.valkey, wrongTyped.map((e) => e.key))
-    wrongTyped.forEach((entry, i) => {
-      if (types[i] !== "hash" && types[i] !== "none") {
-        findings.push({ fix: "none", problem: { kind: "wrong-type", key: entry.key, scope: null, member: null, expected: "hash", found: types[i]! } })
-      }
-    })
+    findings.push(...(yield* wrongTypedDocuments(ctx, wrongTyped)))
     if (orders.length > 0) findings.push(...(yield* judgeJobOrders(ctx, orders)))
     if (masters.length > 0) findings.push(...(yield* judgeWorkMasters(ctx, masters)))
     if (drafts.length > 0) findings.push(...(yield* judgeJobResponses(ctx, drafts, responseKeys)))

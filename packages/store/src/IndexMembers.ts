@@ -71,11 +71,12 @@ export const inspectPointers = (ctx: IndexContext, pointers: ReadonlyArray<{ rea
       key === undefined ? p.echo("") : p.hmget(key, "v", "scope", "order")
     ))
     const types = yield* actualTypes(ctx, keys, cells)
+    const pointerTypes = yield* actualTypes(ctx, pointers.map((p) => p.key), values)
     const findings: Array<Finding> = []
     pointers.forEach(({ key, orderId }, i) => {
       const pointerId = named[i]!
       if (pointerId === wrongTypeCell) {
-        const problem = { kind: "wrong-type", key, scope: null, member: null, expected: "string", found: "not a string" } as const
+        const problem = { kind: "wrong-type", key, scope: null, member: null, expected: "string", found: pointerTypes.get(key) ?? "none" } as const
         return findings.push({ fix: "type", problem })
       }
       if (pointerId === null) return // deleted since the scan

@@ -11,7 +11,7 @@ import {
 } from "@microdcs/lua-scripts"
 import type { ConnectionError } from "./Errors.js"
 import { type Inconsistency, isIndexFamily } from "./IndexFacts.js"
-import { inspectDocuments, keyOf } from "./IndexDocuments.js"
+import { inspectDocuments, keyOf, priorityScore } from "./IndexDocuments.js"
 import { type DocumentRead, type Finding, type IndexContext, problemsOf } from "./IndexFinding.js"
 import { inspectPointers } from "./IndexMembers.js"
 import { IndexReadHook, MAX_INDEX_RETRIES } from "./IndexPrecondition.js"
@@ -33,9 +33,12 @@ export interface RepairTally {
   readonly unrepaired: Array<Inconsistency>
 }
 
-/** Only derived keys may be deleted for holding the wrong type; data (documents, lists of references) never. */
+/**
+ * Only derived keys may be deleted for holding the wrong type; data (documents, reference lists)
+ * never. `scopes` only by an unscoped rebuild, which refills it for every scope.
+ */
 const isDerivedKey = (ctx: IndexContext, key: string): boolean => {
-  if (key === ctx.scopesKey) return true
+  if (key === ctx.scopesKey) return ctx.scope === undefined
   const parsed = ctx.valkey.keys.parse(key)
   return parsed !== undefined && isIndexFamily(parsed.family)
 }
@@ -60,7 +63,12 @@ const runRepair = (ctx: IndexContext, read: DocumentRead): Effect.Effect<RepairR
     switch (read.family) {
       case "jobOrder": {
         const list = yield* storedKey(keyOf(ctx, "jobOrderList", { scope: read.scope }))
-        return yield* valkey.script(repairJobOrder, { doc, list, scopes: scopesKey }, { ...common, priority: read.priority ?? "" })
+        const score = priorityScore(read.priority)
+        return yield* valkey.script(repairJobOrder, { doc, list, scopes: scopesKey }, {
+          ...common,
+          priority: read.priority ?? "",
+          score: score === undefined ? "" : String(score)
+        })
       }
       case "workMaster": {
         const list = yield* storedKey(keyOf(ctx, "workMasterList", { scope: read.scope }))

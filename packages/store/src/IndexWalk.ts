@@ -43,10 +43,10 @@ const documentPhases: ReadonlyArray<readonly [Phase, DocumentFamily]> = [
 const walkScopes = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
   Effect.gen(function* () {
     const [type] = yield* typesOf(ctx.valkey, [ctx.scopesKey])
-    const findings: Array<Finding> =
-      type === "set" || type === "none"
-        ? []
-        : [{ fix: "type", problem: { kind: "wrong-type", key: ctx.scopesKey, scope: null, member: null, expected: "set", found: type! } }]
+    if (type === "set" || type === "none") return yield* handle({ phase: "scopes", scanned: 1, findings: [] })
+    const problem = { kind: "wrong-type", key: ctx.scopesKey, scope: null, member: null, expected: "set", found: type! } as const
+    // Deleting the registry is only safe for a walk that refills it for every scope.
+    const findings: Array<Finding> = [ctx.scope === undefined ? { fix: "type", problem } : { fix: "none", problem }]
     yield* handle({ phase: "scopes", scanned: 1, findings })
   })
 

@@ -94,6 +94,33 @@ export const branchPaths: RecipeCheck = (recipe) => {
   })
 }
 
+/**
+ * Steps on a branch path advance in the path's list order, so a transition out of such a step,
+ * or into any but the first step of a path, would never be taken: refuse it instead of
+ * accepting a recipe whose author expects something else.
+ */
+export const pathTransitions: RecipeCheck = (recipe) => {
+  const steps = new Set(recipe.Steps.map((s) => s.Name))
+  const inPath = new Map<string, { branch: string; first: boolean }>()
+  for (const branch of recipe.Branches ?? []) {
+    for (const path of branch.Branches) {
+      // Paths that list non-steps are reported by branchPaths; only real steps matter here.
+      path.forEach((step, i) => steps.has(step) && inPath.set(step, { branch: branch.Name, first: i === 0 }))
+    }
+  }
+  return recipe.Transitions.flatMap((t, i) => {
+    const source = inPath.get(t.Source)
+    if (source) {
+      return [problem("branch-path", ["Transitions", i, "Source"], `${transitionLabel(t, i)} leaves ${quote(t.Source)}, a step of branch ${quote(source.branch)}; path steps advance in list order and the branch is left by transitions from ${quote(source.branch)}`)]
+    }
+    const target = inPath.get(t.Target)
+    if (target && !(target.first && t.Source === target.branch)) {
+      return [problem("branch-path", ["Transitions", i, "Target"], `${transitionLabel(t, i)} enters ${quote(t.Target)}, a step of branch ${quote(target.branch)}; a path is entered through its branch`)]
+    }
+    return []
+  })
+}
+
 export const positiveTimeouts: RecipeCheck = (recipe) =>
   recipe.Actions.flatMap((a, i) =>
     Number.isFinite(a.TimeoutSeconds) && a.TimeoutSeconds > 0
@@ -162,6 +189,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   oneInitialStep,
   referencesExist,
   branchPaths,
+  pathTransitions,
   positiveTimeouts,
   conditionsParse,
   supportedQualifiers,

@@ -1,21 +1,45 @@
 import { Effect } from "effect"
+import { StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import type { EngineInput } from "../engine/Engine.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
+import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { startJob } from "./StartJob.js"
 
 /** MES methods the engine follows, and what each does to a running execution (sfc.md §3). */
-const followed: Readonly<Record<string, EngineInput | "start" | "remove">> = {
+const followed: Readonly<Record<string, EngineInput | "start" | "remove" | "hold">> = {
   Start: "start",
   StoreAndStart: "start",
-  Pause: { type: "pause" },
-  Resume: { type: "resume" },
+  Pause: "hold",
+  Resume: "hold",
   Stop: { type: "stop" },
   Abort: { type: "abort", reason: "aborted by the MES" },
   Clear: "remove",
   Cancel: "remove"
 }
+
+/** Rounds of `followHold` before giving up (the entry is then retried by the poller). */
+const MAX_HOLD_ROUNDS = 10
+
+/**
+ * Pause and Resume entries of one job can be handled concurrently (one read, several handlers),
+ * so they reach the execution's CAS in either order. The execution therefore follows the job
+ * order's current state, not the change word, and checks after its write that the order did not
+ * move meanwhile: the last write to the execution is always based on the order's last state.
+ */
+const followHold = (jobId: string) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const executions = yield* Executions
+    for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+      const order = yield* jobOrders.load(jobId)
+      if (order?.state.main === "Interrupted") yield* executions.apply(jobId, { type: "pause" })
+      else if (order?.state.main === "Running") yield* executions.apply(jobId, { type: "resume" })
+      if ((yield* jobOrders.load(jobId))?.version === order?.version) return
+    }
+    return yield* new StateMoved({ key: jobId, attempts: MAX_HOLD_ROUNDS })
+  })
 
 /**
  * Handles one entry of `changes:{scope}` read through the engine's own group: the engine follows
@@ -39,5 +63,6 @@ export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry
       yield* executions.remove(jobId)
       return
     }
+    if (action === "hold") return yield* followHold(jobId)
     yield* executions.apply(jobId, action)
   })

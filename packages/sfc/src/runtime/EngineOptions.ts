@@ -21,6 +21,10 @@ export interface EngineOptions {
   readonly fallbackIntervalMs: number
   /** An entry pending this long on a dead consumer is taken over. */
   readonly claimIdleMs: number
+  /** How often each poller looks for such orphans. */
+  readonly claimIntervalMs: number
+  /** On shutdown, how long in-flight handlers may take to finish; the rest stay pending for another instance. */
+  readonly shutdownGraceMs: number
   /** How long a command's correlation id finds its job (replies later than this are ignored). */
   readonly correlationTtlMs: number
 }
@@ -35,6 +39,8 @@ export const defaultEngineOptions: EngineOptions = {
   concurrency: 16,
   fallbackIntervalMs: 1000,
   claimIdleMs: 30_000,
+  claimIntervalMs: 5_000,
+  shutdownGraceMs: 10_000,
   correlationTtlMs: 24 * 60 * 60 * 1000
 }
 
@@ -49,5 +55,7 @@ export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
   concurrency: Config.integer("SFC_CONCURRENCY").pipe(Config.withDefault(defaultEngineOptions.concurrency)),
   fallbackIntervalMs: Config.integer("SFC_FALLBACK_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.fallbackIntervalMs)),
   claimIdleMs: Config.integer("SFC_CLAIM_IDLE_MS").pipe(Config.withDefault(defaultEngineOptions.claimIdleMs)),
+  claimIntervalMs: Config.integer("SFC_CLAIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.claimIntervalMs)),
+  shutdownGraceMs: Config.integer("SFC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(defaultEngineOptions.shutdownGraceMs)),
   correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs))
 })

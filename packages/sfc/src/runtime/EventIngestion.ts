@@ -64,6 +64,10 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
 
     const ingest = (event: StationEvent) =>
       Effect.gen(function* () {
+        // An event applied before is a duplicate even when the job moved on (or ended) since:
+        // without this check it would be ignored at best, or applied to a later wait.
+        const applied = yield* states.eventApplied(event.scope, event.source, event.id)
+        if (applied._tag === "Some") return { _tag: "Duplicate", jobId: applied.value } satisfies IngestOutcome
         if (event.correlationId !== undefined) {
           const key = yield* valkey.key("sfcCorrelation", { correlationId: event.correlationId })
           const jobId = yield* valkey.command("correlation", (c) => c.get(key))

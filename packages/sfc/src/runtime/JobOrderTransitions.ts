@@ -3,9 +3,11 @@ import {
   decodeJobOrderRecord,
   type DecodedJobOrder,
   encodeJobOrderRecord,
+  isInternal,
   normalizedName,
   priorityOf,
   transition,
+  transitionTable,
   type Trigger
 } from "@microdcs/job-state"
 import { type ConnectionError, type InvalidInput, JobOrderDao, StateMoved, type WrongType } from "@microdcs/store"
@@ -55,7 +57,11 @@ export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("
           if (!current) return { _tag: "Missing" } as const
           const from = normalizedName(current.state)
           const moved = transition(current.state, trigger)
-          if (Either.isLeft(moved)) return { _tag: "Refused", from } as const
+          if (Either.isLeft(moved)) {
+            // A redelivered internal trigger finds the job order where it put it.
+            if (isInternal(trigger) && transitionTable[trigger].to === from) return { _tag: "Applied", from, to: from } as const
+            return { _tag: "Refused", from } as const
+          }
           const written = yield* jobOrders
             .put({
               id,

@@ -31,9 +31,14 @@ export const handleWorkEntry = (options: EngineOptions) => (entry: PollerEntry) 
     }
   })
 
+/** Job order states in which the engine dispatches (before `Run` lands, and while running). */
+const dispatchable = (main: string) => main === "Running" || main === "AllowedToStart"
+
 /**
- * Sends a command, gated on the job order (never for a job the MES stopped) and on the
- * execution still waiting for exactly this send.
+ * Sends a command, gated on the job order (never for a job the MES paused, stopped or aborted)
+ * and on the execution still waiting for exactly this send. A pulse (`P`) is the exception to
+ * the second gate: its step does not wait, so by the time the entry is handled the step (or
+ * the whole job) may be over. It is still sent, unless the MES ended or paused the job.
  */
 const sendCommand = (command: CommandEntry, options: EngineOptions) =>
   Effect.gen(function* () {
@@ -41,15 +46,26 @@ const sendCommand = (command: CommandEntry, options: EngineOptions) =>
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
     const order = yield* jobOrders.load(command.jobId)
-    if (!order || (order.state.main !== "Running" && order.state.main !== "AllowedToStart")) {
-      return yield* Effect.logInfo("command not sent: the job order is not running").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
-    }
     const execution = yield* executions.load(command.jobId)
+    if (!order || execution._tag === "None") {
+      return yield* Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+    }
+    const state = execution.value.state
+    const main = order.state.main
     const open =
-      execution._tag === "Some" &&
-      execution.value.state.status === "running" &&
-      execution.value.state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
-    if (!open) return
+      state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
+    const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
+    // Completed or failed by the engine itself: the job order follows (or already followed) to
+    // Ended/Aborted; stopped, aborted or paused executions are the MES's doing.
+    const endedByEngine = state.status === "completed" || state.status === "failed"
+    const send = open
+      ? dispatchable(main)
+      : pulse && ((state.status === "running" && dispatchable(main)) || (endedByEngine && (dispatchable(main) || main === "Ended" || main === "Aborted")))
+    if (!send) {
+      return yield* Effect.logDebug("command not sent: the job order or the execution no longer wants it").pipe(
+        Effect.annotateLogs({ jobId: command.jobId, action: command.action, jobOrder: main, execution: state.status })
+      )
+    }
     // Replies carry only the correlation id: remember which job it belongs to before sending.
     const key = yield* valkey.key("sfcCorrelation", { correlationId: command.correlationId })
     yield* valkey.command("remember correlation", (c) => c.set(key, command.jobId, "PX", options.correlationTtlMs))
@@ -63,19 +79,24 @@ const moveJobOrder = (entry: JobOrderEntry, version: string) =>
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
     const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, `sfc:${entry.jobId}:${version}:${entry.trigger}`)
-    if (outcome._tag === "Refused" && entry.trigger === "Run") {
-      // The MES revoked or cancelled the start before the job order reached Running.
+    // Only a job order that went back (RevokeStart) or away (Cancel) before reaching Running
+    // aborts the execution. Any later state means Run landed before (a redelivered entry) and
+    // the MES moved on: the execution follows those moves through the change stream.
+    const main = outcome._tag === "Refused" ? outcome.from.split("_")[0] : undefined
+    if (entry.trigger === "Run" && (main === "NotAllowedToStart" || main === "EndState")) {
       yield* Effect.logInfo("job order did not allow Run; aborting the execution").pipe(Effect.annotateLogs({ jobId: entry.jobId, state: outcome.from }))
       yield* executions.apply(entry.jobId, { type: "abort", reason: `job order is ${outcome.from}` })
     }
   })
 
+/**
+ * Stores the job response create-only: its id is deterministic and only the engine writes it,
+ * so a conflict means a redelivered entry (or one taken over from a slow instance) already
+ * stored it, and the response is written, and announced on the change stream, exactly once.
+ */
 const storeResponse = (entry: JobResponseEntry, scope: string) =>
   Effect.gen(function* () {
     const responses = yield* JobResponseDao
-    const op = `sfc:${entry.responseId}`
-    // A redelivered entry finds its own write already there.
-    if ((yield* responses.outcome(entry.responseId, op))._tag === "Some") return
     const doc = {
       ID: entry.responseId,
       JobOrderID: entry.jobId,
@@ -85,15 +106,21 @@ const storeResponse = (entry: JobResponseEntry, scope: string) =>
       Data: entry.data,
       ...(entry.error !== undefined ? { Error: entry.error } : {})
     }
-    yield* responses.put({
-      id: entry.responseId,
-      scope,
-      orderId: entry.jobId,
-      state: entry.state,
-      startTime: entry.startTime,
-      doc: JSON.stringify(doc),
-      expectedVersion: -1,
-      change: "ResultUpdate",
-      op
-    })
+    yield* responses
+      .put({
+        id: entry.responseId,
+        scope,
+        orderId: entry.jobId,
+        state: entry.state,
+        startTime: entry.startTime,
+        doc: JSON.stringify(doc),
+        expectedVersion: 0,
+        change: "ResultUpdate",
+        op: `sfc:${entry.responseId}`
+      })
+      .pipe(
+        Effect.catchTag("VersionConflict", () =>
+          Effect.logDebug("job response already stored").pipe(Effect.annotateLogs({ jobId: entry.jobId }))
+        )
+      )
   })

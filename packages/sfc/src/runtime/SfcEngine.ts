@@ -37,6 +37,8 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
     concurrency: resolved.concurrency,
     fallbackIntervalMs: resolved.fallbackIntervalMs,
     claimIdleMs: resolved.claimIdleMs,
+    claimIntervalMs: resolved.claimIntervalMs,
+    shutdownGraceMs: resolved.shutdownGraceMs,
     ...consumer
   }
   const run = Effect.gen(function* () {

@@ -1,0 +1,53 @@
+import { decode as decodeMsgpack, encode as encodeMsgpack } from "@msgpack/msgpack"
+import { Either } from "effect"
+
+/** How the data of an event is serialised, chosen by its content type. */
+export type Codec = "json" | "msgpack"
+
+export type CodecChoice =
+  | { readonly _tag: "codec"; readonly codec: Codec }
+  | { readonly _tag: "unsupported"; readonly reason: string }
+
+/**
+ * The codec for a content type. Parameters (`; charset=utf-8`) are ignored, `+json` suffixes are
+ * JSON, and the usual MessagePack spellings are accepted. Structured mode
+ * (`application/cloudevents+json`) is refused: the island speaks binary mode only (island.md §2).
+ */
+export const codecFor = (contentType: string): CodecChoice => {
+  const base = (contentType.split(";", 1)[0] ?? "").trim().toLowerCase()
+  if (base.startsWith("application/cloudevents")) {
+    return { _tag: "unsupported", reason: `structured mode (${base}) is not supported; send binary mode` }
+  }
+  if (base === "application/json" || base === "text/json" || /^[a-z]+\/[^\s/]+\+json$/.test(base)) return { _tag: "codec", codec: "json" }
+  if (base === "application/msgpack" || base === "application/x-msgpack" || base === "application/vnd.msgpack") {
+    return { _tag: "codec", codec: "msgpack" }
+  }
+  return { _tag: "unsupported", reason: `unsupported content type '${contentType}'` }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** Parses a payload; the reason on failure. Never throws. */
+export const parsePayload = (codec: Codec, payload: Uint8Array): Either.Either<unknown, string> => {
+  try {
+    return Either.right(codec === "json" ? JSON.parse(utf8.decode(payload)) : decodeMsgpack(payload))
+  } catch (error) {
+    return Either.left(message(error))
+  }
+}
+
+/** Serialises data; the reason on failure (a BigInt or a cycle for JSON, a function, ...). Never throws. */
+export const serializeData = (codec: Codec, data: unknown): Either.Either<Buffer, string> => {
+  try {
+    if (codec === "msgpack") {
+      const bytes = encodeMsgpack(data)
+      return Either.right(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+    }
+    const text: string | undefined = JSON.stringify(data)
+    return text === undefined ? Either.left(`${typeof data} is not JSON`) : Either.right(Buffer.from(text, "utf8"))
+  } catch (error) {
+    return Either.left(message(error))
+  }
+}

@@ -1,0 +1,48 @@
+import { Effect, Option } from "effect"
+import { JobAcceptanceDao, ReferenceListDao, WorkMasterDao } from "@microdcs/store"
+import { JobControlOptions } from "./JobControlOptions.js"
+import type { JobOrderReferences } from "./References.js"
+
+/** One reference list (or the work master list) with the ids a job order names that it lacks. */
+export interface MissingReferences {
+  readonly kind: string
+  readonly ids: ReadonlyArray<string>
+}
+
+/** "unknown equipment: st-9; unknown workmaster: wm-x" */
+export const describeMissing = (missing: ReadonlyArray<MissingReferences>): string =>
+  missing.map(({ kind, ids }) => `unknown ${kind}: ${ids.join(", ")}`).join("; ")
+
+/**
+ * The acceptance checks of Store, StoreAndStart and Update (island.md §1). The limit itself is
+ * counted inside the put script (so two concurrent stores cannot both pass it); here it is only
+ * looked up. The references are read before the put; a list changed between the read and the
+ * put is the same race as a configuration change a moment after acceptance, which the spec allows.
+ */
+export const makeAcceptance = Effect.gen(function* () {
+  const limits = yield* JobAcceptanceDao
+  const references = yield* ReferenceListDao
+  const workMasters = yield* WorkMasterDao
+  const options = yield* JobControlOptions
+
+  /** The scope's limit: `jobacceptance:{scope}` if set, else the configured default (0 = unlimited). */
+  const limitOf = (scope: string) =>
+    limits.get(scope).pipe(Effect.map(Option.getOrElse(() => options.defaultAcceptanceLimit)))
+
+  /** Every referenced id that is not in its scope list, grouped by list; empty when all are known. */
+  const missingReferences = (scope: string, referenced: JobOrderReferences) =>
+    Effect.gen(function* () {
+      // One SMISMEMBER per list kind; the lists are independent, so ask them all at once.
+      const lists = yield* Effect.forEach(
+        referenced.lists,
+        ({ kind, ids }) => Effect.map(references.missing(kind, scope, ids), (absent) => ({ kind, ids: absent })),
+        { concurrency: "unbounded" }
+      )
+      const known = yield* Effect.forEach(referenced.workMasters, (id) => workMasters.isMember(scope, id), { concurrency: "unbounded" })
+      const absentWorkMasters = referenced.workMasters.filter((_, i) => !known[i])
+      const all: ReadonlyArray<MissingReferences> = [...lists, { kind: "workmaster", ids: absentWorkMasters }]
+      return all.filter((m) => m.ids.length > 0)
+    })
+
+  return { limitOf, missingReferences } as const
+})

@@ -1,0 +1,77 @@
+import { Effect, Either, Layer } from "effect"
+import type { InvalidInput, StateMoved, StoreUnavailable, UnknownOutcome, WrongType } from "@microdcs/store"
+import { type Answer, invalidRequest, toResult } from "./Answer.js"
+import { type Command, parseRequest } from "./Command.js"
+import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
+import { makeJobOrderMethods } from "./JobOrderMethods.js"
+import { BadRequest } from "./Payload.js"
+import { makeQueries } from "./Queries.js"
+import { ERROR_REPLY_TYPE, type HandleResult, type JobControlRequest } from "./Request.js"
+import { makeStationConfig } from "./StationConfig.js"
+
+/**
+ * What `handle` fails with: the store could not be reached or answered with a corrupted index,
+ * or a job order kept moving past the retry budget. None of these is the sender's fault, so
+ * none becomes a reply: the caller leaves the message unprocessed (the dedupe claim is
+ * released) and the broker's redelivery tries again.
+ */
+export type JobControlFailure = StoreUnavailable | UnknownOutcome | WrongType | StateMoved
+
+/**
+ * The job-control processor (island.md §1): one request in, one reply and the status events
+ * of what it changed out. It knows nothing of MQTT; the binding maps CloudEvents to
+ * {@link JobControlRequest} and the result back.
+ */
+export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-control/JobControl", {
+  effect: Effect.gen(function* () {
+    const methods = yield* makeJobOrderMethods
+    const queries = yield* makeQueries
+    const config = yield* makeStationConfig
+
+    const run = (command: Command): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
+      switch (command._tag) {
+        case "JobOrderMethod":
+          return methods.jobOrderMethod(command)
+        case "StateMethod":
+          return methods.stateMethod(command)
+        case "ResponseByOrder":
+          return queries.responseByOrder(command)
+        case "ResponsesByState":
+          return queries.responsesByState(command)
+        default:
+          return config.apply(command)
+      }
+    }
+
+    /**
+     * Processes one request. A request that cannot be processed as sent (unknown type, no
+     * subject, malformed payload, a value the store refuses) is answered INVALID_REQUEST and
+     * writes nothing: every check runs before the first write.
+     */
+    const handle = (request: JobControlRequest): Effect.Effect<HandleResult, JobControlFailure> => {
+      const parsed = parseRequest(request)
+      if (parsed === undefined) {
+        const unknown = new BadRequest({ kind: "UnknownType", message: `'${request.type}' is not a job control or station configuration type` })
+        return Effect.succeed(toResult(ERROR_REPLY_TYPE, invalidRequest(unknown)))
+      }
+      return Either.match(parsed.command, {
+        onLeft: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
+        onRight: (command) =>
+          run(command).pipe(
+            // Stores validate before they write, so a refused value has written nothing.
+            Effect.catchTag("InvalidInput", (e) =>
+              Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))
+            ),
+            Effect.map((answer) => toResult(parsed.replyType, answer)),
+            Effect.withSpan("JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" } })
+          )
+      })
+    }
+
+    return { handle } as const
+  })
+}) {}
+
+/** The processor with the given settings; it still needs the store (`storeLayer` or `StoreServices` + `Valkey`). */
+export const jobControlLayer = (settings: Partial<JobControlSettings> = {}) =>
+  JobControl.Default.pipe(Layer.provide(JobControlOptions.layer(settings)))

@@ -1,0 +1,164 @@
+import { Effect, Either } from "effect"
+import {
+  decodeJobOrderRecord,
+  encodeJobOrderRecord,
+  type JobOrder,
+  type JobState,
+  JobStates,
+  type Method,
+  normalizedName,
+  priorityOf,
+  retiresJob,
+  ReturnStatus,
+  transition
+} from "@microdcs/job-state"
+import { JobOrderDao, type LimitReached, StateMoved, Valkey } from "@microdcs/store"
+import { describeMissing, makeAcceptance } from "./Acceptance.js"
+import { type Answer, refused, succeeded, unableToAccept, unknownJobOrder } from "./Answer.js"
+import type { Command } from "./Command.js"
+import { JobControlOptions } from "./JobControlOptions.js"
+import type { JobOrderReferences } from "./References.js"
+
+type JobOrderCommand = Extract<Command, { readonly _tag: "JobOrderMethod" }>
+type StateCommand = Extract<Command, { readonly _tag: "StateMethod" }>
+
+/** A transition of an existing job order: a state method, or Update with its new document. */
+interface Move {
+  readonly method: Method
+  readonly scope: string
+  readonly jobOrderId: string
+  readonly comment: string | undefined
+  /** Update only: the replacement document and its references, checked before the put. */
+  readonly update?: { readonly jobOrder: JobOrder; readonly references: JobOrderReferences }
+}
+
+const limitMessage = (scope: string, e: LimitReached) =>
+  `scope ${scope} accepts at most ${e.limit} job order(s) and already holds ${e.count}`
+
+/**
+ * The job order methods (island.md §1). Every change is one versioned put of the job order with
+ * the method as the change word, the target state taken from the shared transition table.
+ */
+export const makeJobOrderMethods = Effect.gen(function* () {
+  const valkey = yield* Valkey
+  const jobOrders = yield* JobOrderDao
+  const options = yield* JobControlOptions
+  const acceptance = yield* makeAcceptance
+
+  /** The stored job order of `scope`; `undefined` when absent or in another scope (both are unknown here). */
+  const load = (id: string, scope: string) =>
+    jobOrders.get(id).pipe(
+      Effect.map((doc) => (doc.scope === scope ? { version: doc.version, decoded: decodeJobOrderRecord(doc.doc) } : undefined)),
+      Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+    )
+
+  const moved = (method: Method, scope: string, id: string, state: JobState, version: number): Answer =>
+    succeeded({ JobOrderID: id }, [{ jobOrderId: id, scope, state: normalizedName(state), version, method }])
+
+  /** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
+  const store = (command: JobOrderCommand) =>
+    Effect.gen(function* () {
+      const { jobOrder, scope, method } = command
+      const id = jobOrder.JobOrderID
+      const alreadyExists = () => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
+      const exists = yield* jobOrders.get(id).pipe(Effect.as(true), Effect.catchTag("NotFound", () => Effect.succeed(false)))
+      if (exists) return alreadyExists()
+      const missing = yield* acceptance.missingReferences(scope, command.references)
+      if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
+      const limit = yield* acceptance.limitOf(scope)
+      // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
+      const target = yield* Either.match(transition(JobStates.InitialState, method), { onLeft: Effect.die, onRight: Effect.succeed })
+      return yield* jobOrders
+        .put({
+          id,
+          scope,
+          doc: encodeJobOrderRecord(jobOrder, target, command.comment),
+          priority: priorityOf(jobOrder),
+          expectedVersion: 0,
+          change: method,
+          limit
+        })
+        .pipe(
+          Effect.map(({ version }) => moved(method, scope, id, target, version)),
+          Effect.catchTags({
+            // Another request created it between our read and the put.
+            VersionConflict: () => Effect.succeed(alreadyExists()),
+            ScopeConflict: () => Effect.succeed(alreadyExists()),
+            LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
+          })
+        )
+    })
+
+  /** One attempt of a move on the version just read; `undefined` when that version moved on. */
+  const attempt = (move: Move, limit: number, references: { checked: boolean }) =>
+    Effect.gen(function* () {
+      const { method, scope, jobOrderId: id } = move
+      const current = yield* load(id, scope)
+      if (current === undefined) return unknownJobOrder(id, scope)
+      if (Either.isLeft(current.decoded)) {
+        return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "MalformedJobOrder", `job order ${id}: ${current.decoded.left.message}`, {
+          JobOrderID: id
+        })
+      }
+      const stored = current.decoded.right
+      const next = transition(stored.state, method)
+      if (Either.isLeft(next)) {
+        return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "InvalidJobOrderStatus", `job order ${id}: ${next.left.message}`, { JobOrderID: id })
+      }
+      if (move.update && !references.checked) {
+        const missing = yield* acceptance.missingReferences(scope, move.update.references)
+        if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
+        references.checked = true
+      }
+      const jobOrder = move.update?.jobOrder ?? stored.jobOrder
+      return yield* jobOrders
+        .put({
+          id,
+          scope,
+          doc: encodeJobOrderRecord(jobOrder, next.right, move.comment ?? stored.comment),
+          priority: priorityOf(jobOrder),
+          expectedVersion: current.version,
+          change: method,
+          // Counted only when the id is not listed yet, so a listed job never counts itself twice.
+          limit,
+          ...(retiresJob(method) ? { retainMs: options.retentionMs } : {})
+        })
+        .pipe(
+          Effect.map(({ version }): Answer | undefined => moved(method, scope, id, next.right, version)),
+          Effect.catchTags({
+            VersionConflict: () => Effect.succeed(undefined),
+            ScopeConflict: () => Effect.succeed(unknownJobOrder(id, scope)),
+            LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
+          })
+        )
+    })
+
+  /** Re-reads and retries while another writer moves the job order between our read and put (bounded). */
+  const apply = (move: Move) =>
+    Effect.gen(function* () {
+      const limit = move.update ? yield* acceptance.limitOf(move.scope) : 0
+      const references = { checked: false }
+      for (let n = 0; n < options.maxAttempts; n++) {
+        const answer = yield* attempt(move, limit, references)
+        if (answer !== undefined) return answer
+      }
+      const key = yield* Effect.orDie(valkey.key("jobOrder", { id: move.jobOrderId }))
+      return yield* new StateMoved({ key, attempts: options.maxAttempts })
+    })
+
+  const jobOrderMethod = (command: JobOrderCommand) =>
+    command.method === "Update"
+      ? apply({
+          method: "Update",
+          scope: command.scope,
+          jobOrderId: command.jobOrder.JobOrderID,
+          comment: command.comment,
+          update: { jobOrder: command.jobOrder, references: command.references }
+        })
+      : store(command)
+
+  const stateMethod = (command: StateCommand) =>
+    apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment })
+
+  return { jobOrderMethod, stateMethod } as const
+})

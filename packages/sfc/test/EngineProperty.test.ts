@@ -1,0 +1,218 @@
+import { describe, expect, it } from "@effect/vitest"
+import fc from "fast-check"
+import {
+  correlationIdOf,
+  type EngineInput,
+  type EngineOutput,
+  type ExecutionState,
+  isTerminalStatus,
+  type Recipe,
+  start,
+  step
+} from "@microdcs/sfc"
+import { type Op, op, recipe, resultData } from "./EngineArbitraries.js"
+import { entriesOf, JOB, SCOPE, T0 } from "./EngineKit.js"
+
+// Random valid recipes driven by random input sequences; the invariants hold after every call.
+
+interface Clock {
+  now: number
+}
+
+/** Turns an abstract input into a concrete one for the state at hand (and moves the clock). */
+const resolve = (o: Op, state: ExecutionState, due: number | null, pastIds: ReadonlyArray<string>, clock: Clock): EngineInput => {
+  if (o.kind === "outage") {
+    const from = clock.now
+    clock.now += o.length
+    return { type: "outage", from, to: clock.now }
+  }
+  clock.now += o.dt
+  switch (o.kind) {
+    case "tick":
+      if (o.toDue && due !== null) clock.now = Math.max(clock.now, due)
+      return { type: "tick" }
+    case "answer": {
+      const open = state.actions.filter((r) => r.state === "dispatched" || r.state === "waiting")
+      const run = open[o.pick % Math.max(1, open.length)]
+      if (!run) return { type: "tick" }
+      const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
+      const routing = run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }
+      return { type: "event", ...routing, data: o.data, ...(o.error ? { error: "station error" } : {}) }
+    }
+    case "prompt": {
+      const open = state.actions.filter((r) => (r.state === "dispatched" || r.state === "waiting") && r.deadline !== undefined)
+      const run = open.sort((a, b) => a.deadline! - b.deadline!)[0]
+      if (!run) return { type: "tick" }
+      const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
+      return { type: "event", ...(run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }), data: o.data }
+    }
+    case "stray": {
+      const id = pastIds[o.pick % Math.max(1, pastIds.length)]
+      return o.pick % 3 === 0 || id === undefined ? { type: "event", eventType: "t.unknown", data: {} } : { type: "event", correlationId: id, data: {} }
+    }
+    default:
+      return { type: o.kind }
+  }
+}
+
+/** Everything the invariants remember across one sequence. */
+class Observer {
+  readonly waits = new Set<string>()
+  readonly idOf = new Map<string, string>() // "action#visit" → correlation id
+  readonly keyOf = new Map<string, string>() // correlation id → "action#visit"
+  readonly sends = new Map<string, number>() // correlation id → sends so far
+  responses = 0
+
+  constructor(readonly recipe: Recipe) {}
+
+  check(before: ExecutionState | undefined, input: EngineInput | undefined, out: EngineOutput, now: number): void {
+    const { state } = out
+    const terminal = isTerminalStatus(state.status)
+    expect(JSON.parse(JSON.stringify(state))).toStrictEqual(state) // stored as JSON, as is
+
+    if (before && isTerminalStatus(before.status)) {
+      expect(out.changed).toBe(false)
+      expect(out.outbox).toEqual([])
+      expect(state).toEqual(before)
+    }
+    if (before) {
+      expect(state.revision).toBe(out.changed ? before.revision + 1 : before.revision)
+      if (!out.changed) expect(out.outbox).toEqual([])
+    }
+    expect(out.active).toBe(!terminal)
+
+    // A job always has a way forward: running means an open N action with a deadline in every
+    // active step; paused means no deadline at all.
+    const open = state.actions.filter((r) => r.state === "dispatched" || r.state === "waiting")
+    const deadlines = open.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
+    if (state.status === "running") {
+      expect(state.active.length).toBeGreaterThan(0)
+      for (const a of state.active) {
+        const held = open.some((r) => r.step === a.step && r.visit === a.visit && this.qualifier(r.action) === "N" && r.deadline !== undefined)
+        expect(held, `active step ${a.step} has no way forward`).toBe(true)
+      }
+      expect(out.due).toBe(Math.min(...deadlines))
+    } else {
+      expect(out.due).toBeNull()
+      expect(deadlines).toEqual([])
+    }
+    if (terminal) expect([state.active, state.actions, state.branches]).toEqual([[], [], []])
+
+    // Waits: the runtime's set, kept by the deltas, is the set of types waiting actions have.
+    for (const w of out.waitsAdd) {
+      expect(this.waits.has(w.typeId)).toBe(false)
+      this.waits.add(w.typeId)
+    }
+    for (const t of out.waitsRemove) {
+      expect(this.waits.has(t)).toBe(true)
+      this.waits.delete(t)
+    }
+    const waiting = new Set(state.actions.filter((r) => r.state === "waiting").map((r) => this.typeOf(r.action)))
+    expect([...this.waits].sort()).toEqual([...(terminal ? [] : waiting)].sort())
+
+    this.checkOutbox(before, input, out)
+    if (before && input) this.checkClock(before, input, state, now)
+  }
+
+  /** Outage, pause and resume move deadlines exactly as the spec says, and nothing else. */
+  private checkClock(before: ExecutionState, input: EngineInput, state: ExecutionState, now: number): void {
+    if (isTerminalStatus(before.status)) return
+    if (input.type === "outage") {
+      const moved = (d: number | undefined) => (d !== undefined && d > input.from && d <= input.to ? d + input.to - input.from : d)
+      expect(state.actions.map((r) => r.deadline)).toEqual(before.actions.map((r) => moved(r.deadline)))
+    }
+    if (input.type === "pause" && before.status === "running") {
+      expect(state.actions.map((r) => r.remainingMs)).toEqual(before.actions.map((r) => (r.deadline === undefined ? undefined : Math.max(0, r.deadline - now))))
+    }
+    if (input.type === "resume" && before.status === "paused") {
+      for (const run of state.actions) {
+        const frozen = before.actions.find((r) => r.action === run.action && r.visit === run.visit)
+        if (frozen?.remainingMs !== undefined) expect(run.deadline).toBe(now + frozen.remainingMs)
+      }
+    }
+  }
+
+  private checkOutbox(before: ExecutionState | undefined, input: EngineInput | undefined, out: EngineOutput): void {
+    const { state } = out
+    const responses = entriesOf(out, "jobresponse")
+    this.responses += responses.length
+    expect(this.responses).toBeLessThanOrEqual(1)
+    const finished = isTerminalStatus(state.status) && (before === undefined || !isTerminalStatus(before.status))
+    expect(responses.length).toBe(finished ? 1 : 0)
+    const triggers = entriesOf(out, "joborder").map((e) => e.trigger)
+    const end = finished && state.status === "completed" ? ["Complete"] : finished && state.status === "failed" ? ["Abort"] : []
+    expect(triggers).toEqual([...(before === undefined ? ["Run"] : []), ...end])
+
+    const commands = entriesOf(out, "command")
+    const quiet = before?.status === "paused" && input?.type !== "resume"
+    if (quiet || input?.type === "stop" || input?.type === "abort") expect(commands).toEqual([])
+    for (const c of commands) {
+      const action = this.recipe.Actions.find((a) => a.Name === c.action)!
+      // No call enters a step twice, so the step's visit after the call is the command's visit.
+      const visit = state.visits[action.Step]!
+      const key = `${c.action}#${visit}`
+      expect(c.correlationId).toBe(correlationIdOf(JOB, c.action, visit))
+      expect(this.idOf.get(key) ?? c.correlationId).toBe(c.correlationId)
+      expect(this.keyOf.get(c.correlationId) ?? key).toBe(key)
+      this.idOf.set(key, c.correlationId)
+      this.keyOf.set(c.correlationId, key)
+      const sends = (this.sends.get(c.correlationId) ?? 0) + 1
+      this.sends.set(c.correlationId, sends)
+      expect(c.attempt).toBe(sends)
+      expect(sends).toBeLessThanOrEqual(state.maxAttempts)
+      expect(c).toMatchObject({ jobId: JOB, typeId: action.TypeId, subject: SCOPE, parameters: action.Parameters ?? {} })
+    }
+  }
+
+  private typeOf(action: string): string {
+    return this.recipe.Actions.find((a) => a.Name === action)!.TypeId
+  }
+
+  private qualifier(action: string): string {
+    return this.recipe.Actions.find((a) => a.Name === action)!.Qualifier
+  }
+}
+
+const runSequence = (r: Recipe, ops: ReadonlyArray<Op>, maxAttempts: number): { state: ExecutionState; observer: Observer } => {
+  const observer = new Observer(r)
+  const clock: Clock = { now: T0 }
+  let out = start({ jobId: JOB, scope: SCOPE, workMasterId: "wm-1", recipe: r, maxAttempts }, clock.now)
+  observer.check(undefined, undefined, out, clock.now)
+  for (const o of ops) {
+    const before = JSON.parse(JSON.stringify(out.state)) as ExecutionState
+    const input = resolve(o, before, out.due, [...observer.keyOf.keys()], clock)
+    out = step(before, input, clock.now)
+    observer.check(before, input, out, clock.now)
+  }
+  return { state: out.state, observer }
+}
+
+describe("engine properties", () => {
+  it("keeps every invariant over random recipes and random input sequences", () => {
+    const statuses = new Map<string, number>()
+    fc.assert(
+      fc.property(recipe, fc.array(op, { maxLength: 40 }), fc.integer({ min: 1, max: 4 }), (r, ops, maxAttempts) => {
+        const end = runSequence(r, ops, maxAttempts).state
+        statuses.set(end.status, (statuses.get(end.status) ?? 0) + 1)
+      }),
+      { numRuns: 400 }
+    )
+    // The generators reach every ending, so the invariants were checked on all of them.
+    for (const status of ["running", "paused", "completed", "failed", "aborted", "stopped"]) {
+      expect(statuses.get(status) ?? 0, `no run ended ${status}`).toBeGreaterThan(0)
+    }
+  })
+
+  it("never times out an action of a station that answers promptly; a job only fails on its recipe", () => {
+    const prompt = resultData.map((data): ReadonlyArray<Op> => [{ kind: "prompt", data, dt: 50 }, { kind: "tick", dt: 0, toDue: false }])
+    fc.assert(
+      fc.property(recipe, fc.array(prompt, { maxLength: 30 }), (r, rounds) => {
+        const { state, observer } = runSequence(r, rounds.flat(), 3)
+        expect([...observer.sends.values()].every((sends) => sends === 1)).toBe(true)
+        if (state.status === "failed") expect(state.error).toMatch(/^(no transition out of|no path of selection branch|the recipe loops through step)/)
+        else expect(["running", "completed"]).toContain(state.status)
+      }),
+      { numRuns: 200 }
+    )
+  })
+})
