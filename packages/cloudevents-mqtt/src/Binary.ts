@@ -42,7 +42,7 @@ export const encode = (event: CloudEvent, options: EncodeOptions = {}): Either.E
   const correlation = options.correlationData === undefined ? correlationProblem(correlationid) : undefined
   if (correlation) return encodeError("correlation", correlation)
 
-  let payload = Buffer.alloc(0)
+  let payload: Buffer = Buffer.alloc(0)
   if (event.data !== undefined) {
     const choice = codecFor(event.datacontenttype ?? "application/json")
     if (choice._tag === "unsupported") return encodeError("content-type", choice.reason)
@@ -137,7 +137,7 @@ export const decode = (
   const props: Record<string, unknown> = isRecord(properties) ? properties : {}
 
   const attributesRead = readAttributes(props["userProperties"])
-  if (Either.isLeft(attributesRead)) return attributesRead
+  if (Either.isLeft(attributesRead)) return Either.left(attributesRead.left)
   const attributes = attributesRead.right
 
   const contentTypeProperty = props["contentType"]
@@ -147,7 +147,7 @@ export const decode = (
   if (choice._tag === "unsupported") return decodeError("content-type", `${choice.reason} on ${topic}`)
 
   const correlation = readCorrelation(props["correlationData"], attributes.get("correlationid"))
-  if (Either.isLeft(correlation)) return correlation
+  if (Either.isLeft(correlation)) return Either.left(correlation.left)
 
   const problem = requiredProblem(attributes)
   if (problem) return decodeError("attributes", `${problem} on ${topic}`)

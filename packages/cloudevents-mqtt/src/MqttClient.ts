@@ -131,7 +131,7 @@ export const acquireClient = (
       c.on("close", () => {
         if (!state.closing && state.generation > 0) setStatus("reconnecting")
       })
-      c.on("offline", () => log(Effect.logWarning("mqtt connection lost; reconnecting")))
+      c.on("offline", () => log(Effect.logWarning(state.generation === 0 ? "mqtt broker not reachable yet; retrying" : "mqtt connection lost; reconnecting")))
       c.on("message", (topic, payload, packet) => {
         if (packet.qos !== 1) sink(topic, payload, packet, Effect.void)
       })
@@ -187,6 +187,8 @@ export const acquireClient = (
         yield* SubscriptionRef.set(status, "closed")
       })
 
-    const c = yield* Effect.acquireRelease(firstConnect, close)
+    // acquireRelease runs its acquire uninterruptibly, which would make the timeout wait for a
+    // broker that never answers; the attempt cleans up after itself when interrupted.
+    const c = yield* Effect.acquireRelease(Effect.interruptible(firstConnect), close)
     return { client: c, status, isClosing: () => state.closing } satisfies LiveClient
   })

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Either, Layer, Queue, type Scope, Stream, SubscriptionRef } from "effect"
+import { Context, Duration, Effect, Layer, Queue, type Scope, Stream, SubscriptionRef } from "effect"
 import type { IClientPublishOptions, IPublishPacket, MqttClient } from "mqtt"
 import { decode, DEFAULT_MAX_PAYLOAD_BYTES, encode, type PublishProperties } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
@@ -7,7 +7,7 @@ import type { IncomingMessage } from "./Incoming.js"
 import { acquireClient, type MqttStatus } from "./MqttClient.js"
 import { mqttDefaults, type MqttOptions } from "./MqttOptions.js"
 import { prepareReply } from "./Reply.js"
-import { topicMatches, uniqueClientId, validateFilter, validateLevel, validateTopicName } from "./Topics.js"
+import { topicMatches, uniqueClientId, validateClientId, validateFilter, validateTopicName } from "./Topics.js"
 
 export interface PublishOptions {
   /** Default 1. */
@@ -79,7 +79,7 @@ const MAX_UNROUTED = 1000
 
 export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConnectionService, MqttConnectError | InvalidTopic, Scope.Scope> =>
   Effect.gen(function* () {
-    const clientId = options.clientId !== undefined ? yield* validateLevel("clientId", options.clientId) : yield* uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
+    const clientId = options.clientId !== undefined ? yield* validateClientId(options.clientId) : yield* uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
     const publishTimeout = Duration.millis(options.publishTimeoutMs ?? mqttDefaults.publishTimeoutMs)
     const routes: Array<Route> = []
@@ -226,5 +226,3 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     } satisfies MqttConnectionService
   })
 
-/** Whether a decoded message is a CloudEvent (a helper for filters in consumers). */
-export const isCloudEvent = (message: IncomingMessage): boolean => Either.isRight(message.decoded)

@@ -32,7 +32,9 @@ const message = (error: unknown): string => (error instanceof Error ? error.mess
 /** Parses a payload; the reason on failure. Never throws. */
 export const parsePayload = (codec: Codec, payload: Uint8Array): Either.Either<unknown, string> => {
   try {
-    return Either.right(codec === "json" ? JSON.parse(utf8.decode(payload)) : decodeMsgpack(payload))
+    if (codec === "json") return Either.right(JSON.parse(utf8.decode(payload)))
+    // A plain Uint8Array view, so binary values come back as Uint8Array rather than Buffer.
+    return Either.right(decodeMsgpack(new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength)))
   } catch (error) {
     return Either.left(message(error))
   }

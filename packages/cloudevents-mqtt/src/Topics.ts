@@ -100,6 +100,12 @@ export const uniqueClientId = (clientIdBase: string): Either.Either<string, Inva
     ? Either.right(`${clientIdBase}-${randomBytes(8).toString("hex")}`)
     : invalid("clientIdBase", clientIdBase, `client id base '${clientIdBase}' must be 1 to 64 of A-Z a-z 0-9 . _ -`)
 
+/** An exact client id (for a persistent session): the same characters as a base, at most 128. */
+export const validateClientId = (clientId: string): Either.Either<string, InvalidTopic> =>
+  /^[A-Za-z0-9._-]{1,128}$/.test(clientId)
+    ? Either.right(clientId)
+    : invalid("clientId", clientId, `client id '${clientId}' must be 1 to 128 of A-Z a-z 0-9 . _ -`)
+
 /** A topic to publish to: non-empty, no wildcards, no NUL, at most 65535 bytes. */
 export const validateTopicName = (topic: string): Either.Either<string, InvalidTopic> => {
   if (topic.length === 0) return invalid("topic", topic, "topic is empty")

@@ -82,10 +82,13 @@ const moveJobOrder = (entry: JobOrderEntry, version: string) =>
     // Only a job order that went back (RevokeStart) or away (Cancel) before reaching Running
     // aborts the execution. Any later state means Run landed before (a redelivered entry) and
     // the MES moved on: the execution follows those moves through the change stream.
-    const main = outcome._tag === "Refused" ? outcome.from.split("_")[0] : undefined
-    if (entry.trigger === "Run" && (main === "NotAllowedToStart" || main === "EndState")) {
-      yield* Effect.logInfo("job order did not allow Run; aborting the execution").pipe(Effect.annotateLogs({ jobId: entry.jobId, state: outcome.from }))
-      yield* executions.apply(entry.jobId, { type: "abort", reason: `job order is ${outcome.from}` })
+    if (outcome._tag !== "Refused" || entry.trigger !== "Run") return
+    const main = outcome.from.split("_")[0]
+    if (main === "NotAllowedToStart" || main === "EndState") {
+      // The job never ran: drop the execution entirely, so a later Start creates a fresh one
+      // (aborting it would leave a terminal state that a create-only start cannot replace).
+      yield* Effect.logInfo("job order did not allow Run; removing the execution").pipe(Effect.annotateLogs({ jobId: entry.jobId, state: outcome.from }))
+      yield* executions.remove(entry.jobId)
     }
   })
 

@@ -1,0 +1,155 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Either, Option } from "effect"
+import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
+import { JobOrderDao, type StoredDocument, Valkey } from "@microdcs/store"
+import { UsageError } from "../ExitCode.js"
+import { humanDuration } from "../Format.js"
+import { changeHistory, renderHistory } from "../History.js"
+import { island } from "../Island.js"
+import { parseJson, prettyJson } from "../Json.js"
+import { emit } from "../Output.js"
+import { renderFields, renderTable, section, sections } from "../Table.js"
+
+/** What the CLI shows of a stored job order; a malformed document is shown, not fatal. */
+interface JobOrderView {
+  readonly id: string
+  readonly scope: string
+  readonly version: number
+  readonly state: string | null
+  readonly priority: number | null
+  readonly workMasterId: string | null
+  readonly comment: string | null
+  readonly problem: string | null
+}
+
+const view = (stored: StoredDocument): JobOrderView => {
+  const decoded = decodeJobOrderRecord(stored.doc)
+  const base = { id: stored.id, scope: stored.scope, version: stored.version }
+  if (Either.isLeft(decoded)) {
+    return { ...base, state: null, priority: null, workMasterId: null, comment: null, problem: decoded.left.message }
+  }
+  const { jobOrder, state, comment } = decoded.right
+  return {
+    ...base,
+    state: normalizedName(state),
+    priority: jobOrder.Priority ?? 0,
+    workMasterId: firstWorkMasterId(jobOrder) ?? null,
+    comment: comment ?? null,
+    problem: null
+  }
+}
+
+const stateNames = allJobStates.map(normalizedName)
+
+const stateOption = Options.text("state").pipe(
+  Options.withDescription(`only job orders in this state (normalized name: ${stateNames.join(", ")})`),
+  Options.optional
+)
+const limitOption = Options.integer("limit").pipe(Options.withDescription("at most this many rows"), Options.withDefault(100))
+
+export const positiveLimit = (limit: number) =>
+  limit > 0 ? Effect.succeed(limit) : Effect.fail(new UsageError({ message: `--limit must be a positive integer, got ${limit}` }))
+
+const checkState = (state: Option.Option<string>) =>
+  Option.match(state, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (name) =>
+      Either.isRight(fromNormalizedName(name))
+        ? Effect.succeed(name)
+        : Effect.fail(new UsageError({ message: `unknown state '${name}'; one of ${stateNames.join(", ")}` }))
+  })
+
+/** Walks the scope's list in priority order, reading documents page by page until `limit` rows match. */
+const listJobOrders = (scope: string, state: string | undefined, limit: number) =>
+  Effect.gen(function* () {
+    const orders = yield* JobOrderDao
+    const rows: Array<JobOrderView & { readonly listedPriority: number }> = []
+    let offset: number | null = 0
+    while (offset !== null && rows.length < limit) {
+      const page = yield* orders.list(scope, { offset, count: 200 })
+      const docs = yield* Effect.forEach(
+        page.items,
+        (item) =>
+          orders.get(item.id).pipe(
+            Effect.map((stored) => ({ ...view(stored), listedPriority: item.priority })),
+            // The list names an id without a document: show it, the index check explains it.
+            Effect.catchTag("NotFound", () =>
+              Effect.succeed({
+                id: item.id, scope, version: 0, state: null, priority: null, workMasterId: null, comment: null,
+                problem: "listed, but the document is missing", listedPriority: item.priority
+              })
+            )
+          ),
+        { concurrency: 16 }
+      )
+      rows.push(...docs.filter((d) => state === undefined || d.state === state))
+      offset = page.next
+    }
+    return rows.slice(0, limit)
+  })
+
+const list = Command.make("list", { scope: Options.text("scope"), state: stateOption, limit: limitOption }, (o) =>
+  island(
+    Effect.gen(function* () {
+      const limit = yield* positiveLimit(o.limit)
+      const state = yield* checkState(o.state)
+      const rows = yield* listJobOrders(o.scope, state, limit)
+      yield* emit({ scope: o.scope, jobOrders: rows }, () =>
+        renderTable(
+          [
+            { header: "ID", value: (r: (typeof rows)[number]) => r.id },
+            { header: "STATE", value: (r) => r.state ?? `(${r.problem})` },
+            { header: "PRIORITY", value: (r) => r.listedPriority, align: "right" },
+            { header: "VERSION", value: (r) => r.version, align: "right" },
+            { header: "WORK MASTER", value: (r) => r.workMasterId }
+          ],
+          rows,
+          state === undefined ? `(no job orders in scope ${o.scope})` : `(no job orders in state ${state} in scope ${o.scope})`
+        )
+      )
+    })
+  )
+).pipe(Command.withDescription("job orders of a scope, highest priority first"))
+
+/** Milliseconds until a retired job order expires, or null while it is live (no TTL). */
+const retention = (id: string) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const key = yield* valkey.key("jobOrder", { id })
+    const ms = yield* valkey.command("joborder ttl", (c) => c.pttl(key))
+    return ms > 0 ? ms : null
+  })
+
+const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
+  island(
+    Effect.gen(function* () {
+      const stored = yield* (yield* JobOrderDao).get(id)
+      const v = view(stored)
+      const expiresInMs = yield* retention(id)
+      const history = yield* changeHistory(stored.scope, "joborder", id)
+      const document = parseJson(stored.doc)
+      yield* emit({ ...v, op: stored.op, retired: expiresInMs !== null, expiresInMs, document, history }, () =>
+        sections(
+          renderFields([
+            ["id", v.id],
+            ["scope", v.scope],
+            ["state", v.state ?? `(malformed: ${v.problem})`],
+            ["priority", v.priority],
+            ["work master", v.workMasterId],
+            ["version", v.version],
+            ["last op", stored.op],
+            ["retired", expiresInMs === null ? "no" : `yes, expires in ${humanDuration(expiresInMs)}`],
+            ["comment", v.comment]
+          ]),
+          section("Document", prettyJson(document)),
+          section("History", renderHistory(history))
+        )
+      )
+    })
+  )
+).pipe(Command.withDescription("a job order: document, decoded state and change history"))
+
+export const jobOrdersCommand = Command.make("joborders").pipe(
+  Command.withDescription("job orders"),
+  Command.withSubcommands([list, show])
+)

@@ -1,0 +1,56 @@
+import { Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Cause, Effect, Exit, Logger, LogLevel, Option } from "effect"
+import { ExitCode, exitCodeOf } from "./ExitCode.js"
+import { hoistGlobalFlags } from "./GlobalFlags.js"
+import { root } from "./Root.js"
+import { printable } from "./Table.js"
+import { scopesCommand } from "./commands/Scopes.js"
+
+const command = root.pipe(
+  Command.withDescription("Operator's tool for one microdcs island: inspect and repair its Valkey data."),
+  Command.withSubcommands([scopesCommand])
+)
+
+const cli = Command.run(command, { name: "microdcs-admin", version: "0.0.0" })
+
+const { argv, json } = hoistGlobalFlags(process.argv)
+
+const describe = (error: unknown): { readonly tag: string; readonly message: string } => {
+  const e = error as { readonly _tag?: unknown; readonly message?: unknown }
+  const tag = typeof e._tag === "string" ? e._tag : "Error"
+  const message = typeof e.message === "string" && e.message.length > 0 ? e.message : tag
+  return { tag, message }
+}
+
+/** One line on stderr per failure: JSON with `--json`, so a script can read why it failed. */
+const report = (tag: string, message: string, code: number) =>
+  Effect.sync(() => {
+    process.stderr.write(json ? `${JSON.stringify({ error: tag, message, exitCode: code })}\n` : `error: ${printable(message)}\n`)
+    return code
+  })
+
+const program = cli(argv).pipe(
+  Effect.as<number>(ExitCode.ok),
+  Effect.catchAll((error) => {
+    // @effect/cli already printed the usage problem with the help text.
+    if (ValidationError.isValidationError(error)) return Effect.succeed(ExitCode.usage)
+    const { tag, message } = describe(error)
+    return report(tag, message, exitCodeOf(tag))
+  }),
+  Effect.catchAllDefect((defect) => report("Defect", `internal error: ${Cause.pretty(Cause.die(defect))}`, ExitCode.internal)),
+  // The store logs reconnect attempts as warnings; on a CLI they would drown the one error line.
+  Logger.withMinimumLogLevel(LogLevel.Error),
+  Effect.provide(NodeContext.layer)
+)
+
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => {
+    const code = Exit.isSuccess(exit) ? exit.value : Option.isSome(Cause.interruptOption(exit.cause)) ? 130 : ExitCode.internal
+    onExit(code)
+    // runMain exits by itself only on a non-zero code; a clean run ends when the connection is closed.
+    if (code === 0) process.exitCode = 0
+  }
+})

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Either, Stream } from "effect"
+import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { makeCloudEvent, makeMqttConnection, type MqttStatus, reconnectDelay } from "@microdcs/cloudevents-mqtt"
+
+const waitFor = (changes: Stream.Stream<MqttStatus>, wanted: MqttStatus) =>
+  changes.pipe(Stream.filter((s) => s === wanted), Stream.take(1), Stream.runDrain, Effect.timeout("10 seconds"))
+
+describe("reconnect", () => {
+  it("backs off exponentially with jitter, capped", () => {
+    expect(reconnectDelay(0, 100, 1000, () => 1)).toBe(100)
+    expect(reconnectDelay(3, 100, 1000, () => 1)).toBe(800)
+    expect(reconnectDelay(20, 100, 1000, () => 1)).toBe(1000)
+    expect(reconnectDelay(20, 100, 1000, () => 0)).toBe(500)
+    expect(reconnectDelay(0, 100, 1000, () => 0)).toBe(100)
+  })
+
+  it.live("reconnects after the broker restarts on the same port, subscriptions included", () =>
+    Effect.gen(function* () {
+      // A broker of its own: this test stops it.
+      const broker = yield* Effect.promise(() => startMosquitto())
+      yield* Effect.addFinalizer(() => Effect.promise(() => broker.stop()))
+      const conn = yield* makeMqttConnection({ url: broker.url, reconnectMinMs: 50, reconnectMaxMs: 200 })
+      const topic = `${randomPrefix()}/events`
+      const messages = yield* conn.subscribe(topic)
+      expect(yield* conn.status).toBe("connected")
+
+      yield* Effect.promise(() => broker.stop())
+      yield* waitFor(conn.statusChanges, "reconnecting")
+      const again = yield* Effect.promise(() => startMosquitto({ port: broker.port }))
+      yield* Effect.addFinalizer(() => Effect.promise(() => again.stop()))
+      yield* waitFor(conn.statusChanges, "connected")
+
+      // The new broker knows nothing of us: mqtt.js subscribes again after the reconnect.
+      const event = makeCloudEvent({ source: "urn:test", type: "t", data: { after: "restart" } })
+      yield* conn.publish(topic, event)
+      const [message] = yield* messages.pipe(Stream.take(1), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+      expect(message && Either.getOrThrow(message.decoded)).toEqual(event)
+      yield* message!.ack
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("reports closed once its scope ends", () =>
+    Effect.gen(function* () {
+      const broker = yield* Effect.promise(() => startMosquitto())
+      yield* Effect.addFinalizer(() => Effect.promise(() => broker.stop()))
+      const status = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const conn = yield* makeMqttConnection({ url: broker.url })
+          return { conn, before: yield* conn.status }
+        })
+      )
+      expect(status.before).toBe("connected")
+      expect(yield* status.conn.status).toBe("closed")
+      expect(yield* Effect.flip(status.conn.publish("a/b", makeCloudEvent({ source: "s", type: "t" })))).toMatchObject({
+        _tag: "MqttPublishError",
+        reason: "closed"
+      })
+    }).pipe(Effect.scoped)
+  )
+})

@@ -1,0 +1,77 @@
+import { Deferred, Effect, Fiber, Ref } from "effect"
+import { expect, layer } from "@effect/vitest"
+import { DedupeStore } from "@microdcs/store"
+import { exactlyOnce } from "@microdcs/job-control"
+import { handle, methodRequest, world } from "./Kit.js"
+
+class HandlerFailed {
+  readonly _tag = "HandlerFailed"
+}
+
+layer(world())("exactlyOnce", (it) => {
+  it.effect("the same message twice is processed once", () =>
+    Effect.gen(function* () {
+      const runs = yield* Ref.make(0)
+      const process = Ref.updateAndGet(runs, (n) => n + 1)
+      const first = yield* exactlyOnce({ source: "urn:mes", id: "m-1" }, process)
+      const second = yield* exactlyOnce({ source: "urn:mes", id: "m-1" }, process)
+      expect(first).toEqual({ _tag: "Processed", value: 1 })
+      expect(second).toEqual({ _tag: "Duplicate", reason: "done" })
+      expect(yield* Ref.get(runs)).toBe(1)
+      // The same id from another source is another event.
+      expect(yield* exactlyOnce({ source: "urn:other", id: "m-1" }, process)).toEqual({ _tag: "Processed", value: 2 })
+      // Done is remembered for the done TTL.
+      const remaining = yield* Effect.flatMap(DedupeStore, (d) => d.leaseRemaining("urn:mes", "m-1"))
+      expect(remaining).toBeGreaterThan(9 * 60_000)
+      expect(remaining).toBeLessThanOrEqual(10 * 60_000)
+    })
+  )
+
+  it.effect("a duplicate arriving while the first is still processing is skipped", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(
+        exactlyOnce({ source: "urn:mes", id: "m-2", leaseMs: 5_000 }, Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(gate), "first")))
+      )
+      yield* Deferred.await(started)
+      const second = yield* exactlyOnce({ source: "urn:mes", id: "m-2" }, Effect.succeed("second"))
+      expect(second).toEqual({ _tag: "Duplicate", reason: "busy" })
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(first)).toEqual({ _tag: "Processed", value: "first" })
+    })
+  )
+
+  it.effect("a failing handler releases its claim, and the redelivery is processed", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      const failed = yield* Effect.flip(exactlyOnce({ source: "urn:mes", id: "m-3", leaseMs: 60_000 }, Effect.fail(new HandlerFailed())))
+      expect(failed).toBeInstanceOf(HandlerFailed)
+      // Released, not left to run out its 60 s lease.
+      expect(yield* dedupe.leaseRemaining("urn:mes", "m-3")).toBe(0)
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-3" }, Effect.succeed("retried"))).toEqual({ _tag: "Processed", value: "retried" })
+    })
+  )
+
+  it.effect("an interrupted handler releases its claim too", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      const started = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(exactlyOnce({ source: "urn:mes", id: "m-4" }, Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* dedupe.leaseRemaining("urn:mes", "m-4")).toBe(0)
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-4" }, Effect.succeed(1))).toEqual({ _tag: "Processed", value: 1 })
+    })
+  )
+
+  it.effect("around the processor: a redelivered Store is answered once and emits one status event", () =>
+    Effect.gen(function* () {
+      const req = methodRequest("Store", "dedupe", { JobOrder: { JobOrderID: "once" } })
+      const first = yield* exactlyOnce({ source: req.source, id: req.id }, handle(req))
+      const again = yield* exactlyOnce({ source: req.source, id: req.id }, handle(req))
+      expect(first._tag === "Processed" && first.value.statusEvents).toHaveLength(1)
+      expect(again).toEqual({ _tag: "Duplicate", reason: "done" })
+    })
+  )
+})
