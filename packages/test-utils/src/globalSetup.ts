@@ -1,6 +1,6 @@
 import type {} from "vitest"
 import type { TestProject } from "vitest/node"
-import { startValkeyServer } from "./ValkeyServer.js"
+import { startValkeyServer } from "@microdcs/embedded"
 
 declare module "vitest" {
   export interface ProvidedContext {

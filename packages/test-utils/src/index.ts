@@ -1,5 +1,3 @@
-export * from "./FreePort.js"
-export * from "./ChildServer.js"
-export * from "./ValkeyServer.js"
-export * from "./MosquittoServer.js"
+// The servers themselves live in @microdcs/embedded (the daemon starts them too); tests get them here.
+export * from "@microdcs/embedded"
 export * from "./Prefix.js"

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest"
-import { pingValkey, startValkeyServer, valkeyServerBin } from "@microdcs/test-utils"
+import { pingValkey, startValkeyServer, valkeyServerBin } from "@microdcs/embedded"
 
 describe("startValkeyServer", () => {
   const saved = process.env["VALKEY_SERVER_BIN"]
@@ -33,7 +33,7 @@ describe("startValkeyServer", () => {
 
 describe("startMosquitto", () => {
   it("starts a broker that accepts connections and stops it", async () => {
-    const { startMosquitto, tcpListening } = await import("@microdcs/test-utils")
+    const { startMosquitto, tcpListening } = await import("@microdcs/embedded")
     const broker = await startMosquitto()
     expect(broker.url).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/)
     expect(await tcpListening(broker.host, broker.port)).toBe(true)
