@@ -28,6 +28,25 @@ export interface ChildServerSpec {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * Children run in their own process group, so a Ctrl-C in a terminal (which signals the whole
+ * foreground group) does not kill them under a parent that is still shutting down gracefully.
+ * In exchange the parent must stop them itself: `stop()` does, and this hook kills whatever is
+ * left when the parent exits any other way.
+ */
+const live = new Set<ChildProcess>()
+let exitHook = false
+const track = (child: ChildProcess) => {
+  live.add(child)
+  child.once("exit", () => live.delete(child))
+  if (!exitHook) {
+    exitHook = true
+    process.once("exit", () => {
+      for (const c of live) c.kill("SIGKILL")
+    })
+  }
+}
+
 const waitForExit = (child: ChildProcess, ms: number): Promise<boolean> =>
   new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve(true)
@@ -42,7 +61,8 @@ const startOnce = async (spec: ChildServerSpec): Promise<ChildServer | undefined
   const host = "127.0.0.1"
   const port = spec.port ?? (await freePort())
   const dataDir = mkdtempSync(join(tmpdir(), `microdcs-${spec.name}-`))
-  const child = spawn(spec.bin, [...spec.args(port, dataDir)], { stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(spec.bin, [...spec.args(port, dataDir)], { stdio: ["ignore", "pipe", "pipe"], detached: true })
+  track(child)
   let output = ""
   const collect = (chunk: Buffer) => {
     if (output.length < 8192) output += chunk.toString()
