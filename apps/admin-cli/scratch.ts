@@ -1,10 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect } from "effect"
-const root = Command.make("tool", { json: Options.boolean("json"), url: Options.text("url").pipe(Options.optional) })
-const list = Command.make("list", { scope: Options.text("scope"), ids: Args.text({ name: "id" }).pipe(Args.repeated), yes: Options.boolean("yes") }, (c) =>
-  Effect.flatMap(root, (r) => Console.log(JSON.stringify({ c, r }))))
-const group = Command.make("scopes").pipe(Command.withSubcommands([list]))
-const cmd = root.pipe(Command.withSubcommands([group]))
-const cli = Command.run(cmd, { name: "tool", version: "0" })
-cli(process.argv).pipe(Effect.provide(NodeContext.layer), Effect.tapErrorCause((c) => Console.error("FAILED", String(c))), NodeRuntime.runMain)
+import { build } from "esbuild"
+const r = await build({ entryPoints: ["src/main.ts"], bundle: true, platform: "node", format: "esm", conditions: ["source"], metafile: true, write: false, outfile: "/tmp/x.mjs", external: ["yaml", "toml"] })
+const out = Object.values(r.metafile.outputs)[0]!
+const rows = Object.entries(out.inputs).map(([p, i]) => [i.bytesInOutput, p.replace(/.*node_modules\//, "")] as const).sort((a, b) => b[0] - a[0])
+console.log(rows.slice(0, 40).map(([b, p]) => `${(b / 1024).toFixed(0)}K ${p}`).join("\n"))

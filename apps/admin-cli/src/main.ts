@@ -1,16 +1,38 @@
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Exit, Logger, LogLevel, Option } from "effect"
+import { Cause, ConfigError, Effect, Exit, Logger, LogLevel } from "effect"
 import { ExitCode, exitCodeOf } from "./ExitCode.js"
 import { hoistGlobalFlags } from "./GlobalFlags.js"
 import { root } from "./Root.js"
 import { printable } from "./Table.js"
+import { configCommand } from "./commands/Config.js"
+import { dedupeCommand } from "./commands/Dedupe.js"
+import { executionsCommand } from "./commands/Executions.js"
+import { indexCommand } from "./commands/Index.js"
+import { jobOrdersCommand } from "./commands/JobOrders.js"
+import { jobResponsesCommand } from "./commands/JobResponses.js"
+import { leasesCommand } from "./commands/Leases.js"
+import { publisherCommand } from "./commands/Publisher.js"
+import { purgeCommand } from "./commands/Purge.js"
 import { scopesCommand } from "./commands/Scopes.js"
+import { streamsCommand } from "./commands/Streams.js"
 
 const command = root.pipe(
   Command.withDescription("Operator's tool for one microdcs island: inspect and repair its Valkey data."),
-  Command.withSubcommands([scopesCommand])
+  Command.withSubcommands([
+    scopesCommand,
+    jobOrdersCommand,
+    jobResponsesCommand,
+    executionsCommand,
+    configCommand,
+    streamsCommand,
+    dedupeCommand,
+    leasesCommand,
+    publisherCommand,
+    purgeCommand,
+    indexCommand
+  ])
 )
 
 const cli = Command.run(command, { name: "microdcs-admin", version: "0.0.0" })
@@ -18,6 +40,8 @@ const cli = Command.run(command, { name: "microdcs-admin", version: "0.0.0" })
 const { argv, json } = hoistGlobalFlags(process.argv)
 
 const describe = (error: unknown): { readonly tag: string; readonly message: string } => {
+  // A ConfigError's message lacks the variable; its string form names it.
+  if (ConfigError.isConfigError(error)) return { tag: "ConfigError", message: `environment: ${String(error).replace(/^\(|\)$/g, "")}` }
   const e = error as { readonly _tag?: unknown; readonly message?: unknown }
   const tag = typeof e._tag === "string" ? e._tag : "Error"
   const message = typeof e.message === "string" && e.message.length > 0 ? e.message : tag
@@ -48,7 +72,9 @@ const program = cli(argv).pipe(
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
-    const code = Exit.isSuccess(exit) ? exit.value : Option.isSome(Cause.interruptOption(exit.cause)) ? 130 : ExitCode.internal
+    // The teardown is generic in the program's result; ours is always the exit code.
+    const value: unknown = Exit.isSuccess(exit) ? exit.value : undefined
+    const code = typeof value === "number" ? value : Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? 130 : ExitCode.internal
     onExit(code)
     // runMain exits by itself only on a non-zero code; a clean run ends when the connection is closed.
     if (code === 0) process.exitCode = 0

@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
 import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
-import { JobOrderDao, type StoredDocument, Valkey } from "@microdcs/store"
+import { JobOrderDao, type JobOrderPage, type StoredDocument, Valkey } from "@microdcs/store"
 import { UsageError } from "../ExitCode.js"
 import { humanDuration } from "../Format.js"
 import { changeHistory, renderHistory } from "../History.js"
@@ -66,7 +66,7 @@ const listJobOrders = (scope: string, state: string | undefined, limit: number) 
     const rows: Array<JobOrderView & { readonly listedPriority: number }> = []
     let offset: number | null = 0
     while (offset !== null && rows.length < limit) {
-      const page = yield* orders.list(scope, { offset, count: 200 })
+      const page: JobOrderPage = yield* orders.list(scope, { offset, count: 200 })
       const docs = yield* Effect.forEach(
         page.items,
         (item) =>

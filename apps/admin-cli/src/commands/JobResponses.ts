@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { JobResponseDao, type JobResponseDocument } from "@microdcs/store"
+import { JobResponseDao, type JobResponseDocument, type StatePage } from "@microdcs/store"
 import { isoTime } from "../Format.js"
 import { changeHistory, renderHistory } from "../History.js"
 import { island } from "../Island.js"
@@ -32,7 +32,7 @@ const idsInState = (scope: string, state: string, limit: number) =>
     const ids = new Set<string>()
     let cursor: string | null = "0"
     while (cursor !== null && ids.size < limit) {
-      const page = yield* responses.byState(scope, state, cursor)
+      const page: StatePage = yield* responses.byState(scope, state, cursor)
       for (const id of page.ids) ids.add(id)
       cursor = page.next
     }

@@ -28,7 +28,7 @@ const info = Command.make("info", { scope: scopeOption }, ({ scope }) =>
     Effect.gen(function* () {
       const streams = yield* allStreams(scope)
       const rows: ReadonlyArray<InfoRow> = streams.flatMap((stream) =>
-        stream.groups.length === 0 ? [{ stream, group: undefined }] : stream.groups.map((group) => ({ stream, group }))
+        stream.groups.length === 0 ? [{ stream, group: undefined }] : stream.groups.map((group): InfoRow => ({ stream, group }))
       )
       yield* emit({ streams }, () =>
         renderTable(
@@ -136,7 +136,8 @@ const deadLetters = Command.make(
           return
         }
         const all = yield* streams.listDeadLetters(Option.getOrUndefined(o.kind))
-        const shown = Option.isSome(o.scope) ? all.filter((d) => d.scope === o.scope.value) : all
+        const scope = Option.getOrUndefined(o.scope)
+        const shown = scope === undefined ? all : all.filter((d) => d.scope === scope)
         yield* emit({ deadLetterStreams: shown }, () =>
           renderTable(
             [

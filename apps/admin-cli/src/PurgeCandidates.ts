@@ -1,0 +1,77 @@
+import { Effect, Either } from "effect"
+import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
+import { ChangeStream, Valkey } from "@microdcs/store"
+
+/** A job order `purge` may delete: retired (expiring) or cleared/cancelled (EndState). */
+export interface PurgeCandidate {
+  readonly id: string
+  readonly version: number
+  readonly state: string | null
+  /** Remaining retention of a retired job order, or null when it does not expire. */
+  readonly expiresInMs: number | null
+  /** Time of its last change entry; null when the stream no longer holds one (older than the stream). */
+  readonly lastChangeAt: number | null
+}
+
+const SCAN_COUNT = 500
+
+/** Every job order document of `scope` that is retired or in EndState: a SCAN over the documents. */
+export const findCandidates = (scope: string) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    return yield* valkey.command("scan job orders", async (c) => {
+      const found: Array<Omit<PurgeCandidate, "lastChangeAt">> = []
+      let cursor = "0"
+      do {
+        const [next, keys] = await c.scan(cursor, "MATCH", valkey.keys.pattern("jobOrder"), "COUNT", SCAN_COUNT, "TYPE", "hash")
+        cursor = next
+        const documents = keys.flatMap((key) => {
+          const parsed = valkey.keys.parse(key)
+          return parsed?.family === "jobOrder" ? [{ key, id: (parsed.parts as { id: string }).id }] : []
+        })
+        if (documents.length === 0) continue
+        const pipeline = c.pipeline()
+        for (const d of documents) pipeline.hmget(d.key, "scope", "v", "doc").pttl(d.key)
+        const replies = (await pipeline.exec()) ?? []
+        documents.forEach((d, i) => {
+          const [fields, ttl] = [replies[i * 2]?.[1] as Array<string | null> | undefined, Number(replies[i * 2 + 1]?.[1] ?? -2)]
+          if (!fields || fields[0] !== scope || fields[2] == null) return
+          const decoded = decodeJobOrderRecord(fields[2])
+          const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : null
+          if (ttl > 0 || state === "EndState") {
+            found.push({ id: d.id, version: Number(fields[1]), state, expiresInMs: ttl > 0 ? ttl : null })
+          }
+        })
+      } while (cursor !== "0")
+      return found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    })
+  })
+
+/**
+ * The time of each job order's last change in the scope's stream, and the time of the oldest
+ * entry. Every write appends an entry, so a job order without one changed before that oldest
+ * entry: its age is at least the oldest entry's.
+ */
+export const lastChanges = (scope: string) =>
+  Effect.gen(function* () {
+    const changes = yield* ChangeStream
+    const last = new Map<string, number>()
+    let oldest: number | null = null
+    let after = "0"
+    for (;;) {
+      const page = yield* changes.read(scope, { after, count: 10_000 })
+      for (const e of page.entries) {
+        oldest ??= e.ts
+        if (e.kind === "joborder") last.set(e.id, e.ts)
+      }
+      if (page.next === after) return { last, oldest }
+      after = page.next
+    }
+  })
+
+/** Whether a candidate's last change is at least `olderThanMs` ago. */
+export const oldEnough = (lastChangeAt: number | null, oldest: number | null, olderThanMs: number, now: number): boolean => {
+  const changedAt = lastChangeAt ?? oldest
+  // No entry left at all: the stream holds nothing newer, so the change is older than anything kept.
+  return changedAt === null || now - changedAt >= olderThanMs
+}

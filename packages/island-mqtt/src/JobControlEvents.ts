@@ -1,0 +1,81 @@
+import {
+  type CloudEvent,
+  codecFor,
+  correlationIdOf,
+  JSON_CONTENT_TYPE,
+  makeCloudEvent,
+  makeErrorReply
+} from "@microdcs/cloudevents-mqtt"
+import { ERROR_REPLY_TYPE, type JobControlReply, type JobControlRequest, type StatusEvent } from "@microdcs/job-control"
+import { JobStates, ReturnStatus, toStoredState } from "@microdcs/job-state"
+
+/**
+ * The CloudEvents the job control ingress sends: replies to MES requests and job order status
+ * events. Pure functions, so the ingress itself only sequences I/O.
+ */
+
+/**
+ * The type of a job order status event (OPC UA ISA95JobOrderStatusEventType), in the namespace
+ * and version of the job control methods.
+ */
+export const STATUS_EVENT_TYPE = "org.opcfoundation.ISA95-JOBCONTROL_V2.ISA95JobOrderStatusEventType.v2"
+
+/** The processor's view of a decoded request; `dataschema` travels with the extensions. */
+export const toJobControlRequest = (event: CloudEvent): JobControlRequest => ({
+  id: event.id,
+  source: event.source,
+  type: event.type,
+  subject: event.subject,
+  data: event.data,
+  extensions: event.dataschema !== undefined ? { ...event.extensions, dataschema: event.dataschema } : event.extensions
+})
+
+/** A reply is serialised like its request (a MessagePack request gets a MessagePack reply). */
+const replyContentType = (request: CloudEvent | undefined): string => {
+  const requested = request?.datacontenttype
+  return requested !== undefined && codecFor(requested)._tag !== "unsupported" ? requested : JSON_CONTENT_TYPE
+}
+
+/**
+ * The reply to a request the processor answered. A refusal carries `mdcserrorkind` and
+ * `mdcserrormessage` besides its ReturnStatus, so a client can branch without reading `data`.
+ */
+export const replyEvent = (source: string, request: CloudEvent, reply: JobControlReply): CloudEvent => {
+  const base =
+    reply.error === undefined
+      ? makeCloudEvent({ source, type: reply.type, subject: request.subject })
+      : makeErrorReply({ source, type: reply.type, subject: request.subject, kind: reply.error.kind, message: reply.error.message })
+  return { ...base, datacontenttype: replyContentType(request), data: reply.data }
+}
+
+/**
+ * The reply to a message that is not a request we can read (island.md §2 bad input): the
+ * decode error's kind and message, and ReturnStatus INVALID_REQUEST for OPC UA clients.
+ */
+export const badInputReply = (source: string, kind: string, message: string, request?: CloudEvent): CloudEvent => ({
+  ...makeErrorReply({ source, type: ERROR_REPLY_TYPE, subject: request?.subject, kind, message }),
+  datacontenttype: replyContentType(request),
+  data: { ReturnStatus: ReturnStatus.INVALID_REQUEST }
+})
+
+/**
+ * One status event per landed transition, on the scope's events topic. `Version` is the job
+ * order's version after the write: events of one job order can be published out of order by
+ * concurrent handlers, and the version tells the MES which is newer.
+ */
+export const statusEvent = (source: string, request: CloudEvent, status: StatusEvent): CloudEvent => {
+  const correlationid = correlationIdOf(request)
+  return makeCloudEvent({
+    source,
+    type: STATUS_EVENT_TYPE,
+    subject: status.scope,
+    causationid: request.id,
+    ...(correlationid !== undefined ? { correlationid } : {}),
+    data: {
+      JobOrderID: status.jobOrderId,
+      JobState: toStoredState(JobStates[status.state]),
+      Method: status.method,
+      Version: status.version
+    }
+  })
+}

@@ -1,0 +1,52 @@
+import { Effect, Layer } from "effect"
+import { type CloudEvent, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
+import { type CommandEntry, CommandNotSent, StationPort } from "@microdcs/sfc"
+import { stationCommandTopic, type StationTopicConfig } from "./StationTopics.js"
+
+export interface MqttStationOptions {
+  /** Prefix, discriminator and station level of the station topics (see `StationTopics.ts`). */
+  readonly topics: StationTopicConfig
+  /** This instance's id: station replies come back on `P/replies/{instanceId}`, to this instance only. */
+  readonly instanceId: string
+  /** Our CloudEvent `source` on commands. */
+  readonly source: string
+}
+
+/**
+ * A push command as a CloudEvent (sfc.md §3): type = the action's TypeId, data = its
+ * Parameters, subject = the scope, `correlationid` = the command's correlation id (a UUID, so it
+ * travels as the 16 bytes of Correlation Data), and the extensions `jobid`, `action` and
+ * `attempt`. The id is `{correlationId}.{attempt}`: a redelivered outbox entry sends the same
+ * event again, and a resend after a timeout is a new event with the same correlation id.
+ */
+export const commandEvent = (source: string, command: CommandEntry): CloudEvent =>
+  makeCloudEvent({
+    id: `${command.correlationId}.${command.attempt}`,
+    source,
+    type: command.typeId,
+    subject: command.subject,
+    data: command.parameters,
+    correlationid: command.correlationId,
+    extensions: { jobid: command.jobId, action: command.action, attempt: String(command.attempt) }
+  })
+
+/**
+ * The SFC engine's `StationPort` over MQTT: publishes each push command (QoS 1, done on PUBACK)
+ * to `P/S/{scope}[/D]/command` with this instance's response topic. Any failure is a
+ * `CommandNotSent`, so the outbox entry stays pending and is sent again.
+ */
+export const makeMqttStationPort = (options: MqttStationOptions) =>
+  Effect.gen(function* () {
+    const mqtt = yield* MqttConnection
+    const replies = yield* responseTopic(options.topics, options.instanceId)
+    const send = (command: CommandEntry) =>
+      Effect.gen(function* () {
+        const topic = yield* stationCommandTopic(options.topics, command.subject)
+        yield* mqtt.publish(topic, commandEvent(options.source, command), { qos: 1, responseTopic: replies })
+      }).pipe(Effect.mapError((error) => new CommandNotSent({ correlationId: command.correlationId, message: error.message })))
+    return StationPort.of({ send })
+  })
+
+/** {@link makeMqttStationPort} as a layer. Pair it with `StationIngress`, which receives the replies. */
+export const MqttStationPort = (options: MqttStationOptions) => Layer.effect(StationPort, makeMqttStationPort(options))
+

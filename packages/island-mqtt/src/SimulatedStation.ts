@@ -1,0 +1,139 @@
+import { Effect, Either, FiberSet, Schedule, type Scope, Stream } from "effect"
+import {
+  type CloudEvent,
+  type IncomingMessage,
+  type InvalidTopic,
+  makeCloudEvent,
+  makeErrorReply,
+  makeMqttConnection,
+  type MqttConnectError,
+  type MqttSubscribeError,
+  type PublishFailure
+} from "@microdcs/cloudevents-mqtt"
+import { ScopeRegistry, SfcStateDao } from "@microdcs/store"
+import { stationCommandFilter, stationEventsTopic, type StationTopicConfig } from "./StationTopics.js"
+
+/** A push command as the simulated station received it. */
+export interface StationCommand {
+  readonly scope: string
+  readonly type: string
+  readonly jobId: string | undefined
+  readonly action: string | undefined
+  readonly correlationId: string | undefined
+  readonly parameters: unknown
+  /** Where the reply goes: the sending instance's response topic. */
+  readonly responseTopic: string | undefined
+  readonly event: CloudEvent
+}
+
+/** What the station answers to one command; `"silent"` sends nothing (to provoke timeouts). */
+export type StationReply = { readonly data?: unknown; readonly error?: string; readonly delayMs?: number } | "silent"
+
+export interface SimulatedStationOptions {
+  /** The broker; the station has a connection of its own, like a real one. */
+  readonly url: string
+  readonly topics: StationTopicConfig
+  /** Its CloudEvent `source` (default `urn:microdcs:station:simulated`). */
+  readonly source?: string | undefined
+  /** Answers push commands; default: an empty result at once. */
+  readonly onCommand?: ((command: StationCommand) => StationReply) | undefined
+  /** Pull events by type: the data to emit for a job waiting on it (`undefined` = not yet). */
+  readonly events?: Readonly<Record<string, (jobId: string, scope: string) => unknown>> | undefined
+  /** How often it looks for jobs waiting on its event types (default 20 ms). */
+  readonly eventPollMs?: number | undefined
+}
+
+export interface SimulatedStation {
+  readonly clientId: string
+  /** Every command received, in arrival order. */
+  readonly commands: ReadonlyArray<StationCommand>
+  /** Every event emitted, by the script or through `emit`. */
+  readonly emitted: ReadonlyArray<{ readonly scope: string; readonly type: string; readonly jobId: string | undefined }>
+  /** Publishes a pull event now; without `jobId` the island routes it by type to the longest-waiting job. */
+  readonly emit: (scope: string, type: string, data: unknown, options?: { readonly jobId?: string; readonly id?: string }) => Effect.Effect<void, PublishFailure>
+}
+
+const DEFAULT_SOURCE = "urn:microdcs:station:simulated"
+
+const commandOf = (event: CloudEvent, responseTopic: string | undefined): StationCommand => ({
+  scope: event.subject?.split("/", 1)[0] ?? "",
+  type: event.type,
+  jobId: event.extensions["jobid"],
+  action: event.extensions["action"],
+  correlationId: event.extensions["correlationid"],
+  parameters: event.data,
+  responseTopic,
+  event
+})
+
+/**
+ * A station over MQTT, for tests and the demo: it answers push commands on their response topic
+ * (after an optional delay, with scripted data or an error) and emits pull events for the jobs
+ * waiting on its event types, all on the wire a real station uses. To know which job waits it
+ * reads the island's waits sets (`SfcStateDao.waiting`), which a real station would not need:
+ * it would emit when its process says so, as `emit` does.
+ */
+export const makeSimulatedStation = (
+  options: SimulatedStationOptions
+): Effect.Effect<SimulatedStation, MqttConnectError | InvalidTopic | MqttSubscribeError, Scope.Scope | SfcStateDao | ScopeRegistry> =>
+  Effect.gen(function* () {
+    const source = options.source ?? DEFAULT_SOURCE
+    const mqtt = yield* makeMqttConnection({ url: options.url, clientIdBase: "station", reconnectMinMs: 100 })
+    const commands: Array<StationCommand> = []
+    const emitted: Array<{ scope: string; type: string; jobId: string | undefined }> = []
+
+    const emit = (scope: string, type: string, data: unknown, extra: { readonly jobId?: string; readonly id?: string } = {}) =>
+      Effect.gen(function* () {
+        const topic = yield* stationEventsTopic(options.topics, scope)
+        const event = makeCloudEvent({ source, type, subject: scope, data, id: extra.id, extensions: extra.jobId !== undefined ? { jobid: extra.jobId } : {} })
+        yield* mqtt.publish(topic, event, { qos: 1 })
+        emitted.push({ scope, type, jobId: extra.jobId })
+      })
+
+    const answer = (message: IncomingMessage) =>
+      Effect.gen(function* () {
+        if (Either.isLeft(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.left.message }))
+        const command = commandOf(message.decoded.right, message.responseTopic)
+        commands.push(command)
+        const reply = options.onCommand ? options.onCommand(command) : {}
+        if (reply === "silent") return
+        if (reply.delayMs) yield* Effect.sleep(`${reply.delayMs} millis`)
+        const type = `${command.type}.reply`
+        const base =
+          reply.error === undefined
+            ? makeCloudEvent({ source, type, subject: command.scope })
+            : makeErrorReply({ source, type, subject: command.scope, kind: "StationError", message: reply.error })
+        yield* mqtt.reply(message, { ...base, datacontenttype: "application/json", data: reply.data ?? {} })
+      }).pipe(
+        Effect.zipRight(message.ack),
+        Effect.catchAllCause((cause) => Effect.logWarning("simulated station could not answer", cause))
+      )
+
+    const answering = yield* FiberSet.make()
+    const inbox = yield* mqtt.subscribe(yield* stationCommandFilter(options.topics), { qos: 1 })
+    yield* inbox.pipe(Stream.runForEach((message) => FiberSet.run(answering, answer(message))), Effect.forkScoped)
+
+    // Emits each event type once per wait: the wait's start time tells a new wait from an old one.
+    const marks = new Set<string>()
+    const states = yield* SfcStateDao
+    const scopes = yield* ScopeRegistry
+    const emitRound = Effect.gen(function* () {
+      for (const scope of yield* scopes.list) {
+        for (const [type, produce] of Object.entries(options.events ?? {})) {
+          for (const { jobId, since } of yield* states.waiting(scope, type, 100)) {
+            const mark = `${jobId}|${type}|${since}`
+            if (marks.has(mark)) continue
+            const data = produce(jobId, scope)
+            if (data === undefined) continue
+            marks.add(mark)
+            yield* emit(scope, type, data, { jobId })
+          }
+        }
+      }
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
+    if (Object.keys(options.events ?? {}).length > 0) {
+      yield* emitRound.pipe(Effect.repeat(Schedule.spaced(`${options.eventPollMs ?? 20} millis`)), Effect.forkScoped)
+    }
+
+    return { clientId: mqtt.clientId, commands, emitted, emit }
+  })

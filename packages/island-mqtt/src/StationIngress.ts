@@ -1,0 +1,114 @@
+import { Effect, Either, Layer, Option, Stream } from "effect"
+import { type CloudEvent, type IncomingMessage, MqttConnection, responseTopic, scopeOf } from "@microdcs/cloudevents-mqtt"
+import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc"
+import { Valkey } from "@microdcs/store"
+import { runWorker, type WorkerOptions } from "./MessageWorker.js"
+import { MqttStationPort, type MqttStationOptions } from "./MqttStationPort.js"
+import { scopeOfStationTopic, stationEventsFilter } from "./StationTopics.js"
+
+export interface StationIngressOptions extends MqttStationOptions, WorkerOptions {}
+
+/**
+ * Why a station reports a failed action: the `mdcserrorkind` / `mdcserrormessage` extensions
+ * (what an island-style error reply carries) or an `error` field in the data.
+ */
+export const stationFailure = (event: CloudEvent): string | undefined => {
+  const kind = event.extensions["mdcserrorkind"]
+  const message = event.extensions["mdcserrormessage"]
+  if (kind !== undefined || message !== undefined) return [kind, message].filter((s) => s !== undefined).join(": ")
+  const data = event.data
+  if (typeof data !== "object" || data === null || !("error" in data)) return undefined
+  const error: unknown = data.error
+  if (error === undefined || error === null || error === false) return undefined
+  return typeof error === "string" ? error : JSON.stringify(error)
+}
+
+/**
+ * Feeds station replies and events into the SFC engine (sfc.md §3 Events):
+ * - replies on this instance's response topic are routed by their correlation id;
+ * - events on `P/S/+[/D]/events` by the `jobid` extension, else by type to the job that has
+ *   waited longest.
+ * A message is acknowledged after `SfcEvents.ingest`, which is idempotent through the
+ * applied-event record, so a redelivery is harmless. The scope is the subject up to the first
+ * `/`; without a subject, the topic's scope level (events) or the job the correlation id names
+ * (replies). A message that cannot be ingested as sent is logged and acknowledged.
+ */
+export const runStationIngress = (options: StationIngressOptions) =>
+  Effect.gen(function* () {
+    const mqtt = yield* MqttConnection
+    const events = yield* SfcEvents
+    const valkey = yield* Valkey
+    const executions = yield* Executions
+
+    /** The scope of the job a correlation id belongs to (for replies that carry no subject). */
+    const scopeOfCorrelation = (correlationId: string) =>
+      Effect.gen(function* () {
+        const key = yield* valkey.key("sfcCorrelation", { correlationId })
+        const jobId = yield* valkey.command("correlation", (c) => c.get(key))
+        if (jobId === null) return undefined
+        return Option.getOrUndefined(yield* executions.load(jobId))?.state.scope
+      })
+
+    const handle = (kind: "reply" | "event") => (message: IncomingMessage) =>
+      Effect.gen(function* () {
+        if (Either.isLeft(message.decoded)) {
+          const { kind: problem, message: reason } = message.decoded.left
+          return yield* Effect.logWarning("station message is not a CloudEvent we accept; dropped").pipe(
+            Effect.annotateLogs({ topic: message.topic, problem, reason })
+          )
+        }
+        const event = message.decoded.right
+        const correlationId = kind === "reply" ? event.extensions["correlationid"] : undefined
+        const scope =
+          scopeOf(event) ??
+          (kind === "event" ? scopeOfStationTopic(options.topics, message.topic) : correlationId !== undefined ? yield* scopeOfCorrelation(correlationId) : undefined)
+        if (scope === undefined || scope.length === 0) {
+          return yield* Effect.logWarning("station message names no scope; dropped").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id }))
+        }
+        if (kind === "reply" && correlationId === undefined) {
+          return yield* Effect.logWarning("station reply without correlation data; dropped").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id }))
+        }
+        const error = stationFailure(event)
+        const jobId = kind === "event" ? event.extensions["jobid"] : undefined
+        const input: StationEvent = {
+          scope,
+          source: event.source,
+          id: event.id,
+          type: event.type,
+          ...(correlationId !== undefined ? { correlationId } : {}),
+          ...(jobId !== undefined ? { jobId } : {}),
+          ...(event.data !== undefined ? { data: event.data } : {}),
+          ...(error !== undefined ? { error } : {})
+        }
+        const outcome = yield* events.ingest(input)
+        yield* Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag }))
+      }).pipe(
+        // A value the store refuses (a bad scope, a result over the size limit) will not get
+        // better by trying again: the station sent it so.
+        Effect.catchTag("InvalidInput", (error) =>
+          Effect.logWarning("station message refused by the store; dropped").pipe(
+            Effect.annotateLogs({ topic: message.topic, field: error.field, error: error.message })
+          )
+        )
+      )
+
+    const replyTopic = yield* responseTopic(options.topics, options.instanceId)
+    const replies = yield* mqtt.subscribe(replyTopic, { qos: 1 })
+    const stationEvents = yield* mqtt.subscribe(yield* stationEventsFilter(options.topics), { qos: 1 })
+    yield* runWorker(
+      "station ingress",
+      Stream.merge(replies, stationEvents),
+      (message) => handle(message.topic === replyTopic ? "reply" : "event")(message),
+      options
+    )
+  })
+
+/** {@link runStationIngress} as a layer; it needs `MqttConnection`, `SfcEvents`, `Executions` and `Valkey`. */
+export const StationIngress = (options: StationIngressOptions) => Layer.scopedDiscard(runStationIngress(options))
+
+/**
+ * The station side of an engine instance over MQTT: `StationPort` for push commands and the
+ * ingress for replies and events. The engine needs the port, so it starts only once the
+ * ingress is subscribed: no reply can come back before its subscription exists.
+ */
+export const MqttStation = (options: StationIngressOptions) => Layer.merge(MqttStationPort(options), StationIngress(options))

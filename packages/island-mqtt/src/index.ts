@@ -1,0 +1,7 @@
+export * from "./StationTopics.js"
+export * from "./MessageWorker.js"
+export * from "./JobControlEvents.js"
+export * from "./JobControlIngress.js"
+export * from "./MqttStationPort.js"
+export * from "./StationIngress.js"
+export * from "./SimulatedStation.js"

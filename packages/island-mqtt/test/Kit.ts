@@ -1,0 +1,186 @@
+import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { Duration, Effect, Either, Exit, Layer, Schedule, Scope, Stream } from "effect"
+import { inject } from "vitest"
+import {
+  type CloudEvent,
+  type IncomingMessage,
+  makeCloudEvent,
+  makeMqttConnection,
+  MqttConnection,
+  type MqttOptions,
+  type TopicConfig
+} from "@microdcs/cloudevents-mqtt"
+import { JobControl, type JobControlRequest, jobControlLayer } from "@microdcs/job-control"
+import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
+import { type InvalidInput, JobOrderDao, JobResponseDao, storeLayer, StoreUnavailable, Valkey } from "@microdcs/store"
+import { JobControlIngress, type JobControlIngressOptions } from "@microdcs/island-mqtt"
+
+/** Shared pieces of the island-mqtt tests (not a test file itself). */
+
+export const SCOPE = "line-1"
+export const ISLAND_SOURCE = "urn:microdcs:island:test"
+export const MES_SOURCE = "urn:test:mes"
+
+export const fixture = (name: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/${name}`, import.meta.url), "utf8"))
+
+/** One wildcard level: the MES sends to `P/{scope}/commands`. */
+export const topicsFor = (prefix: string): TopicConfig => ({ prefix, wildcardLevels: 1 })
+
+export const storeFor = (prefix: string) => storeLayer({ url: inject("valkeyUrl"), prefix })
+
+/** The island's connection: a receive maximum above the ingress concurrency. */
+export const islandMqtt = (url: string, options: Partial<MqttOptions> = {}) =>
+  MqttConnection.layer({ url, clientIdBase: "island", receiveMaximum: 100, reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })
+
+/** Fast retries and a short grace, so failure tests stay quick. */
+export const ingressOptions = (prefix: string, options: Partial<JobControlIngressOptions> = {}): JobControlIngressOptions => ({
+  topics: topicsFor(prefix),
+  source: ISLAND_SOURCE,
+  retryMinMs: 20,
+  retryMaxMs: 200,
+  shutdownGraceMs: 2000,
+  ...options
+})
+
+/** The ingress over its own connection and a processor (real by default); the store is provided by the caller. */
+export const ingressLayer = (
+  url: string,
+  prefix: string,
+  options: {
+    readonly jobControl?: Layer.Layer<JobControl, InvalidInput, Layer.Layer.Success<ReturnType<typeof storeFor>>>
+    readonly mqtt?: Partial<MqttOptions>
+    readonly ingress?: Partial<JobControlIngressOptions>
+  } = {}
+) =>
+  JobControlIngress(ingressOptions(prefix, options.ingress)).pipe(
+    Layer.provide(options.jobControl ?? jobControlLayer()),
+    Layer.provide(islandMqtt(url, options.mqtt))
+  )
+
+/**
+ * A processor that fails (StoreUnavailable) while `fail()` says so, then delegates to the real
+ * one; `calls` counts every call. Stands in for a store that is briefly away.
+ */
+export const flakyJobControl = (fail: (call: number) => boolean, calls: { count: number }) =>
+  Layer.effect(
+    JobControl,
+    Effect.map(JobControl, (real) =>
+      JobControl.make({
+        handle: (request: JobControlRequest) =>
+          Effect.suspend(() => {
+            calls.count++
+            return fail(calls.count)
+              ? Effect.fail(new StoreUnavailable({ operation: "test", message: "injected outage" }))
+              : real.handle(request)
+          })
+      })
+    )
+  ).pipe(Layer.provide(jobControlLayer()))
+
+/** Polls `check` until it returns a value, or fails after `timeoutMs`. */
+export const eventually = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 10_000) =>
+  check.pipe(
+    Effect.flatMap((value) => (value === undefined ? Effect.fail("not yet" as const) : Effect.succeed(value))),
+    Effect.retry({ schedule: Schedule.spaced(Duration.millis(20)), while: (e) => e === "not yet" }),
+    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error("condition not reached in time") })
+  )
+
+/**
+ * An MES on a plain connection: sends requests with its response topic and a correlation id,
+ * and keeps every reply and every status event it receives.
+ */
+export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
+  Effect.gen(function* () {
+    const connection = yield* makeMqttConnection({ url, clientIdBase: "mes", connectTimeoutMs: 5000 })
+    const replyTopic = `${prefix}/replies/mes-${randomUUID().slice(0, 8)}`
+    const commandTopic = `${prefix}/${scope}/commands`
+    const replies: Array<IncomingMessage> = []
+    const statusEvents: Array<CloudEvent> = []
+    const collect = (into: (m: IncomingMessage) => void) => (stream: Stream.Stream<IncomingMessage>) =>
+      stream.pipe(Stream.runForEach((m) => Effect.sync(() => into(m)).pipe(Effect.zipRight(m.ack))), Effect.forkScoped)
+    yield* collect((m) => replies.push(m))(yield* connection.subscribe(replyTopic))
+    yield* collect((m) => Either.isRight(m.decoded) && statusEvents.push(m.decoded.right))(yield* connection.subscribe(`${prefix}/+/events`))
+
+    const request = (type: string, data: unknown, extra: Partial<Parameters<typeof makeCloudEvent>[0]> = {}) =>
+      makeCloudEvent({ source: MES_SOURCE, type, subject: scope, data, ...extra })
+
+    /** Sends an event as a request; the correlation id is returned to find the reply. */
+    const send = (event: CloudEvent, correlationId: string = randomUUID()) =>
+      Effect.as(connection.publish(commandTopic, event, { responseTopic: replyTopic, correlationId }), correlationId)
+
+    const repliesTo = (correlationId: string) =>
+      replies.filter((m) => m.correlationData !== undefined && m.correlationData.equals(Buffer.from(correlationId.replaceAll("-", ""), "hex")))
+
+    /** The reply to `correlationId` (a decoded CloudEvent), waiting for it. */
+    const replyTo = (correlationId: string) =>
+      eventually(
+        Effect.sync(() => {
+          const reply = repliesTo(correlationId)[0]
+          return reply && Either.isRight(reply.decoded) ? reply.decoded.right : undefined
+        })
+      )
+
+    /** Sends a request and waits for its reply. */
+    const call = (type: string, data: unknown, extra: Partial<Parameters<typeof makeCloudEvent>[0]> = {}) =>
+      Effect.flatMap(send(request(type, data, extra)), replyTo)
+
+    return { connection, replyTopic, commandTopic, replies, statusEvents, request, send, repliesTo, replyTo, call } as const
+  })
+
+export type Mes = Effect.Effect.Success<ReturnType<typeof makeMes>>
+
+/** The job order's normalized state name, or `undefined` when it does not exist. */
+export const jobOrderState = (id: string) =>
+  Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(
+    Effect.map((doc) => {
+      const decoded = decodeJobOrderRecord(doc.doc)
+      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
+    }),
+    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+export const untilJobOrderIs = (id: string, state: string, timeoutMs?: number) =>
+  eventually(jobOrderState(id).pipe(Effect.map((s) => (s === state ? s : undefined))), timeoutMs)
+
+/** The stored job response of a job (`{jobId}-response`), or `undefined`. */
+export const responseOf = (jobId: string) =>
+  Effect.flatMap(JobResponseDao, (dao) => dao.get(`${jobId}-response`)).pipe(
+    Effect.map((doc) => JSON.parse(doc.doc) as Record<string, unknown>),
+    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+/** Every key under the prefix with its type and content: equal snapshots mean nothing was written. */
+export const snapshot = Effect.gen(function* () {
+  const valkey = yield* Valkey
+  const prefix = valkey.options.prefix!
+  return yield* valkey.command("snapshot", async (c) => {
+    const keys = (await c.keys(`${prefix}:*`)).sort()
+    const entries: Array<[string, string]> = []
+    for (const key of keys) {
+      const type = await c.type(key)
+      const content =
+        type === "string" ? await c.get(key)
+        : type === "hash" ? Object.entries(await c.hgetall(key)).sort()
+        : type === "set" ? (await c.smembers(key)).sort()
+        : type === "zset" ? await c.zrange(key, 0, -1, "WITHSCORES")
+        : type === "stream" ? await c.xrange(key, "-", "+")
+        : await c.lrange(key, 0, -1)
+      entries.push([key, JSON.stringify({ type, content })])
+    }
+    return Object.fromEntries(entries)
+  })
+})
+
+/**
+ * Builds a layer in a scope of its own, so a test can stop an island mid-run and start another.
+ * The returned `stop` closes it; the test's scope closes it too.
+ */
+export const startInstance = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    yield* Layer.buildWithScope(layer, scope)
+    return { stop: Scope.close(scope, Exit.void) }
+  })

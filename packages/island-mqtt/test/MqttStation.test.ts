@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { isUuid } from "@microdcs/cloudevents-mqtt"
+import { ConfigEventTypes, jobControlLayer } from "@microdcs/job-control"
+import { MethodEventTypes, QueryEventTypes, ReturnStatus } from "@microdcs/job-state"
+import { type EngineOptions, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
+import { SfcStateDao } from "@microdcs/store"
+import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { JobControlIngress, makeSimulatedStation, MqttStation, type SimulatedStationOptions } from "@microdcs/island-mqtt"
+import {
+  eventually,
+  fixture,
+  ingressOptions,
+  ISLAND_SOURCE,
+  islandMqtt,
+  makeMes,
+  type Mes,
+  responseOf,
+  SCOPE,
+  startInstance,
+  storeFor,
+  topicsFor,
+  untilJobOrderIs
+} from "./Kit.js"
+
+let broker: MosquittoServer
+beforeAll(async () => {
+  broker = await startMosquitto()
+})
+afterAll(async () => {
+  await broker?.stop()
+})
+
+const testEngineOptions: Partial<EngineOptions> = { sweepIntervalMs: 50, fallbackIntervalMs: 100, reconcileIntervalMs: 60_000, claimIdleMs: 2_000 }
+const INSTANCE = "engine-1"
+
+/**
+ * A whole island on MQTT: the job control ingress, and the SFC engine whose station port and
+ * station ingress are the MQTT ones. Only the store is shared with the test, through Valkey.
+ */
+const islandWorld = (prefix: string) =>
+  Layer.mergeAll(JobControlIngress(ingressOptions(prefix)), SfcEngineProcesses(testEngineOptions)).pipe(
+    Layer.provide(MqttStation({ topics: topicsFor(prefix), instanceId: INSTANCE, source: ISLAND_SOURCE, retryMinMs: 20, retryMaxMs: 200 })),
+    Layer.provide(Layer.merge(jobControlLayer(), SfcRuntimeServices)),
+    Layer.provide(islandMqtt(broker.url)),
+    Layer.provide(storeFor(prefix))
+  )
+
+const station = (prefix: string, script: Omit<SimulatedStationOptions, "url" | "topics">) =>
+  makeSimulatedStation({ url: broker.url, topics: topicsFor(prefix), ...script })
+
+const ok = (mes: Mes, type: string, data: unknown, extensions: Record<string, string> = {}) =>
+  Effect.tap(mes.call(type, data, { extensions }), (reply) => {
+    expect(reply.data, `${type}: ${JSON.stringify(reply.data)} ${reply.extensions["mdcserrormessage"] ?? ""}`).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
+  })
+
+const recipeWorkMaster = (id: string, recipe: object) => ({ ID: id, dataschema: RECIPE_SCHEMA_ID, data: recipe })
+
+describe("MQTT station port and station ingress", () => {
+  it.live("runs the axle job order end to end: configuration and job order over MQTT, the recipe against a station over MQTT", () => {
+    const prefix = randomPrefix("im")
+    let torqueChecks = 0
+    return Effect.gen(function* () {
+      yield* startInstance(islandWorld(prefix))
+      const sim = yield* station(prefix, {
+        onCommand: (command) => ({ data: { done: command.action }, delayMs: 5 }),
+        events: {
+          "com.example.station.qa.v1": () => ({ passed: true }),
+          // The first torque check fails, the second passes: one rework loop.
+          "com.example.station.torque.v1": () => ({ torque_ok: ++torqueChecks > 1, torque: 84 + torqueChecks })
+        }
+      })
+      const mes = yield* makeMes(broker.url, prefix)
+
+      // The station configuration the job order references, as an MES would send it.
+      yield* ok(mes, ConfigEventTypes.equipment, { ID: "station-7" })
+      yield* ok(mes, ConfigEventTypes.materialclass, { MaterialClassID: "axle" })
+      yield* ok(mes, ConfigEventTypes.materialdefinition, { MaterialDefinitionID: "axle-front-a2" })
+      yield* ok(mes, ConfigEventTypes.personnel, { ID: "operator-12" })
+      yield* ok(mes, ConfigEventTypes.physicalasset, { ID: "nutrunner-3" })
+      yield* ok(mes, ConfigEventTypes.workmaster, fixture("work-master-axle.json"))
+      const jobOrder = fixture("job-order.json")
+      yield* ok(mes, MethodEventTypes.StoreAndStart, { JobOrder: jobOrder })
+
+      expect(yield* untilJobOrderIs("jo-axle-0001", "Ended_Completed", 20_000)).toBe("Ended_Completed")
+      const response = yield* eventually(responseOf("jo-axle-0001"))
+      expect(response).toMatchObject({ JobState: "Ended_Completed", JobOrderID: "jo-axle-0001" })
+      expect((response["Data"] as Record<string, unknown>)["verify"]).toEqual({ torque_ok: true, torque: 86 })
+
+      // The commands as they went over the wire.
+      const actions = sim.commands.map((c) => c.action)
+      expect(actions.filter((a) => a === "position")).toHaveLength(1)
+      expect(actions.filter((a) => a === "tighten")).toHaveLength(1)
+      expect(actions.filter((a) => a === "retighten")).toHaveLength(1)
+      const position = sim.commands.find((c) => c.action === "position")!
+      expect(position).toMatchObject({ scope: SCOPE, type: "com.example.station.position.v1", jobId: "jo-axle-0001", parameters: { slot: 3 } })
+      expect(position.responseTopic).toBe(`${prefix}/replies/${INSTANCE}`)
+      expect(isUuid(position.correlationId ?? "")).toBe(true)
+      expect(position.event.source).toBe(ISLAND_SOURCE)
+
+      // And the MES reads the result the way it would.
+      const query = yield* ok(mes, QueryEventTypes.RequestJobResponseByJobOrderID, { JobOrderID: "jo-axle-0001" })
+      expect(query.data).toMatchObject({ JobOrderID: "jo-axle-0001", JobResponse: { JobState: "Ended_Completed" } })
+    }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
+  })
+
+  it.live("routes a station event without a job id by type, and a failed reply fails the job", () => {
+    const prefix = randomPrefix("im")
+    return Effect.gen(function* () {
+      yield* startInstance(islandWorld(prefix))
+      const sim = yield* station(prefix, {
+        onCommand: (command) => (command.type === "com.example.drill.v1" ? { error: "spindle jammed" } : { data: { ok: true } })
+      })
+      const mes = yield* makeMes(broker.url, prefix)
+      yield* ok(
+        mes,
+        ConfigEventTypes.workmaster,
+        recipeWorkMaster("wm-wait-work", {
+          Steps: [{ Name: "Wait", Initial: true }, { Name: "Work" }],
+          Transitions: [{ Source: "Wait", Target: "Work", Condition: "ready" }],
+          Actions: [
+            { Name: "await", Step: "Wait", Qualifier: "N", Interaction: "pull_event", TypeId: "com.example.ready.v1", TimeoutSeconds: 30 },
+            { Name: "work", Step: "Work", Qualifier: "N", Interaction: "push_command", TypeId: "com.example.work.v1", TimeoutSeconds: 30 }
+          ]
+        })
+      )
+      yield* ok(
+        mes,
+        ConfigEventTypes.workmaster,
+        recipeWorkMaster("wm-drill", {
+          Steps: [{ Name: "Drill", Initial: true }],
+          Transitions: [],
+          Actions: [{ Name: "drill", Step: "Drill", Qualifier: "N", Interaction: "push_command", TypeId: "com.example.drill.v1", TimeoutSeconds: 30 }]
+        })
+      )
+      yield* ok(mes, MethodEventTypes.StoreAndStart, { JobOrder: { JobOrderID: "jo-wait", WorkMasterID: [{ ID: "wm-wait-work" }] } })
+      yield* ok(mes, MethodEventTypes.StoreAndStart, { JobOrder: { JobOrderID: "jo-drill", WorkMasterID: [{ ID: "wm-drill" }] } })
+
+      // The station emits `ready` without naming a job: it goes to the job that waits for it.
+      const states = yield* SfcStateDao
+      yield* eventually(Effect.map(states.waiting(SCOPE, "com.example.ready.v1"), (jobs) => (jobs.some((j) => j.jobId === "jo-wait") ? true : undefined)))
+      yield* sim.emit(SCOPE, "com.example.ready.v1", { ready: true })
+      expect(yield* untilJobOrderIs("jo-wait", "Ended_Completed", 20_000)).toBe("Ended_Completed")
+      expect(((yield* eventually(responseOf("jo-wait")))["Data"] as Record<string, unknown>)["await"]).toEqual({ ready: true })
+
+      // The drill reply carries mdcserrorkind / mdcserrormessage: the action, and the job, fail.
+      expect(yield* untilJobOrderIs("jo-drill", "Aborted", 20_000)).toBe("Aborted")
+      const failed = yield* eventually(responseOf("jo-drill"))
+      expect(failed["JobState"]).toBe("Aborted")
+      expect(String(failed["Error"])).toContain("spindle jammed")
+    }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
+  })
+})

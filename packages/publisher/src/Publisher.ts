@@ -1,0 +1,100 @@
+import { Cause, Clock, Context, Duration, Effect, Layer, type Scope } from "effect"
+import { MqttConnection } from "@microdcs/cloudevents-mqtt"
+import {
+  ChangeStream,
+  type InvalidInput,
+  JobOrderDao,
+  JobResponseDao,
+  PublisherCursors,
+  PublisherLease,
+  ScopeRegistry,
+  Valkey
+} from "@microdcs/store"
+import { runActiveSession } from "./ActiveSession.js"
+import { holdLease, tryAcquire } from "./LeaseKeeper.js"
+import type { PublisherContext } from "./PublisherContext.js"
+import { type PublisherOptions, resolvePublisherOptions } from "./PublisherOptions.js"
+import { makeStats, type PublisherStats } from "./PublisherStats.js"
+
+/** A running publisher instance: active (holding the lease and publishing) or standby. */
+export interface PublisherService {
+  readonly instanceId: string
+  readonly stats: Effect.Effect<PublisherStats>
+  /** Holds the lease and publishes now (for `/readyz` and metrics). */
+  readonly isActive: Effect.Effect<boolean>
+}
+
+export class Publisher extends Context.Tag("@microdcs/publisher/Publisher")<Publisher, PublisherService>() {}
+
+/** Everything a publisher reads and writes through: the store's services and one MQTT connection. */
+export type PublisherRequirements =
+  | MqttConnection
+  | Valkey
+  | PublisherLease
+  | PublisherCursors
+  | ChangeStream
+  | ScopeRegistry
+  | JobOrderDao
+  | JobResponseDao
+
+/**
+ * Starts a publisher in the current scope (island.md §3). It loops: take the lease; while it
+ * holds it, run the active session raced against the lease keeper, so losing the lease ends
+ * publishing at once; then release what it may still hold and try again after
+ * `acquireIntervalMs`. A standby therefore takes over within about one TTL of the active
+ * instance dying, and at once (next try) after it shut down cleanly. Closing the scope stops
+ * publishing, then releases the lease.
+ */
+export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<PublisherService, InvalidInput, Scope.Scope | PublisherRequirements> =>
+  Effect.gen(function* () {
+    const opts = yield* resolvePublisherOptions(options)
+    const lease = yield* PublisherLease
+    const registry = yield* ScopeRegistry
+    const valkey = yield* Valkey
+    const stats = yield* makeStats(opts.instanceId)
+    const ctx: PublisherContext = {
+      options: opts,
+      mqtt: yield* MqttConnection,
+      jobOrders: yield* JobOrderDao,
+      responses: yield* JobResponseDao,
+      cursors: yield* PublisherCursors,
+      changes: yield* ChangeStream,
+      stats
+    }
+
+    const releaseLease = lease.release(opts.instanceId).pipe(
+      Effect.catchAll((e) => Effect.logWarning("publisher: lease release failed; it expires by itself").pipe(Effect.annotateLogs({ error: e._tag })))
+    )
+
+    // A defect in the session must not end the loop: step back, let the lease go, try again.
+    const session = runActiveSession(ctx, registry, valkey).pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
+      )
+    )
+
+    const cycle = Effect.gen(function* () {
+      const sentAt = yield* Clock.currentTimeMillis
+      if (yield* tryAcquire(lease, opts)) {
+        yield* stats.add("activations")
+        yield* Effect.logInfo("publisher: active")
+        yield* stats.setActive(true).pipe(
+          Effect.zipRight(Effect.raceFirst(session, holdLease(lease, opts, sentAt))),
+          Effect.ensuring(stats.setActive(false))
+        )
+        yield* releaseLease
+        yield* Effect.logInfo("publisher: standby")
+      }
+      yield* Effect.sleep(Duration.millis(opts.acquireIntervalMs))
+    })
+
+    // Finalizers run in reverse: the loop is interrupted (publishing stops) before the release.
+    yield* Effect.addFinalizer(() => releaseLease)
+    yield* Effect.forkScoped(Effect.forever(cycle).pipe(Effect.annotateLogs({ component: "publisher", instance: opts.instanceId })))
+
+    return { instanceId: opts.instanceId, stats: stats.get, isActive: stats.isActive } satisfies PublisherService
+  })
+
+/** The publisher as a layer: it runs (active or standby) while the layer is alive. */
+export const PublisherLive = (options: PublisherOptions = {}): Layer.Layer<Publisher, InvalidInput, PublisherRequirements> =>
+  Layer.scoped(Publisher, makePublisher(options))

@@ -1,0 +1,5 @@
+export * from "./PublisherOptions.js"
+export * from "./PublisherTopics.js"
+export * from "./PublisherEvents.js"
+export type { PublisherStats } from "./PublisherStats.js"
+export * from "./Publisher.js"

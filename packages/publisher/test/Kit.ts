@@ -1,0 +1,157 @@
+import { randomUUID } from "node:crypto"
+import { Context, Effect, Either, Exit, Layer, Option, Scope, Stream } from "effect"
+import { inject } from "vitest"
+import {
+  encodeJobOrderRecord,
+  JobStates,
+  type JobOrder,
+  decodeJobOrderRecord,
+  priorityOf,
+  retiresJob,
+  transition,
+  type Trigger
+} from "@microdcs/job-state"
+import { type CloudEvent, type IncomingMessage, makeMqttConnection, MqttConnection, type MqttOptions } from "@microdcs/cloudevents-mqtt"
+import { ChangeStream, JobOrderDao, JobResponseDao, PublisherCursors, storeLayer } from "@microdcs/store"
+import { Publisher, PublisherLive, type PublisherOptions } from "@microdcs/publisher"
+
+/** Shared pieces of the publisher tests (not a test file itself). */
+
+/** The store over the run's Valkey with the given prefix: what the test writes with and what a publisher reads. */
+export const store = (valkeyPrefix: string) => storeLayer({ url: inject("valkeyUrl"), prefix: valkeyPrefix })
+
+/**
+ * Starts a publisher (its own Valkey and MQTT connections) in a scope of its own, so a test can
+ * stop it in the middle, as a process exit would.
+ */
+export const startPublisher = (brokerUrl: string, valkeyPrefix: string, options: PublisherOptions, mqtt: Partial<MqttOptions> = {}) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    const layer = PublisherLive(options).pipe(
+      Layer.provide(MqttConnection.layer({ url: brokerUrl, clientIdBase: "publisher", connectTimeoutMs: 5000, reconnectMinMs: 100, ...mqtt })),
+      Layer.provide(store(valkeyPrefix))
+    )
+    const context = yield* Layer.buildWithScope(layer, scope)
+    return { publisher: Context.get(context, Publisher), stop: Scope.close(scope, Exit.void) }
+  })
+
+/** Repeats `effect` until `ok`, failing the test after 10 s instead of hanging. */
+export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (a: A) => boolean) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const value = yield* effect
+      if (ok(value)) return value
+      yield* Effect.sleep("25 millis")
+    }
+  }).pipe(Effect.timeout("10 seconds"))
+
+// ---- writes, as the job-control processor and the SFC engine make them ------------------------
+
+export const jobOrder = (id: string, priority: number, extra: Record<string, unknown> = {}): JobOrder => ({
+  JobOrderID: id,
+  Priority: priority,
+  WorkMasterID: [{ ID: "wm-1" }],
+  ...extra
+})
+
+/** Store or StoreAndStart: a create-only put with the method as the change word. */
+export const admit = (scope: string, order: JobOrder, method: "Store" | "StoreAndStart" = "Store") =>
+  Effect.flatMap(JobOrderDao, (dao) =>
+    dao.put({
+      id: order.JobOrderID,
+      scope,
+      doc: encodeJobOrderRecord(order, method === "Store" ? JobStates.NotAllowedToStart_Ready : JobStates.AllowedToStart_Ready),
+      priority: priorityOf(order),
+      expectedVersion: 0,
+      change: method
+    })
+  )
+
+/** A transition (or Update with `replacement`): a versioned put of the next state; Clear/Cancel retire the job. */
+export const move = (id: string, trigger: Trigger, replacement?: JobOrder) =>
+  Effect.gen(function* () {
+    const dao = yield* JobOrderDao
+    const stored = yield* dao.get(id)
+    const current = Either.getOrThrow(decodeJobOrderRecord(stored.doc))
+    const next = Either.getOrThrow(transition(current.state, trigger))
+    const order = replacement ?? current.jobOrder
+    return yield* dao.put({
+      id,
+      scope: stored.scope,
+      doc: encodeJobOrderRecord(order, next),
+      priority: priorityOf(order),
+      expectedVersion: stored.version,
+      change: trigger,
+      ...(retiresJob(trigger) ? { retainMs: 60_000 } : {})
+    })
+  })
+
+export const responseDoc = (orderId: string) => ({ ID: `resp-${orderId}`, JobOrderID: orderId, JobState: "Ended_Completed", Data: { yield: 42 } })
+
+/** The job response the SFC engine stores when a recipe ends (create-only, id differs from the order's). */
+export const respond = (scope: string, orderId: string) =>
+  Effect.flatMap(JobResponseDao, (dao) =>
+    dao.put({
+      id: `resp-${orderId}`,
+      scope,
+      orderId,
+      state: "Ended_Completed",
+      startTime: 1,
+      doc: JSON.stringify(responseDoc(orderId)),
+      expectedVersion: 0,
+      change: "ResultUpdate"
+    })
+  )
+
+/** The publisher has saved a cursor at the newest change of the scope: everything written is published. */
+export const caughtUp = (scope: string) =>
+  eventually(
+    Effect.gen(function* () {
+      const latest = yield* (yield* ChangeStream).latestId(scope)
+      const cursor = yield* (yield* PublisherCursors).get(scope)
+      return Option.isSome(latest) && Option.isSome(cursor) && latest.value === cursor.value
+    }),
+    (done) => done
+  )
+
+// ---- reading what the broker retains ----------------------------------------------------------
+
+export interface Retained {
+  readonly event: CloudEvent
+  readonly message: IncomingMessage
+}
+
+/**
+ * The retained messages under `base` right now: a fresh connection subscribes to `base/#`, then
+ * publishes a non-retained sentinel under `base`; the broker queues the retained messages at
+ * SUBSCRIBE, so everything before the sentinel is the retained set.
+ */
+export const retainedUnder = (brokerUrl: string, base: string) =>
+  Effect.gen(function* () {
+    const reader = yield* makeMqttConnection({ url: brokerUrl, clientIdBase: "reader", connectTimeoutMs: 5000 })
+    const messages = yield* reader.subscribe(`${base}/#`)
+    const sentinel = `${base}/sentinel-${randomUUID()}`
+    yield* reader.publishRaw(sentinel, Buffer.from("end"), { qos: 1 })
+    const collected = yield* messages.pipe(
+      Stream.tap((m) => m.ack),
+      Stream.takeUntil((m) => m.topic === sentinel),
+      Stream.runCollect,
+      Effect.timeout("5 seconds")
+    )
+    const retained = new Map<string, Retained>()
+    for (const message of collected) {
+      if (message.topic === sentinel || !message.retain) continue
+      retained.set(message.topic, { message, event: Either.getOrThrow(message.decoded) })
+    }
+    return retained
+  }).pipe(Effect.scoped)
+
+/** Deletes every retained message under `base`, as a broker that lost its retained store would have none. */
+export const wipeRetained = (brokerUrl: string, base: string) =>
+  Effect.gen(function* () {
+    const topics = [...(yield* retainedUnder(brokerUrl, base)).keys()]
+    const wiper = yield* makeMqttConnection({ url: brokerUrl, clientIdBase: "wiper", connectTimeoutMs: 5000 })
+    for (const topic of topics) yield* wiper.publishRaw(topic, Buffer.alloc(0), { qos: 1, retain: true })
+    return topics.length
+  }).pipe(Effect.scoped)
