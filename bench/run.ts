@@ -6,6 +6,7 @@ import { startValkeyServer } from "@microdcs/test-utils"
 import { runStoreBench } from "./store.js"
 import { runStreamsBench } from "./streams.js"
 import { runEngineBench } from "./engine.js"
+import { runMqttBench } from "./mqtt.js"
 
 const main = async () => {
   const external = process.env["BENCH_VALKEY_URL"]
@@ -15,7 +16,7 @@ const main = async () => {
   try {
     // BENCH_ONLY=store,engine runs a subset.
     const only = process.env["BENCH_ONLY"]?.split(",")
-    const suites = { store: runStoreBench, streams: runStreamsBench, engine: runEngineBench }
+    const suites = { store: runStoreBench, streams: runStreamsBench, engine: runEngineBench, mqtt: runMqttBench }
     for (const [name, suite] of Object.entries(suites)) if (!only || only.includes(name)) await suite(url)
   } finally {
     await server?.stop()

@@ -21,7 +21,8 @@ export const hoistGlobalFlags = (argv: ReadonlyArray<string>): HoistedArgs => {
   const globals: Array<string> = []
   const rest: Array<string> = []
   let json = false
-  const args = argv.slice(2)
+  // `pnpm start -- scopes list` passes the `--` on; in front of everything it separates nothing.
+  const args = argv[2] === "--" ? argv.slice(3) : argv.slice(2)
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     if (arg === "--") {

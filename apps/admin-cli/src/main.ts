@@ -2,6 +2,7 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, ConfigError, Effect, Exit, Logger, LogLevel } from "effect"
+import packageJson from "../package.json" with { type: "json" }
 import { ExitCode, exitCodeOf } from "./ExitCode.js"
 import { hoistGlobalFlags } from "./GlobalFlags.js"
 import { root } from "./Root.js"
@@ -35,7 +36,7 @@ const command = root.pipe(
   ])
 )
 
-const cli = Command.run(command, { name: "microdcs-admin", version: "0.0.0" })
+const cli = Command.run(command, { name: "microdcs-admin", version: packageJson.version })
 
 const { argv, json } = hoistGlobalFlags(process.argv)
 
@@ -51,7 +52,9 @@ const describe = (error: unknown): { readonly tag: string; readonly message: str
 /** One line on stderr per failure: JSON with `--json`, so a script can read why it failed. */
 const report = (tag: string, message: string, code: number) =>
   Effect.sync(() => {
-    process.stderr.write(json ? `${JSON.stringify({ error: tag, message, exitCode: code })}\n` : `error: ${printable(message)}\n`)
+    // Line by line: a defect's stack keeps its lines, control characters from data are escaped.
+    const text = message.split("\n").map(printable).join("\n")
+    process.stderr.write(json ? `${JSON.stringify({ error: tag, message, exitCode: code })}\n` : `error: ${text}\n`)
     return code
   })
 
@@ -75,8 +78,7 @@ NodeRuntime.runMain(program, {
     // The teardown is generic in the program's result; ours is always the exit code.
     const value: unknown = Exit.isSuccess(exit) ? exit.value : undefined
     const code = typeof value === "number" ? value : Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? 130 : ExitCode.internal
+    // A non-zero code exits at once; on 0 the process ends by itself once the connection is closed.
     onExit(code)
-    // runMain exits by itself only on a non-zero code; a clean run ends when the connection is closed.
-    if (code === 0) process.exitCode = 0
   }
 })

@@ -18,6 +18,10 @@ describe("hoistGlobalFlags", () => {
     })
   })
 
+  it("drops a leading -- (as `pnpm start -- ...` passes it)", () => {
+    expect(hoistGlobalFlags(argv("--", "scopes", "list", "--json")).argv).toEqual(argv("--json", "scopes", "list"))
+  })
+
   it("keeps a trailing value flag without a value where it is, for the parser to reject", () => {
     expect(hoistGlobalFlags(argv("scopes", "list", "--url")).argv).toEqual(argv("scopes", "list", "--url"))
   })

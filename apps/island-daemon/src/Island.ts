@@ -42,8 +42,12 @@ const roleLayers = (config: DaemonConfig) => {
   return Layer.mergeAll(jobControl, engine, publisher)
 }
 
-/** Runs the island until interrupted; everything it started is stopped in reverse order. */
-export const runIsland = (configured: DaemonConfig) =>
+/**
+ * Starts the island in the current scope and returns once it is serving: the embedded servers
+ * (when no URLs are set), the store, the MQTT connection, the roles and the HTTP server. Closing
+ * the scope stops everything in reverse order.
+ */
+export const startIsland = (configured: DaemonConfig) =>
   Effect.gen(function* () {
     const config = yield* withEmbeddedServers(configured)
     yield* Effect.logInfo("island daemon starting").pipe(
@@ -59,7 +63,7 @@ export const runIsland = (configured: DaemonConfig) =>
     })
     const infrastructure = Layer.merge(store, mqtt)
     const context = yield* Layer.build(roleLayers(config).pipe(Layer.provideMerge(infrastructure)))
-    return yield* Effect.gen(function* () {
+    const started = yield* Effect.gen(function* () {
       const metrics = yield* makeMetrics
       const valkey = yield* Valkey
       const connection = yield* MqttConnection
@@ -78,6 +82,10 @@ export const runIsland = (configured: DaemonConfig) =>
       yield* Effect.logInfo("island daemon ready").pipe(
         Effect.annotateLogs({ http: `${http.host}:${http.port}`, publisher: publisher._tag === "Some" ? "on" : "off" })
       )
-      return yield* Effect.never
+      return { http, config, context }
     }).pipe(Effect.provide(context))
+    return started
   })
+
+/** Runs the island until interrupted; everything it started is stopped in reverse order. */
+export const runIsland = (config: DaemonConfig) => Effect.zipRight(startIsland(config), Effect.never)

@@ -115,6 +115,11 @@ export const acquireClient = (
         log(Effect.logWarning("mqtt client error").pipe(Effect.annotateLogs({ error: state.lastError })))
       })
       c.on("connect", (connack) => {
+        // mqtt.js leaves Nagle's algorithm on. With it, a QoS 1 request/reply waits on the peer's
+        // delayed ACK: about 40 ms per hop on Linux (measured in bench/mqtt.ts). Each reconnect
+        // has a new socket; a WebSocket stream has no such switch.
+        const socket: unknown = c.stream
+        if (typeof (socket as { setNoDelay?: unknown } | undefined)?.setNoDelay === "function") (socket as { setNoDelay: (on: boolean) => void }).setNoDelay(true)
         state.generation++
         state.attempts = 0
         c.options.reconnectPeriod = minMs

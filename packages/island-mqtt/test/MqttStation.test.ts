@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { isUuid } from "@microdcs/cloudevents-mqtt"
+import { Effect, Either, Layer, Stream } from "effect"
+import { isUuid, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { type EngineOptions, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
 import { SfcStateDao } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { JobControlIngress, makeSimulatedStation, MqttStation, type SimulatedStationOptions } from "@microdcs/island-mqtt"
+import { JobControlIngress, makeSimulatedStation, MqttStation, type SimulatedStationOptions, stationCommandFilter } from "@microdcs/island-mqtt"
 import {
   eventually,
   fixture,
@@ -148,6 +148,36 @@ describe("MQTT station port and station ingress", () => {
       const failed = yield* eventually(responseOf("jo-drill"))
       expect(failed["JobState"]).toBe("Aborted")
       expect(String(failed["Error"])).toContain("spindle jammed")
+    }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
+  })
+
+  it.live("a reply without a subject finds its scope through the correlation id; a redelivered reply is harmless", () => {
+    const prefix = randomPrefix("im")
+    return Effect.gen(function* () {
+      yield* startInstance(islandWorld(prefix))
+      // A bare station: it answers without a subject, and sends its reply twice.
+      const bare = yield* makeMqttConnection({ url: broker.url, clientIdBase: "bare-station" })
+      const inbox = yield* bare.subscribe(Either.getOrThrow(stationCommandFilter(topicsFor(prefix))))
+      yield* inbox.pipe(
+        Stream.runForEach((command) => {
+          const reply = makeCloudEvent({ source: "urn:bare-station", type: "com.example.ping.v1.reply", data: { pong: 1 } })
+          return bare.reply(command, reply).pipe(Effect.zipRight(bare.reply(command, reply)), Effect.zipRight(command.ack))
+        }),
+        Effect.forkScoped
+      )
+      const mes = yield* makeMes(broker.url, prefix)
+      yield* ok(
+        mes,
+        ConfigEventTypes.workmaster,
+        recipeWorkMaster("wm-ping", {
+          Steps: [{ Name: "Ping", Initial: true }],
+          Transitions: [],
+          Actions: [{ Name: "ping", Step: "Ping", Qualifier: "N", Interaction: "push_command", TypeId: "com.example.ping.v1", TimeoutSeconds: 30 }]
+        })
+      )
+      yield* ok(mes, MethodEventTypes.StoreAndStart, { JobOrder: { JobOrderID: "jo-ping", WorkMasterID: [{ ID: "wm-ping" }] } })
+      expect(yield* untilJobOrderIs("jo-ping", "Ended_Completed", 20_000)).toBe("Ended_Completed")
+      expect(((yield* eventually(responseOf("jo-ping")))["Data"] as Record<string, unknown>)["ping"]).toEqual({ pong: 1 })
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 })

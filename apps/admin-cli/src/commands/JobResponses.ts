@@ -74,12 +74,12 @@ const startTimeOf = (document: unknown): string => {
   return typeof start === "string" ? start : typeof start === "number" ? isoTime(start) : "-"
 }
 
-/** One response with its document; with `history`, also its change entries. */
-const showResponse = (stored: JobResponseDocument, withHistory: boolean) =>
+/** One response with its document and change entries. */
+const showResponse = (stored: JobResponseDocument) =>
   Effect.gen(function* () {
-    const history = withHistory ? yield* changeHistory(stored.scope, "jobresponse", stored.id) : []
+    const history = yield* changeHistory(stored.scope, "jobresponse", stored.id)
     const document = parseJson(stored.doc)
-    const value = { ...row(stored), scope: stored.scope, op: stored.op, document, ...(withHistory ? { history } : {}) }
+    const value = { ...row(stored), scope: stored.scope, op: stored.op, document, history }
     yield* emit(value, () =>
       sections(
         renderFields([
@@ -92,17 +92,17 @@ const showResponse = (stored: JobResponseDocument, withHistory: boolean) =>
           ["last op", stored.op]
         ]),
         section("Document", prettyJson(document)),
-        ...(withHistory ? [section("History", renderHistory(history))] : [])
+        section("History", renderHistory(history))
       )
     )
   })
 
 const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
-  island(Effect.flatMap(JobResponseDao, (dao) => dao.get(id)).pipe(Effect.flatMap((stored) => showResponse(stored, true))))
+  island(Effect.flatMap(JobResponseDao, (dao) => dao.get(id)).pipe(Effect.flatMap(showResponse)))
 ).pipe(Command.withDescription("a job response: document and change history"))
 
 const byOrder = Command.make("by-order", { orderId: Args.text({ name: "job-order-id" }) }, ({ orderId }) =>
-  island(Effect.flatMap(JobResponseDao, (dao) => dao.byOrder(orderId)).pipe(Effect.flatMap((stored) => showResponse(stored, true))))
+  island(Effect.flatMap(JobResponseDao, (dao) => dao.byOrder(orderId)).pipe(Effect.flatMap(showResponse)))
 ).pipe(Command.withDescription("the job response of a job order"))
 
 export const jobResponsesCommand = Command.make("jobresponses").pipe(

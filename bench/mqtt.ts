@@ -1,0 +1,142 @@
+/**
+ * The island's MQTT front door: request-to-reply latency of job control methods and sustained
+ * methods per second, each next to the raw MQTT round trip (mqtt.js, QoS 1, loopback) measured
+ * against the same broker in the same run.
+ */
+import { randomUUID } from "node:crypto"
+import { Deferred, Effect, Either, Layer, Stream } from "effect"
+import { connectAsync, type MqttClient } from "mqtt"
+import { makeCloudEvent, makeMqttConnection, MqttConnection } from "@microdcs/cloudevents-mqtt"
+import { JobControlIngress } from "@microdcs/island-mqtt"
+import { jobControlLayer } from "@microdcs/job-control"
+import { MethodEventTypes } from "@microdcs/job-state"
+import { storeLayer } from "@microdcs/store"
+import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { latency, type Latency, throughputOf, throughputOfEffect } from "./Measure.js"
+import { SAMPLES } from "./Settings.js"
+
+const IN_FLIGHT = 32
+const OPS = Number(process.env["BENCH_MQTT_OPS"] ?? 5000)
+const SCOPE = "bench-line"
+
+/**
+ * A raw mqtt.js v5 client, the baseline every figure is compared with. Nagle's algorithm off, as
+ * on the island's connections: with it, every hop of a request/reply waits ~40 ms for a delayed ACK.
+ */
+const rawClient = async (url: string) => {
+  const client = await connectAsync(url, { protocolVersion: 5, clientId: `bench-raw-${randomUUID().slice(0, 8)}` })
+  ;(client.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true)
+  return client
+}
+
+/**
+ * Raw figures: one hop (publish QoS 1 → a subscriber receives it) and a request/reply echo
+ * (publish → an echo client republishes → the requester receives), the shape of a method call.
+ */
+const rawFigures = async (url: string, prefix: string) => {
+  const [a, b] = await Promise.all([rawClient(url), rawClient(url)])
+  const waiting = new Map<string, () => void>()
+  const onMessage = (_topic: string, payload: Buffer) => waiting.get(payload.toString())?.()
+  a.on("message", onMessage)
+  // b echoes requests back to a.
+  b.on("message", (topic, payload) => {
+    if (topic === `${prefix}/raw/req`) b.publish(`${prefix}/raw/rep`, payload, { qos: 1 })
+    else onMessage(topic, payload)
+  })
+  await Promise.all([a.subscribeAsync(`${prefix}/raw/rep`, { qos: 1 }), b.subscribeAsync([`${prefix}/raw/req`, `${prefix}/raw/hop`], { qos: 1 })])
+  const roundTrip = (client: MqttClient, topic: string) => () =>
+    new Promise<void>((resolve, reject) => {
+      const id = randomUUID()
+      waiting.set(id, () => {
+        waiting.delete(id)
+        resolve()
+      })
+      client.publish(topic, id, { qos: 1 }, (error) => error && reject(error))
+    })
+  const hop = roundTrip(a, `${prefix}/raw/hop`)
+  const echo = roundTrip(a, `${prefix}/raw/req`)
+  const options = { warmup: 200, samples: SAMPLES }
+  const figures = await Effect.runPromise(
+    Effect.all([
+      latency("raw publish → receive (1 hop)", options, () => Effect.promise(hop)),
+      latency("raw request → echo reply (2 hops)", options, () => Effect.promise(echo))
+    ])
+  )
+  const echoPerSecond = await throughputOf(OPS, IN_FLIGHT, echo)
+  await Promise.all([a.endAsync(), b.endAsync()])
+  return { hop: figures[0], echo: figures[1], echoPerSecond }
+}
+
+/** An MES on one connection: a method call is a publish with our response topic, then its reply. */
+const makeMes = (url: string, prefix: string) =>
+  Effect.gen(function* () {
+    const mqtt = yield* makeMqttConnection({ url, clientIdBase: "bench-mes", receiveMaximum: 100 })
+    const replyTopic = `${prefix}/replies/bench-mes`
+    const pending = new Map<string, Deferred.Deferred<number>>()
+    const replies = yield* mqtt.subscribe(replyTopic)
+    yield* replies.pipe(
+      Stream.runForEach((reply) => {
+        const decoded = Either.getOrUndefined(reply.decoded)
+        const waiter = decoded ? pending.get(decoded.extensions["correlationid"] ?? "") : undefined
+        const status = Number((decoded?.data as { ReturnStatus?: number } | undefined)?.ReturnStatus)
+        return (waiter ? Deferred.succeed(waiter, status) : Effect.void).pipe(Effect.zipRight(reply.ack))
+      }),
+      Effect.forkScoped
+    )
+    return (method: "Store" | "Start", data: unknown) =>
+      Effect.gen(function* () {
+        const correlationId = randomUUID()
+        const done = yield* Deferred.make<number>()
+        pending.set(correlationId, done)
+        const request = makeCloudEvent({ source: "urn:bench:mes", type: MethodEventTypes[method], subject: SCOPE, data })
+        yield* mqtt.publish(`${prefix}/${SCOPE}/commands`, request, { responseTopic: replyTopic, correlationId })
+        const status = yield* Deferred.await(done)
+        pending.delete(correlationId)
+        if (status !== 1) return yield* Effect.dieMessage(`${method} answered ReturnStatus ${status}`)
+      })
+  })
+
+const jobOrder = (id: string) => ({ JobOrder: { JobOrderID: id, Priority: 1, Description: "Front axle, order 4711" } })
+
+const fmt = (n: number, digits = 3) => n.toFixed(digits)
+
+const printRows = (baseline: Latency, rows: ReadonlyArray<Latency>) => {
+  console.log(`  ${"operation".padEnd(40)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× 1 hop".padStart(8)}`)
+  for (const row of [baseline, ...rows]) {
+    console.log(`  ${row.name.padEnd(40)} ${fmt(row.median).padStart(10)} ${fmt(row.p99).padStart(9)} ${fmt(row.median / baseline.median, 2).padStart(8)}`)
+  }
+}
+
+export const runMqttBench = async (valkeyUrl: string) => {
+  const broker = await startMosquitto()
+  try {
+    const prefix = randomPrefix("bench-mqtt")
+    const raw = await rawFigures(broker.url, prefix)
+    const island = JobControlIngress({ topics: { prefix, wildcardLevels: 1 }, source: "urn:bench:island", concurrency: IN_FLIGHT }).pipe(
+      Layer.provide(jobControlLayer()),
+      Layer.provide(MqttConnection.layer({ url: broker.url, clientIdBase: "bench-island", receiveMaximum: 2 * IN_FLIGHT })),
+      Layer.provide(storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-mqtt" }))
+    )
+    const figures = await Effect.gen(function* () {
+      const call = yield* makeMes(broker.url, prefix)
+      const options = { warmup: 200, samples: SAMPLES }
+      const store = yield* latency("Store, request → reply", options, (i) => call("Store", jobOrder(`s-${i}`)))
+      // Start needs stored job orders: store them first, untimed.
+      const total = options.warmup + options.samples
+      yield* Effect.forEach(Array.from({ length: total }, (_, i) => i), (i) => call("Store", jobOrder(`t-${i}`)), { concurrency: IN_FLIGHT, discard: true })
+      const start = yield* latency("Start, request → reply", options, (i) => call("Start", { JobOrderID: `t-${i}` }))
+      const perSecond = yield* throughputOfEffect(OPS, IN_FLIGHT, (i) => call("Store", jobOrder(`p-${i}`)))
+      return { store, start, perSecond }
+    }).pipe(Effect.scoped, Effect.provide(island), Effect.runPromise)
+
+    console.log(`\nMQTT front door: job control methods through mosquitto at ${broker.url}, one island, QoS 1`)
+    printRows(raw.hop, [raw.echo, figures.store, figures.start])
+    console.log(`  ${`raw echo/s, ${IN_FLIGHT} in flight`.padEnd(40)} ${raw.echoPerSecond.toFixed(0).padStart(10)}`)
+    console.log(
+      `  ${`Store methods/s, ${IN_FLIGHT} in flight`.padEnd(40)} ${figures.perSecond.toFixed(0).padStart(10)} ` +
+        `${`${((figures.perSecond / raw.echoPerSecond) * 100).toFixed(0)}%`.padStart(8)}  of the raw echo`
+    )
+  } finally {
+    await broker.stop()
+  }
+}
