@@ -83,17 +83,39 @@ const makeMes = (url: string, prefix: string) =>
       }),
       Effect.forkScoped
     )
-    return (method: "Store" | "Start", data: unknown) =>
+    const request = (topic: string, type: string, data: unknown) =>
       Effect.gen(function* () {
         const correlationId = randomUUID()
         const done = yield* Deferred.make<number>()
         pending.set(correlationId, done)
-        const request = makeCloudEvent({ source: "urn:bench:mes", type: MethodEventTypes[method], subject: SCOPE, data })
-        yield* mqtt.publish(`${prefix}/${SCOPE}/commands`, request, { responseTopic: replyTopic, correlationId })
+        const event = makeCloudEvent({ source: "urn:bench:mes", type, subject: SCOPE, data })
+        yield* mqtt.publish(topic, event, { responseTopic: replyTopic, correlationId })
         const status = yield* Deferred.await(done)
         pending.delete(correlationId)
-        if (status !== 1) return yield* Effect.dieMessage(`${method} answered ReturnStatus ${status}`)
+        if (status !== 1) return yield* Effect.dieMessage(`${type} answered ReturnStatus ${status}`)
       })
+    const call = (method: "Store" | "Start", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
+    return { call, request } as const
+  })
+
+/**
+ * The CloudEvents layer alone: a responder on `MqttConnection` that replies at once, on a topic
+ * outside the island's command filters. Between the raw echo and a method call, it shows what the
+ * codec and the connection cost before Valkey is involved.
+ */
+const startEchoResponder = (url: string, topic: string) =>
+  Effect.gen(function* () {
+    const mqtt = yield* makeMqttConnection({ url, clientIdBase: "bench-echo", receiveMaximum: 100 })
+    const requests = yield* mqtt.subscribe(topic)
+    yield* requests.pipe(
+      Stream.runForEach((request) =>
+        mqtt.reply(request, makeCloudEvent({ source: "urn:bench:echo", type: "bench.echo.v1", data: { ReturnStatus: 1 } })).pipe(
+          Effect.zipRight(request.ack),
+          Effect.orDie
+        )
+      ),
+      Effect.forkScoped
+    )
   })
 
 const jobOrder = (id: string) => ({ JobOrder: { JobOrderID: id, Priority: 1, Description: "Front axle, order 4711" } })
@@ -118,19 +140,22 @@ export const runMqttBench = async (valkeyUrl: string) => {
       Layer.provide(storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-mqtt" }))
     )
     const figures = await Effect.gen(function* () {
-      const call = yield* makeMes(broker.url, prefix)
+      const { call, request } = yield* makeMes(broker.url, prefix)
       const options = { warmup: 200, samples: SAMPLES }
+      const echoTopic = `${prefix}-echo/requests`
+      yield* startEchoResponder(broker.url, echoTopic)
+      const echo = yield* latency("CloudEvents echo via MqttConnection", options, () => request(echoTopic, "bench.echo.v1", { ping: 1 }))
       const store = yield* latency("Store, request → reply", options, (i) => call("Store", jobOrder(`s-${i}`)))
       // Start needs stored job orders: store them first, untimed.
       const total = options.warmup + options.samples
       yield* Effect.forEach(Array.from({ length: total }, (_, i) => i), (i) => call("Store", jobOrder(`t-${i}`)), { concurrency: IN_FLIGHT, discard: true })
       const start = yield* latency("Start, request → reply", options, (i) => call("Start", { JobOrderID: `t-${i}` }))
       const perSecond = yield* throughputOfEffect(OPS, IN_FLIGHT, (i) => call("Store", jobOrder(`p-${i}`)))
-      return { store, start, perSecond }
+      return { echo, store, start, perSecond }
     }).pipe(Effect.scoped, Effect.provide(island), Effect.runPromise)
 
     console.log(`\nMQTT front door: job control methods through mosquitto at ${broker.url}, one island, QoS 1`)
-    printRows(raw.hop, [raw.echo, figures.store, figures.start])
+    printRows(raw.hop, [raw.echo, figures.echo, figures.store, figures.start])
     console.log(`  ${`raw echo/s, ${IN_FLIGHT} in flight`.padEnd(40)} ${raw.echoPerSecond.toFixed(0).padStart(10)}`)
     console.log(
       `  ${`Store methods/s, ${IN_FLIGHT} in flight`.padEnd(40)} ${figures.perSecond.toFixed(0).padStart(10)} ` +

@@ -14,6 +14,13 @@ export interface MqttSettings {
   readonly discriminator: string | undefined
   readonly wildcardLevels: number
   readonly sharedGroup: string | undefined
+  /**
+   * How long the broker keeps this instance's session after a disconnect. Non-zero so that the
+   * messages not yet acknowledged at a stop or crash are redelivered when the instance comes back
+   * with the same ISLAND_INSTANCE_ID (its client id); with 0 the session ends with the connection
+   * and they are lost.
+   */
+  readonly sessionExpirySeconds: number
 }
 
 export interface DaemonConfig {
@@ -33,18 +40,25 @@ export interface DaemonConfig {
   readonly messageExpirySeconds: number
 }
 
+// One validation per variable: a second one chained after it reports no variable name.
 const positive = (name: string) =>
   Config.integer(name).pipe(Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }))
 
-const nonNegative = (name: string) =>
-  Config.integer(name).pipe(Config.validate({ message: `${name} must be 0 or a positive integer`, validation: (n) => n >= 0 }))
+const nonNegative = (name: string, max = Number.MAX_SAFE_INTEGER) =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: max === Number.MAX_SAFE_INTEGER ? `${name} must be 0 or a positive integer` : `${name} must be an integer from 0 to ${max}`,
+      validation: (n) => n >= 0 && n <= max
+    })
+  )
 
+// Validated before the default is applied: a validation after `withDefault` reports no variable name.
 const roles = Config.string("ISLAND_ROLES").pipe(
-  Config.withDefault(allRoles.join(",")),
   Config.validate({
     message: `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")}`,
     validation: (text) => text.split(",").every((r) => (allRoles as ReadonlyArray<string>).includes(r.trim()))
   }),
+  Config.withDefault(allRoles.join(",")),
   Config.map((text) => new Set(text.split(",").map((r) => r.trim() as Role)))
 )
 
@@ -60,39 +74,70 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
   ),
   discriminator: Config.option(Config.string("MQTT_DISCRIMINATOR")),
   wildcardLevels: nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1)),
-  sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP"))
+  sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
+  sessionExpirySeconds: nonNegative("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(600))
 }).pipe(
   Config.map((m) => ({
     url: Option.getOrUndefined(m.url),
     topicPrefix: m.topicPrefix,
     discriminator: Option.getOrUndefined(m.discriminator),
     wildcardLevels: m.wildcardLevels,
-    sharedGroup: Option.getOrUndefined(m.sharedGroup)
+    sharedGroup: Option.getOrUndefined(m.sharedGroup),
+    sessionExpirySeconds: m.sessionExpirySeconds
   }))
 )
+
+/**
+ * Checks the store's own parser lets through: it takes any text as a URL and a Sentinel entry
+ * without a port as port 26379, so `VALKEY_URL=notaurl` would only fail at connect time and
+ * `VALKEY_SENTINELS=bad` would look for a host named "bad" forever. Only read to fail early.
+ */
+const valkeyChecks = Config.all({
+  url: Config.option(
+    Config.string("VALKEY_URL").pipe(
+      Config.validate({
+        message: "VALKEY_URL must look like redis://host:port or rediss://host:port",
+        validation: (text) => {
+          try {
+            const url = new URL(text)
+            return (url.protocol === "redis:" || url.protocol === "rediss:") && url.hostname.length > 0
+          } catch {
+            return false
+          }
+        }
+      })
+    )
+  ),
+  sentinels: Config.option(
+    Config.string("VALKEY_SENTINELS").pipe(
+      Config.validate({
+        message: "VALKEY_SENTINELS must be a comma-separated list of host:port",
+        validation: (text) => text.split(",").every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:,\[\]]+):\d{1,5}$/.test(entry.trim()))
+      })
+    )
+  )
+})
 
 /**
  * Every setting of the daemon, from environment variables, validated once at start. A bad value
  * fails with a `ConfigError` that names the variable.
  */
 export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
+  valkeyChecks,
   valkey: valkeyOptionsConfig,
   mqtt,
   instanceId: Config.string("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
   source: Config.option(Config.string("ISLAND_SOURCE")),
   roles,
   httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
-  httpPort: nonNegative("HTTP_PORT").pipe(
-    Config.withDefault(8080),
-    Config.validate({ message: "HTTP_PORT must be at most 65535", validation: (n) => n <= 65535 })
-  ),
+  httpPort: nonNegative("HTTP_PORT", 65535).pipe(Config.withDefault(8080)),
   shutdownGraceMs: positive("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
   engine: engineOptionsConfig,
   retentionMs: positive("JOB_RETENTION_MS").pipe(Config.withDefault(7 * 24 * 60 * 60 * 1000)),
   defaultAcceptanceLimit: nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0)),
   messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60))
 }).pipe(
-  Config.map((c) => ({
+  Config.map(({ valkeyChecks: _checked, ...c }) => ({
     ...c,
     embeddedValkey: c.valkey.url === undefined && (c.valkey.sentinels === undefined || c.valkey.sentinels.length === 0),
     source: Option.getOrElse(c.source, () => `urn:microdcs:island:${c.instanceId}`),
@@ -100,9 +145,19 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   }))
 )
 
-/** A one-paragraph explanation of a configuration failure, naming the variables involved. */
-export const describeConfigError = (error: ConfigError.ConfigError): string =>
-  `invalid configuration: ${String(error).replace(/^\(|\)$/g, "")}`
+/** The failures in a configuration error, each once: `VARIABLE: message`. */
+const failures = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...failures(error.left), ...failures(error.right)]
+    default:
+      return [error.path.length > 0 ? `${error.path.join(".")}: ${error.message}` : error.message]
+  }
+}
+
+/** A one-line explanation of a configuration failure, naming the variables involved. */
+export const describeConfigError = (error: ConfigError.ConfigError): string => `invalid configuration: ${[...new Set(failures(error))].join("; ")}`
 
 export const isConfigError = (u: unknown): u is ConfigError.ConfigError => ConfigError.isConfigError(u)
 

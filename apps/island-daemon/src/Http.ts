@@ -1,11 +1,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { Effect, Runtime } from "effect"
-import type { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
-import { routeApi } from "./Api.js"
+import { Effect } from "effect"
+import type { ApiReply } from "./Api.js"
 import type { Metrics } from "./Metrics.js"
 
-/** What `/readyz` reports: each check by name, ready only when all pass. */
-export type Readiness = Effect.Effect<Readonly<Record<string, boolean>>>
+/**
+ * What needs the island up (the store, the MQTT connection): absent while it is starting or
+ * stopping, and then `/readyz` answers 503 and the API 503.
+ */
+export interface IslandEndpoints {
+  /** Each readiness check by name; ready only when all pass. */
+  readonly readiness: () => Promise<Readonly<Record<string, boolean>>>
+  readonly api: (path: ReadonlyArray<string>, query: URLSearchParams) => Promise<ApiReply>
+}
 
 const send = (res: ServerResponse, status: number, body: unknown, contentType = "application/json") => {
   const text = typeof body === "string" ? body : JSON.stringify(body)
@@ -16,25 +22,36 @@ const send = (res: ServerResponse, status: number, body: unknown, contentType = 
 /**
  * The daemon's HTTP server: `/healthz` (the process is alive), `/readyz` (Valkey reachable, MQTT
  * connected and subscribed, roles running), `/metrics` (Prometheus text) and the read-only JSON
- * API under `/api/`. Started in the current scope and closed with it.
+ * API under `/api/`. Started before the island connects, so `/healthz` answers at once while
+ * `/readyz` says why the island is not ready yet; closed with the current scope.
  */
-export const serveHttp = (options: { readonly host: string; readonly port: number; readonly metrics: Metrics; readonly readiness: Readiness }) =>
+export const serveHttp = (options: {
+  readonly host: string
+  readonly port: number
+  readonly metrics: Metrics
+  readonly endpoints: () => IslandEndpoints | undefined
+}) =>
   Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao>()
-    const run = Runtime.runPromise(runtime)
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url ?? "/", "http://localhost")
       if (req.method !== "GET") return send(res, 405, { error: "method-not-allowed" })
       if (url.pathname === "/healthz") return send(res, 200, { status: "alive" })
+      if (url.pathname === "/metrics") return send(res, 200, await options.metrics.scrape(), options.metrics.contentType)
+      const island = options.endpoints()
       if (url.pathname === "/readyz") {
-        const checks = await run(options.readiness)
+        const checks = island ? await island.readiness() : { started: false }
         const ready = Object.values(checks).every(Boolean)
         return send(res, ready ? 200 : 503, { ready, checks })
       }
-      if (url.pathname === "/metrics") return send(res, 200, await options.metrics.scrape(), options.metrics.contentType)
       if (url.pathname.startsWith("/api/")) {
-        const path = url.pathname.slice(5).split("/").filter((p) => p.length > 0).map(decodeURIComponent)
-        const reply = await run(routeApi(path, url.searchParams))
+        if (!island) return send(res, 503, { error: "not-ready", message: "the island is starting or stopping" })
+        let path: Array<string>
+        try {
+          path = url.pathname.slice(5).split("/").filter((p) => p.length > 0).map(decodeURIComponent)
+        } catch {
+          return send(res, 400, { error: "bad-request", message: "malformed percent-encoding in the path" })
+        }
+        const reply = await island.api(path, url.searchParams)
         return send(res, reply.status, reply.body)
       }
       return send(res, 404, { error: "not-found" })

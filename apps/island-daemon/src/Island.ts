@@ -1,32 +1,35 @@
-import { Effect, Layer } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Runtime, Schedule, Scope } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
 import { JobControlIngress, MqttStation } from "@microdcs/island-mqtt"
 import { Publisher, PublisherLive } from "@microdcs/publisher"
 import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
-import { storeLayer, Valkey } from "@microdcs/store"
+import { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao, storeLayer, Valkey } from "@microdcs/store"
+import { routeApi } from "./Api.js"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import { withEmbeddedServers } from "./Embedded.js"
-import { serveHttp } from "./Http.js"
-import { makeMetrics } from "./Metrics.js"
+import { type IslandEndpoints, serveHttp } from "./Http.js"
+import { instrumentedJobControl, instrumentedSfcEvents } from "./Instrumented.js"
+import { makeMetrics, type Metrics } from "./Metrics.js"
 
 /**
  * The roles of one daemon as layers over one store and one MQTT connection. Each role is on by
  * default and can be switched off; instances share the island's work through consumer groups
  * (engine), shared subscriptions (job control) and a lease (publisher).
  */
-const roleLayers = (config: DaemonConfig) => {
+const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
   const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
   const grace = { shutdownGraceMs: config.shutdownGraceMs }
   const jobControl = config.roles.has("job-control")
     ? JobControlIngress({ topics, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace }).pipe(
+        Layer.provide(instrumentedJobControl(metrics)),
         Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs }))
       )
     : Layer.empty
   const runsEngine = config.roles.has("engine") || config.roles.has("sweep")
   const engine = runsEngine
     ? SfcEngineProcesses({ ...config.engine, shutdownGraceMs: config.shutdownGraceMs }, { engine: config.roles.has("engine"), sweep: config.roles.has("sweep") }).pipe(
-        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, source: config.source, ...grace })),
+        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, source: config.source, ...grace }).pipe(Layer.provide(instrumentedSfcEvents(metrics)))),
         Layer.provideMerge(SfcRuntimeServices)
       )
     : Layer.empty
@@ -42,10 +45,67 @@ const roleLayers = (config: DaemonConfig) => {
   return Layer.mergeAll(jobControl, engine, publisher)
 }
 
+/** Failures at start that a server coming (back) up cures: the island keeps trying. */
+const TRANSIENT = new Set(["StoreUnavailable", "UnknownOutcome", "MqttConnectError", "MqttSubscribeError", "MqttPublishError"])
+const isTransient = (error: unknown) => typeof error === "object" && error !== null && "_tag" in error && TRANSIENT.has(String(error._tag))
+
+/**
+ * Builds the layer in the current scope, trying again (capped backoff) while it fails for a
+ * server that is not reachable yet: a daemon started before its Valkey or broker waits for them,
+ * not-ready, instead of exiting. Each attempt has a scope of its own, closed when it fails, so a
+ * half-built attempt (store connected, broker not) leaves nothing behind.
+ */
+const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const attempt = Effect.gen(function* () {
+      const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      return yield* Layer.buildWithScope(layer, own).pipe(Effect.onError((cause) => Scope.close(own, Exit.failCause(cause))))
+    })
+    return yield* attempt.pipe(
+      Effect.tapError((error) =>
+        isTransient(error)
+          ? Effect.logWarning("island not started: a server is not reachable yet; trying again").pipe(
+              Effect.annotateLogs({ error: String((error as { message?: unknown }).message ?? error) })
+            )
+          : Effect.void
+      ),
+      Effect.retry({
+        while: isTransient,
+        schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+      })
+    )
+  })
+
+/** `/readyz` and the API over the running island. */
+const makeEndpoints = (config: DaemonConfig) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const connection = yield* MqttConnection
+    const runtime = yield* Effect.runtime<JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao>()
+    const needsSubscriptions = config.roles.has("job-control") || config.roles.has("engine")
+    const readiness = Effect.gen(function* () {
+      const valkeyUp = yield* valkey.command("ping", (c) => c.ping()).pipe(
+        Effect.as(true),
+        Effect.timeout("1 second"),
+        Effect.catchAll(() => Effect.succeed(false))
+      )
+      const mqttUp = (yield* connection.status) === "connected"
+      const subscribed = !needsSubscriptions || (yield* connection.subscriptions).length > 0
+      return { valkey: valkeyUp, mqtt: mqttUp, subscribed, roles: true }
+    })
+    return {
+      readiness: () => Effect.runPromise(readiness),
+      api: (path, query) => Runtime.runPromise(runtime)(routeApi(path, query))
+    } satisfies IslandEndpoints
+  })
+
 /**
  * Starts the island in the current scope and returns once it is serving: the embedded servers
- * (when no URLs are set), the store, the MQTT connection, the roles and the HTTP server. Closing
- * the scope stops everything in reverse order.
+ * (when no URLs are set), the HTTP server, then the store, the MQTT connection and the roles
+ * (waiting for Valkey and the broker when they are not up yet). Closing the scope stops
+ * everything in reverse order: `/readyz` turns 503 first, the roles drain, the connections
+ * close, the HTTP server closes last.
  */
 export const startIsland = (configured: DaemonConfig) =>
   Effect.gen(function* () {
@@ -53,32 +113,31 @@ export const startIsland = (configured: DaemonConfig) =>
     yield* Effect.logInfo("island daemon starting").pipe(
       Effect.annotateLogs({ instanceId: config.instanceId, roles: [...config.roles].join(","), embeddedValkey: config.embeddedValkey })
     )
+    const metrics = makeMetrics()
+    let endpoints: IslandEndpoints | undefined
+    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints })
+
     const store = storeLayer({ ...config.valkey, connectionName: `island-${config.instanceId}` })
     const mqtt = MqttConnection.layer({
       url: config.mqtt.url!,
       // A stable client id and a persistent session: messages not yet acknowledged when this
-      // instance stops are redelivered to it when it comes back.
+      // instance stops are redelivered to it when it comes back within the session expiry.
       clientId: `island-${config.instanceId}`,
-      clean: false
+      clean: false,
+      sessionExpirySeconds: config.mqtt.sessionExpirySeconds
     })
-    const infrastructure = Layer.merge(store, mqtt)
-    const context = yield* Layer.build(roleLayers(config).pipe(Layer.provideMerge(infrastructure)))
+    // One after the other, each waiting for its server: an MQTT connection attempt interrupted
+    // because the store failed beside it would linger and fight its successor over the client id.
+    const infrastructure = Context.merge(yield* buildWhenReachable(store), yield* buildWhenReachable(mqtt))
+    const context = yield* buildWhenReachable(roleLayers(config, metrics).pipe(Layer.provideMerge(Layer.succeedContext(infrastructure))))
     const started = yield* Effect.gen(function* () {
-      const metrics = yield* makeMetrics
-      const valkey = yield* Valkey
-      const connection = yield* MqttConnection
+      yield* metrics.followStore
       const publisher = yield* Effect.serviceOption(Publisher)
-      const readiness = Effect.gen(function* () {
-        const valkeyUp = yield* valkey.command("ping", (c) => c.ping()).pipe(
-          Effect.as(true),
-          Effect.timeout("1 second"),
-          Effect.catchAll(() => Effect.succeed(false))
-        )
-        const mqttUp = (yield* connection.status) === "connected"
-        const subscribed = !(config.roles.has("job-control") || config.roles.has("engine")) || (yield* connection.subscriptions).length > 0
-        return { valkey: valkeyUp, mqtt: mqttUp, subscribed, roles: true }
-      })
-      const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, readiness })
+      const island = yield* makeEndpoints(config)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => void (endpoints = island)),
+        () => Effect.sync(() => void (endpoints = undefined))
+      )
       yield* Effect.logInfo("island daemon ready").pipe(
         Effect.annotateLogs({ http: `${http.host}:${http.port}`, publisher: publisher._tag === "Some" ? "on" : "off" })
       )

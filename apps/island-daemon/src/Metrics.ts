@@ -1,32 +1,33 @@
 import { Effect, Either, Runtime } from "effect"
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
-import { JobOrderDao, ScopeRegistry, Valkey, ValkeyStreams } from "@microdcs/store"
+import { JobOrderDao, ScopeRegistry, Valkey } from "@microdcs/store"
 
 /** Job orders read per scope per scrape at most: metrics must stay cheap on a large island. */
 const JOBS_PER_SCOPE = 10_000
 
 /**
- * The daemon's Prometheus metrics (island.md §4): messages by type and outcome, handler latency,
- * and, read from Valkey on each scrape, stream lag and pending entries per scope, dead letters and
- * job orders by state.
+ * The daemon's Prometheus metrics (island.md §4): messages by kind, type and outcome, handler
+ * latency, and, read from Valkey on each scrape, stream length, lag and pending entries per
+ * scope, dead letters and job orders by state.
+ *
+ * Made before the island connects, so `/metrics` answers (process metrics only) while the
+ * store is still away; `followStore` adds the Valkey-side figures once it is up.
  */
-export const makeMetrics = Effect.gen(function* () {
+export const makeMetrics = () => {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: "microdcs_process_" })
-  const runtime = yield* Effect.runtime<Valkey | ScopeRegistry | ValkeyStreams | JobOrderDao>()
-  const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ScopeRegistry | ValkeyStreams | JobOrderDao>) => Runtime.runPromise(runtime)(effect)
 
   const messages = new Counter({
     name: "microdcs_messages_total",
-    help: "MQTT messages handled, by CloudEvent type and outcome",
-    labelNames: ["type", "outcome"] as const,
+    help: "MQTT messages processed, by kind (jobcontrol, station), CloudEvent type and outcome",
+    labelNames: ["kind", "type", "outcome"] as const,
     registers: [registry]
   })
   const handlerSeconds = new Histogram({
     name: "microdcs_handler_seconds",
-    help: "Time from receiving a message to acknowledging it",
-    labelNames: ["type"] as const,
+    help: "Time to process one MQTT message, by kind and CloudEvent type",
+    labelNames: ["kind", "type"] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry]
   })
@@ -44,58 +45,81 @@ export const makeMetrics = Effect.gen(function* () {
     const valkey = yield* Valkey
     const scopes = yield* ScopeRegistry
     const jobOrders = yield* JobOrderDao
-    streamGauges.length.reset()
-    streamGauges.lag.reset()
-    streamGauges.pending.reset()
-    streamGauges.deadLetters.reset()
-    jobs.reset()
+    const lengths: Array<[{ stream: string; scope: string }, number]> = []
+    const groups: Array<[{ stream: string; scope: string; group: string }, number | undefined, number]> = []
+    const dead: Array<[{ kind: string; scope: string }, number]> = []
+    const counts: Array<[{ scope: string; state: string }, number]> = []
     for (const scope of yield* scopes.list) {
       for (const [stream, family] of [["changes", "changes"], ["sfc", "sfcWork"]] as const) {
         const key = yield* valkey.key(family, { scope })
         const info = yield* valkey.command("stream info", async (c) => {
           const length = await c.xlen(key)
-          const groups = length > 0 || (await c.exists(key)) ? ((await c.xinfo("GROUPS", key).catch(() => [])) as Array<Array<unknown>>) : []
-          return { length, groups }
+          const found = length > 0 || (await c.exists(key)) ? ((await c.xinfo("GROUPS", key).catch(() => [])) as Array<Array<unknown>>) : []
+          return { length, groups: found }
         })
-        streamGauges.length.set({ stream, scope }, info.length)
+        lengths.push([{ stream, scope }, info.length])
         for (const group of info.groups) {
           const fields = new Map<string, unknown>()
           for (let i = 0; i + 1 < group.length; i += 2) fields.set(String(group[i]), group[i + 1])
-          const name = String(fields.get("name"))
-          streamGauges.pending.set({ stream, scope, group: name }, Number(fields.get("pending") ?? 0))
           const lag = fields.get("lag")
-          if (lag !== null && lag !== undefined) streamGauges.lag.set({ stream, scope, group: name }, Number(lag))
+          groups.push([
+            { stream, scope, group: String(fields.get("name")) },
+            lag === null || lag === undefined ? undefined : Number(lag),
+            Number(fields.get("pending") ?? 0)
+          ])
         }
         const dlq = yield* valkey.key("deadLetterStream", { kind: stream, scope })
-        streamGauges.deadLetters.set({ kind: stream, scope }, yield* valkey.command("dlq length", (c) => c.xlen(dlq)))
+        dead.push([{ kind: stream, scope }, yield* valkey.command("dlq length", (c) => c.xlen(dlq))])
       }
       const page = yield* jobOrders.list(scope, { count: JOBS_PER_SCOPE })
-      const counts = new Map<string, number>()
+      const byState = new Map<string, number>()
       for (const { id } of page.items) {
         const doc = yield* Effect.either(jobOrders.get(id))
         if (Either.isLeft(doc)) continue
         const decoded = decodeJobOrderRecord(doc.right.doc)
         const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
-        counts.set(state, (counts.get(state) ?? 0) + 1)
+        byState.set(state, (byState.get(state) ?? 0) + 1)
       }
-      for (const [state, count] of counts) jobs.set({ scope, state }, count)
+      for (const [state, count] of byState) counts.push([{ scope, state }, count])
     }
+    // Reset only once everything was read: a failed read keeps the last figures instead of
+    // leaving the gauges half empty.
+    for (const gauge of [...Object.values(streamGauges), jobs]) gauge.reset()
+    for (const [labels, value] of lengths) streamGauges.length.set(labels, value)
+    for (const [labels, lag, pending] of groups) {
+      streamGauges.pending.set(labels, pending)
+      if (lag !== undefined) streamGauges.lag.set(labels, lag)
+    }
+    for (const [labels, value] of dead) streamGauges.deadLetters.set(labels, value)
+    for (const [labels, value] of counts) jobs.set(labels, value)
   })
+
+  let readStore: (() => Promise<void>) | undefined
 
   return {
     registry,
-    /** Records one handled message. */
-    recordMessage: (type: string, outcome: string, seconds: number) => {
-      messages.inc({ type, outcome })
-      handlerSeconds.observe({ type }, seconds)
+    /** Records one processed message. */
+    recordMessage: (kind: string, type: string, outcome: string, seconds: number) => {
+      messages.inc({ kind, type, outcome })
+      handlerSeconds.observe({ kind, type }, seconds)
     },
-    /** The exposition text, after reading the Valkey-side figures. */
+    /** From now until the scope closes, each scrape reads the Valkey-side figures first. */
+    followStore: Effect.gen(function* () {
+      const runtime = yield* Effect.runtime<Valkey | ScopeRegistry | JobOrderDao>()
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          readStore = () => Runtime.runPromise(runtime)(refresh.pipe(Effect.timeout("5 seconds")))
+        }),
+        () => Effect.sync(() => void (readStore = undefined))
+      )
+    }),
+    /** The exposition text. */
     scrape: async (): Promise<string> => {
-      await run(refresh).catch(() => undefined)
+      if (readStore) await readStore().catch(() => undefined)
       return registry.metrics()
     },
     contentType: registry.contentType
   }
-})
+}
 
-export type Metrics = Effect.Effect.Success<typeof makeMetrics>
+export type Metrics = ReturnType<typeof makeMetrics>

@@ -11,6 +11,12 @@ export interface WorkerOptions {
   readonly retryMinMs?: number | undefined
   /** Cap of that wait (default 5 s). */
   readonly retryMaxMs?: number | undefined
+  /**
+   * Told about every handled message (for metrics): its CloudEvent type (`undecodable` when it
+   * did not decode), the outcome (`ok`, `retry` before each new try, `failed` for a defect) and
+   * the seconds from receiving it to the outcome.
+   */
+  readonly onOutcome?: ((type: string, outcome: "ok" | "retry" | "failed", seconds: number) => void) | undefined
 }
 
 export const workerDefaults = { concurrency: 16, shutdownGraceMs: 10_000, retryMinMs: 100, retryMaxMs: 5_000 } as const
@@ -51,17 +57,26 @@ export const runWorker = <E, R>(
     const inFlight = yield* FiberSet.make()
     const permits = yield* Effect.makeSemaphore(concurrency)
 
-    const process = (message: IncomingMessage) =>
-      handle(message).pipe(
+    const process = (message: IncomingMessage) => {
+      const received = performance.now()
+      const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
+      const report = (outcome: "ok" | "retry" | "failed") =>
+        Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
+      return handle(message).pipe(
         Effect.tapError((error) =>
-          Effect.logWarning(`${name}: message not processed, trying again`).pipe(Effect.annotateLogs({ topic: message.topic, error: String(error) }))
+          Effect.logWarning(`${name}: message not processed, trying again`).pipe(
+            Effect.annotateLogs({ topic: message.topic, error: String(error) }),
+            Effect.zipRight(report("retry"))
+          )
         ),
         Effect.retry(schedule),
         Effect.zipRight(message.ack),
+        Effect.zipRight(report("ok")),
         // A defect is a bug: log it and leave the message unacknowledged for a later session.
-        Effect.catchAllCause((cause) => Effect.logError(`${name}: message handler failed`, cause)),
+        Effect.catchAllCause((cause) => Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")))),
         Effect.ensuring(permits.release(1))
       )
+    }
 
     const reader = yield* messages.pipe(
       // Between taking a permit and forking, an interruption would leak the permit. The forked

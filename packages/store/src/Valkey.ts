@@ -3,6 +3,7 @@ import { Context, Duration, Effect, Layer, Runtime, Schedule, Scope } from "effe
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
 import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
+import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
 import { classifyFailure, isNoScript } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
@@ -77,6 +78,8 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
   Effect.gen(function* () {
     const keys = makeKeySchema(options.prefix ?? defaults.prefix)
     if (keys instanceof KeyPartError) return yield* new InvalidInput({ field: "prefix", message: keys.message })
+    const urlProblem = options.url === undefined ? undefined : valkeyUrlProblem(options.url)
+    if (urlProblem) return yield* new InvalidInput({ field: "url", message: `the Valkey URL ${urlProblem}` })
     const client = yield* acquireConnection(options, options.connectionName ?? "microdcs")
     // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
     const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(

@@ -1,4 +1,5 @@
 import { Config, Redacted } from "effect"
+import { valkeyUrlProblem } from "./ValkeyUrl.js"
 
 /** A Sentinel node; with `sentinels` set, the client asks them for the primary of `sentinelName`. */
 export interface SentinelNode {
@@ -54,7 +55,11 @@ const parseSentinels = (text: string): ReadonlyArray<SentinelNode> =>
  * `VALKEY_TLS`, `VALKEY_PREFIX`, `VALKEY_COMMAND_TIMEOUT_MS`, `VALKEY_MAX_DOCUMENT_BYTES`.
  */
 export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
-  url: Config.option(Config.string("VALKEY_URL")),
+  url: Config.option(
+    Config.string("VALKEY_URL").pipe(
+      Config.validate({ message: "VALKEY_URL must look like redis://host:port or rediss://host:port", validation: (u) => valkeyUrlProblem(u) === undefined })
+    )
+  ),
   sentinels: Config.option(
     Config.string("VALKEY_SENTINELS").pipe(
       Config.validate({

@@ -32,6 +32,15 @@ describe("Valkey", () => {
     })
   )
 
+  it.effect("rejects a malformed URL as InvalidInput instead of throwing", () =>
+    Effect.gen(function* () {
+      for (const url of ["not a url", "http://127.0.0.1:6379", "redis://127.0.0.1:6379/x"]) {
+        const error = yield* Effect.flip(Effect.provide(Valkey, ValkeyLayer.layer({ url, prefix: randomPrefix() })))
+        expect(error).toMatchObject({ _tag: "InvalidInput", field: "url" })
+      }
+    })
+  )
+
   it.live("is StoreUnavailable when nothing listens", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(
