@@ -7,7 +7,7 @@ import {
   makeErrorReply
 } from "@microdcs/cloudevents-mqtt"
 import { ERROR_REPLY_TYPE, type JobControlReply, type JobControlRequest, type StatusEvent } from "@microdcs/job-control"
-import { JobStates, ReturnStatus, toStoredState } from "@microdcs/job-state"
+import { JOB_ORDER_STATUS_EVENT_TYPE, JobStates, ReturnStatus, toStoredState } from "@microdcs/job-state"
 
 /**
  * The CloudEvents the job control ingress sends: replies to MES requests and job order status
@@ -18,7 +18,7 @@ import { JobStates, ReturnStatus, toStoredState } from "@microdcs/job-state"
  * The type of a job order status event (OPC UA ISA95JobOrderStatusEventType), in the namespace
  * and version of the job control methods.
  */
-export const STATUS_EVENT_TYPE = "org.opcfoundation.ISA95-JOBCONTROL_V2.ISA95JobOrderStatusEventType.v2"
+export const STATUS_EVENT_TYPE = JOB_ORDER_STATUS_EVENT_TYPE
 
 /** The processor's view of a decoded request; `dataschema` travels with the extensions. */
 export const toJobControlRequest = (event: CloudEvent): JobControlRequest => ({

@@ -62,3 +62,9 @@ const byType: ReadonlyMap<string, JobControlRequest> = new Map<string, JobContro
  * version or namespace is not a job control request).
  */
 export const parseRequestType = (type: string): Option.Option<JobControlRequest> => Option.fromNullable(byType.get(type))
+
+/**
+ * The status event every job order transition emits (island.md §1): the job-control ingress for
+ * MES methods, the publisher for the engine's internal Run, Complete and Abort.
+ */
+export const JOB_ORDER_STATUS_EVENT_TYPE = "org.opcfoundation.ISA95-JOBCONTROL_V2.ISA95JobOrderStatusEventType.v2"

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import type { PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { ChangeEntry, ConnectionError, InvalidInput, WrongType } from "@microdcs/store"
+import { publishEngineStatusEvents } from "./EngineStatusEvents.js"
 import { syncJob } from "./JobSync.js"
 import type { PublisherContext } from "./PublisherContext.js"
 import { listedJobOrders, publishStateIndex } from "./StateIndex.js"
@@ -44,6 +45,7 @@ export const publishBatch = (
   Effect.gen(function* () {
     const jobs = yield* touchedJobs(ctx, scope, entries)
     yield* Effect.forEach(jobs, ([id, publish]) => syncJob(ctx, scope, id, publish), { concurrency: SYNC_CONCURRENCY, discard: true })
+    yield* publishEngineStatusEvents(ctx, scope, entries)
     return jobs.size > 0
   })
 

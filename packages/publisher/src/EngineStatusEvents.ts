@@ -1,0 +1,47 @@
+import { Effect, Either } from "effect"
+import { eventsTopic, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
+import { JOB_ORDER_STATUS_EVENT_TYPE, JobStates, toStoredState } from "@microdcs/job-state"
+import type { ChangeEntry } from "@microdcs/store"
+import type { PublisherContext } from "./PublisherContext.js"
+
+/**
+ * The states the engine's own transitions lead to. MES methods get their status events from the
+ * job-control ingress that ran them; the engine's transitions (Run when a recipe starts,
+ * Complete when it finishes, Abort when it fails) have no such ingress, so the publisher, which
+ * sees every change entry, emits theirs. An engine write carries an operation id starting `sfc:`.
+ */
+const engineTargets = {
+  Run: JobStates.Running,
+  Complete: JobStates.Ended_Completed,
+  Abort: JobStates.Aborted
+} as const
+
+const isEngineTransition = (entry: ChangeEntry): entry is ChangeEntry & { change: keyof typeof engineTargets } =>
+  entry.kind === "joborder" && entry.op.startsWith("sfc:") && Object.hasOwn(engineTargets, entry.change)
+
+/**
+ * Publishes one status event (QoS 1, not retained) per engine transition in a batch, on the
+ * scope's events topic. The event id is derived from the job order version, so a batch published
+ * again sends the same events and an MES can drop the repeats.
+ */
+export const publishEngineStatusEvents = (ctx: PublisherContext, scope: string, entries: ReadonlyArray<ChangeEntry>) =>
+  Effect.forEach(
+    entries.filter(isEngineTransition),
+    (entry) =>
+      Effect.gen(function* () {
+        const topic = eventsTopic({ prefix: ctx.options.prefix, discriminator: ctx.options.discriminator }, scope)
+        if (Either.isLeft(topic)) return yield* Effect.logWarning("publisher: no events topic for this scope").pipe(Effect.annotateLogs({ scope }))
+        yield* ctx.mqtt.publish(
+          topic.right,
+          makeCloudEvent({
+            id: `${scope}/status/${entry.id}/v${entry.version}`,
+            source: ctx.options.source,
+            type: JOB_ORDER_STATUS_EVENT_TYPE,
+            subject: scope,
+            data: { JobOrderID: entry.id, JobState: toStoredState(engineTargets[entry.change]), Method: entry.change, Version: entry.version }
+          }),
+          { qos: 1 }
+        )
+      }),
+    { discard: true }
+  )
