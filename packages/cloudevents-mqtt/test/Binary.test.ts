@@ -62,7 +62,8 @@ describe("binary mode round trip", () => {
       correlationid: fc.option(fc.uuid(), { nil: undefined }),
       extensions: fc.dictionary(name, fc.string().filter((s) => !s.includes("\u0000")), { maxKeys: 5 }),
       datacontenttype: fc.constantFrom("application/json", "application/msgpack"),
-      data: fc.option(fc.jsonValue(), { nil: undefined })
+      // The MessagePack decoder refuses `__proto__` keys (prototype pollution), by design.
+      data: fc.option(fc.jsonValue().filter((v) => !JSON.stringify(v).includes('"__proto__"')), { nil: undefined })
     })
     fc.assert(
       fc.property(event, (input) => {
