@@ -12,11 +12,15 @@ import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
  */
 export const connectionOptions = (
   options: ValkeyOptions,
-  overrides: { readonly commandTimeoutMs?: number | undefined; readonly name?: string | undefined } = {}
+  overrides: { readonly commandTimeoutMs?: number | undefined; readonly name?: string | undefined; readonly autoPipelining?: boolean } = {}
 ): RedisOptions => {
   const commandTimeout = "commandTimeoutMs" in overrides ? overrides.commandTimeoutMs : options.commandTimeoutMs ?? defaults.commandTimeoutMs
   const common: RedisOptions = {
     lazyConnect: true,
+    // The shared command connection sends the commands issued in one tick in one write: with
+    // many fibers in flight that saves a syscall per command. Dedicated connections (blocking
+    // reads, pub/sub) keep plain writes.
+    enableAutoPipelining: overrides.autoPipelining === true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,

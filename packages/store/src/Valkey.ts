@@ -56,7 +56,7 @@ const close = (client: Redis): Effect.Effect<void> =>
 const acquireConnection = (
   options: ValkeyOptions,
   name: string,
-  overrides: { readonly commandTimeoutMs?: number | undefined } = {}
+  overrides: { readonly commandTimeoutMs?: number | undefined; readonly autoPipelining?: boolean } = {}
 ) =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
@@ -80,7 +80,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     if (keys instanceof KeyPartError) return yield* new InvalidInput({ field: "prefix", message: keys.message })
     const urlProblem = options.url === undefined ? undefined : valkeyUrlProblem(options.url)
     if (urlProblem) return yield* new InvalidInput({ field: "url", message: `the Valkey URL ${urlProblem}` })
-    const client = yield* acquireConnection(options, options.connectionName ?? "microdcs")
+    const client = yield* acquireConnection(options, options.connectionName ?? "microdcs", { autoPipelining: true })
     // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
     const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(
       Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1))),
