@@ -54,12 +54,12 @@ export const printLatencies = (
   baseline: Latency,
   rows: ReadonlyArray<Latency & { readonly target?: number }>
 ): void => {
-  console.log(`  ${"operation".padEnd(34)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× PING".padStart(8)}  target`)
+  console.log(`  ${"operation".padEnd(52)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× PING".padStart(8)}  target`)
   for (const row of [baseline, ...rows]) {
     const ratio = row.median / baseline.median
     const limit = (row as { readonly target?: number }).target
     const target = limit !== undefined ? `≤ ${limit.toFixed(1)}× ${ratio <= limit ? "ok" : "MISSED"}` : ""
-    console.log(`  ${row.name.padEnd(34)} ${fmt(row.median).padStart(10)} ${fmt(row.p99).padStart(9)} ${fmt(ratio, 2).padStart(8)}  ${target}`)
+    console.log(`  ${row.name.padEnd(52)} ${fmt(row.median).padStart(10)} ${fmt(row.p99).padStart(9)} ${fmt(ratio, 2).padStart(8)}  ${target}`)
   }
 }
 
@@ -85,9 +85,9 @@ export const throughputOfEffect = <E, R>(
 /** Prints a throughput next to the raw figure it is measured against, with the target share. */
 export const printThroughput = (label: string, raw: number, ours: number, targetShare: number): void => {
   const share = ours / raw
-  console.log(`  ${`${label}, raw iovalkey EVALSHA`.padEnd(34)} ${raw.toFixed(0).padStart(10)}`)
+  console.log(`  ${`${label}, raw iovalkey EVALSHA`.padEnd(52)} ${raw.toFixed(0).padStart(10)}`)
   console.log(
-    `  ${`${label}, through the store`.padEnd(34)} ${ours.toFixed(0).padStart(10)} ${`${(share * 100).toFixed(0)}%`.padStart(8)}  ` +
+    `  ${`${label}, through the store`.padEnd(52)} ${ours.toFixed(0).padStart(10)} ${`${(share * 100).toFixed(0)}%`.padStart(8)}  ` +
       `of raw, target ≥ ${(targetShare * 100).toFixed(0)}% ${share >= targetShare ? "ok" : "MISSED"}`
   )
 }

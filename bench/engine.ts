@@ -28,7 +28,7 @@ interface EngineRun {
 }
 
 /** One island with `engines` engine instances; submits JOBS job orders and waits for every response. */
-const runIsland = (url: string, engines: number) =>
+const runIsland = (url: string, engines: number, mode: { readonly jobs: number; readonly oneAtATime: boolean } = { jobs: JOBS, oneAtATime: false }) =>
   Effect.gen(function* () {
     const prefix = randomPrefix("bench-engine")
     const lastReply = new Map<string, number>()
@@ -56,24 +56,31 @@ const runIsland = (url: string, engines: number) =>
       const workMasters = yield* WorkMasterDao
       const jobOrders = yield* JobOrderDao
       yield* workMasters.put({ id: linearWorkMaster.ID, scope: "bench", doc: JSON.stringify(linearWorkMaster), expectedVersion: -1 })
-      const start = performance.now()
-      yield* Effect.forEach(
-        Array.from({ length: JOBS }, (_, i) => `job-${i}`),
-        (id) =>
-          jobOrders.put({
-            id, scope: "bench", priority: 1, expectedVersion: 0, change: "StoreAndStart",
-            doc: encodeJobOrderRecord({ JobOrderID: id, WorkMasterID: [{ ID: linearWorkMaster.ID }] }, JobStates.AllowedToStart_Ready)
-          }),
-        { concurrency: 16, discard: true }
-      )
       const valkey = yield* Valkey
       const completed = valkey.keys.key("jobResponseByState", { scope: "bench", state: "Ended_Completed" }) as string
-      while ((yield* valkey.command("count", (c) => c.scard(completed))) < JOBS) yield* Effect.sleep("20 millis")
+      const untilCompleted = (n: number) =>
+        Effect.gen(function* () {
+          while ((yield* valkey.command("count", (c) => c.scard(completed))) < n) yield* Effect.sleep(mode.oneAtATime ? "1 millis" : "20 millis")
+        })
+      const start = performance.now()
+      yield* Effect.forEach(
+        Array.from({ length: mode.jobs }, (_, i) => i),
+        (i) =>
+          jobOrders
+            .put({
+              id: `job-${i}`, scope: "bench", priority: 1, expectedVersion: 0, change: "StoreAndStart",
+              doc: encodeJobOrderRecord({ JobOrderID: `job-${i}`, WorkMasterID: [{ ID: linearWorkMaster.ID }] }, JobStates.AllowedToStart_Ready)
+            })
+            .pipe(Effect.zipRight(mode.oneAtATime ? untilCompleted(i + 1) : Effect.void)),
+        { concurrency: mode.oneAtATime ? 1 : 16, discard: true }
+      )
+      yield* untilCompleted(mode.jobs)
       const seconds = (performance.now() - start) / 1000
+      const label = mode.oneAtATime ? "one job at a time" : `${engines} engine${engines > 1 ? "s" : ""}, ${mode.jobs} jobs at once`
       return {
-        jobsPerSecond: JOBS / seconds,
-        actionsPerSecond: (JOBS * STEPS) / seconds,
-        eventToDispatch: summarize(`event to next dispatch (${engines} engine${engines > 1 ? "s" : ""})`, gaps)
+        jobsPerSecond: mode.jobs / seconds,
+        actionsPerSecond: (mode.jobs * STEPS) / seconds,
+        eventToDispatch: summarize(`event to next dispatch (${label})`, gaps)
       } satisfies EngineRun
     }).pipe(Effect.provide(instances))
   })
@@ -85,12 +92,13 @@ export const runEngineBench = (url: string) =>
         latency("PING (raw, same connection)", { warmup: 100, samples: 1000 }, () => Effect.promise(() => client.ping()))
       )
     ).pipe(Effect.provide(storeLayer({ url, prefix: randomPrefix("bench") })))
+    const idle = yield* runIsland(url, 1, { jobs: 20, oneAtATime: true })
     const one = yield* runIsland(url, 1)
     const two = yield* runIsland(url, 2)
     console.log(`\nSFC engine: ${JOBS} jobs of a ${STEPS}-step linear recipe against an instant in-process station`)
-    printLatencies(ping, [one.eventToDispatch, two.eventToDispatch])
+    printLatencies(ping, [idle.eventToDispatch, one.eventToDispatch, two.eventToDispatch])
     for (const [label, run] of [["1 engine", one], ["2 engines", two]] as const) {
-      console.log(`  ${`jobs/s, ${label}`.padEnd(34)} ${run.jobsPerSecond.toFixed(1).padStart(10)}`)
-      console.log(`  ${`action completions/s, ${label}`.padEnd(34)} ${run.actionsPerSecond.toFixed(1).padStart(10)}`)
+      console.log(`  ${`jobs/s, ${label}`.padEnd(52)} ${run.jobsPerSecond.toFixed(1).padStart(10)}`)
+      console.log(`  ${`action completions/s, ${label}`.padEnd(52)} ${run.actionsPerSecond.toFixed(1).padStart(10)}`)
     }
   }).pipe(Effect.scoped, Effect.runPromise)

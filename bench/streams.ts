@@ -78,7 +78,7 @@ const program = Effect.gen(function* () {
 
   console.log(`\nstreams and poller: nudge-to-handler over ${samples.length} entries (fallback interval ${FALLBACK_MS} ms); SFC CAS with ${IN_FLIGHT} in flight`)
   printLatencies(ping, [nudge])
-  console.log(`  ${"fallback interval".padEnd(34)} ${FALLBACK_MS.toFixed(3).padStart(10)}`)
+  console.log(`  ${"fallback interval".padEnd(52)} ${FALLBACK_MS.toFixed(3).padStart(10)}`)
   printThroughput("SFC CAS/s", raw, viaDao, 0.7)
 })
 
