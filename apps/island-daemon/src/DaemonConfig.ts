@@ -15,10 +15,13 @@ export interface MqttSettings {
   readonly wildcardLevels: number
   readonly sharedGroup: string | undefined
   /**
-   * How long the broker keeps this instance's session after a disconnect. Non-zero so that the
-   * messages not yet acknowledged at a stop or crash are redelivered when the instance comes back
-   * with the same ISLAND_INSTANCE_ID (its client id); with 0 the session ends with the connection
-   * and they are lost.
+   * How long the broker keeps this instance's session after a disconnect: the messages not yet
+   * acknowledged at a stop or crash are redelivered when the instance comes back with the same
+   * ISLAND_INSTANCE_ID (its client id) within that time; with 0 they are lost.
+   *
+   * Default 600 s for a lone instance, 0 with a shared group: the broker (mosquitto) keeps
+   * handing a share of the commands to a crashed member's session while it lasts, where nobody
+   * answers them, whereas with 0 the live members get all of them at once.
    */
   readonly sessionExpirySeconds: number
 }
@@ -75,7 +78,7 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
   discriminator: Config.option(Config.string("MQTT_DISCRIMINATOR")),
   wildcardLevels: nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1)),
   sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
-  sessionExpirySeconds: nonNegative("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(600))
+  sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS"))
 }).pipe(
   Config.map((m) => ({
     url: Option.getOrUndefined(m.url),
@@ -83,47 +86,30 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
     discriminator: Option.getOrUndefined(m.discriminator),
     wildcardLevels: m.wildcardLevels,
     sharedGroup: Option.getOrUndefined(m.sharedGroup),
-    sessionExpirySeconds: m.sessionExpirySeconds
+    sessionExpirySeconds: Option.getOrElse(m.sessionExpirySeconds, () => (Option.isSome(m.sharedGroup) ? 0 : 600))
   }))
 )
 
 /**
- * Checks the store's own parser lets through: it takes any text as a URL and a Sentinel entry
- * without a port as port 26379, so `VALKEY_URL=notaurl` would only fail at connect time and
- * `VALKEY_SENTINELS=bad` would look for a host named "bad" forever. Only read to fail early.
+ * A check the store's own parser lets through: it takes a Sentinel entry without a port as port
+ * 26379, so `VALKEY_SENTINELS=bad` would look for a host named "bad" forever instead of failing
+ * at start. Only read to fail early; the store's config reads the value.
  */
-const valkeyChecks = Config.all({
-  url: Config.option(
-    Config.string("VALKEY_URL").pipe(
-      Config.validate({
-        message: "VALKEY_URL must look like redis://host:port or rediss://host:port",
-        validation: (text) => {
-          try {
-            const url = new URL(text)
-            return (url.protocol === "redis:" || url.protocol === "rediss:") && url.hostname.length > 0
-          } catch {
-            return false
-          }
-        }
-      })
-    )
-  ),
-  sentinels: Config.option(
-    Config.string("VALKEY_SENTINELS").pipe(
-      Config.validate({
-        message: "VALKEY_SENTINELS must be a comma-separated list of host:port",
-        validation: (text) => text.split(",").every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:,\[\]]+):\d{1,5}$/.test(entry.trim()))
-      })
-    )
+const sentinelCheck = Config.option(
+  Config.string("VALKEY_SENTINELS").pipe(
+    Config.validate({
+      message: "VALKEY_SENTINELS must be a comma-separated list of host:port",
+      validation: (text) => text.split(",").every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:,[\]]+):\d{1,5}$/.test(entry.trim()))
+    })
   )
-})
+)
 
 /**
  * Every setting of the daemon, from environment variables, validated once at start. A bad value
  * fails with a `ConfigError` that names the variable.
  */
 export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
-  valkeyChecks,
+  sentinelCheck,
   valkey: valkeyOptionsConfig,
   mqtt,
   instanceId: Config.string("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
@@ -137,7 +123,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   defaultAcceptanceLimit: nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0)),
   messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60))
 }).pipe(
-  Config.map(({ valkeyChecks: _checked, ...c }) => ({
+  Config.map(({ sentinelCheck: _checked, ...c }) => ({
     ...c,
     embeddedValkey: c.valkey.url === undefined && (c.valkey.sentinels === undefined || c.valkey.sentinels.length === 0),
     source: Option.getOrElse(c.source, () => `urn:microdcs:island:${c.instanceId}`),
@@ -158,6 +144,4 @@ const failures = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
 
 /** A one-line explanation of a configuration failure, naming the variables involved. */
 export const describeConfigError = (error: ConfigError.ConfigError): string => `invalid configuration: ${[...new Set(failures(error))].join("; ")}`
-
-export const isConfigError = (u: unknown): u is ConfigError.ConfigError => ConfigError.isConfigError(u)
 

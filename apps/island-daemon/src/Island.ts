@@ -9,7 +9,6 @@ import { routeApi } from "./Api.js"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import { withEmbeddedServers } from "./Embedded.js"
 import { type IslandEndpoints, serveHttp } from "./Http.js"
-import { instrumentedJobControl, instrumentedSfcEvents } from "./Instrumented.js"
 import { makeMetrics, type Metrics } from "./Metrics.js"
 
 /**
@@ -20,16 +19,17 @@ import { makeMetrics, type Metrics } from "./Metrics.js"
 const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
   const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
   const grace = { shutdownGraceMs: config.shutdownGraceMs }
+  // Every message the two MQTT workers handle is counted and timed by type and outcome.
+  const observed = (kind: string) => ({ onOutcome: (type: string, outcome: string, seconds: number) => metrics.recordMessage(kind, type, outcome, seconds) })
   const jobControl = config.roles.has("job-control")
-    ? JobControlIngress({ topics, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace }).pipe(
-        Layer.provide(instrumentedJobControl(metrics)),
+    ? JobControlIngress({ topics, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace, ...observed("jobcontrol") }).pipe(
         Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs }))
       )
     : Layer.empty
   const runsEngine = config.roles.has("engine") || config.roles.has("sweep")
   const engine = runsEngine
     ? SfcEngineProcesses({ ...config.engine, shutdownGraceMs: config.shutdownGraceMs }, { engine: config.roles.has("engine"), sweep: config.roles.has("sweep") }).pipe(
-        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, source: config.source, ...grace }).pipe(Layer.provide(instrumentedSfcEvents(metrics)))),
+        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, source: config.source, ...grace, ...observed("station") })),
         Layer.provideMerge(SfcRuntimeServices)
       )
     : Layer.empty
@@ -52,30 +52,36 @@ const isTransient = (error: unknown) => typeof error === "object" && error !== n
 /**
  * Builds the layer in the current scope, trying again (capped backoff) while it fails for a
  * server that is not reachable yet: a daemon started before its Valkey or broker waits for them,
- * not-ready, instead of exiting. Each attempt has a scope of its own, closed when it fails, so a
- * half-built attempt (store connected, broker not) leaves nothing behind.
+ * not ready, instead of exiting. Each attempt has a scope of its own, closed when it fails, so a
+ * half-built attempt leaves nothing behind; the one that succeeds closes with the current scope.
+ * The waiting stays interruptible: a SIGTERM before the servers came up still stops the daemon.
  */
-const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
-  Effect.gen(function* () {
-    const scope = yield* Effect.scope
-    const attempt = Effect.gen(function* () {
-      const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-      return yield* Layer.buildWithScope(layer, own).pipe(Effect.onError((cause) => Scope.close(own, Exit.failCause(cause))))
-    })
-    return yield* attempt.pipe(
-      Effect.tapError((error) =>
-        isTransient(error)
-          ? Effect.logWarning("island not started: a server is not reachable yet; trying again").pipe(
-              Effect.annotateLogs({ error: String((error as { message?: unknown }).message ?? error) })
-            )
-          : Effect.void
-      ),
-      Effect.retry({
-        while: isTransient,
-        schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
-      })
-    )
+const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
+  const attempt = Effect.gen(function* () {
+    const own = yield* Scope.make(ExecutionStrategy.sequential)
+    const context = yield* Layer.buildWithScope(layer, own).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)))
+    return { own, context }
   })
+  const retried = attempt.pipe(
+    Effect.tapError((error) =>
+      isTransient(error)
+        ? Effect.logWarning("island not started: a server is not reachable yet; trying again").pipe(
+            Effect.annotateLogs({ error: `${(error as { _tag: string })._tag}: ${String((error as { message?: unknown }).message)}` })
+          )
+        : Effect.void
+    ),
+    Effect.retry({
+      while: isTransient,
+      schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+    })
+  )
+  return Effect.uninterruptibleMask((restore) =>
+    restore(retried).pipe(
+      Effect.tap(({ own }) => Effect.addFinalizer((exit) => Scope.close(own, exit))),
+      Effect.map(({ context }) => context)
+    )
+  )
+}
 
 /** `/readyz` and the API over the running island. */
 const makeEndpoints = (config: DaemonConfig) =>

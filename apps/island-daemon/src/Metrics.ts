@@ -20,13 +20,13 @@ export const makeMetrics = () => {
 
   const messages = new Counter({
     name: "microdcs_messages_total",
-    help: "MQTT messages processed, by kind (jobcontrol, station), CloudEvent type and outcome",
+    help: "MQTT messages handled, by kind (jobcontrol, station), CloudEvent type and outcome (ok, retry, failed)",
     labelNames: ["kind", "type", "outcome"] as const,
     registers: [registry]
   })
   const handlerSeconds = new Histogram({
     name: "microdcs_handler_seconds",
-    help: "Time to process one MQTT message, by kind and CloudEvent type",
+    help: "Time from receiving an MQTT message to its outcome, by kind and CloudEvent type",
     labelNames: ["kind", "type"] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry]
@@ -98,7 +98,7 @@ export const makeMetrics = () => {
 
   return {
     registry,
-    /** Records one processed message. */
+    /** Records one outcome of a handled message. */
     recordMessage: (kind: string, type: string, outcome: string, seconds: number) => {
       messages.inc({ kind, type, outcome })
       handlerSeconds.observe({ kind, type }, seconds)

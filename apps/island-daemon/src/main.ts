@@ -34,9 +34,9 @@ const start = (config: DaemonConfig) => {
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    // The roles drain one after another (ingress, engine pollers), each within the grace, and
-    // closing the connections takes a little more: a shutdown past that is ended hard rather
-    // than left running.
+    // The engine's pollers and then its station ingress drain one after the other, each within
+    // the grace, and closing the connections takes a little more: a shutdown past that is ended
+    // hard rather than left running.
     setTimeout(() => {
       process.stderr.write(`${JSON.stringify({ level: "ERROR", message: "shutdown did not finish in time", signal })}\n`)
       process.exit(1)

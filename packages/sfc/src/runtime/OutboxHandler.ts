@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { JobResponseDao, Valkey } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
@@ -73,12 +73,21 @@ const sendCommand = (command: CommandEntry, options: EngineOptions) =>
     yield* station.send(command)
   })
 
+/** A Complete or Abort whose Run has not landed yet; retried by the poller. */
+export class RunNotYetApplied extends Data.TaggedError("RunNotYetApplied")<{ readonly jobId: string; readonly trigger: string }> {}
+
 /** Applies an internal trigger; if the MES moved the job order elsewhere, the execution follows. */
 const moveJobOrder = (entry: JobOrderEntry, version: string) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
     const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, `sfc:${entry.jobId}:${version}:${entry.trigger}`)
+    // The entries of one write are handled concurrently, so Complete (or Abort) of a recipe that
+    // finished at once can arrive before its Run. Fail the entry: the poller delivers it again
+    // after a short backoff, when Run has landed.
+    if (outcome._tag === "Refused" && entry.trigger !== "Run" && outcome.from.startsWith("AllowedToStart")) {
+      return yield* new RunNotYetApplied({ jobId: entry.jobId, trigger: entry.trigger })
+    }
     // Only a job order that went back (RevokeStart) or away (Cancel) before reaching Running
     // aborts the execution. Any later state means Run landed before (a redelivered entry) and
     // the MES moved on: the execution follows those moves through the change stream.
