@@ -3,6 +3,7 @@ import { scriptKeys, sfcCompareAndSet } from "@microdcs/lua-scripts"
 import { makePoller } from "@microdcs/poller"
 import { SfcStateDao, storeLayer, Valkey } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
+import { rawClient } from "./RawClient.js"
 import { latency, printLatencies, printThroughput, summarize, throughputOf, throughputOfEffect } from "./Measure.js"
 import { IN_FLIGHT, SAMPLES, THROUGHPUT_OPS } from "./Settings.js"
 
@@ -14,7 +15,9 @@ const stateDoc = (i: number) => JSON.stringify({ jobId: `job-${i}`, status: "run
 const program = Effect.gen(function* () {
   const valkey = yield* Valkey
   const states = yield* SfcStateDao
+  // PING on the store's own connection (the spec's baseline); raw script calls on a plain client.
   const client = yield* valkey.command("client", async (c) => c)
+  const plain = yield* rawClient(valkey.options.url!)
   const opts = { warmup: 100, samples: Math.min(SAMPLES, 1000) }
   const ping = yield* latency("PING (raw, same connection)", opts, () => Effect.promise(() => client.ping()))
 
@@ -70,10 +73,10 @@ const program = Effect.gen(function* () {
       entries: [[["type", "command"], ["jobId", `raw-${i}`], ["entry", "{}"]] as const]
     }
     const keys = scriptKeys(sfcCompareAndSet, keysOf(i), args)
-    const reply = (await client.evalsha(sfcCompareAndSet.sha1, keys.length, ...keys, ...sfcCompareAndSet.encodeArgs(args))) as Array<unknown>
+    const reply = (await plain.evalsha(sfcCompareAndSet.sha1, keys.length, ...keys, ...sfcCompareAndSet.encodeArgs(args))) as Array<unknown>
     if (reply[0] === "ok") rawVersions[i] = Number(reply[1])
   }
-  yield* Effect.promise(() => client.script("LOAD", sfcCompareAndSet.source))
+  yield* Effect.promise(() => plain.script("LOAD", sfcCompareAndSet.source))
   const raw = yield* Effect.promise(() => throughputOf(THROUGHPUT_OPS, IN_FLIGHT, rawCas))
 
   console.log(`\nstreams and poller: nudge-to-handler over ${samples.length} entries (fallback interval ${FALLBACK_MS} ms); SFC CAS with ${IN_FLIGHT} in flight`)
