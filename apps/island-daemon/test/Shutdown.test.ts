@@ -92,8 +92,16 @@ describe("graceful shutdown", () => {
         // The point of the test: some requests were still open when the daemon went down.
         expect(answeredBeforeRestart).toBeLessThan(REQUESTS)
 
+        // Requests sent while no daemon runs wait in its session (the subscription stays there).
+        const whileDown = yield* Effect.forEach(["jo-late-1", "jo-late-2"], (id) => mes.send(MethodEventTypes.Store, { JobOrder: { JobOrderID: id } }))
+
         // Same instance id: the broker hands the open requests to the new process.
         const second = yield* start()
+        yield* eventually(
+          Effect.sync(() => (whileDown.every((c) => mes.repliesTo(c).length === 1) ? true : undefined)),
+          20_000,
+          "a reply to every request sent while the daemon was down"
+        )
         yield* eventually(
           Effect.sync(() => (requests.every((c) => mes.repliesTo(c).length > 0) ? true : undefined)),
           20_000,
@@ -119,7 +127,7 @@ describe("graceful shutdown", () => {
           "every job order in its final state"
         )
         const listed = yield* Effect.flatMap(JobOrderDao, (dao) => dao.list(SCOPE, { count: 1000 }))
-        expect(listed.items.map((item) => item.id).sort()).toEqual(ids)
+        expect(listed.items.map((item) => item.id).sort()).toEqual([...ids, "jo-late-1", "jo-late-2"].sort())
         const changes = yield* allChanges(SCOPE)
         for (const [i, id] of ids.entries()) {
           const creations = changes.filter((c) => c.kind === "joborder" && c.id === id && (c.change === "Store" || c.change === "StoreAndStart"))

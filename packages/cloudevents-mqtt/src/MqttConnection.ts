@@ -29,6 +29,12 @@ export interface PublishRawOptions {
 export interface SubscribeOptions {
   /** Default 1. Messages published with QoS 2 arrive with QoS 1. */
   readonly qos?: 0 | 1 | undefined
+  /**
+   * Leave the subscription in the broker's session when the scope closes (no UNSUBSCRIBE).
+   * With a persistent session, messages published while this client is away (a restart) are
+   * then kept for it instead of dropped. Default false.
+   */
+  readonly keepInSession?: boolean | undefined
 }
 
 export type PublishFailure = InvalidTopic | EncodeError | MqttPublishError
@@ -196,7 +202,7 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
           }),
           (route) => Effect.sync(() => void routes.splice(routes.indexOf(route), 1))
         )
-        yield* Effect.acquireRelease(sendSubscribe(filter, opts.qos ?? 1), () => sendUnsubscribe(filter))
+        yield* Effect.acquireRelease(sendSubscribe(filter, opts.qos ?? 1), () => (opts.keepInSession ? Effect.void : sendUnsubscribe(filter)))
         return Stream.fromQueue(queue)
       })
 

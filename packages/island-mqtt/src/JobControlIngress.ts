@@ -108,7 +108,8 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
 
     const filters = options.sharedGroup === undefined ? yield* commandFilters(topics) : yield* sharedCommandFilters(topics, options.sharedGroup)
     // One worker over every filter, so `concurrency` bounds the ingress as a whole.
-    const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1 }))
+    // Kept in the session: requests sent while this instance restarts wait for it in the broker.
+    const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
     yield* runWorker("job control ingress", Stream.mergeAll(streams, { concurrency: "unbounded" }), handle, options)
   })
 
