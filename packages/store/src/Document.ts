@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Effect, Option } from "effect"
+import type { KeyPartError } from "@microdcs/keyschema"
 import type { WriteReply } from "@microdcs/lua-scripts"
 import {
   type ConnectionError,
@@ -35,29 +36,47 @@ export type ExpectedVersion = number
 export const newOperationId = (): string => randomUUID()
 
 /** Rejects a document that is not well-formed UTF-8, is over the size limit, or is not JSON. */
+/** A refused key part as the store's input error, naming the part. */
+export const keyProblem = (error: KeyPartError): InvalidInput => new InvalidInput({ field: error.name, message: error.message })
+
+/** Why a document text is refused, or `undefined`: the synchronous core of {@link validateDocument}. */
+export const documentProblem = (field: string, text: string, maxBytes: number): InvalidInput | undefined => {
+  if (typeof text !== "string") return new InvalidInput({ field, message: `${field} must be a string` })
+  if (!text.isWellFormed()) return new InvalidInput({ field, message: `${field} is not well-formed UTF-8` })
+  const bytes = Buffer.byteLength(text, "utf8")
+  if (bytes > maxBytes) return new InvalidInput({ field, message: `${field} is ${bytes} bytes; the limit is ${maxBytes}` })
+  try {
+    JSON.parse(text)
+  } catch (error) {
+    return new InvalidInput({ field, message: `${field} is not valid JSON: ${(error as Error).message}` })
+  }
+  return undefined
+}
+
+/** Rejects a document that is not well-formed UTF-8, is over the size limit, or is not JSON. */
 export const validateDocument = (field: string, text: string, maxBytes: number): Effect.Effect<void, InvalidInput> =>
   Effect.suspend(() => {
-    if (typeof text !== "string") return Effect.fail(new InvalidInput({ field, message: `${field} must be a string` }))
-    if (!text.isWellFormed()) return Effect.fail(new InvalidInput({ field, message: `${field} is not well-formed UTF-8` }))
-    const bytes = Buffer.byteLength(text, "utf8")
-    if (bytes > maxBytes) {
-      return Effect.fail(new InvalidInput({ field, message: `${field} is ${bytes} bytes; the limit is ${maxBytes}` }))
-    }
-    try {
-      JSON.parse(text)
-    } catch (error) {
-      return Effect.fail(new InvalidInput({ field, message: `${field} is not valid JSON: ${(error as Error).message}` }))
-    }
-    return Effect.void
+    const problem = documentProblem(field, text, maxBytes)
+    return problem ? Effect.fail(problem) : Effect.void
   })
 
-export const validateExpectedVersion = (expected: number): Effect.Effect<void, InvalidInput> =>
+export const expectedVersionProblem = (expected: number): InvalidInput | undefined =>
   Number.isSafeInteger(expected) && expected >= -1
-    ? Effect.void
-    : Effect.fail(new InvalidInput({ field: "expectedVersion", message: "expectedVersion must be -1, 0 or a positive integer" }))
+    ? undefined
+    : new InvalidInput({ field: "expectedVersion", message: "expectedVersion must be -1, 0 or a positive integer" })
 
-export const validateNumber = (field: string, value: number): Effect.Effect<void, InvalidInput> =>
-  Number.isFinite(value) ? Effect.void : Effect.fail(new InvalidInput({ field, message: `${field} must be a finite number` }))
+export const numberProblem = (field: string, value: number): InvalidInput | undefined =>
+  Number.isFinite(value) ? undefined : new InvalidInput({ field, message: `${field} must be a finite number` })
+
+export const validateExpectedVersion = (expected: number): Effect.Effect<void, InvalidInput> => {
+  const problem = expectedVersionProblem(expected)
+  return problem ? Effect.fail(problem) : Effect.void
+}
+
+export const validateNumber = (field: string, value: number): Effect.Effect<void, InvalidInput> => {
+  const problem = numberProblem(field, value)
+  return problem ? Effect.fail(problem) : Effect.void
+}
 
 /** The typed error each failing write status maps to. */
 export interface WriteFailures {

@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import { KeyPartError } from "@microdcs/keyschema"
 import { deleteJobOrder, putJobOrder } from "@microdcs/lua-scripts"
 import {
   type ConnectionError,
@@ -17,9 +18,11 @@ import {
   parseDocumentHash,
   resolveUnknownOutcome,
   type StoredDocument,
-  validateDocument,
+  documentProblem,
+  expectedVersionProblem,
+  keyProblem,
+  numberProblem,
   validateExpectedVersion,
-  validateNumber,
   writeResult,
   type Written
 } from "./Document.js"
@@ -69,13 +72,19 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
     const put = (
       input: PutJobOrder
     ): Effect.Effect<Written, VersionConflict | ScopeConflict | LimitReached | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        yield* validateExpectedVersion(input.expectedVersion)
-        yield* validateNumber("priority", input.priority)
-        yield* validateDocument("doc", input.doc, valkey.maxDocumentBytes)
-        const doc = yield* valkey.key("jobOrder", { id: input.id })
-        const list = yield* valkey.key("jobOrderList", { scope: input.scope })
-        const changes = yield* valkey.key("changes", { scope: input.scope })
+      // The hot path of every island: checks and keys are plain synchronous code, so a put is
+      // one suspended step, the script call and the reply mapping.
+      Effect.suspend((): Effect.Effect<Written, VersionConflict | ScopeConflict | LimitReached | WrongType | InvalidInput | ConnectionError> => {
+        const problem =
+          expectedVersionProblem(input.expectedVersion) ??
+          numberProblem("priority", input.priority) ??
+          documentProblem("doc", input.doc, valkey.maxDocumentBytes)
+        if (problem) return Effect.fail(problem)
+        const doc = valkey.keys.key("jobOrder", { id: input.id })
+        if (doc instanceof KeyPartError) return Effect.fail(keyProblem(doc))
+        const list = valkey.keys.key("jobOrderList", { scope: input.scope })
+        if (list instanceof KeyPartError) return Effect.fail(keyProblem(list))
+        const changes = valkey.keys.key("changes", { scope: input.scope }) as string
         const op = input.op ?? newOperationId()
         const write = valkey
           .script(putJobOrder, { doc, list, scopes: scopesKey, changes }, {
@@ -91,8 +100,7 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
             retainMs: input.retainMs ?? 0
           })
           .pipe(Effect.flatMap((reply) => writeResult(doc, input.expectedVersion, input.scope, reply)))
-        const version = yield* resolveUnknownOutcome(write, operationLanded(valkey, doc, op))
-        return { version, op }
+        return resolveUnknownOutcome(write, operationLanded(valkey, doc, op)).pipe(Effect.map((version): Written => ({ version, op })))
       })
 
     const get = (id: string): Effect.Effect<StoredDocument, NotFound | InvalidInput | ConnectionError> =>

@@ -3,6 +3,7 @@ import { Context, Duration, Effect, Layer, Runtime, Schedule, Scope } from "effe
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
 import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
+import { keyProblem } from "./Document.js"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
 import { classifyFailure, isNoScript } from "./FailureKind.js"
@@ -131,7 +132,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
 
     const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {
       const built = keys.key(family, parts)
-      return built instanceof KeyPartError ? Effect.fail(new InvalidInput({ field: built.name, message: built.message })) : Effect.succeed(built)
+      return built instanceof KeyPartError ? Effect.fail(keyProblem(built)) : Effect.succeed(built)
     }
 
     const dedicated = (name: string, overrides?: { readonly commandTimeoutMs?: number | undefined }) =>
