@@ -21,6 +21,7 @@
     {"wrongtype", key, actualType, expectedType}
 ]]
 -- @include lib/check-types.lua
+-- @include lib/check-delete.lua
 -- @include lib/append-change.lua
 
 local docKey, listKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -30,11 +31,8 @@ local scope, id, op, change, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[
 local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
-local stored = redis.call('HMGET', docKey, 'v', 'scope')
-if not stored[1] then return { 'notfound' } end
-local current = tonumber(stored[1])
-if expected ~= -1 and expected ~= current then return { 'conflict', current } end
-if stored[2] ~= scope then return { 'retry', stored[2] } end
+local early, current = checkDelete(docKey, expected, scope)
+if early then return early end
 
 redis.call('DEL', docKey)
 redis.call('ZREM', listKey, id)

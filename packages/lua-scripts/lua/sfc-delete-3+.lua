@@ -22,6 +22,7 @@
     {"wrongtype", key, actualType, expectedType}
 ]]
 -- @include lib/check-types.lua
+-- @include lib/check-delete.lua
 
 local stateKey, dueKey, activeKey = KEYS[1], KEYS[2], KEYS[3]
 local expected = tonumber(ARGV[1])
@@ -32,11 +33,8 @@ for i = 4, #KEYS do typed[#typed + 1] = { KEYS[i], 'zset' } end
 local badKey, badType, wantType = wrongType(typed)
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
-local stored = redis.call('HMGET', stateKey, 'v', 'scope')
-if not stored[1] then return { 'notfound' } end
-local current = tonumber(stored[1])
-if expected ~= -1 and expected ~= current then return { 'conflict', current } end
-if stored[2] ~= scope then return { 'retry', stored[2] } end
+local early, current = checkDelete(stateKey, expected, scope)
+if early then return early end
 
 redis.call('DEL', stateKey)
 redis.call('ZREM', dueKey, jobId)
