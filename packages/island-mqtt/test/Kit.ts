@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto"
-import { readFileSync } from "node:fs"
 import { Duration, Effect, Either, Exit, Layer, Schedule, Scope, Stream } from "effect"
 import { inject } from "vitest"
 import {
@@ -22,8 +21,7 @@ export const SCOPE = "line-1"
 export const ISLAND_SOURCE = "urn:microdcs:island:test"
 export const MES_SOURCE = "urn:test:mes"
 
-export const fixture = (name: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/${name}`, import.meta.url), "utf8"))
+export { fixture } from "@microdcs/test-utils"
 
 /** One wildcard level: the MES sends to `P/{scope}/commands`. */
 export const topicsFor = (prefix: string): TopicConfig => ({ prefix, wildcardLevels: 1 })

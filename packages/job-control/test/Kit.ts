@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs"
 import { Effect, Layer } from "effect"
 import { expect } from "@effect/vitest"
 import { inject } from "vitest"
@@ -25,8 +24,7 @@ import {
 
 /** Shared pieces of the job-control tests (not a test file itself). */
 
-export const fixture = (name: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/${name}`, import.meta.url), "utf8"))
+export { fixture } from "@microdcs/test-utils"
 
 /** The processor over the run's server with a fresh prefix; the store's services are exposed too. */
 export const world = (settings: Partial<JobControlSettings> = {}, store: Partial<ValkeyOptions> = {}) =>

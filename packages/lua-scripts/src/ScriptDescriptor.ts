@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { luaFile } from "./LuaFiles.js"
 
 /** One argument as it goes on the wire. Numbers are sent as their decimal text. */
 export type ScriptArg = string | number | Buffer
@@ -33,15 +33,11 @@ export type ScriptKeys<S> = S extends ScriptDescriptor<infer K, any, any> ? Read
 export type ScriptArgs<S> = S extends ScriptDescriptor<any, infer A, any> ? A : never
 export type ScriptReply<S> = S extends ScriptDescriptor<any, any, infer R> ? R : never
 
-const luaDir = new URL("../lua/", import.meta.url)
-
 const includePattern = /^--\s*@include\s+(\S+)\s*$/gm
 
 /** Reads a Lua file and splices in `-- @include lib/x.lua` lines (one level, as BullMQ does). */
 export const readLua = (file: string): string =>
-  readFileSync(new URL(file, luaDir), "utf8").replace(includePattern, (_, lib: string) =>
-    readFileSync(new URL(lib, luaDir), "utf8").trimEnd()
-  )
+  luaFile(file).replace(includePattern, (_, lib: string) => luaFile(lib).trimEnd())
 
 /** `-{n}.lua`: exactly n keys; `-{n}+.lua`: n fixed keys followed by a variable tail. */
 const keyCountInName = (file: string): { readonly fixed: number; readonly tail: boolean } => {

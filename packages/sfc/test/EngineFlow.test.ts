@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { readFileSync } from "node:fs"
+import { fixture } from "@microdcs/test-utils"
 import { correlationIdOf, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { entriesOf, Job, JOB, pull, push, recipeOf, stepJson, T0, transition } from "./EngineKit.js"
 
@@ -151,7 +151,7 @@ describe("loops", () => {
 })
 
 describe("axle work master", () => {
-  const workMaster: unknown = JSON.parse(readFileSync("/work/shared/fixtures/work-master-axle.json", "utf8"))
+  const workMaster: unknown = fixture("work-master-axle.json")
   const recipe = Either.getOrThrow(validateWorkMasterRecipe(workMaster)!)
 
   it("runs the branch, one rework loop, and completes with every result", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import fc from "fast-check"
-import { readFileSync } from "node:fs"
+import { fixture } from "@microdcs/test-utils"
 import {
   decodeRecipe,
   encodeRecipe,
@@ -12,7 +12,7 @@ import {
   validateWorkMasterRecipe
 } from "@microdcs/sfc"
 
-const workMaster = JSON.parse(readFileSync("/work/shared/fixtures/work-master-axle.json", "utf8")) as {
+const workMaster = fixture("work-master-axle.json") as {
   dataschema: string
   data: Record<string, unknown>
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { inject } from "vitest"
 import { encodeJobOrderRecord, JobStates, type JobOrder, type JobState } from "@microdcs/job-state"
@@ -13,8 +12,7 @@ import {
   type StationScript
 } from "@microdcs/sfc"
 
-export const fixture = (name: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/${name}`, import.meta.url), "utf8"))
+export { fixture } from "@microdcs/test-utils"
 
 /** Fast settings for tests: quick sweeps and polls, short claim idle. */
 export const testEngineOptions: Partial<EngineOptions> = {

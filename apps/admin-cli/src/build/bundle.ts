@@ -1,17 +1,15 @@
 import { build, type Plugin } from "esbuild"
-import { cpSync, existsSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { embedLuaPlugin } from "@microdcs/lua-scripts/build"
 
 /**
  * Bundles the CLI into one ES module: the published `bin`, and what the tests run. One file
  * starts in a fraction of the time that resolving a few thousand modules through a loader
  * takes, which matters for an operator's tool and for a test suite that starts it dozens of
- * times. The workspace packages are bundled from source (the `source` condition).
- *
- * Layout under `root`: `dist/microdcs-admin.mjs`, and `lua/` beside `dist/`. The Lua scripts
- * are read at run time from `../lua/` relative to the code that defines them (as in the
- * lua-scripts package's own build), so they are copied to where the bundle looks for them.
+ * times. The workspace packages are bundled from source (the `source` condition), with the Lua
+ * scripts embedded by the lua-scripts plugin, so the bundle is one file: `dist/microdcs-admin.mjs`
+ * under `root`.
  */
 /**
  * `yaml` and `toml` come in through @effect/cli's file-parsing options, which this CLI does not
@@ -33,7 +31,7 @@ export { default_ as default }`,
 
 export const bundle = async (root: string): Promise<string> => {
   const outfile = join(root, "dist", "microdcs-admin.mjs")
-  const result = await build({
+  await build({
     entryPoints: [fileURLToPath(new URL("../main.ts", import.meta.url))],
     outfile,
     bundle: true,
@@ -41,21 +39,13 @@ export const bundle = async (root: string): Promise<string> => {
     format: "esm",
     target: "node20",
     conditions: ["source"],
-    metafile: true,
-    plugins: [withoutFileParsers],
+    plugins: [withoutFileParsers, embedLuaPlugin],
     logLevel: "warning",
     banner: {
       // Bundled CommonJS dependencies (iovalkey, yaml) call require(); an ES module has none.
       js: '#!/usr/bin/env node\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);'
     }
   })
-  // Every bundled source file with a `lua/` folder beside its `src/`: the scripts it loads.
-  const luaDirs = new Set(
-    Object.keys(result.metafile.inputs)
-      .map((input) => resolve(dirname(input), "..", "lua"))
-      .filter((dir) => dir.endsWith(join("lua-scripts", "lua")) && existsSync(dir))
-  )
-  for (const dir of luaDirs) cpSync(dir, join(root, "lua"), { recursive: true })
   return outfile
 }
 
