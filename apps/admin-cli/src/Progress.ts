@@ -23,7 +23,7 @@ export interface ProgressBar {
 }
 
 /**
- * On a terminal the line is redrawn in place. Elsewhere (a log file, a CI job) redrawing would
+ * On a terminal the line is redrawn in place and erased at the end. Elsewhere (a log file, a CI job) redrawing would
  * fill the log with carriage returns, so one line is written per phase instead.
  */
 export const progressBar = (stream: NodeJS.WriteStream = process.stderr): ProgressBar => {
@@ -36,9 +36,10 @@ export const progressBar = (stream: NodeJS.WriteStream = process.stderr): Progre
       lastPhase = progress.phase
       last = progress
     })
+  // On a terminal the bar is erased once the work is done: the result that follows is what stays.
   const done = Effect.sync(() => {
     if (last === undefined) return
-    stream.write(stream.isTTY ? "\n" : `${progressLine(last)}\n`)
+    stream.write(stream.isTTY ? "\r\x1b[2K" : `${progressLine(last)}\n`)
   })
   return { update, done }
 }

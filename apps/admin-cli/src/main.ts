@@ -1,8 +1,9 @@
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, ConfigError, Effect, Exit, Logger, LogLevel } from "effect"
+import { Cause, ConfigError, Console, Effect, Exit, Logger, LogLevel } from "effect"
 import packageJson from "../package.json" with { type: "json" }
+import { consoleFor } from "./Colors.js"
 import { ExitCode, exitCodeOf } from "./ExitCode.js"
 import { hoistGlobalFlags } from "./GlobalFlags.js"
 import { root } from "./Root.js"
@@ -69,6 +70,8 @@ const program = cli(argv).pipe(
   Effect.catchAllDefect((defect) => report("Defect", `internal error: ${Cause.pretty(Cause.die(defect))}`, ExitCode.internal)),
   // The store logs reconnect attempts as warnings; on a CLI they would drown the one error line.
   Logger.withMinimumLogLevel(LogLevel.Error),
+  // The help is coloured by @effect/cli; piped, redirected or with NO_COLOR it must be plain text.
+  (self) => Console.consoleWith((base) => Effect.withConsole(self, consoleFor(base, process, process.env))),
   Effect.provide(NodeContext.layer)
 )
 

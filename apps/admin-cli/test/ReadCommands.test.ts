@@ -191,15 +191,17 @@ describe("streams, dedupe, leases, publisher", () => {
   })
 
   it("dedupe check: processing, done, and exit 3 for an unknown event", async () => {
-    const [processing, done, table, unknown] = await Promise.all([
+    const [processing, done, doneWithReply, table, unknown] = await Promise.all([
       cli.json(["dedupe", "check", "--source", "urn:mes", "--id", "evt-1"]),
       cli.json(["dedupe", "check", "--source", "urn:mes", "--id", "evt-2"]),
+      cli.json(["dedupe", "check", "--source", "urn:mes", "--id", "evt-3"]),
       cli.run(["dedupe", "check", "--source", "urn:mes", "--id", "evt-1"]),
       cli.run(["dedupe", "check", "--source", "urn:mes", "--id", "evt-unknown"])
     ])
     expect(processing).toMatchObject({ state: "processing", token: "tok-1" })
     expect(processing.remainingMs).toBeGreaterThan(0)
     expect(done).toMatchObject({ state: "done", token: null })
+    expect(doneWithReply).toMatchObject({ state: "done", token: null })
     expect(table.stdout).toMatch(/^state:\s+processing$/m)
     expect(table.stdout).toMatch(/^remaining:\s+\d+m\b/m)
     expect(unknown.code).toBe(3)

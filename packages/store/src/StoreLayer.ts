@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { ChangeStream } from "./ChangeStream.js"
+import { DeadLetterRedrive } from "./DeadLetterRedrive.js"
 import { DedupeStore } from "./DedupeStore.js"
 import { IndexMaintenance } from "./IndexMaintenance.js"
 import { JobAcceptanceDao } from "./JobAcceptanceDao.js"
@@ -31,6 +32,7 @@ export const StoreServices = Layer.mergeAll(
   PublisherCursors.Default,
   SfcStateDao.Default,
   ValkeyStreams.Default,
+  DeadLetterRedrive.Default,
   IndexMaintenance.Default
 )
 

@@ -15,7 +15,7 @@ const eventOptions = {
   id: Options.text("id").pipe(Options.withDescription("the CloudEvent id"))
 }
 
-/** What the dedupe key of an event holds: `processing:{token}` while claimed, `done` after. */
+/** What the dedupe key of an event holds: `processing:{token}` while claimed, `done` (or `done:{kept reply}`) after. */
 const dedupeEntry = (source: string, id: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
@@ -23,7 +23,7 @@ const dedupeEntry = (source: string, id: string) =>
     const remainingMs = yield* (yield* DedupeStore).leaseRemaining(source, id)
     const key = yield* valkey.key("dedupe", { hash: dedupeHash(source, id) })
     const value = yield* valkey.command("read dedupe entry", (c) => c.get(key))
-    const state = value === null ? "absent" : value === "done" ? "done" : value.startsWith("processing:") ? "processing" : "unknown"
+    const state = value === null ? "absent" : value === "done" || value.startsWith("done:") ? "done" : value.startsWith("processing:") ? "processing" : "unknown"
     const token = value?.startsWith("processing:") ? value.slice("processing:".length) : null
     return { source, id, key, state, token, remainingMs } as const
   })

@@ -3,6 +3,7 @@ import { Effect, Either, Option } from "effect"
 import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
 import { JobOrderDao, type JobOrderPage, type StoredDocument, Valkey } from "@microdcs/store"
 import { UsageError } from "../ExitCode.js"
+import { jobOrderActionCommands } from "./JobOrderActions.js"
 import { humanDuration } from "../Format.js"
 import { changeHistory, renderHistory } from "../History.js"
 import { island } from "../Island.js"
@@ -150,6 +151,6 @@ const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
 ).pipe(Command.withDescription("a job order: document, decoded state and change history"))
 
 export const jobOrdersCommand = Command.make("joborders").pipe(
-  Command.withDescription("job orders"),
-  Command.withSubcommands([list, show])
+  Command.withDescription("job orders: list, show, and the operator's state actions (pause, resume, abort, clear, ...)"),
+  Command.withSubcommands([list, show, ...jobOrderActionCommands])
 )

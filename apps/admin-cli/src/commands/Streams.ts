@@ -1,7 +1,8 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { type DeadLetterEntry, type DeadLetterStreamInfo, ValkeyStreams } from "@microdcs/store"
+import { DeadLetterRedrive, type DeadLetterEntry, type DeadLetterStreamInfo, type RedriveOutcome, ValkeyStreams } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
+import { UsageError } from "../ExitCode.js"
 import { humanDuration, isoTime } from "../Format.js"
 import { island } from "../Island.js"
 import { emit } from "../Output.js"
@@ -179,7 +180,45 @@ const trim = Command.make("trim", { scope: scopeOption, yes: yesOption }, ({ sco
   )
 ).pipe(Command.withDescription("trim the SFC work streams to what every group acknowledged (destructive)"))
 
+const redrive = Command.make(
+  "redrive",
+  {
+    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes or sfc")),
+    scope: Options.text("scope"),
+    id: Options.text("id").pipe(Options.withDescription("the dead letter's id (see streams deadletters)"), Options.optional),
+    all: Options.boolean("all").pipe(Options.withDescription("every dead letter of the kind and scope")),
+    yes: yesOption
+  },
+  (o) =>
+    island(
+      Effect.gen(function* () {
+        if (Option.isSome(o.id) === o.all) {
+          return yield* new UsageError({ message: "give either --id ID or --all" })
+        }
+        const redrive = yield* DeadLetterRedrive
+        const what = Option.isSome(o.id) ? `dead letter ${o.id.value}` : `every dead letter of ${o.kind} in ${o.scope}`
+        yield* confirmDestructive(o.yes, `Move ${what} back to its stream, to be processed again?`)
+        const outcomes: ReadonlyArray<RedriveOutcome> = Option.isSome(o.id)
+          ? [yield* redrive.redrive(o.kind, o.scope, o.id.value)]
+          : (yield* redrive.redriveAll(o.kind, o.scope)).outcomes
+        const redriven = outcomes.filter((r) => r.status === "redriven").length
+        yield* emit({ kind: o.kind, scope: o.scope, redriven, skipped: outcomes.length - redriven, outcomes }, () =>
+          renderTable(
+            [
+              { header: "DEAD LETTER", value: (r: RedriveOutcome) => r.deadLetterId },
+              { header: "STATUS", value: (r) => (r.status === "skipped" ? "skipped (no fields)" : r.status) },
+              { header: "STREAM", value: (r) => r.stream },
+              { header: "NEW ID", value: (r) => r.newId }
+            ],
+            outcomes,
+            `(no dead letters of ${o.kind} in ${o.scope})`
+          )
+        )
+      })
+    )
+).pipe(Command.withDescription("move dead letters back to their stream so they are processed again (asks for confirmation)"))
+
 export const streamsCommand = Command.make("streams").pipe(
-  Command.withDescription("the change and SFC work streams: info, pending entries, dead letters, trim"),
-  Command.withSubcommands([info, pending, deadLetters, trim])
+  Command.withDescription("the change and SFC work streams: info, pending entries, dead letters, redrive, trim"),
+  Command.withSubcommands([info, pending, deadLetters, redrive, trim])
 )

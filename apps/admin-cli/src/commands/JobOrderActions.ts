@@ -1,0 +1,80 @@
+import { Args, Command, Options } from "@effect/cli"
+import { randomUUID } from "node:crypto"
+import { Effect, Option } from "effect"
+import { jobControlLayer, JobControl } from "@microdcs/job-control"
+import { isSuccess, methodEventType, ReturnStatus, type Method } from "@microdcs/job-state"
+import { confirmDestructive } from "../Confirm.js"
+import { Conflict, Missing } from "../ExitCode.js"
+import { island } from "../Island.js"
+import { emit } from "../Output.js"
+import { renderFields } from "../Table.js"
+import { yesOption } from "../Yes.js"
+
+/**
+ * The operator's job actions: the same state methods an MES sends, run through the same
+ * job-control processor (one versioned put with the method as the change word), so the engine,
+ * the publisher and the history see an operator's Abort exactly as an MES's. Only the status
+ * event is not sent: the CLI talks to Valkey, not to the broker; the publisher's retained
+ * order topic still follows the change.
+ */
+interface Action {
+  readonly name: string
+  readonly method: Exclude<Method, "Store" | "StoreAndStart" | "Update">
+  readonly description: string
+  /** Ends or discards work: asks for confirmation unless --yes. */
+  readonly destructive: boolean
+}
+
+const actions: ReadonlyArray<Action> = [
+  { name: "start", method: "Start", description: "allow a stored job order to start", destructive: false },
+  { name: "revoke-start", method: "RevokeStart", description: "take back the permission to start", destructive: false },
+  { name: "pause", method: "Pause", description: "suspend a running job (its commands are held back)", destructive: false },
+  { name: "resume", method: "Resume", description: "resume an interrupted job", destructive: false },
+  { name: "stop", method: "Stop", description: "end a running or interrupted job as completed (destructive)", destructive: true },
+  { name: "abort", method: "Abort", description: "abort a job that has not ended (destructive)", destructive: true },
+  { name: "cancel", method: "Cancel", description: "cancel a job order that has not started (destructive)", destructive: true },
+  { name: "clear", method: "Clear", description: "clear an ended or aborted job order from its scope (destructive)", destructive: true }
+]
+
+const actionCommand = (action: Action) =>
+  Command.make(
+    action.name,
+    {
+      id: Args.text({ name: "job-order-id" }),
+      scope: Options.text("scope").pipe(Options.withDescription("the job order's scope")),
+      comment: Options.text("comment").pipe(Options.withDescription("a comment stored with the transition"), Options.optional),
+      yes: yesOption
+    },
+    (o) =>
+      island(
+        Effect.gen(function* () {
+          if (action.destructive) yield* confirmDestructive(o.yes, `${action.method} job order ${o.id} in scope ${o.scope}?`)
+          const jobControl = yield* JobControl
+          const { reply, statusEvents } = yield* jobControl.handle({
+            id: randomUUID(),
+            source: "microdcs-admin",
+            type: methodEventType(action.method),
+            subject: o.scope,
+            data: { JobOrderID: o.id, ...(Option.isSome(o.comment) ? { Comment: o.comment.value } : {}) },
+            extensions: {}
+          })
+          if (!isSuccess(reply.status)) {
+            const message = `${action.method} ${o.id}: ${reply.error?.message ?? `return status ${reply.status}`}`
+            return yield* reply.status === ReturnStatus.UNKNOWN_JOB_ORDER_ID ? new Missing({ message }) : new Conflict({ message })
+          }
+          const moved = statusEvents[0]
+          const result = { id: o.id, scope: o.scope, method: action.method, state: moved?.state ?? null, version: moved?.version ?? null }
+          yield* emit(result, () =>
+            renderFields([
+              ["job order", result.id],
+              ["method", result.method],
+              ["state", result.state],
+              ["version", result.version]
+            ])
+          )
+        }).pipe(Effect.provide(jobControlLayer()))
+      )
+  ).pipe(Command.withDescription(action.description))
+
+/** `joborders start|revoke-start|pause|resume|stop|abort|cancel|clear <id> --scope S`. */
+export const jobOrderActionCommands = actions.map(actionCommand)
