@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { luaFile } from "./LuaFiles.js"
+import { loadScriptSource, type ScriptDir } from "./ScriptSource.js"
 
 /** One argument as it goes on the wire. Numbers are sent as their decimal text. */
 export type ScriptArg = string | number | Buffer
@@ -33,12 +33,6 @@ export type ScriptKeys<S> = S extends ScriptDescriptor<infer K, any, any> ? Read
 export type ScriptArgs<S> = S extends ScriptDescriptor<any, infer A, any> ? A : never
 export type ScriptReply<S> = S extends ScriptDescriptor<any, any, infer R> ? R : never
 
-const includePattern = /^--\s*@include\s+(\S+)\s*$/gm
-
-/** Reads a Lua file and splices in `-- @include lib/x.lua` lines (one level, as BullMQ does). */
-export const readLua = (file: string): string =>
-  luaFile(file).replace(includePattern, (_, lib: string) => luaFile(lib).trimEnd())
-
 /** `-{n}.lua`: exactly n keys; `-{n}+.lua`: n fixed keys followed by a variable tail. */
 const keyCountInName = (file: string): { readonly fixed: number; readonly tail: boolean } => {
   const match = /-(\d+)(\+?)\.lua$/.exec(file)
@@ -52,6 +46,12 @@ const keyCountInName = (file: string): { readonly fixed: number; readonly tail: 
  */
 export const defineScript = <const K extends string, A, R>(options: {
   readonly file: string
+  /**
+   * The folder `file` is in, for a script outside this package (an extension's own `lua/`
+   * folder: `new URL("../lua/", import.meta.url)`, shipped in its package's `files`). Default:
+   * this package's scripts, embedded in its build.
+   */
+  readonly dir?: ScriptDir | undefined
   readonly keys: ReadonlyArray<K>
   readonly encodeArgs: (args: A) => ReadonlyArray<ScriptArg>
   readonly decodeReply: (raw: unknown) => R
@@ -65,7 +65,7 @@ export const defineScript = <const K extends string, A, R>(options: {
   if (numberOfKeys !== options.keys.length) {
     throw new Error(`${options.file} declares ${numberOfKeys} keys in its name but ${options.keys.length} key names`)
   }
-  const source = readLua(options.file)
+  const source = loadScriptSource(options.file, options.dir)
   return {
     name: options.file.replace(/-\d+\+?\.lua$/, ""),
     file: options.file,

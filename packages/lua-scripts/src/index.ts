@@ -1,4 +1,6 @@
 export * from "./ScriptDescriptor.js"
+export * from "./ScriptSource.js"
+export * from "./ScriptHeader.js"
 export * from "./Reply.js"
 export * from "./WriteReply.js"
 export * from "./JobOrderScripts.js"
