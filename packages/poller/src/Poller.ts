@@ -1,5 +1,6 @@
 import { Context, Deferred, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
 import { type ConnectionError, type InvalidInput, StoreUnavailable, Valkey, ValkeyStreams } from "@microdcs/store"
+import { makeConsumerHeartbeat } from "./ConsumerHeartbeat.js"
 import { type PollerOptions, resolveOptions } from "./PollerOptions.js"
 import { makeStats, type PollerStats } from "./PollerStats.js"
 import { runWorker, type WorkerContext } from "./ScopeWorker.js"
@@ -45,9 +46,11 @@ export const makePoller = <E, R>(
     const scopesKey = yield* valkey.key("scopes", {})
     const stats = yield* makeStats(opts.kind, opts.group)
     const stopping = yield* Deferred.make<void>()
+    const heartbeat = yield* makeConsumerHeartbeat(valkey, opts, opts.heartbeatTtlMs)
     const ctx: WorkerContext<E, R> = {
       options: opts,
       streams,
+      heartbeat,
       handler: options.handler,
       stats,
       permits: yield* Effect.makeSemaphore(opts.concurrency),
@@ -57,8 +60,25 @@ export const makePoller = <E, R>(
     const discovery = yield* Effect.makeSemaphore(1)
     const wakes = yield* Queue.unbounded<string>()
 
+    // Alive before the first read, so no other consumer ever takes an entry this one just read.
+    yield* heartbeat.beat
+    yield* Effect.addFinalizer(() =>
+      heartbeat.forget.pipe(
+        Effect.catchAll((e) => Effect.logWarning("poller: cannot remove the heartbeat; it expires by itself").pipe(Effect.annotateLogs({ error: errorText(e) })))
+      )
+    )
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(Duration.millis(opts.heartbeatIntervalMs)).pipe(
+          Effect.zipRight(heartbeat.beat),
+          Effect.catchAll((e) => Effect.logWarning("poller: heartbeat renewal failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+        )
+      )
+    )
+
     // Finalizers run in reverse order: the nudge and fallback fibers (forked below) stop first,
-    // then `shutdown` waits for the workers, then the worker scope interrupts what is left.
+    // then `shutdown` waits for the workers, then the worker scope interrupts what is left; only
+    // then the heartbeat stops and is removed, so nobody takes over an entry still being handled.
     const workerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {

@@ -1,13 +1,19 @@
 import { hostname } from "node:os"
 import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
-import type { KeyFamily, KeyParts } from "@microdcs/keyschema"
-import { InvalidInput } from "@microdcs/store"
+import { InvalidInput, type ScopedFamily } from "@microdcs/store"
 
 /** Key families whose only part is the scope (`changes:{scope}`, `sfc:work:{scope}`): the streams a poller can read. */
-export type ScopedFamily = {
-  [F in KeyFamily]: KeyParts<F> extends { readonly scope: string } ? (keyof KeyParts<F> extends "scope" ? F : never) : never
-}[KeyFamily]
+export type { ScopedFamily }
+
+/** How often a stream read by consumer groups alone is trimmed when the caller does not say. */
+export const DEFAULT_TRIM_INTERVAL_MS = 10_000
+
+/**
+ * `changes:{scope}` is also read by the change publisher with a cursor of its own: trimming it to
+ * what the groups acknowledged would drop changes not yet published (it is capped by MAXLEN instead).
+ */
+const trimmable = (stream: ScopedFamily) => stream !== "changes"
 
 /** What the handler gets: one entry of one scope's stream. */
 export interface PollerEntry {
@@ -48,10 +54,21 @@ export interface PollerOptions<E, R> {
   /** Where a new group starts: "0" (default) reads what was written before the group existed; "$" skips it. */
   readonly groupStartId?: string | undefined
   /**
-   * Trim each stream this often to what every group has acknowledged (default 0 = never). Only for
-   * streams that are read by consumer groups alone: a reader that keeps its own cursor would lose entries.
+   * Trim each stream this often to what every group has acknowledged; 0 = never.
+   * Default 10000, except for `changes`, which is never trimmed here: the change publisher reads it
+   * with a cursor of its own and would lose entries (a positive value for it is refused).
    */
   readonly trimIntervalMs?: number | undefined
+  /**
+   * How often this consumer renews its heartbeat, and how often each scope looks for consumers of
+   * its group whose heartbeat is gone, to take over their pending entries (default 1000).
+   */
+  readonly heartbeatIntervalMs?: number | undefined
+  /**
+   * How long a heartbeat lives: a consumer that renewed none for this long counts as dead
+   * (default 3000; at least 2 × heartbeatIntervalMs, so one late renewal is not a death).
+   */
+  readonly heartbeatTtlMs?: number | undefined
   /** On shutdown, how long in-flight handlers may take to finish and acknowledge (default 10000). */
   readonly shutdownGraceMs?: number | undefined
 }
@@ -72,6 +89,8 @@ export interface ResolvedOptions {
   readonly backoffMaxMs: number
   readonly groupStartId: string
   readonly trimIntervalMs: number
+  readonly heartbeatIntervalMs: number
+  readonly heartbeatTtlMs: number
   readonly shutdownGraceMs: number
 }
 
@@ -94,6 +113,15 @@ export const resolveOptions = <E, R>(options: PollerOptions<E, R>): Effect.Effec
     if (groupStartId !== "$" && !/^\d+(-\d+)?$/.test(groupStartId)) {
       return yield* new InvalidInput({ field: "groupStartId", message: `groupStartId must be "$" or a stream id, got '${groupStartId}'` })
     }
+    const trimIntervalMs = yield* integer("trimIntervalMs", options.trimIntervalMs ?? (trimmable(options.stream) ? DEFAULT_TRIM_INTERVAL_MS : 0), 0)
+    if (trimIntervalMs > 0 && !trimmable(options.stream)) {
+      return yield* new InvalidInput({
+        field: "trimIntervalMs",
+        message: `the ${options.stream} stream is also read by the change publisher's own cursor; trimming it by group state would lose entries (use 0)`
+      })
+    }
+    const heartbeatIntervalMs = yield* integer("heartbeatIntervalMs", options.heartbeatIntervalMs ?? 1000, 1)
+    const heartbeatTtlMs = yield* integer("heartbeatTtlMs", options.heartbeatTtlMs ?? Math.max(3000, 2 * heartbeatIntervalMs), 2 * heartbeatIntervalMs)
     return {
       kind: yield* text("kind", options.kind),
       stream: options.stream,
@@ -108,7 +136,9 @@ export const resolveOptions = <E, R>(options: PollerOptions<E, R>): Effect.Effec
       backoffInitialMs,
       backoffMaxMs: yield* integer("backoff.maxMs", options.backoff?.maxMs ?? Math.max(30_000, backoffInitialMs), backoffInitialMs),
       groupStartId,
-      trimIntervalMs: yield* integer("trimIntervalMs", options.trimIntervalMs ?? 0, 0),
+      trimIntervalMs,
+      heartbeatIntervalMs,
+      heartbeatTtlMs,
       shutdownGraceMs: yield* integer("shutdownGraceMs", options.shutdownGraceMs ?? 10_000, 0)
     }
   })

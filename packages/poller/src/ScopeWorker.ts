@@ -1,5 +1,6 @@
 import { Cause, Clock, Deferred, Effect, Exit, Option, Queue, Stream } from "effect"
 import type { ClaimedEntry, StreamEntry, ValkeyStreams } from "@microdcs/store"
+import type { ConsumerHeartbeat } from "./ConsumerHeartbeat.js"
 import { backoffMs, type PollerEntry, type ResolvedOptions } from "./PollerOptions.js"
 import type { Stats } from "./PollerStats.js"
 
@@ -7,6 +8,8 @@ import type { Stats } from "./PollerStats.js"
 export interface WorkerContext<E, R> {
   readonly options: ResolvedOptions
   readonly streams: ValkeyStreams
+  /** Tells dead consumers of the group from live ones. */
+  readonly heartbeat: ConsumerHeartbeat
   readonly handler: (entry: PollerEntry) => Effect.Effect<void, E, R>
   readonly stats: Stats
   /** Bounds handlers over all scopes. */
@@ -34,8 +37,10 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
 /**
  * The consumer of one scope's stream. One worker per scope runs one round at a time, so a scope
  * is never read twice at once; its handlers run concurrently within the poller's permits. A
- * round: take over orphans (every claimIntervalMs), deliver own failed entries whose backoff has
- * passed (or dead-letter them), read new entries until the stream is drained, trim (when enabled).
+ * round: take over the entries of consumers whose heartbeat is gone (every heartbeatIntervalMs)
+ * and orphans idle past claimIdleMs (every claimIntervalMs), deliver own failed entries whose
+ * backoff has passed (or dead-letter them), read new entries until the stream is drained, trim
+ * (every trimIntervalMs).
  * Between rounds the worker sleeps until a wake (nudge, fallback tick) or its next deadline.
  */
 export const runWorker = <E, R>(
@@ -53,6 +58,8 @@ export const runWorker = <E, R>(
     const lastError = new Map<string, string>()
     const state = {
       nextClaimAt: start,
+      nextTakeoverAt: start,
+      // Not in the first round: what a new worker just handled stays readable for a while (admin, replays).
       nextTrimAt: start + options.trimIntervalMs,
       retryAt: undefined as number | undefined,
       /** Whether this consumer may own pending entries (a failure, a lost ack, or a previous run). */
@@ -129,17 +136,53 @@ export const runWorker = <E, R>(
       Stream.runForEachWhile((page) =>
         Effect.gen(function* () {
           yield* stats.add("claimDeleted", page.deletedIds.length)
-          yield* stats.add("claimed", page.entries.length)
-          const live: Array<ClaimedEntry> = []
-          for (const e of page.entries) {
-            if (e.deliveries <= options.maxDeliveries) live.push(e)
-            else yield* moveToDeadLetter(e.id, lastError.get(e.id) ?? `no acknowledgement after ${e.deliveries - 1} deliveries (consumer lost or hung)`)
-          }
-          yield* handleAll(live, (e) => (e as ClaimedEntry).deliveries)
+          yield* handleClaimed(page.entries)
           return !(yield* stopped)
         })
       )
     )
+
+    /** Claimed entries: run again, or dead-lettered when the claim was past their last delivery. */
+    const handleClaimed = (entries: ReadonlyArray<ClaimedEntry>) =>
+      Effect.gen(function* () {
+        yield* stats.add("claimed", entries.length)
+        const live: Array<ClaimedEntry> = []
+        for (const e of entries) {
+          if (e.deliveries <= options.maxDeliveries) live.push(e)
+          else yield* moveToDeadLetter(e.id, lastError.get(e.id) ?? `no acknowledgement after ${e.deliveries - 1} deliveries (consumer lost or hung)`)
+        }
+        yield* handleAll(live, (e) => (e as ClaimedEntry).deliveries)
+      })
+
+    /**
+     * Takes over every entry pending on `owner`, a consumer whose heartbeat is gone, page by page.
+     * XCLAIM's min idle time makes two live consumers that both saw the death claim each entry once:
+     * the first claim resets the idle time and the second finds the entry too fresh.
+     */
+    const takeOverFrom = (owner: string) =>
+      Effect.gen(function* () {
+        let start = "-"
+        while (!(yield* stopped)) {
+          const rows = yield* streams.pendingEntries(stream, group, { consumer: owner, start, count: options.batchSize })
+          if (rows.length === 0) return
+          const before = new Map(rows.map((r) => [r.id, r.deliveries]))
+          const entries = yield* streams.claim(stream, group, consumer, options.heartbeatIntervalMs, [...before.keys()])
+          yield* handleClaimed(entries.map((e) => ({ ...e, deliveries: before.get(e.id)! + 1 })))
+          if (rows.length < options.batchSize) return
+          start = `(${rows[rows.length - 1]!.id}`
+        }
+      })
+
+    /** Consumers of this group with pending entries here whose heartbeat is gone lose them to this one. */
+    const takeOverDead = Effect.gen(function* () {
+      const summary = yield* streams.pending(stream, group)
+      const others = summary.consumers.map((c) => c.consumer).filter((c) => c !== consumer)
+      if (others.length === 0) return
+      for (const owner of yield* ctx.heartbeat.dead(others)) {
+        yield* Effect.logInfo("poller: taking over the pending entries of a consumer without heartbeat").pipe(Effect.annotateLogs({ owner }))
+        yield* takeOverFrom(owner)
+      }
+    })
 
     /** This consumer's failed entries whose backoff has passed: delivered again (XCLAIM counts it) or dead-lettered. */
     const retryOwn = Effect.gen(function* () {
@@ -176,6 +219,10 @@ export const runWorker = <E, R>(
 
     const round = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
+      if (now >= state.nextTakeoverAt) {
+        state.nextTakeoverAt = now + options.heartbeatIntervalMs
+        yield* takeOverDead
+      }
       if (now >= state.nextClaimAt) {
         state.nextClaimAt = now + options.claimIntervalMs
         yield* claimOrphans
@@ -196,7 +243,7 @@ export const runWorker = <E, R>(
 
     /** Sleeps until a wake (nudge, fallback tick) or the next due retry, orphan claim or trim. */
     const nextWake = Effect.gen(function* () {
-      const deadlines = [state.retryAt, state.nextClaimAt, options.trimIntervalMs > 0 ? state.nextTrimAt : undefined]
+      const deadlines = [state.retryAt, state.nextTakeoverAt, state.nextClaimAt, options.trimIntervalMs > 0 ? state.nextTrimAt : undefined]
       const due = Math.min(...deadlines.filter((d): d is number => d !== undefined))
       state.retryAt = undefined
       const now = yield* Clock.currentTimeMillis

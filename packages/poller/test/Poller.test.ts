@@ -1,66 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Data, Deferred, Effect, Exit, Layer, Queue, Ref, Schedule, Scope } from "effect"
-import { inject } from "vitest"
-import { randomPrefix } from "@microdcs/test-utils"
-import { Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
-import { makePoller, type PollerEntry, type PollerOptions } from "@microdcs/poller"
-
-/** Each test gets its own prefix, so pollers of different tests never see each other's scopes. */
-const freshLayer = () => ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix("poller") })))
-
-const base = {
-  kind: "sfc",
-  stream: "sfcWork",
-  group: "engine",
-  consumer: "c1",
-  fallbackIntervalMs: 5000,
-  claimIdleMs: 10_000,
-  backoff: { initialMs: 20, maxMs: 50 }
-} as const
-
-class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
-
-/** What the SFC CAS script will do (until it exists): XADD, register the scope, PUBLISH the nudge. */
-const append = (scope: string, fields: Record<string, string>, how: { readonly register?: boolean; readonly nudge?: boolean } = {}) =>
-  Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const stream = yield* valkey.key("sfcWork", { scope })
-    const scopes = yield* valkey.key("scopes", {})
-    const channel = yield* valkey.key("nudge", { kind: "sfc" })
-    const id = yield* valkey.command("xadd", (c) => c.xadd(stream, "*", ...Object.entries(fields).flat()) as Promise<string>)
-    if (how.register ?? true) yield* valkey.command("sadd", (c) => c.sadd(scopes, scope))
-    if (how.nudge ?? true) yield* valkey.command("publish", (c) => c.publish(channel, scope))
-    return id
-  })
-
-const register = (scope: string) =>
-  Effect.flatMap(Valkey, (v) => v.key("scopes", {}).pipe(Effect.flatMap((k) => v.command("sadd", (c) => c.sadd(k, scope)))))
-
-/** Starts a poller in a scope of its own, so a test can shut it down in the middle. */
-const start = <E>(options: PollerOptions<E, never>) =>
-  Effect.gen(function* () {
-    const scope = yield* Scope.make()
-    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const poller = yield* makePoller(options).pipe(Scope.extend(scope))
-    return { poller, stop: Scope.close(scope, Exit.void) }
-  })
-
-/** A handler that records every delivery on a queue. */
-const recorder = Effect.gen(function* () {
-  const seen = yield* Queue.unbounded<PollerEntry>()
-  return { seen, handler: (entry: PollerEntry) => Queue.offer(seen, entry).pipe(Effect.asVoid) }
-})
-
-const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (a: A) => boolean) =>
-  effect.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: ok }), Effect.timeout("5 seconds"))
-
-const pendingCount = (scope: string, group = "engine") =>
-  Effect.gen(function* () {
-    const stream = yield* Effect.flatMap(Valkey, (v) => v.key("sfcWork", { scope }))
-    return (yield* Effect.flatMap(ValkeyStreams, (s) => s.pending(stream, group))).count
-  })
-
-const elapsedSince = (t0: number) => Date.now() - t0
+import { Deferred, Effect, Queue, Ref } from "effect"
+import { Valkey, ValkeyStreams } from "@microdcs/store"
+import type { PollerEntry } from "@microdcs/poller"
+import { append, base, Boom, elapsedSince, eventually, freshLayer, pendingCount, recorder, register, start } from "./PollerKit.js"
 
 describe("Poller wake-up", () => {
   it.live("handles an entry right after its nudge, long before the fallback round; an existing group is reused", () =>

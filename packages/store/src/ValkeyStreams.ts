@@ -1,5 +1,6 @@
 import type { Redis } from "iovalkey"
 import { Effect, Metric, Option, Stream } from "effect"
+import type { KeyFamily, KeyParts } from "@microdcs/keyschema"
 import { deadLetterEntry, trimStream } from "@microdcs/lua-scripts"
 import { type ConnectionError, type InvalidInput, NotFound, WrongType } from "./Errors.js"
 import { guard, onConnection } from "./StreamCommand.js"
@@ -17,6 +18,7 @@ import {
   type StreamBatch,
   type StreamEntry
 } from "./StreamEntries.js"
+import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 import * as Check from "./StreamInput.js"
 
@@ -59,6 +61,18 @@ export type DeadLetterOutcome =
   | { readonly status: "moved"; readonly deadLetterId: string }
   | { readonly status: "notpending" }
   | { readonly status: "notowner"; readonly owner: string }
+
+/** Key families whose only part is the scope (`changes:{scope}`, `sfc:work:{scope}`): one stream per scope. */
+export type ScopedFamily = {
+  [F in KeyFamily]: KeyParts<F> extends { readonly scope: string } ? (keyof KeyParts<F> extends "scope" ? F : never) : never
+}[KeyFamily]
+
+export interface ScopeStreamLength {
+  readonly scope: string
+  readonly stream: string
+  /** Entries in the stream; 0 when it does not exist. */
+  readonly length: number
+}
 
 export interface DeadLetterStreamInfo {
   readonly key: string
@@ -249,6 +263,33 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
         }
       })
 
+    /** XLEN of each stream (0 for a missing one), in one round trip. */
+    const lengths = (streamKeys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<number>, WrongType | ConnectionError> =>
+      streamKeys.length === 0
+        ? Effect.succeed([])
+        : run("XLEN", streamKeys, (c) => Promise.all(streamKeys.map((k) => c.xlen(k)))).pipe(
+            // XLEN has no group to miss: a NOGROUP reply would be a bug.
+            Effect.catchTag("NotFound", (e) => Effect.die(e))
+          )
+
+    /**
+     * The length of `family`'s stream in every registered scope (the `scopes` set), sorted by
+     * scope: SMEMBERS plus one pipelined XLEN per scope, cheap enough for every metrics scrape.
+     */
+    const lengthPerScope = (family: ScopedFamily): Effect.Effect<ReadonlyArray<ScopeStreamLength>, WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const scopesKey = yield* Effect.orDie(valkey.key("scopes", {}))
+        const scopes = yield* typedCommand(valkey, "SMEMBERS scopes", scopesKey, "set", (c) => c.smembers(scopesKey))
+        const rows: Array<{ readonly scope: string; readonly stream: string }> = []
+        for (const scope of scopes.sort()) {
+          // A registered scope that is no valid key part can hold no stream; it is left out.
+          const stream = valkey.keys.key(family, { scope } as KeyParts<typeof family>)
+          if (typeof stream === "string") rows.push({ scope, stream })
+        }
+        const counts = yield* lengths(rows.map((r) => r.stream))
+        return rows.map((r, i) => ({ ...r, length: counts[i]! }))
+      })
+
     const deadLetterKey = (kind: string, scope: string) => valkey.key("deadLetterStream", { kind, scope })
 
     /** Every dead-letter stream of this prefix (optionally of one kind), with its length. A SCAN: for admin use. */
@@ -306,6 +347,8 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
       autoClaim,
       deadLetter,
       trim,
+      lengths,
+      lengthPerScope,
       deadLetterKey,
       listDeadLetters,
       readDeadLetters

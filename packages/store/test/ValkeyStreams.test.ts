@@ -232,3 +232,37 @@ describe("ValkeyStreams trim", () => {
     }).pipe(Effect.provide(layer))
   )
 })
+
+describe("ValkeyStreams lengths", () => {
+  it.effect("reads the stream length of every registered scope in one call, 0 for a scope without the stream", () =>
+    Effect.gen(function* () {
+      const streams = yield* ValkeyStreams
+      const valkey = yield* Valkey
+      const scopes = yield* valkey.key("scopes", {})
+      const full = yield* streamOf("len-full")
+      for (let i = 0; i < 3; i++) yield* append(full, { n: String(i) })
+      yield* valkey.command("sadd", (c) => c.sadd(scopes, "len-full", "len-empty"))
+      const rows = (yield* streams.lengthPerScope("sfcWork")).filter((r) => r.scope.startsWith("len-"))
+      expect(rows).toEqual([
+        { scope: "len-empty", stream: yield* streamOf("len-empty"), length: 0 },
+        { scope: "len-full", stream: full, length: 3 }
+      ])
+      expect(yield* streams.lengths([full, yield* streamOf("len-empty")])).toEqual([3, 0])
+      expect(yield* streams.lengths([])).toEqual([])
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("a key of another type where a stream belongs is a WrongType naming it", () =>
+    Effect.gen(function* () {
+      const streams = yield* ValkeyStreams
+      const valkey = yield* Valkey
+      const good = yield* streamOf("len-good")
+      const bad = yield* streamOf("len-bad")
+      yield* append(good, { n: "0" })
+      yield* valkey.command("set", (c) => c.set(bad, "not a stream"))
+      const error = yield* Effect.flip(streams.lengths([good, bad]))
+      expect(error).toMatchObject({ _tag: "WrongType", key: bad, expected: "stream", actual: "string" })
+      yield* valkey.command("del", (c) => c.del(bad))
+    }).pipe(Effect.provide(layer))
+  )
+})

@@ -1,0 +1,28 @@
+import { Effect, Layer } from "effect"
+import { ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { makePoller } from "../src/index.js"
+
+/**
+ * A consumer as a process of its own, for the SIGKILL test (not a test file itself): it consumes
+ * `sfc:work:*` of PREFIX as CONSUMER, prints `started <id>` for every entry and never finishes one.
+ * Run with `node --import tsx/esm --conditions=source packages/poller/test/KilledConsumer.ts`.
+ */
+const env = (name: string): string => {
+  const value = process.env[name]
+  if (!value) throw new Error(`${name} is not set`)
+  return value
+}
+
+const consumer = makePoller({
+  kind: "sfc",
+  stream: "sfcWork",
+  group: "engine",
+  consumer: env("CONSUMER"),
+  fallbackIntervalMs: 200,
+  claimIdleMs: 120_000,
+  handler: (entry) => Effect.sync(() => console.log(`started ${entry.id}`)).pipe(Effect.zipRight(Effect.never))
+})
+
+const layer = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: env("VALKEY_URL"), prefix: env("PREFIX") })))
+
+Effect.runFork(consumer.pipe(Effect.zipRight(Effect.never), Effect.scoped, Effect.provide(layer), Effect.tapErrorCause(Effect.logError)))
