@@ -1,8 +1,10 @@
-import { Duration, Effect, Either, Queue } from "effect"
+import { Duration, Effect, Either, Queue, Stream } from "effect"
 import { StoreUnavailable, type ScopeRegistry, type ValkeyService } from "@microdcs/store"
+import { publishMetadata } from "./Metadata.js"
 import type { PublisherContext } from "./PublisherContext.js"
 import { stateIndexTopic } from "./PublisherTopics.js"
 import { drainScope, republishScope } from "./ScopeFollower.js"
+import type { ScopeView } from "./StateIndex.js"
 
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
 
@@ -16,14 +18,21 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
  * loses messages across reconnects; the fallback round re-reads every scope anyway.
  *
  * The first time a session sees a scope it republishes it from scratch (every listed job and the
- * state index), then it follows the scope's change stream from its cursor.
+ * state index), then it follows the scope's change stream from its cursor. When the MQTT
+ * connection comes back without its broker session (a broker restarted without persistence has
+ * lost its retained messages too), every scope counts as unseen again and is republished, and
+ * so is the island's metadata.
  */
 export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, valkey: ValkeyService): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { options } = ctx
     const dirty = new Set<string>()
-    /** Scopes republished in this session. */
-    const known = new Set<string>()
+    /** Scopes republished in this broker session, with what the session knows of them. */
+    const views = new Map<string, ScopeView>()
+    /** Counts broker sessions that lost our retained messages: a republish begun in an earlier one does not count. */
+    let brokerEpoch = 0
+    /** The scopes the retained metadata lists, as published last (none yet). */
+    let metadataScopes: string | undefined
     /** Scopes that have no topic (a `+`, `#` or `/` in the name): warned about once, then left alone. */
     const ignored = new Set<string>()
     // Capacity 1, sliding: a burst of nudges collapses into one round.
@@ -39,11 +48,31 @@ export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry,
       if (from === channel) mark([scope])
     })
     // After a reconnect the nudges sent meanwhile are lost: read every scope.
-    subscriber.on("ready", () => mark(known))
+    subscriber.on("ready", () => mark(views.keys()))
     yield* Effect.tryPromise({
       try: () => subscriber.subscribe(channel),
       catch: (error) => new StoreUnavailable({ operation: "SUBSCRIBE nudge:changes", message: error instanceof Error ? error.message : String(error) })
     })
+
+    // The first value is the connection this session starts on, which the first round fills anyway.
+    yield* Effect.forkScoped(
+      ctx.mqtt.sessions.pipe(
+        Stream.drop(1),
+        Stream.filter((session) => !session.sessionPresent),
+        Stream.runForEach((session) =>
+          Effect.gen(function* () {
+            yield* Effect.logWarning("publisher: broker session is new; republishing every scope").pipe(
+              Effect.annotateLogs({ connection: session.connection })
+            )
+            brokerEpoch++
+            const seen = [...views.keys()]
+            views.clear()
+            metadataScopes = undefined
+            mark(seen)
+          })
+        )
+      )
+    )
 
     const follow = (scope: string) =>
       Effect.gen(function* () {
@@ -53,22 +82,37 @@ export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry,
           ignored.add(scope)
           return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.left.message }))
         }
-        if (!known.has(scope)) {
-          yield* republishScope(ctx, scope)
-          known.add(scope)
+        let view = views.get(scope)
+        if (view === undefined) {
+          const epoch = brokerEpoch
+          view = yield* republishScope(ctx, scope)
+          // Republished into a broker session that has ended since: the next round does it again.
+          if (epoch !== brokerEpoch) return mark([scope])
+          views.set(scope, view)
         }
-        yield* drainScope(ctx, scope)
+        yield* drainScope(ctx, scope, view)
       }).pipe(
         // Left for the next fallback round, which reads every scope again.
         Effect.catchAll((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
       )
+
+    /** Retains the metadata when the set of published scopes differs from what it lists. */
+    const describe = Effect.suspend(() => {
+      const scopes = [...views.keys()].sort()
+      const listed = JSON.stringify(scopes)
+      if (listed === metadataScopes) return Effect.void
+      return publishMetadata(ctx, scopes).pipe(
+        Effect.tap(() => Effect.sync(() => void (metadataScopes = listed))),
+        Effect.catchAll((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
+      )
+    })
 
     mark(yield* registry.list)
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(Duration.millis(options.fallbackIntervalMs)).pipe(
           Effect.zipRight(registry.list),
-          Effect.map((registered) => mark([...registered, ...known])),
+          Effect.map((registered) => mark([...registered, ...views.keys()])),
           Effect.catchAll((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
         )
       )
@@ -78,6 +122,7 @@ export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry,
       const round = [...dirty]
       dirty.clear()
       yield* Effect.forEach(round, follow, { concurrency: options.scopeConcurrency, discard: true })
+      yield* describe
     }
   }).pipe(
     Effect.scoped,

@@ -1,11 +1,13 @@
-import { Effect, Either, Option } from "effect"
-import { decodeJobOrderRecord, isFinished, isTerminal, toStoredState } from "@microdcs/job-state"
+import { Effect, Option } from "effect"
+import { toStoredState } from "@microdcs/job-state"
 import type { MqttPublishError } from "@microdcs/cloudevents-mqtt"
-import type { ConnectionError } from "@microdcs/store"
+import type { ConnectionError, JobResponseDocument } from "@microdcs/store"
+import { readJob, rowOf } from "./JobView.js"
 import type { PublisherContext } from "./PublisherContext.js"
 import { orderEvent, resultEvent } from "./PublisherEvents.js"
 import { jobTopic } from "./PublisherTopics.js"
 import { retain, unretain } from "./RetainedTopics.js"
+import type { IndexedJob } from "./SortedJobs.js"
 
 /** What a failed sync leaves to the next round: only failures that a retry can cure. */
 export type SyncFailure = ConnectionError | MqttPublishError
@@ -17,19 +19,30 @@ const skip = (scope: string, id: string, reason: string) =>
 const retire = (ctx: PublisherContext, scope: string, id: string) =>
   Effect.zipRight(unretain(ctx, jobTopic(ctx.options, "order", scope, id)), unretain(ctx, jobTopic(ctx.options, "result", scope, id)))
 
-/** Retains `result/{id}` from the job order's response, when there is one. */
-const publishResult = (ctx: PublisherContext, scope: string, id: string) =>
+/** Retains `result/{id}` from the job order's response. */
+const publishResult = (ctx: PublisherContext, scope: string, id: string, response: JobResponseDocument) =>
   Effect.gen(function* () {
-    const response = yield* ctx.responses.byOrder(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
-    if (Option.isNone(response)) return
     let data: unknown
     try {
-      data = JSON.parse(response.value.doc)
+      data = JSON.parse(response.doc)
     } catch {
-      return yield* skip(scope, id, `job response ${response.value.id} is not JSON`)
+      return yield* skip(scope, id, `job response ${response.id} is not JSON`)
     }
-    yield* retain(ctx, jobTopic(ctx.options, "result", scope, id), resultEvent(ctx.options.source, scope, id, response.value.version, data))
+    yield* retain(ctx, jobTopic(ctx.options, "result", scope, id), resultEvent(ctx.options.source, scope, id, response.version, data))
   })
+
+/**
+ * An id with no topic or a message that cannot be encoded (over the payload limit): no retry
+ * helps, so it is logged and the job left as it is. A broker failure stays, for the next round.
+ */
+const orSkip =
+  (scope: string, id: string) =>
+  <E extends { readonly _tag: string; readonly message: string }>(effect: Effect.Effect<void, E>) =>
+    Effect.catchIf(
+      effect,
+      (e): e is Exclude<E, MqttPublishError> => e._tag !== "MqttPublishError",
+      (e) => skip(scope, id, e.message)
+    )
 
 /**
  * Brings a job's retained topics in line with its CURRENT document, whatever change entry led
@@ -41,32 +54,41 @@ const publishResult = (ctx: PublisherContext, scope: string, id: string) =>
  *   job is Ended_* or Aborted and has a response (a job order end or a response put, whichever
  *   came last, finds both).
  *
- * Failures that no retry can cure (an id with no topic, a malformed document, a wrong key type)
- * are logged and skipped, so one bad job cannot stall its scope.
+ * Returns the job's state index row from the same read (none: not in the index); `knownPriority`
+ * is its score from a list page just read, which spares the read of its place in the list. Failures that
+ * no retry can cure (an id with no topic, a malformed document, a wrong key type) are logged and
+ * skipped, so one bad job cannot stall its scope; such a job has no row.
  */
 export const syncJob = (
   ctx: PublisherContext,
   scope: string,
   id: string,
-  publish: { readonly order: boolean }
-): Effect.Effect<void, SyncFailure> =>
-  Effect.gen(function* () {
-    const stored = yield* ctx.jobOrders.get(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
-    if (Option.isNone(stored) || stored.value.scope !== scope) return yield* retire(ctx, scope, id)
-    const decoded = decodeJobOrderRecord(stored.value.doc)
-    if (Either.isLeft(decoded)) return yield* skip(scope, id, decoded.left.message)
-    const { jobOrder, state } = decoded.right
-    if (isTerminal(state)) return yield* retire(ctx, scope, id)
-    if (publish.order) {
-      const event = orderEvent(ctx.options.source, scope, id, stored.value.version, { JobOrder: jobOrder, State: toStoredState(state) })
-      yield* retain(ctx, jobTopic(ctx.options, "order", scope, id), event)
-    }
-    if (isFinished(state)) yield* publishResult(ctx, scope, id)
-  }).pipe(
+  publish: { readonly order: boolean },
+  knownPriority: Option.Option<number> = Option.none()
+): Effect.Effect<Option.Option<IndexedJob>, SyncFailure> =>
+  readJob(ctx, scope, id, knownPriority).pipe(
+    Effect.flatMap((view) =>
+      Effect.gen(function* () {
+        switch (view._tag) {
+          case "Gone":
+            yield* orSkip(scope, id)(retire(ctx, scope, id))
+            break
+          case "Malformed":
+            yield* skip(scope, id, view.reason)
+            break
+          case "Live": {
+            if (publish.order) {
+              const event = orderEvent(ctx.options.source, scope, id, view.version, { JobOrder: view.jobOrder, State: toStoredState(view.state) })
+              yield* orSkip(scope, id)(retain(ctx, jobTopic(ctx.options, "order", scope, id), event))
+            }
+            if (Option.isSome(view.response)) yield* orSkip(scope, id)(publishResult(ctx, scope, id, view.response.value))
+          }
+        }
+        return rowOf(id, view)
+      })
+    ),
     Effect.catchTags({
-      InvalidTopic: (e) => skip(scope, id, e.message),
-      EncodeError: (e) => skip(scope, id, e.message),
-      InvalidInput: (e) => skip(scope, id, e.message),
-      WrongType: (e) => skip(scope, id, e.message)
+      InvalidInput: (e) => skip(scope, id, e.message).pipe(Effect.as(Option.none<IndexedJob>())),
+      WrongType: (e) => skip(scope, id, e.message).pipe(Effect.as(Option.none<IndexedJob>()))
     })
   )

@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, Duration, Effect, Layer, type Scope } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option, type Scope } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import {
   ChangeStream,
@@ -52,34 +52,46 @@ export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<Pub
     const registry = yield* ScopeRegistry
     const valkey = yield* Valkey
     const stats = yield* makeStats(opts.instanceId)
-    const ctx: PublisherContext = {
+    const services = {
       options: opts,
       mqtt: yield* MqttConnection,
+      valkey,
       jobOrders: yield* JobOrderDao,
       responses: yield* JobResponseDao,
       cursors: yield* PublisherCursors,
       changes: yield* ChangeStream,
       stats
-    }
+    } satisfies Omit<PublisherContext, "fence">
 
     const releaseLease = lease.release(opts.instanceId).pipe(
       Effect.catchAll((e) => Effect.logWarning("publisher: lease release failed; it expires by itself").pipe(Effect.annotateLogs({ error: e._tag })))
     )
 
     // A defect in the session must not end the loop: step back, let the lease go, try again.
-    const session = runActiveSession(ctx, registry, valkey).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
+    const session = (ctx: PublisherContext) =>
+      runActiveSession(ctx, registry, valkey).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
+        )
       )
-    )
 
     const cycle = Effect.gen(function* () {
       const sentAt = yield* Clock.currentTimeMillis
       if (yield* tryAcquire(lease, opts)) {
         yield* stats.add("activations")
         yield* Effect.logInfo("publisher: active")
+        // The fence: before every batch the session checks that the lease still names this
+        // instance. When it does not, the batch waits forever and the race below ends the session
+        // at once, so nothing is published after another instance took over, even between renewals.
+        const lost = yield* Deferred.make<void>()
+        const fence = lease.holder.pipe(
+          Effect.flatMap((holder) =>
+            Option.contains(holder, opts.instanceId) ? Effect.void : Deferred.succeed(lost, undefined).pipe(Effect.zipRight(Effect.never))
+          )
+        )
+        const fenced = Deferred.await(lost).pipe(Effect.zipRight(Effect.logWarning("publisher: the lease names another instance; stopping")))
         yield* stats.setActive(true).pipe(
-          Effect.zipRight(Effect.raceFirst(session, holdLease(lease, opts, sentAt))),
+          Effect.zipRight(Effect.raceAll([session({ ...services, fence }), holdLease(lease, opts, sentAt), fenced])),
           Effect.ensuring(stats.setActive(false))
         )
         yield* releaseLease

@@ -1,5 +1,6 @@
+import type { Effect } from "effect"
 import type { MqttConnectionService } from "@microdcs/cloudevents-mqtt"
-import type { ChangeStream, JobOrderDao, JobResponseDao, PublisherCursors } from "@microdcs/store"
+import type { ChangeStream, ConnectionError, JobOrderDao, JobResponseDao, PublisherCursors, ValkeyService, WrongType } from "@microdcs/store"
 import type { ResolvedPublisherOptions } from "./PublisherOptions.js"
 import type { Stats } from "./PublisherStats.js"
 
@@ -7,9 +8,16 @@ import type { Stats } from "./PublisherStats.js"
 export interface PublisherContext {
   readonly options: ResolvedPublisherOptions
   readonly mqtt: MqttConnectionService
+  readonly valkey: ValkeyService
   readonly jobOrders: JobOrderDao
   readonly responses: JobResponseDao
   readonly cursors: PublisherCursors
   readonly changes: ChangeStream
   readonly stats: Stats
+  /**
+   * Run before every batch: succeeds while this instance still holds the lease. When another
+   * instance holds it, the session ends at once and the batch is never published; a store
+   * failure fails the batch, which is tried again on the next round.
+   */
+  readonly fence: Effect.Effect<void, WrongType | ConnectionError>
 }

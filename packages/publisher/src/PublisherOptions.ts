@@ -26,6 +26,12 @@ export interface PublisherOptions {
   readonly fallbackIntervalMs?: number | undefined
   /** Scopes followed at once (default 4). */
   readonly scopeConcurrency?: number | undefined
+  /**
+   * Largest payload of one retained message (default 256 KiB, the MQTT connection's default).
+   * The state index is cut into pages of at most this many bytes. Set it to the MQTT
+   * connection's `maxPayloadBytes` (or lower): a page over the connection's limit is not sent.
+   */
+  readonly maxPayloadBytes?: number | undefined
 }
 
 export interface ResolvedPublisherOptions {
@@ -40,6 +46,7 @@ export interface ResolvedPublisherOptions {
   readonly messageExpirySeconds: number
   readonly fallbackIntervalMs: number
   readonly scopeConcurrency: number
+  readonly maxPayloadBytes: number
 }
 
 export const publisherDefaults = {
@@ -49,8 +56,12 @@ export const publisherDefaults = {
   batchSize: 100,
   messageExpirySeconds: 48 * 3600,
   fallbackIntervalMs: 1000,
-  scopeConcurrency: 4
+  scopeConcurrency: 4,
+  maxPayloadBytes: 256 * 1024
 } as const
+
+/** MQTT's largest packet (268 435 455 bytes): no payload can be larger. */
+const MQTT_MAX_PACKET_BYTES = 268_435_455
 
 export const defaultInstanceId = (): string => `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`
 
@@ -96,6 +107,8 @@ export const resolvePublisherOptions = (options: PublisherOptions = {}): Effect.
         0xffffffff
       ),
       fallbackIntervalMs: yield* integer("fallbackIntervalMs", options.fallbackIntervalMs ?? publisherDefaults.fallbackIntervalMs, 1),
-      scopeConcurrency: yield* integer("scopeConcurrency", options.scopeConcurrency ?? publisherDefaults.scopeConcurrency, 1, 256)
+      scopeConcurrency: yield* integer("scopeConcurrency", options.scopeConcurrency ?? publisherDefaults.scopeConcurrency, 1, 256),
+      // A page must hold its envelope and at least one row.
+      maxPayloadBytes: yield* integer("maxPayloadBytes", options.maxPayloadBytes ?? publisherDefaults.maxPayloadBytes, 1024, MQTT_MAX_PACKET_BYTES)
     }
   })

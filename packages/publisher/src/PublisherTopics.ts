@@ -8,7 +8,7 @@ import { type InvalidTopic, validateLevel } from "@microdcs/cloudevents-mqtt"
  *
  * - `P[/D]/{scope}/order/{jobOrderId}`
  * - `P[/D]/{scope}/result/{jobOrderId}` (keyed by the job ORDER id, not the response id)
- * - `P[/D]/{scope}/state-index`
+ * - `P[/D]/{scope}/state-index` (the head of the index) and `P[/D]/{scope}/state-index/{n}` (its further pages)
  *
  * Scope and id are one level each: an id with `/`, `+`, `#`, NUL or a leading `$` has no topic
  * (InvalidTopic) rather than a topic that a wildcard subscription would misread.
@@ -37,6 +37,10 @@ export const jobTopic = (config: PublisherTopicConfig, kind: JobTopicKind, scope
 /** `P[/D]/{scope}/state-index`. */
 export const stateIndexTopic = (config: PublisherTopicConfig, scope: string): Either.Either<string, InvalidTopic> =>
   Either.map(scopeBase(config, scope), (base) => `${base}/state-index`)
+
+/** `P[/D]/{scope}/state-index/{page}`: page 1 and up of an index too large for one message. */
+export const stateIndexPageTopic = (config: PublisherTopicConfig, scope: string, page: number): Either.Either<string, InvalidTopic> =>
+  Either.map(stateIndexTopic(config, scope), (head) => `${head}/${page}`)
 
 /**
  * `P[/D]/#`: everything the publisher retains for one island (without a discriminator it also

@@ -1,5 +1,5 @@
-import { Effect, type Either } from "effect"
-import type { CloudEvent, InvalidTopic, MqttPublishError, PublishFailure } from "@microdcs/cloudevents-mqtt"
+import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
+import type { CloudEvent, InvalidTopic, MqttPublishError, MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { PublisherContext } from "./PublisherContext.js"
 
 const EMPTY = Buffer.alloc(0)
@@ -27,3 +27,33 @@ export const unretain = (ctx: PublisherContext, topic: Either.Either<string, Inv
     yield* ctx.mqtt.publishRaw(name, EMPTY, { qos: 1, retain: true })
     yield* ctx.stats.add("deleted")
   })
+
+/**
+ * Sets a retained topic and returns what it held before, when that is known. It subscribes to
+ * the topic first: the broker sends the retained message at SUBSCRIBE, and forwards our own
+ * publish after it without the retain flag, so whatever came with the flag before our copy was
+ * the old message. None when nothing was retained, or when our copy does not come back in time.
+ */
+export const retainReplacing = (
+  ctx: PublisherContext,
+  topic: Either.Either<string, InvalidTopic>,
+  event: CloudEvent
+): Effect.Effect<Option.Option<CloudEvent>, PublishFailure | MqttSubscribeError> =>
+  Effect.gen(function* () {
+    const name = yield* topic
+    const messages = yield* ctx.mqtt.subscribe(name, { qos: 1 })
+    yield* retain(ctx, topic, event)
+    const seen = yield* messages.pipe(
+      Stream.tap((m) => m.ack),
+      Stream.takeUntil((m) => !m.retain),
+      Stream.runCollect,
+      Effect.timeout(Duration.seconds(5)),
+      Effect.option
+    )
+    if (Option.isNone(seen)) {
+      yield* Effect.logWarning("publisher: cannot tell what the topic held before").pipe(Effect.annotateLogs({ topic: name }))
+      return Option.none()
+    }
+    const previous = Chunk.findFirst(seen.value, (m) => m.retain)
+    return Option.flatMap(previous, (m) => Either.getRight(m.decoded))
+  }).pipe(Effect.scoped)

@@ -1,12 +1,13 @@
 import { Effect, Option } from "effect"
-import type { PublishFailure } from "@microdcs/cloudevents-mqtt"
+import type { MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { ChangeEntry, ConnectionError, InvalidInput, WrongType } from "@microdcs/store"
 import { publishEngineStatusEvents } from "./EngineStatusEvents.js"
 import { syncJob } from "./JobSync.js"
 import type { PublisherContext } from "./PublisherContext.js"
-import { listedJobOrders, publishStateIndex } from "./StateIndex.js"
+import { type IndexedJob, SortedJobs } from "./SortedJobs.js"
+import { listedJobOrders, publishStateIndex, rebuildJobs, type ScopeView } from "./StateIndex.js"
 
-export type FollowFailure = InvalidInput | WrongType | ConnectionError | PublishFailure
+export type FollowFailure = InvalidInput | WrongType | ConnectionError | PublishFailure | MqttSubscribeError
 
 /** Job orders synced at once within a batch (each id once, so order between ids does not matter). */
 const SYNC_CONCURRENCY = 8
@@ -14,12 +15,14 @@ const SYNC_CONCURRENCY = 8
 /**
  * The jobs a batch touched, in first-seen order: a job order entry publishes the order topic;
  * a job response entry only makes its job order's result eligible (its change entry names the
- * response id, so the order id comes from the response document).
+ * response id, so the order id comes from the response document). `unsure` when a response is
+ * gone and its job order cannot be told: the state index is then rebuilt from the list.
  */
 const touchedJobs = (ctx: PublisherContext, scope: string, entries: ReadonlyArray<ChangeEntry>) =>
   Effect.gen(function* () {
     const jobs = new Map<string, { order: boolean }>()
     const responseIds = new Set<string>()
+    let unsure = false
     for (const entry of entries) {
       if (entry.kind === "joborder") jobs.set(entry.id, { order: true })
       else if (entry.kind === "jobresponse") responseIds.add(entry.id)
@@ -30,59 +33,80 @@ const touchedJobs = (ctx: PublisherContext, scope: string, entries: ReadonlyArra
         // A response deleted since (or one with a bad id) has nothing left to publish.
         Effect.catchTags({ NotFound: () => Effect.succeedNone, InvalidInput: () => Effect.succeedNone })
       )
+      if (Option.isNone(response)) unsure = true
       if (Option.isNone(response) || response.value.scope !== scope || response.value.orderId === "") continue
       if (!jobs.has(response.value.orderId)) jobs.set(response.value.orderId, { order: false })
     }
-    return jobs
-  })
-
-/** Publishes what one batch of change entries touched; `true` when it touched any job. */
-export const publishBatch = (
-  ctx: PublisherContext,
-  scope: string,
-  entries: ReadonlyArray<ChangeEntry>
-): Effect.Effect<boolean, FollowFailure> =>
-  Effect.gen(function* () {
-    const jobs = yield* touchedJobs(ctx, scope, entries)
-    yield* Effect.forEach(jobs, ([id, publish]) => syncJob(ctx, scope, id, publish), { concurrency: SYNC_CONCURRENCY, discard: true })
-    yield* publishEngineStatusEvents(ctx, scope, entries)
-    return jobs.size > 0
+    return { jobs, unsure }
   })
 
 /**
- * The state index after a batch. One that cannot be encoded (over the connection's
- * `maxPayloadBytes`: thousands of jobs in one scope) is logged and left out rather than failed,
- * since no retry can shrink it and the cursor must still move on.
+ * Publishes what one batch of change entries touched and puts the rows of those jobs in the
+ * view; `true` when it touched any job.
  */
-const indexScope = (ctx: PublisherContext, scope: string) =>
-  publishStateIndex(ctx, scope).pipe(
+export const publishBatch = (
+  ctx: PublisherContext,
+  scope: string,
+  entries: ReadonlyArray<ChangeEntry>,
+  view: ScopeView
+): Effect.Effect<boolean, FollowFailure> =>
+  Effect.gen(function* () {
+    const { jobs, unsure } = yield* touchedJobs(ctx, scope, entries)
+    yield* Effect.forEach(
+      jobs,
+      ([id, publish]) =>
+        Effect.map(syncJob(ctx, scope, id, publish), (row) => (Option.isSome(row) ? view.jobs.set(row.value) : view.jobs.delete(id))),
+      { concurrency: SYNC_CONCURRENCY, discard: true }
+    )
+    yield* publishEngineStatusEvents(ctx, scope, entries)
+    if (unsure) view.jobs = yield* rebuildJobs(ctx, scope)
+    return jobs.size > 0 || unsure
+  })
+
+/**
+ * The state index after a batch. A page that cannot be encoded (over the MQTT connection's own
+ * `maxPayloadBytes`, when the publisher's `maxPayloadBytes` is set higher) is logged and left
+ * out rather than failed, since no retry can shrink it and the cursor must still move on.
+ */
+const indexScope = (ctx: PublisherContext, scope: string, view: ScopeView) =>
+  publishStateIndex(ctx, scope, view).pipe(
     Effect.asVoid,
     Effect.catchTag("EncodeError", (e) =>
-      Effect.logError("publisher: state index not published; raise the MQTT maxPayloadBytes").pipe(Effect.annotateLogs({ scope, reason: e.message }))
+      Effect.logError("publisher: state index page not published; set the publisher's maxPayloadBytes to the MQTT connection's limit").pipe(
+        Effect.annotateLogs({ scope, reason: e.message })
+      )
     )
   )
 
 /**
- * Follows `changes:{scope}` from the saved cursor until it is drained. Per batch: publish the
- * touched jobs, then the state index (only when a job was touched: work master changes share
- * the stream), then save the cursor. A failure leaves the cursor where it was, so the batch is
- * published again on the next round (at-least-once; publishing is idempotent).
+ * Follows `changes:{scope}` from the saved cursor until it is drained. Per batch: check the
+ * lease, publish the touched jobs, then the state index (only when a job was touched: work
+ * master changes share the stream), then save the cursor. A failure leaves the cursor where it
+ * was, so the batch is published again on the next round (at-least-once; publishing is
+ * idempotent, and the rows are read from the current documents, so a replay corrects them).
  *
  * The cursor is re-read from Valkey on every round, so an operator's reset (`admin publisher
- * republish`) takes effect without a restart.
+ * republish`) takes effect without a restart; the state index rows are then rebuilt in full.
  */
-export const drainScope = (ctx: PublisherContext, scope: string): Effect.Effect<void, FollowFailure> =>
+export const drainScope = (ctx: PublisherContext, scope: string, view: ScopeView): Effect.Effect<void, FollowFailure> =>
   Effect.gen(function* () {
     let cursor = Option.getOrElse(yield* ctx.cursors.get(scope), () => "0")
+    if (Option.isSome(view.cursor) && view.cursor.value !== cursor) {
+      yield* Effect.logInfo("publisher: cursor moved by someone else; rebuilding the state index").pipe(Effect.annotateLogs({ scope }))
+      view.jobs = yield* rebuildJobs(ctx, scope)
+      view.cursor = Option.some(cursor)
+    }
     for (;;) {
       const page = yield* ctx.changes.read(scope, { after: cursor, count: ctx.options.batchSize })
       // `next` moves past undecodable entries too, so a page may be empty and still advance.
       if (page.next === cursor) return
       if (page.entries.length > 0) {
-        const touched = yield* publishBatch(ctx, scope, page.entries)
-        if (touched) yield* indexScope(ctx, scope)
+        yield* ctx.fence
+        const touched = yield* publishBatch(ctx, scope, page.entries, view)
+        if (touched) yield* indexScope(ctx, scope, view)
       }
       yield* ctx.cursors.set(scope, page.next)
+      view.cursor = Option.some(page.next)
       if (page.entries.length > 0) yield* ctx.stats.add("batches")
       cursor = page.next
     }
@@ -90,12 +114,23 @@ export const drainScope = (ctx: PublisherContext, scope: string): Effect.Effect<
 
 /**
  * Republishes a scope from scratch: every listed job order's order topic (and result, when
- * finished), then the state index. Run when a publisher becomes active, so a broker that lost
- * its retained store is refilled without waiting for changes.
+ * finished), then the state index built from the same reads. Run when a session first sees a
+ * scope (a publisher became active, or the broker started a new session), so a broker that lost
+ * its retained store is refilled without waiting for changes. Returns the scope's view.
  */
-export const republishScope = (ctx: PublisherContext, scope: string): Effect.Effect<void, FollowFailure> =>
+export const republishScope = (ctx: PublisherContext, scope: string): Effect.Effect<ScopeView, FollowFailure> =>
   Effect.gen(function* () {
-    const ids = yield* listedJobOrders(ctx, scope)
-    yield* Effect.forEach(ids, (id) => syncJob(ctx, scope, id, { order: true }), { concurrency: SYNC_CONCURRENCY, discard: true })
-    yield* indexScope(ctx, scope)
+    yield* ctx.fence
+    const cursor = yield* ctx.cursors.get(scope)
+    const listed = yield* listedJobOrders(ctx, scope)
+    const rows = yield* Effect.forEach(listed, ({ id, priority }) => syncJob(ctx, scope, id, { order: true }, Option.some(priority)), {
+      concurrency: SYNC_CONCURRENCY
+    })
+    const view: ScopeView = {
+      jobs: SortedJobs.of(rows.flatMap((row): ReadonlyArray<IndexedJob> => (Option.isSome(row) ? [row.value] : []))),
+      pages: undefined,
+      cursor
+    }
+    yield* indexScope(ctx, scope, view)
+    return view
   })

@@ -102,4 +102,27 @@ describe("Publisher lease", () => {
       expect((yield* publisher.stats).activations).toBe(2)
     }).pipe(Effect.provide(store(valkeyPrefix)), Effect.scoped)
   })
+
+  it.live("a publisher whose lease is taken stops before its next batch, long before its next renewal", () => {
+    const { valkeyPrefix, base, options } = island()
+    return Effect.gen(function* () {
+      // Renewed only every 20 s: the renewal cannot be what stops it within the test's deadlines.
+      const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, { ...options, leaseTtlMs: 60_000, instanceId: "instance-a" })
+      yield* eventually(publisher.isActive, (active) => active)
+      yield* admit("line-1", jobOrder("jo-1", 1))
+      yield* caughtUp("line-1")
+      const cursors = yield* PublisherCursors
+      const cursor = yield* cursors.get("line-1")
+      const published = (yield* publisher.stats).published
+
+      // Another instance holds the lease now (an operator released ours, and it took over).
+      yield* holdLeaseAs("instance-b", 60_000)
+      yield* admit("line-1", jobOrder("jo-2", 2))
+      yield* eventually(publisher.isActive, (active) => !active)
+      expect(yield* cursors.get("line-1")).toEqual(cursor)
+      expect((yield* publisher.stats).published).toBe(published)
+      expect((yield* retainedUnder(broker.url, base)).has(`${base}/line-1/order/jo-2`)).toBe(false)
+      expect(yield* Effect.flatMap(PublisherLease, (lease) => lease.holder)).toEqual(Option.some("instance-b"))
+    }).pipe(Effect.provide(store(valkeyPrefix)), Effect.scoped)
+  })
 })

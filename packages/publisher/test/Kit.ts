@@ -6,6 +6,9 @@ import {
   JobStates,
   type JobOrder,
   decodeJobOrderRecord,
+  isFinished,
+  isTerminal,
+  normalizedName,
   priorityOf,
   retiresJob,
   transition,
@@ -13,7 +16,7 @@ import {
 } from "@microdcs/job-state"
 import { type CloudEvent, type IncomingMessage, makeMqttConnection, MqttConnection, type MqttOptions } from "@microdcs/cloudevents-mqtt"
 import { ChangeStream, JobOrderDao, JobResponseDao, PublisherCursors, storeLayer } from "@microdcs/store"
-import { Publisher, PublisherLive, type PublisherOptions } from "@microdcs/publisher"
+import { Publisher, PublisherEventTypes, PublisherLive, type PublisherOptions, type StateIndex, type StateIndexJob } from "@microdcs/publisher"
 
 /** Shared pieces of the publisher tests (not a test file itself). */
 
@@ -155,3 +158,41 @@ export const wipeRetained = (brokerUrl: string, base: string) =>
     for (const topic of topics) yield* wiper.publishRaw(topic, Buffer.alloc(0), { qos: 1, retain: true })
     return topics.length
   }).pipe(Effect.scoped)
+
+/**
+ * A scope's state index as retained: the head on `state-index` and its pages on
+ * `state-index/{n}`, all of one `seq`, with the jobs of all pages in order.
+ */
+export const retainedStateIndex = (retained: ReadonlyMap<string, Retained>, base: string, scope: string) => {
+  const head = retained.get(`${base}/${scope}/state-index`)
+  if (head?.event.type !== PublisherEventTypes.stateIndex) throw new Error(`no state index retained for ${scope}`)
+  const first = head.event.data as StateIndex
+  const pages: Array<StateIndex> = [first]
+  for (let n = 1; n < first.pages; n++) {
+    const page = retained.get(`${base}/${scope}/state-index/${n}`)
+    if (page === undefined) throw new Error(`state index page ${n} of ${scope} is not retained`)
+    pages.push(page.event.data as StateIndex)
+  }
+  return { head: first, pages, jobs: pages.flatMap((p) => p.jobs) }
+}
+
+/**
+ * The state index of a scope by its definition (island.md §3), read in full from Valkey: every
+ * listed job in list order, EndState left out, `has_result` for a finished job with a response.
+ */
+export const fullStateIndex = (scope: string) =>
+  Effect.gen(function* () {
+    const dao = yield* JobOrderDao
+    const responses = yield* JobResponseDao
+    const page = yield* dao.list(scope, { count: 100_000 })
+    const jobs: Array<StateIndexJob> = []
+    for (const { id } of page.items) {
+      const decoded = decodeJobOrderRecord((yield* dao.get(id)).doc)
+      if (Either.isLeft(decoded) || isTerminal(decoded.right.state)) continue
+      const hasResult = isFinished(decoded.right.state)
+        ? yield* responses.byOrder(id).pipe(Effect.as(true), Effect.catchTag("NotFound", () => Effect.succeed(false)))
+        : false
+      jobs.push({ job_order_id: id, state: normalizedName(decoded.right.state), has_result: hasResult })
+    }
+    return jobs
+  })

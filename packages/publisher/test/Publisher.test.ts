@@ -74,7 +74,12 @@ describe("Publisher", () => {
       const first = yield* retainedUnder(broker.url, base)
       const ids = ["jo-a", "jo-b", "jo-c", "jo-d", "jo-e", "jo-f", "jo-g"]
       expect([...first.keys()].sort()).toEqual(
-        [...ids.map((id) => `${base}/${s}/order/${id}`), ...["jo-b", "jo-c", "jo-e"].map((id) => `${base}/${s}/result/${id}`), `${base}/${s}/state-index`].sort()
+        [
+          ...ids.map((id) => `${base}/${s}/order/${id}`),
+          ...["jo-b", "jo-c", "jo-e"].map((id) => `${base}/${s}/result/${id}`),
+          `${base}/${s}/state-index`,
+          `${base}/metadata`
+        ].sort()
       )
       for (const { message } of first.values()) {
         expect(message.properties.messageExpiryInterval).toBeGreaterThan(3500)
@@ -146,11 +151,11 @@ describe("Publisher", () => {
       const stopped = yield* retainedUnder(broker.url, base)
       expect([...stopped.keys()].sort()).toEqual([...before.keys()].sort())
       // Then it loses its retained store, and a job order arrives while no publisher runs.
-      expect(yield* wipeRetained(broker.url, base)).toBe(4)
+      expect(yield* wipeRetained(broker.url, base)).toBe(5)
       yield* move("jo-1", "Run")
 
       const second = yield* startPublisher(broker.url, valkeyPrefix, options)
-      const after = yield* eventually(retainedUnder(broker.url, base), (r) => r.size === 4)
+      const after = yield* eventually(retainedUnder(broker.url, base), (r) => r.size === 5)
       expect([...after.keys()].sort()).toEqual([...before.keys()].sort())
       expect(after.get(`${base}/line-1/order/jo-1`)!.event.data).toEqual(orderData("jo-1", 2, "Running"))
       expect(after.get(`${base}/line-2/order/jo-2`)!.event.data).toEqual(orderData("jo-2", 1, "NotAllowedToStart_Ready"))
@@ -195,6 +200,45 @@ describe("Publisher", () => {
       const many = yield* retainedUnder(broker.url, base)
       expect(many.has(`${base}/${s}/order/jo-many-39`)).toBe(true)
       expect(stateIndexOf(many, `${base}/${s}/state-index`).jobs.length).toBeLessThan(42)
+    }).pipe(Effect.provide(store(valkeyPrefix)), Effect.scoped)
+  })
+
+  it.live("retains the island's metadata on P/D/metadata, and lists a new scope once it is published", () => {
+    const { valkeyPrefix, base, options } = island()
+    return Effect.gen(function* () {
+      yield* admit("line-1", jobOrder("jo-1", 1))
+      const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, { ...options, source: "urn:test:island-1", instanceId: "pub-1" })
+      const first = yield* eventually(retainedUnder(broker.url, base), (r) => r.has(`${base}/metadata`))
+      const metadata = first.get(`${base}/metadata`)!
+      expect(metadata.event).toMatchObject({ type: PublisherEventTypes.metadata, source: "urn:test:island-1", datacontenttype: "application/json" })
+      expect(metadata.message.properties.messageExpiryInterval).toBeGreaterThan(3500)
+      expect(metadata.event.data).toEqual({
+        layout_version: 1,
+        source: "urn:test:island-1",
+        prefix: options.prefix,
+        discriminator: "island-1",
+        instance_id: "pub-1",
+        topics: {
+          order: `${base}/{scope}/order/{jobOrderId}`,
+          result: `${base}/{scope}/result/{jobOrderId}`,
+          state_index: `${base}/{scope}/state-index`,
+          state_index_page: `${base}/{scope}/state-index/{page}`,
+          events: `${options.prefix}/{scope}/island-1/events`
+        },
+        event_types: PublisherEventTypes,
+        max_payload_bytes: 262_144,
+        message_expiry_seconds: 3600,
+        scopes: ["line-1"]
+      })
+      expect(yield* publisher.isActive).toBe(true)
+
+      yield* admit("line-0", jobOrder("jo-0", 1))
+      const second = yield* eventually(retainedUnder(broker.url, base), (r) => {
+        const data = r.get(`${base}/metadata`)?.event.data as { scopes?: ReadonlyArray<string> } | undefined
+        return data?.scopes?.length === 2
+      })
+      expect((second.get(`${base}/metadata`)!.event.data as { scopes: ReadonlyArray<string> }).scopes).toEqual(["line-0", "line-1"])
+      expect(second.get(`${base}/metadata`)!.event.id).not.toBe(metadata.event.id)
     }).pipe(Effect.provide(store(valkeyPrefix)), Effect.scoped)
   })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { jobTopic, publisherDefaults, publisherFilter, resolvePublisherOptions, stateIndexTopic } from "@microdcs/publisher"
+import { jobTopic, publisherDefaults, publisherFilter, resolvePublisherOptions, stateIndexPageTopic, stateIndexTopic } from "@microdcs/publisher"
 
 const plain = { prefix: "microdcs", discriminator: undefined }
 const island = { prefix: "plant/area", discriminator: "island-1" }
@@ -10,6 +10,7 @@ describe("publisher topics", () => {
     expect(jobTopic(plain, "order", "line-1", "jo-1")).toEqual(Either.right("microdcs/line-1/order/jo-1"))
     expect(jobTopic(island, "result", "line-1", "jo-1")).toEqual(Either.right("plant/area/island-1/line-1/result/jo-1"))
     expect(stateIndexTopic(island, "line-1")).toEqual(Either.right("plant/area/island-1/line-1/state-index"))
+    expect(stateIndexPageTopic(island, "line-1", 3)).toEqual(Either.right("plant/area/island-1/line-1/state-index/3"))
     expect(publisherFilter(island)).toBe("plant/area/island-1/#")
     expect(publisherFilter(plain)).toBe("microdcs/#")
   })
@@ -38,7 +39,8 @@ describe("publisher options", () => {
         batchSize: 100,
         messageExpirySeconds: 172_800,
         fallbackIntervalMs: 1000,
-        scopeConcurrency: 4
+        scopeConcurrency: 4,
+        maxPayloadBytes: 262_144
       })
       expect((yield* resolvePublisherOptions()).instanceId).toMatch(/-\d+-[0-9a-f]{6}$/)
     })
@@ -61,6 +63,8 @@ describe("publisher options", () => {
       expect(yield* field({ acquireIntervalMs: 0 })).toBe("acquireIntervalMs")
       expect(yield* field({ scopeConcurrency: 0 })).toBe("scopeConcurrency")
       expect(yield* field({ source: "" })).toBe("source")
+      expect(yield* field({ maxPayloadBytes: 1023 })).toBe("maxPayloadBytes")
+      expect(yield* field({ maxPayloadBytes: 268_435_456 })).toBe("maxPayloadBytes")
     })
   )
 })

@@ -1,0 +1,70 @@
+import { Effect, Either, Option } from "effect"
+import { decodeJobOrderRecord, type JobOrder, type JobState, isFinished, isTerminal, normalizedName } from "@microdcs/job-state"
+import type { ConnectionError, InvalidInput, JobResponseDocument, WrongType } from "@microdcs/store"
+import type { PublisherContext } from "./PublisherContext.js"
+import type { IndexedJob } from "./SortedJobs.js"
+
+/**
+ * What the publisher reads of one job, once per sync: its retained topics and its state index
+ * row both come from this, so the incremental index and a full rebuild agree by construction.
+ *
+ * - `Gone`: deleted, expired, in another scope, or EndState (Clear, Cancel): no topics, no row;
+ * - `Malformed`: a document that does not decode: left alone, no row;
+ * - `Live`: `listed` is its score in the scope list (none when it is not listed), `response` the
+ *   job response of a finished job (Ended_* or Aborted; an unfinished job's response is not
+ *   published yet).
+ */
+export type JobView =
+  | { readonly _tag: "Gone" }
+  | { readonly _tag: "Malformed"; readonly reason: string }
+  | {
+      readonly _tag: "Live"
+      readonly version: number
+      readonly jobOrder: JobOrder
+      readonly state: JobState
+      readonly listed: Option.Option<number>
+      readonly response: Option.Option<JobResponseDocument>
+    }
+
+const gone: JobView = { _tag: "Gone" }
+
+/** The job's score in the scope list, or none when it is not listed. */
+const listedPriority = (ctx: PublisherContext, scope: string, id: string) =>
+  Effect.gen(function* () {
+    const list = yield* ctx.valkey.key("jobOrderList", { scope })
+    const score = yield* ctx.valkey.command("read joborder priority", (c) => c.zscore(list, id))
+    return score === null ? Option.none<number>() : Option.some(Number(score))
+  })
+
+/**
+ * Reads one job: its document, its place in the list (unless `knownPriority` comes from a list
+ * page just read) and, once it is finished, its response.
+ */
+export const readJob = (
+  ctx: PublisherContext,
+  scope: string,
+  id: string,
+  knownPriority: Option.Option<number> = Option.none()
+): Effect.Effect<JobView, InvalidInput | WrongType | ConnectionError> =>
+  Effect.gen(function* () {
+    const stored = yield* ctx.jobOrders.get(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
+    if (Option.isNone(stored) || stored.value.scope !== scope) return gone
+    const decoded = decodeJobOrderRecord(stored.value.doc)
+    if (Either.isLeft(decoded)) return { _tag: "Malformed", reason: decoded.left.message } as const
+    const { jobOrder, state } = decoded.right
+    if (isTerminal(state)) return gone
+    const listed = Option.isSome(knownPriority) ? knownPriority : yield* listedPriority(ctx, scope, id)
+    const response = isFinished(state)
+      ? yield* ctx.responses.byOrder(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
+      : Option.none()
+    return { _tag: "Live", version: stored.value.version, jobOrder, state, listed, response } as const
+  })
+
+/** The job's state index row: a listed live job, with `has_result` when it has a response. */
+export const rowOf = (id: string, view: JobView): Option.Option<IndexedJob> =>
+  view._tag === "Live" && Option.isSome(view.listed)
+    ? Option.some({
+        priority: view.listed.value,
+        row: { job_order_id: id, state: normalizedName(view.state), has_result: Option.isSome(view.response) }
+      })
+    : Option.none()
