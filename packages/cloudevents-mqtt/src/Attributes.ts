@@ -1,4 +1,5 @@
 import { type CloudEvent, isUuid } from "./CloudEvent.js"
+import { mqttStringProblem } from "./MqttString.js"
 
 /**
  * Attribute rules shared by encode and decode: what a name may be, what a value may hold, and which
@@ -16,17 +17,6 @@ export const isAttributeName = (name: string): boolean => /^[a-z0-9]+$/.test(nam
 // RFC 3339 date-time; Date.parse then rejects impossible dates such as month 13.
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
 export const isRfc3339 = (text: string): boolean => RFC3339.test(text) && !Number.isNaN(Date.parse(text))
-
-/**
- * Why a value cannot be an MQTT UTF-8 string (MQTT 5 §1.5.4): NUL is forbidden (mosquitto drops the
- * connection), a lone surrogate does not survive UTF-8, and a string has at most 65535 bytes.
- */
-export const mqttStringProblem = (value: string): string | undefined => {
-  if (value.includes("\u0000")) return "contains NUL"
-  if (!value.isWellFormed()) return "contains a lone surrogate"
-  if (Buffer.byteLength(value, "utf8") > 65535) return "is longer than 65535 bytes"
-  return undefined
-}
 
 /** The first problem with an event's attributes (not its correlation id, not its data), if any. */
 export const attributeProblem = (event: CloudEvent): string | undefined => {

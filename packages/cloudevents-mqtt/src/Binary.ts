@@ -3,6 +3,8 @@ import type { IPublishPacket } from "mqtt"
 import { attributeProblem, CONTEXT_ATTRIBUTES, correlationProblem, isAttributeName, isRfc3339, RESERVED_NAMES } from "./Attributes.js"
 import { bytesToUuid, type CloudEvent, uuidToBytes } from "./CloudEvent.js"
 import { type CodecErrorKind, DecodeError, EncodeError } from "./Errors.js"
+import { mqttStringProblem } from "./MqttString.js"
+import { DEFAULT_MAX_NESTING_DEPTH } from "./NestingDepth.js"
 import { codecFor, parsePayload, serializeData } from "./Payload.js"
 
 /**
@@ -76,6 +78,8 @@ export const encode = (event: CloudEvent, options: EncodeOptions = {}): Either.E
 export interface DecodeOptions {
   /** Default 256 KiB. */
   readonly maxPayloadBytes?: number | undefined
+  /** Deepest nesting of arrays and objects (maps) in the data (default 64); deeper is a `payload` error. */
+  readonly maxNestingDepth?: number | undefined
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
@@ -92,6 +96,9 @@ const readAttributes = (userProperties: unknown): Either.Either<Map<string, stri
     if (!isAttributeName(name)) continue
     if (Array.isArray(value)) return decodeError("attributes", `attribute ${name} appears ${value.length} times`)
     if (typeof value !== "string") return decodeError("attributes", `attribute ${name} is not a string`)
+    // What we could not send back (as causationid, subject) is refused as it comes.
+    const problem = mqttStringProblem(value)
+    if (problem) return decodeError("attributes", `attribute ${name} ${problem}`)
     attributes.set(name, value)
   }
   return Either.right(attributes)
@@ -142,6 +149,8 @@ export const decode = (
 
   const contentTypeProperty = props["contentType"]
   if (contentTypeProperty !== undefined && typeof contentTypeProperty !== "string") return decodeError("content-type", "content type is not a string")
+  const contentTypeProblem = contentTypeProperty === undefined ? undefined : mqttStringProblem(contentTypeProperty)
+  if (contentTypeProblem) return decodeError("content-type", `content type ${contentTypeProblem}`)
   const datacontenttype = contentTypeProperty ?? attributes.get("datacontenttype")
   const choice = codecFor(datacontenttype ?? "application/json")
   if (choice._tag === "unsupported") return decodeError("content-type", `${choice.reason} on ${topic}`)
@@ -154,7 +163,7 @@ export const decode = (
 
   let data: unknown = undefined
   if (payload.length > 0) {
-    const parsed = parsePayload(choice.codec, payload)
+    const parsed = parsePayload(choice.codec, payload, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)
     if (Either.isLeft(parsed)) return decodeError("payload", `${choice.codec} payload on ${topic} does not parse: ${parsed.left}`)
     data = parsed.right
   }

@@ -52,13 +52,17 @@ export class MqttConnectError extends Data.TaggedError("MqttConnectError")<{
  * A publish did not complete.
  * - `timeout`: no PUBACK in time; the message may still be delivered (mqtt.js keeps it and resends
  *   after a reconnect), so treat the outcome as unknown and stay idempotent.
- * - `rejected`: the broker answered with an error reason code, or mqtt.js refused the packet.
+ * - `rejected`: the broker answered with an error reason code (`reasonCode`, e.g. 135 not
+ *   authorized), or mqtt.js refused the packet. Sending the same message again gets the same
+ *   answer, so do not retry it.
  * - `closed`: the connection is being closed; the message was not sent.
  */
 export class MqttPublishError extends Data.TaggedError("MqttPublishError")<{
   readonly topic: string
   readonly reason: "timeout" | "rejected" | "closed"
   readonly message: string
+  /** The PUBACK reason code (0x80 or above) when the broker refused the message. */
+  readonly reasonCode?: number | undefined
 }> {}
 
 /** The broker refused a subscription (SUBACK failure code) or the SUBSCRIBE did not complete. */

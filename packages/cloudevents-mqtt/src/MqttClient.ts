@@ -1,7 +1,8 @@
 import { Duration, Effect, Redacted, Runtime, type Scope, SubscriptionRef } from "effect"
 import { type AckHandler, connect, type IClientOptions, type IPublishPacket, type MqttClient } from "mqtt"
 import { MqttConnectError } from "./Errors.js"
-import { mqttDefaults, type MqttOptions, reconnectDelay, safeUrl } from "./MqttOptions.js"
+import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
+import { maxPacketBytesOf, mqttDefaults, type MqttOptions, reconnectDelay, safeUrl } from "./MqttOptions.js"
 
 /**
  * One mqtt.js v5 client in a scope: connected on acquire, ended on release, reconnecting with a
@@ -13,9 +14,20 @@ export type MqttStatus = "connecting" | "connected" | "reconnecting" | "closed"
 /** Receives every message; for QoS 1 the PUBACK is sent only when `ack` runs. */
 export type MessageSink = (topic: string, payload: Buffer, packet: IPublishPacket, ack: Effect.Effect<void>) => void
 
+/**
+ * One CONNACK: `connection` counts them (1 = the first connection), `sessionPresent` says whether
+ * the broker resumed this client's session. A reconnect without a session met a broker that kept
+ * nothing for this client: a clean start, or a broker restarted without persistence.
+ */
+export interface MqttSession {
+  readonly connection: number
+  readonly sessionPresent: boolean
+}
+
 export interface LiveClient {
   readonly client: MqttClient
   readonly status: SubscriptionRef.SubscriptionRef<MqttStatus>
+  readonly sessions: SubscriptionRef.SubscriptionRef<MqttSession>
   readonly isClosing: () => boolean
 }
 
@@ -59,6 +71,7 @@ export const acquireClient = (
     const url = safeUrl(options.url)
     const log = (effect: Effect.Effect<void>) => run(effect.pipe(Effect.annotateLogs({ clientId, url })))
     const status = yield* SubscriptionRef.make<MqttStatus>("connecting")
+    const sessions = yield* SubscriptionRef.make<MqttSession>({ connection: 0, sessionPresent: false })
     const setStatus = (next: MqttStatus) => run(SubscriptionRef.set(status, next))
     const minMs = options.reconnectMinMs ?? mqttDefaults.reconnectMinMs
     const maxMs = options.reconnectMaxMs ?? mqttDefaults.reconnectMaxMs
@@ -101,9 +114,15 @@ export const acquireClient = (
       customHandleAcks,
       ...(options.username !== undefined ? { username: options.username } : {}),
       ...(options.password !== undefined ? { password: Redacted.value(options.password) } : {}),
+      ...(options.tlsCa !== undefined ? { ca: options.tlsCa } : {}),
+      ...(options.tlsCert !== undefined ? { cert: options.tlsCert } : {}),
+      ...(options.tlsKey !== undefined ? { key: options.tlsKey } : {}),
+      // Both bound what the broker can make us hold: at most `receiveMaximum` unacknowledged
+      // messages, none larger than the packet limit (the broker drops those unsent).
       properties: {
         sessionExpiryInterval: options.sessionExpirySeconds ?? mqttDefaults.sessionExpirySeconds,
-        ...(options.receiveMaximum !== undefined ? { receiveMaximum: options.receiveMaximum } : {})
+        receiveMaximum: options.receiveMaximum ?? mqttDefaults.receiveMaximum,
+        maximumPacketSize: maxPacketBytesOf(options, DEFAULT_MAX_PAYLOAD_BYTES)
       }
     }
 
@@ -121,6 +140,7 @@ export const acquireClient = (
         const socket: unknown = c.stream
         if (typeof (socket as { setNoDelay?: unknown } | undefined)?.setNoDelay === "function") (socket as { setNoDelay: (on: boolean) => void }).setNoDelay(true)
         state.generation++
+        run(SubscriptionRef.set(sessions, { connection: state.generation, sessionPresent: connack.sessionPresent }))
         state.attempts = 0
         c.options.reconnectPeriod = minMs
         setStatus("connected")
@@ -195,5 +215,5 @@ export const acquireClient = (
     // acquireRelease runs its acquire uninterruptibly, which would make the timeout wait for a
     // broker that never answers; the attempt cleans up after itself when interrupted.
     const c = yield* Effect.acquireRelease(Effect.interruptible(firstConnect), close)
-    return { client: c, status, isClosing: () => state.closing } satisfies LiveClient
+    return { client: c, status, sessions, isClosing: () => state.closing } satisfies LiveClient
   })

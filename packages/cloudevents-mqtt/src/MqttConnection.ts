@@ -1,13 +1,14 @@
-import { Context, Duration, Effect, Layer, Queue, type Scope, Stream, SubscriptionRef } from "effect"
+import { Context, Duration, Effect, Layer, Option, Queue, type Scope, Stream, SubscriptionRef } from "effect"
 import type { IClientPublishOptions, IPublishPacket, MqttClient } from "mqtt"
 import { decode, DEFAULT_MAX_PAYLOAD_BYTES, encode, type PublishProperties } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
 import { type EncodeError, type InvalidTopic, type MqttConnectError, MqttPublishError, MqttSubscribeError } from "./Errors.js"
 import type { IncomingMessage } from "./Incoming.js"
-import { acquireClient, type MqttStatus } from "./MqttClient.js"
-import { mqttDefaults, type MqttOptions } from "./MqttOptions.js"
+import { acquireClient, type MqttSession, type MqttStatus } from "./MqttClient.js"
+import { limitsProblem, mqttDefaults, type MqttOptions } from "./MqttOptions.js"
+import { mqttStringProblem, toMqttString } from "./MqttString.js"
 import { prepareReply } from "./Reply.js"
-import { topicMatches, uniqueClientId, validateClientId, validateFilter, validateTopicName } from "./Topics.js"
+import { topicMatches, uniqueClientId, validateClientId, validateFilter, validateResponseTopic, validateTopicName } from "./Topics.js"
 
 export interface PublishOptions {
   /** Default 1. */
@@ -44,6 +45,12 @@ export interface MqttConnectionService {
   readonly status: Effect.Effect<MqttStatus>
   /** The current status, then every change. */
   readonly statusChanges: Stream.Stream<MqttStatus>
+  /**
+   * The current broker session, then one per CONNACK. A reconnect with `sessionPresent: false`
+   * found a broker that kept nothing of this client, retained messages perhaps included (a
+   * restart without persistence): the publisher republishes then.
+   */
+  readonly sessions: Stream.Stream<MqttSession>
   /** The filters with a live subscription stream. */
   readonly subscriptions: Effect.Effect<ReadonlyArray<string>>
   /** Publishes an event in binary mode; with QoS 1 it completes on PUBACK. */
@@ -60,7 +67,8 @@ export interface MqttConnectionService {
   ) => Effect.Effect<Stream.Stream<IncomingMessage>, InvalidTopic | MqttSubscribeError, Scope.Scope>
   /**
    * Sends `event` to the request's response topic (QoS 1) with the request's correlation data and
-   * `causationid` = the request's id. Without a response topic it logs and does nothing.
+   * `causationid` = the request's id. Without a response topic it logs and does nothing; a response
+   * topic that is no valid topic name or starts with `$` (`$SYS/...`) fails with `InvalidTopic`.
    */
   readonly reply: (request: IncomingMessage, event: CloudEvent) => Effect.Effect<void, PublishFailure>
 }
@@ -83,10 +91,37 @@ interface Route {
  */
 const MAX_UNROUTED = 1000
 
+/** The first string of raw properties that mosquitto would refuse (and drop the connection for), if any. */
+const propertiesProblem = (properties: PublishProperties): string | undefined => {
+  const named: Array<[string, string]> = []
+  if (properties.contentType !== undefined) named.push(["content type", properties.contentType])
+  if (properties.responseTopic !== undefined) named.push(["response topic", properties.responseTopic])
+  for (const [name, value] of Object.entries(properties.userProperties ?? {})) {
+    named.push(["user property name", name])
+    for (const text of [value].flat()) named.push([`user property ${toMqttString(name, 100)}`, String(text)])
+  }
+  for (const [what, text] of named) {
+    const problem = mqttStringProblem(text)
+    if (problem) return `${what} ${problem}`
+  }
+  return undefined
+}
+
+/** mqtt.js reports a PUBACK failure as an error with the reason code in `code`. */
+const reasonCodeOf = (error: Error): number | undefined => {
+  const code: unknown = (error as { code?: unknown }).code
+  return typeof code === "number" && code >= 0x80 ? code : undefined
+}
+
 export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConnectionService, MqttConnectError | InvalidTopic, Scope.Scope> =>
   Effect.gen(function* () {
     const clientId = options.clientId !== undefined ? yield* validateClientId(options.clientId) : yield* uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
+    // A caller's bug, not a condition to handle: mqtt.js would silently announce other limits.
+    const limits = limitsProblem(options)
+    if (limits !== undefined) return yield* Effect.dieMessage(limits)
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
+    const decodeOptions = { maxPayloadBytes, maxNestingDepth: options.maxNestingDepth }
+    const receiveMaximum = options.receiveMaximum ?? mqttDefaults.receiveMaximum
     const publishTimeout = Duration.millis(options.publishTimeoutMs ?? mqttDefaults.publishTimeoutMs)
     const routes: Array<Route> = []
     const unrouted: Array<IncomingMessage> = []
@@ -95,7 +130,7 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
       const properties: PublishProperties = packet.properties ?? {}
       return {
         topic,
-        decoded: decode(topic, payload, properties, { maxPayloadBytes }),
+        decoded: decode(topic, payload, properties, decodeOptions),
         ...(typeof properties.responseTopic === "string" ? { responseTopic: properties.responseTopic } : {}),
         ...(properties.correlationData instanceof Uint8Array ? { correlationData: Buffer.from(properties.correlationData) } : {}),
         payload,
@@ -108,8 +143,11 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     }
 
     const sink = (topic: string, payload: Buffer, packet: IPublishPacket, ack: Effect.Effect<void>) => {
-      const message = toIncoming(topic, payload, packet, ack)
       const route = routes.find((r) => topicMatches(r.filter, topic))
+      // Receive Maximum bounds only QoS 1 and 2. A QoS 0 flood is held to the same count and the
+      // rest dropped, which QoS 0 (at most once) allows, before it is even decoded.
+      if (packet.qos === 0 && route && Option.getOrElse(route.queue.unsafeSize(), () => 0) >= receiveMaximum) return
+      const message = toIncoming(topic, payload, packet, ack)
       if (route) {
         Queue.unsafeOffer(route.queue, message)
         return
@@ -127,7 +165,7 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
         client.publish(topic, payload, publishOptions, (error) =>
           resume(
             error
-              ? Effect.fail(new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message }))
+              ? Effect.fail(new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message, reasonCode: reasonCodeOf(error) }))
               : Effect.void
           )
         )
@@ -161,9 +199,12 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
       })
 
     const publishRaw = (topic: string, payload: Buffer, opts: PublishRawOptions = {}) =>
-      Effect.flatMap(validateTopicName(topic), () =>
-        send(topic, payload, { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) })
-      )
+      Effect.gen(function* () {
+        yield* validateTopicName(topic)
+        const problem = opts.properties === undefined ? undefined : propertiesProblem(opts.properties)
+        if (problem !== undefined) return yield* Effect.fail(new MqttPublishError({ topic, reason: "rejected", message: `not sent: ${problem}` }))
+        yield* send(topic, payload, { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) })
+      })
 
     const sendSubscribe = (filter: string, qos: 0 | 1) =>
       Effect.async<void, MqttSubscribeError>((resume) => {
@@ -214,7 +255,7 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
             Effect.annotateLogs({ topic: request.topic, type: event.type })
           )
         }
-        yield* validateTopicName(responseTopic)
+        yield* validateResponseTopic(responseTopic)
         const prepared = prepareReply(request, event)
         const encoded = yield* encode(prepared.event, { maxPayloadBytes, correlationData: prepared.correlationData })
         yield* send(responseTopic, encoded.payload, { qos: 1, retain: false, properties: encoded.properties })
@@ -224,6 +265,7 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
       clientId,
       status: SubscriptionRef.get(live.status),
       statusChanges: live.status.changes,
+      sessions: live.sessions.changes,
       subscriptions: Effect.sync(() => routes.map((r) => r.filter)),
       publish,
       publishRaw,

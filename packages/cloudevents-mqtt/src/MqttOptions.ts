@@ -1,4 +1,4 @@
-import { Config, Redacted } from "effect"
+import { Config, ConfigError, Either, Redacted } from "effect"
 
 /** How to reach the broker and how the session behaves. Every field but `url` has a default. */
 export interface MqttOptions {
@@ -14,6 +14,11 @@ export interface MqttOptions {
   readonly clientId?: string | undefined
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted<string> | undefined
+  /** PEM of the CA that signed the broker's certificate (default: the system CAs), for mqtts://. */
+  readonly tlsCa?: string | Buffer | undefined
+  /** PEM of a client certificate and its key, for brokers that ask for one (`require_certificate`). */
+  readonly tlsCert?: string | Buffer | undefined
+  readonly tlsKey?: string | Buffer | undefined
   /**
    * Clean start (default true). With `false` and a session expiry, the broker keeps the
    * subscriptions and every unacknowledged QoS 1 message while the client is away.
@@ -30,11 +35,21 @@ export interface MqttOptions {
   readonly reconnectMaxMs?: number | undefined
   /** Largest payload accepted or sent (default 256 KiB). */
   readonly maxPayloadBytes?: number | undefined
+  /**
+   * Largest packet the broker may send us (MQTT 5 Maximum Packet Size; default twice
+   * `maxPayloadBytes` plus 64 KiB for the topic and properties). The broker drops a larger message
+   * without sending it, so it is never buffered here; one between the two limits still arrives and
+   * is refused as `too-large`, with an error reply.
+   */
+  readonly maxPacketBytes?: number | undefined
+  /** Deepest nesting of arrays and objects accepted in a received payload (default 64). */
+  readonly maxNestingDepth?: number | undefined
   /** A QoS 1 publish without PUBACK after this long fails with `timeout` (default 10 s). */
   readonly publishTimeoutMs?: number | undefined
   /**
    * How many unacknowledged QoS 1 messages the broker may have in flight to us (MQTT 5 Receive
-   * Maximum; default: the broker's own limit, 20 in mosquitto). Messages waiting for `ack` count.
+   * Maximum, 1 to 65535; default 64). Messages waiting for `ack` count. With `maxPacketBytes` it
+   * bounds what received messages can hold in memory; QoS 0 messages are held to the same count.
    */
   readonly receiveMaximum?: number | undefined
 }
@@ -47,13 +62,39 @@ export const mqttDefaults = {
   connectTimeoutMs: 10_000,
   reconnectMinMs: 500,
   reconnectMaxMs: 15_000,
-  publishTimeoutMs: 10_000
+  publishTimeoutMs: 10_000,
+  receiveMaximum: 64
 } as const
+
+/** Room for the topic and the properties next to the payload in a packet the broker may send. */
+const PACKET_OVERHEAD_BYTES = 64 * 1024
+
+/** The Maximum Packet Size we announce: twice the payload limit plus room for the properties, or as configured. */
+export const maxPacketBytesOf = (options: Pick<MqttOptions, "maxPayloadBytes" | "maxPacketBytes">, defaultMaxPayloadBytes: number): number =>
+  options.maxPacketBytes ?? 2 * (options.maxPayloadBytes ?? defaultMaxPayloadBytes) + PACKET_OVERHEAD_BYTES
+
+const MAX_UINT32 = 0xffffffff
+
+/** Why the limits cannot be announced to the broker, if they cannot (mqtt.js would silently replace them). */
+export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "maxPacketBytes" | "maxNestingDepth">): string | undefined => {
+  const { receiveMaximum, maxPacketBytes, maxNestingDepth } = options
+  if (receiveMaximum !== undefined && !(Number.isInteger(receiveMaximum) && receiveMaximum >= 1 && receiveMaximum <= 65535)) {
+    return `receiveMaximum must be an integer from 1 to 65535, not ${receiveMaximum}`
+  }
+  if (maxPacketBytes !== undefined && !(Number.isInteger(maxPacketBytes) && maxPacketBytes >= 1 && maxPacketBytes <= MAX_UINT32)) {
+    return `maxPacketBytes must be an integer from 1 to ${MAX_UINT32}, not ${maxPacketBytes}`
+  }
+  if (maxNestingDepth !== undefined && !(Number.isInteger(maxNestingDepth) && maxNestingDepth >= 1)) {
+    return `maxNestingDepth must be a positive integer, not ${maxNestingDepth}`
+  }
+  return undefined
+}
 
 /**
  * Reads {@link MqttOptions} from the environment: `MQTT_URL` (required), `MQTT_CLIENT_ID_BASE`,
  * `MQTT_USERNAME`, `MQTT_PASSWORD`, `MQTT_CLEAN`, `MQTT_SESSION_EXPIRY_SECONDS`,
- * `MQTT_KEEPALIVE_SECONDS`, `MQTT_CONNECT_TIMEOUT_MS`, `MQTT_MAX_PAYLOAD_BYTES`.
+ * `MQTT_KEEPALIVE_SECONDS`, `MQTT_CONNECT_TIMEOUT_MS`, `MQTT_MAX_PAYLOAD_BYTES`, `MQTT_MAX_PACKET_BYTES`,
+ * `MQTT_MAX_NESTING_DEPTH`, `MQTT_RECEIVE_MAXIMUM`.
  */
 export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
   url: Config.string("MQTT_URL").pipe(
@@ -66,13 +107,22 @@ export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
   sessionExpirySeconds: Config.integer("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(mqttDefaults.sessionExpirySeconds)),
   keepaliveSeconds: Config.integer("MQTT_KEEPALIVE_SECONDS").pipe(Config.withDefault(mqttDefaults.keepaliveSeconds)),
   connectTimeoutMs: Config.integer("MQTT_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(mqttDefaults.connectTimeoutMs)),
-  maxPayloadBytes: Config.integer("MQTT_MAX_PAYLOAD_BYTES").pipe(Config.withDefault(256 * 1024))
+  maxPayloadBytes: Config.integer("MQTT_MAX_PAYLOAD_BYTES").pipe(Config.withDefault(256 * 1024)),
+  maxPacketBytes: Config.option(Config.integer("MQTT_MAX_PACKET_BYTES")),
+  maxNestingDepth: Config.option(Config.integer("MQTT_MAX_NESTING_DEPTH")),
+  receiveMaximum: Config.integer("MQTT_RECEIVE_MAXIMUM").pipe(Config.withDefault(mqttDefaults.receiveMaximum))
 }).pipe(
   Config.map((c) => ({
     ...c,
     username: c.username._tag === "Some" ? c.username.value : undefined,
-    password: c.password._tag === "Some" ? c.password.value : undefined
-  }))
+    password: c.password._tag === "Some" ? c.password.value : undefined,
+    maxPacketBytes: c.maxPacketBytes._tag === "Some" ? c.maxPacketBytes.value : undefined,
+    maxNestingDepth: c.maxNestingDepth._tag === "Some" ? c.maxNestingDepth.value : undefined
+  })),
+  Config.mapOrFail((c) => {
+    const problem = limitsProblem(c)
+    return problem === undefined ? Either.right(c) : Either.left(ConfigError.InvalidData([], `MQTT limits: ${problem}`))
+  })
 )
 
 /** The URL with any user and password removed, for logs and errors. */

@@ -1,5 +1,6 @@
 import { decode as decodeMsgpack, encode as encodeMsgpack } from "@msgpack/msgpack"
 import { Either } from "effect"
+import { jsonNestsDeeperThan, msgpackNestsDeeperThan } from "./NestingDepth.js"
 
 /** How the data of an event is serialised, chosen by its content type. */
 export type Codec = "json" | "msgpack"
@@ -29,12 +30,21 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-/** Parses a payload; the reason on failure. Never throws. */
-export const parsePayload = (codec: Codec, payload: Uint8Array): Either.Either<unknown, string> => {
+/**
+ * Parses a payload; the reason on failure. Never throws. A payload nested deeper than `maxDepth`
+ * is refused before it is parsed, and no MessagePack length may claim more than the payload holds.
+ */
+export const parsePayload = (codec: Codec, payload: Uint8Array, maxDepth: number): Either.Either<unknown, string> => {
   try {
-    if (codec === "json") return Either.right(JSON.parse(utf8.decode(payload)))
+    if (codec === "json") {
+      if (jsonNestsDeeperThan(payload, maxDepth)) return Either.left(`nests deeper than ${maxDepth} levels`)
+      return Either.right(JSON.parse(utf8.decode(payload)))
+    }
+    if (msgpackNestsDeeperThan(payload, maxDepth)) return Either.left(`nests deeper than ${maxDepth} levels`)
     // A plain Uint8Array view, so binary values come back as Uint8Array rather than Buffer.
-    return Either.right(decodeMsgpack(new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength)))
+    const bytes = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength)
+    const most = payload.byteLength
+    return Either.right(decodeMsgpack(bytes, { maxStrLength: most, maxBinLength: most, maxArrayLength: most, maxMapLength: most, maxExtLength: most }))
   } catch (error) {
     return Either.left(message(error))
   }

@@ -2,6 +2,7 @@ import { Either } from "effect"
 import { bytesToUuid, type CloudEvent, makeCloudEvent } from "./CloudEvent.js"
 import type { CodecErrorKind } from "./Errors.js"
 import type { IncomingMessage } from "./Incoming.js"
+import { isMqttString, toMqttString } from "./MqttString.js"
 
 /** What a reply to a request carries besides the caller's event. */
 export interface PreparedReply {
@@ -10,11 +11,15 @@ export interface PreparedReply {
   readonly correlationData: Buffer | undefined
 }
 
-/** The request's CloudEvent id, also from a request that did not decode (when its `id` property is readable). */
+/**
+ * The request's CloudEvent id, also from a request that did not decode (when its `id` property is
+ * readable), made sendable: it is echoed as `causationid`, and a broker that does not check what
+ * it forwards could have passed on what mosquitto would refuse from us.
+ */
 export const requestIdOf = (request: IncomingMessage): string | undefined => {
-  if (Either.isRight(request.decoded)) return request.decoded.right.id
-  const id: unknown = request.properties.userProperties?.["id"]
-  return typeof id === "string" && id.length > 0 ? id : undefined
+  const id: unknown = Either.isRight(request.decoded) ? request.decoded.right.id : request.properties.userProperties?.["id"]
+  if (typeof id !== "string" || id.length === 0) return undefined
+  return isMqttString(id) ? id : toMqttString(id)
 }
 
 /**
@@ -32,12 +37,10 @@ export const prepareReply = (request: IncomingMessage, event: CloudEvent): Prepa
   return { event: { ...event, extensions }, correlationData: request.correlationData }
 }
 
-/** Keeps a text that came from untrusted input sendable as an MQTT string: no NUL, no lone surrogate, bounded. */
-const sendable = (text: string): string => text.slice(0, 1000).replaceAll("\u0000", "\uFFFD").toWellFormed()
-
 /**
  * An error reply for bad input: extension attributes `mdcserrorkind` and `mdcserrormessage`
- * (island.md §2), no data.
+ * (island.md §2), no data. Both usually quote the input (an id with a tab, say), so they are
+ * made sendable ({@link toMqttString}): a string mosquitto refuses would drop the connection.
  */
 export const makeErrorReply = (input: {
   readonly source: string
@@ -50,5 +53,5 @@ export const makeErrorReply = (input: {
     source: input.source,
     type: input.type,
     subject: input.subject,
-    extensions: { mdcserrorkind: sendable(input.kind), mdcserrormessage: sendable(input.message) }
+    extensions: { mdcserrorkind: toMqttString(input.kind, 100), mdcserrormessage: toMqttString(input.message) }
   })

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto"
 import { Either } from "effect"
 import { InvalidTopic } from "./Errors.js"
+import { mqttStringProblem, toMqttString } from "./MqttString.js"
 
 /**
  * Topic layout of an island (island.md §2) for a prefix `P` and an optional discriminator `D`:
  * commands on `P[/+ ...][/D]/commands`, events on `P/{subject with . as /}[/D]/events`, retained
  * metadata on `P[/D]/metadata`, replies on `P/replies/{instanceId}`. Every part is checked, so a
- * `+`, `#` or NUL in a subject can never widen a subscription or break a packet.
+ * `+`, `#`, NUL or control character in a subject can never widen a subscription or break a packet.
  */
 export interface TopicConfig {
   /** One or more topic levels, e.g. `microdcs` or `plant/island-1`. */
@@ -22,20 +23,21 @@ export const MAX_WILDCARD_LEVELS = 8
 
 const invalid = (part: string, value: string, message: string) => Either.left(new InvalidTopic({ part, value, message }))
 
+/** A topic or part quoted in a message: it may be hostile input, and messages end up in logs and error replies. */
+const toLogText = (text: string) => toMqttString(text, 200)
+
 const levelProblem = (level: string): string | undefined => {
   if (level.length === 0) return "has an empty level"
   if (level.includes("+") || level.includes("#")) return "contains a wildcard (+ or #)"
-  if (level.includes("\u0000")) return "contains NUL"
-  if (!level.isWellFormed()) return "contains a lone surrogate"
-  return undefined
+  return mqttStringProblem(level)
 }
 
-/** One or more `/`-separated levels without wildcards, empty levels, NUL, or a leading `$`. */
+/** One or more `/`-separated levels without wildcards, empty levels, what MQTT strings may not hold, or a leading `$`. */
 export const validateLevels = (part: string, value: string): Either.Either<string, InvalidTopic> => {
-  if (value.startsWith("$")) return invalid(part, value, `${part} '${value}' starts with $, which is reserved for the broker`)
+  if (value.startsWith("$")) return invalid(part, value, `${part} '${toLogText(value)}' starts with $, which is reserved for the broker`)
   for (const level of value.split("/")) {
     const problem = levelProblem(level)
-    if (problem) return invalid(part, value, `${part} '${value}' ${problem}`)
+    if (problem) return invalid(part, value, `${part} '${toLogText(value)}' ${problem}`)
   }
   return Either.right(value)
 }
@@ -106,13 +108,24 @@ export const validateClientId = (clientId: string): Either.Either<string, Invali
     ? Either.right(clientId)
     : invalid("clientId", clientId, `client id '${clientId}' must be 1 to 128 of A-Z a-z 0-9 . _ -`)
 
-/** A topic to publish to: non-empty, no wildcards, no NUL, at most 65535 bytes. */
+/** A topic to publish to: non-empty, no wildcards, a valid MQTT string (no NUL or control character, at most 65535 bytes). */
 export const validateTopicName = (topic: string): Either.Either<string, InvalidTopic> => {
   if (topic.length === 0) return invalid("topic", topic, "topic is empty")
-  if (/[+#\u0000]/.test(topic)) return invalid("topic", topic, `topic '${topic}' contains a wildcard or NUL`)
-  if (!topic.isWellFormed() || Buffer.byteLength(topic) > 65535) return invalid("topic", topic, "topic is not a valid MQTT string")
+  if (/[+#]/.test(topic)) return invalid("topic", topic, `topic '${toLogText(topic)}' contains a wildcard`)
+  const problem = mqttStringProblem(topic)
+  if (problem) return invalid("topic", topic, `topic '${toLogText(topic)}' ${problem}`)
   return Either.right(topic)
 }
+
+/**
+ * A request's Response Topic, before a reply is sent to it: a topic name that is not one of the
+ * broker's own (`$SYS/...`, `$share/...`). The broker refuses a publish there (PUBACK 135), so
+ * the reply could never be delivered.
+ */
+export const validateResponseTopic = (topic: string): Either.Either<string, InvalidTopic> =>
+  topic.startsWith("$")
+    ? invalid("responseTopic", topic, `response topic '${toLogText(topic)}' starts with $, which is reserved for the broker`)
+    : Either.mapLeft(validateTopicName(topic), (error) => new InvalidTopic({ ...error, part: "responseTopic" }))
 
 /** The filter without a `$share/{group}/` prefix: what topics it matches. */
 export const unshared = (filter: string): string => {
@@ -130,7 +143,9 @@ export const validateFilter = (filter: string): Either.Either<string, InvalidTop
     const ok = level === "+" || (level === "#" && i === levels.length - 1) || !/[+#]/.test(level)
     if (!ok) return invalid("filter", filter, `filter '${filter}' has a wildcard inside a level or # before the last level`)
   }
-  if (filter.length === 0 || filter.includes("\u0000") || !filter.isWellFormed()) return invalid("filter", filter, `filter '${filter}' is empty or contains NUL`)
+  if (filter.length === 0) return invalid("filter", filter, "filter is empty")
+  const problem = mqttStringProblem(filter)
+  if (problem) return invalid("filter", filter, `filter '${toLogText(filter)}' ${problem}`)
   return Either.right(filter)
 }
 

@@ -11,7 +11,9 @@ import {
 } from "@microdcs/cloudevents-mqtt"
 import { exactlyOnce, JobControl, parseRequest, type StatusEvent } from "@microdcs/job-control"
 import { badInputReply, replyEvent, statusEvent, toJobControlRequest } from "./JobControlEvents.js"
-import { retrySchedule, runWorker, type WorkerOptions } from "./MessageWorker.js"
+import { hold, retrySchedule, runWorker, type WorkerOptions } from "./MessageWorker.js"
+import { logRequest, logText, noteOutcome, noteReply } from "./RequestLog.js"
+import { decodeStoredReply, encodeStoredReply } from "./StoredReply.js"
 
 export interface JobControlIngressOptions extends WorkerOptions {
   /** Prefix, discriminator and wildcard levels of the command filters and events topics. */
@@ -24,10 +26,22 @@ export interface JobControlIngressOptions extends WorkerOptions {
   readonly leaseMs?: number | undefined
   /** How long a processed request is remembered (default 10 min). */
   readonly doneTtlMs?: number | undefined
+  /**
+   * Told about every reply or status event that was dropped (for metrics): the broker refused it
+   * (`refused`, a PUBACK reason code of 0x80 or above), its topic is not one we may publish to
+   * (`invalid-topic`, e.g. a Response Topic `$SYS/x`), or it cannot be encoded (`not-encodable`).
+   * Such a publish is never retried, and the request is acknowledged.
+   */
+  readonly onPublishDropped?: ((what: "reply" | "status event", reason: PublishDropReason) => void) | undefined
 }
 
+export type PublishDropReason = "refused" | "invalid-topic" | "not-encodable"
+
+const dropReasonOf = (error: PublishFailure): PublishDropReason =>
+  error._tag === "InvalidTopic" ? "invalid-topic" : error._tag === "EncodeError" ? "not-encodable" : "refused"
+
 const annotate = (message: IncomingMessage, event?: CloudEvent) =>
-  Effect.annotateLogs({ topic: message.topic, ...(event ? { type: event.type, id: event.id, source: event.source } : {}) })
+  Effect.annotateLogs({ topic: message.topic, ...(event ? { type: logText(event.type), id: logText(event.id), source: logText(event.source) } : {}) })
 
 /**
  * The job control ingress (island.md §2): subscribes to the command filters and, per message,
@@ -43,14 +57,26 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
     const schedule = retrySchedule(options)
 
     // After the request is marked done a redelivery would be skipped as a duplicate, so a
-    // publish that fails for the connection's sake is retried here, with the same event (id).
-    const publishing = (what: string, effect: Effect.Effect<void, PublishFailure>) =>
+    // publish that fails for the connection's sake (no PUBACK in time) is retried here, with the
+    // same event (id). One the broker refused, or that cannot be sent at all, would fail the same
+    // way forever and hold its worker slot: it is dropped and counted. True when it was sent.
+    const publishing = (what: "reply" | "status event", effect: Effect.Effect<void, PublishFailure>): Effect.Effect<boolean> =>
       effect.pipe(
-        Effect.retry({ schedule, while: (error) => error._tag === "MqttPublishError" }),
-        Effect.catchAll((error) => Effect.logWarning(`${what} not sent`).pipe(Effect.annotateLogs({ error: error.message })))
+        Effect.retry({ schedule, while: (error) => error._tag === "MqttPublishError" && error.reason !== "rejected" }),
+        Effect.as(true),
+        Effect.catchAll((error) =>
+          Effect.sync(() => options.onPublishDropped?.(what, dropReasonOf(error))).pipe(
+            Effect.zipRight(Effect.logWarning(`${what} not sent; dropped`)),
+            Effect.annotateLogs({ error: logText(error.message), reason: dropReasonOf(error) }),
+            Effect.as(false)
+          )
+        )
       )
 
-    const sendReply = (message: IncomingMessage, event: CloudEvent) => publishing("reply", mqtt.reply(message, event))
+    const sendReply = (message: IncomingMessage, event: CloudEvent) =>
+      publishing("reply", mqtt.reply(message, event)).pipe(
+        Effect.flatMap((sent) => (message.responseTopic === undefined ? Effect.void : noteReply(sent ? "sent" : "dropped")))
+      )
 
     const publishStatus = (request: CloudEvent, statuses: ReadonlyArray<StatusEvent>) =>
       Effect.forEach(
@@ -67,7 +93,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
       Effect.gen(function* () {
         if (Either.isLeft(message.decoded)) {
           const { kind, message: reason } = message.decoded.left
-          yield* Effect.logInfo("bad input on a command topic").pipe(annotate(message), Effect.annotateLogs({ kind, reason }))
+          yield* noteOutcome("refused", kind, reason)
           return yield* sendReply(message, badInputReply(source, kind, reason))
         }
         const event = message.decoded.right
@@ -77,12 +103,19 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
           // Refused before the store is touched (unknown type, no subject, malformed payload):
           // no dedupe claim either, so nothing at all is written.
           const { reply } = yield* jobControl.handle(request)
+          yield* noteOutcome("refused", reply.error?.kind, reply.error?.message)
           return yield* sendReply(message, replyEvent(source, event, reply))
         }
-        const outcome = yield* exactlyOnce({ source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs }, jobControl.handle(request)).pipe(
+        // The reply event is built before the done mark, so the very event sent is kept with it.
+        const answered = jobControl.handle(request).pipe(Effect.map((result) => ({ result, reply: replyEvent(source, event, result.reply) })))
+        const dedupe = { source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs }
+        const outcome = yield* exactlyOnce({ ...dedupe, storedReply: ({ reply }) => encodeStoredReply(reply) }, answered).pipe(
           // The source or id cannot name a dedupe key (too long, NUL): bad input, nothing claimed.
           Effect.catchTag("InvalidInput", (error) =>
-            sendReply(message, badInputReply(source, "attributes", `${error.field}: ${error.message}`, event)).pipe(Effect.as(undefined))
+            noteOutcome("refused", "attributes", `${error.field}: ${error.message}`).pipe(
+              Effect.zipRight(sendReply(message, badInputReply(source, "attributes", `${error.field}: ${error.message}`, event))),
+              Effect.as(undefined)
+            )
           ),
           // The handler outlived its lease: its effect happened but its result is lost, and a
           // redelivery could be claimed by someone else. Acknowledge; there is nothing to send.
@@ -90,27 +123,42 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
             Effect.logError("request processed after its dedupe lease ran out; no reply sent").pipe(
               annotate(message, event),
               Effect.annotateLogs({ error: error.message }),
+              Effect.zipRight(noteOutcome("lease-lost")),
               Effect.as(undefined)
             )
           )
         )
         if (outcome === undefined) return
-        if (outcome._tag === "Duplicate") {
-          // Busy: the claimant replies. Done: the reply went out with the first delivery.
-          return yield* Effect.logDebug("duplicate request acknowledged without processing").pipe(
+        if (outcome._tag === "Held") {
+          // Another holder's claim is live; if it crashed, acknowledging would lose the request.
+          yield* Effect.logDebug("duplicate request held until the other claim ends").pipe(
             annotate(message, event),
-            Effect.annotateLogs({ reason: outcome.reason })
+            Effect.annotateLogs({ remainingMs: outcome.remainingMs })
           )
+          return hold(outcome.remainingMs)
         }
-        yield* sendReply(message, replyEvent(source, event, outcome.value.reply))
-        yield* publishStatus(event, outcome.value.statusEvents)
+        if (outcome._tag === "Duplicate") {
+          yield* noteOutcome("duplicate")
+          // Done: answer with the reply kept from the first delivery, the same event again.
+          const kept = outcome.reply === undefined ? undefined : decodeStoredReply(outcome.reply)
+          if (kept !== undefined && Either.isRight(kept)) return yield* sendReply(message, kept.right)
+          if (kept !== undefined) {
+            yield* Effect.logWarning("kept reply unreadable; duplicate not answered").pipe(annotate(message, event), Effect.annotateLogs({ error: kept.left }))
+          }
+          return yield* Effect.logDebug("duplicate request acknowledged without processing").pipe(annotate(message, event))
+        }
+        yield* noteOutcome("processed", outcome.value.result.reply.error?.kind)
+        yield* sendReply(message, outcome.value.reply)
+        yield* publishStatus(event, outcome.value.result.statusEvents)
       })
 
     const filters = options.sharedGroup === undefined ? yield* commandFilters(topics) : yield* sharedCommandFilters(topics, options.sharedGroup)
     // One worker over every filter, so `concurrency` bounds the ingress as a whole.
     // Kept in the session: requests sent while this instance restarts wait for it in the broker.
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
-    yield* runWorker("job control ingress", Stream.mergeAll(streams, { concurrency: "unbounded" }), handle, options)
+    // One log line per request handled or refused; a held one is logged once it is handled.
+    const logged = (message: IncomingMessage) => logRequest(message, handle(message), (result) => result !== undefined)
+    yield* runWorker("job control ingress", Stream.mergeAll(streams, { concurrency: "unbounded" }), logged, options)
   })
 
 /** {@link runJobControlIngress} as a layer; it needs `MqttConnection`, `JobControl` and the store's `DedupeStore`. */

@@ -1,4 +1,4 @@
-import { Duration, Effect, Fiber, FiberSet, Schedule, type Scope, Stream } from "effect"
+import { Duration, Effect, Fiber, FiberSet, Ref, Schedule, type Scope, Stream } from "effect"
 import type { IncomingMessage } from "@microdcs/cloudevents-mqtt"
 
 /** How one subscription's messages are worked off. */
@@ -13,13 +13,43 @@ export interface WorkerOptions {
   readonly retryMaxMs?: number | undefined
   /**
    * Told about every handled message (for metrics): its CloudEvent type (`undecodable` when it
-   * did not decode), the outcome (`ok`, `retry` before each new try, `failed` for a defect) and
-   * the seconds from receiving it to the outcome.
+   * did not decode), the outcome (`ok`, `retry` before each new try, `held` each time it is put
+   * aside unacknowledged, `failed` for a defect) and the seconds from receiving it to the outcome.
    */
-  readonly onOutcome?: ((type: string, outcome: "ok" | "retry" | "failed", seconds: number) => void) | undefined
+  readonly onOutcome?: ((type: string, outcome: WorkerOutcome, seconds: number) => void) | undefined
 }
 
+export type WorkerOutcome = "ok" | "retry" | "held" | "failed"
+
 export const workerDefaults = { concurrency: 16, shutdownGraceMs: 10_000, retryMinMs: 100, retryMaxMs: 5_000 } as const
+
+/**
+ * What a handler returns for a message it may not acknowledge yet, though nothing failed:
+ * another holder works on the same request (island.md §2). The worker leaves it unacknowledged,
+ * frees its slot and hands it to the handler again after at most `retryAfterMs`.
+ */
+export interface Hold {
+  readonly _tag: "Hold"
+  /** When the reason to wait ends at the latest (a dedupe lease's remaining TTL); 0: now. */
+  readonly retryAfterMs: number
+}
+
+export const hold = (retryAfterMs: number): Hold => ({ _tag: "Hold", retryAfterMs })
+
+const isHold = (value: unknown): value is Hold =>
+  typeof value === "object" && value !== null && "_tag" in value && value._tag === "Hold"
+
+/**
+ * The wait before a held message is tried again: the hold's end, but no longer than a backoff
+ * that grows with each hold (retryMinMs doubling up to retryMaxMs). A holder that finishes early
+ * is then noticed soon, and a holder that crashed is taken over when its lease ends.
+ */
+export const holdDelayMs = (options: WorkerOptions, retryAfterMs: number, holds: number): number => {
+  const min = options.retryMinMs ?? workerDefaults.retryMinMs
+  const backoff = Math.min(options.retryMaxMs ?? workerDefaults.retryMaxMs, min * 2 ** Math.min(holds, 30))
+  // 0 means "ending now" (or a key without TTL, which must not become a busy loop).
+  return retryAfterMs > 0 ? Math.min(retryAfterMs, backoff) : min
+}
 
 /** Capped exponential backoff with jitter: the wait before trying a failed message again. */
 export const retrySchedule = (options: WorkerOptions) =>
@@ -32,6 +62,10 @@ export const retrySchedule = (options: WorkerOptions) =>
  * Works off a subscription: at most `concurrency` messages at once, each acknowledged only after
  * `handle` succeeded. `handle` fails only for what is not the sender's fault (the store is
  * away, say); such a message is not acknowledged and is tried again after a backoff.
+ *
+ * A message `handle` answers with a {@link Hold} stays unacknowledged without taking a slot:
+ * it waits (see {@link holdDelayMs}) and then queues for a slot again like a new message, so
+ * held messages never stall the others.
  *
  * Why retry here and not wait for the broker: MQTT 5 resends an unacknowledged message only
  * when the session resumes after a reconnect, never on the same connection (mosquitto 2.0). A
@@ -46,7 +80,7 @@ export const retrySchedule = (options: WorkerOptions) =>
 export const runWorker = <E, R>(
   name: string,
   messages: Stream.Stream<IncomingMessage>,
-  handle: (message: IncomingMessage) => Effect.Effect<void, E, R>,
+  handle: (message: IncomingMessage) => Effect.Effect<void | Hold, E, R>,
   options: WorkerOptions = {}
 ): Effect.Effect<void, never, R | Scope.Scope> =>
   Effect.gen(function* () {
@@ -56,12 +90,19 @@ export const runWorker = <E, R>(
     // Closing the scope interrupts whatever outlived the grace period.
     const inFlight = yield* FiberSet.make()
     const permits = yield* Effect.makeSemaphore(concurrency)
+    // Set when shutdown begins: a held message then stays unacknowledged instead of starting again.
+    const closing = yield* Ref.make(false)
 
-    const process = (message: IncomingMessage) => {
-      const received = performance.now()
+    // Between taking a permit and forking, an interruption would leak the permit. The forked
+    // handler would inherit the mask, so it is made interruptible again (for the grace limit).
+    const start = (message: IncomingMessage, received: number, holds: number) =>
+      Effect.uninterruptibleMask((restore) =>
+        restore(permits.take(1)).pipe(Effect.zipRight(FiberSet.run(inFlight, Effect.interruptible(process(message, received, holds)))))
+      )
+
+    const process = (message: IncomingMessage, received: number, holds: number): Effect.Effect<void, never, R> => {
       const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
-      const report = (outcome: "ok" | "retry" | "failed") =>
-        Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
+      const report = (outcome: WorkerOutcome) => Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
       return handle(message).pipe(
         Effect.tapError((error) =>
           Effect.logWarning(`${name}: message not processed, trying again`).pipe(
@@ -70,27 +111,39 @@ export const runWorker = <E, R>(
           )
         ),
         Effect.retry(schedule),
-        Effect.zipRight(message.ack),
-        Effect.zipRight(report("ok")),
+        Effect.flatMap((outcome) =>
+          isHold(outcome)
+            ? Effect.as(report("held"), outcome)
+            : message.ack.pipe(Effect.zipRight(report("ok")), Effect.as(undefined))
+        ),
         // A defect is a bug: log it and leave the message unacknowledged for a later session.
-        Effect.catchAllCause((cause) => Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")))),
-        Effect.ensuring(permits.release(1))
+        Effect.catchAllCause((cause) =>
+          Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")), Effect.as(undefined))
+        ),
+        Effect.ensuring(permits.release(1)),
+        // Held: the slot is free again; wait outside it, then queue for one like a new message.
+        Effect.flatMap((held) =>
+          held === undefined
+            ? Effect.void
+            : FiberSet.run(
+                inFlight,
+                Effect.sleep(Duration.millis(holdDelayMs(options, held.retryAfterMs, holds))).pipe(
+                  Effect.zipRight(Ref.get(closing)),
+                  Effect.flatMap((stopping) => (stopping ? Effect.void : start(message, received, holds + 1)))
+                )
+              ).pipe(Effect.asVoid)
+        )
       )
     }
 
     const reader = yield* messages.pipe(
-      // Between taking a permit and forking, an interruption would leak the permit. The forked
-      // handler would inherit the mask, so it is made interruptible again (for the grace limit).
-      Stream.runForEach((message) =>
-        Effect.uninterruptibleMask((restore) =>
-          restore(permits.take(1)).pipe(Effect.zipRight(FiberSet.run(inFlight, Effect.interruptible(process(message)))))
-        )
-      ),
+      Stream.runForEach((message) => start(message, performance.now(), 0)),
       Effect.forkScoped
     )
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
+        yield* Ref.set(closing, true)
         yield* Fiber.interrupt(reader)
         // All permits back means every in-flight message finished.
         // Finalizers run uninterruptibly, and a timeout cannot cut short an uninterruptible wait.

@@ -1,13 +1,21 @@
-import { Effect, Layer } from "effect"
-import { type CloudEvent, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
+import { Effect, Either, Layer } from "effect"
+import { type CloudEvent, type InvalidTopic, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
 import { type CommandEntry, CommandNotSent, StationPort } from "@microdcs/sfc"
 import { stationCommandTopic, type StationTopicConfig } from "./StationTopics.js"
 
 export interface MqttStationOptions {
   /** Prefix, discriminator and station level of the station topics (see `StationTopics.ts`). */
   readonly topics: StationTopicConfig
-  /** This instance's id: station replies come back on `P/replies/{instanceId}`, to this instance only. */
+  /** This instance's id: without a shared group, station replies come back on `P/replies/{instanceId}`, to this instance only. */
   readonly instanceId: string
+  /**
+   * The island's shared-subscription group (as for job control). With it, every instance sends
+   * its commands with the reply topic `P/replies/{group}` and takes its share of the replies
+   * through `$share/{group}/…`, so a reply to a command whose sender is
+   * restarting (or gone) reaches a live instance. Give the connections a session expiry of 0:
+   * while a stopped member's session lasts, the broker keeps handing it a share.
+   */
+  readonly sharedGroup?: string | undefined
   /** Our CloudEvent `source` on commands. */
   readonly source: string
 }
@@ -31,14 +39,22 @@ export const commandEvent = (source: string, command: CommandEntry): CloudEvent 
   })
 
 /**
+ * Where stations send their replies: with a shared group the group's `P/replies/{group}`, which
+ * any instance may answer (replies are routed by correlation id through Valkey), otherwise this
+ * instance's `P/replies/{instanceId}`.
+ */
+export const stationReplyTopic = (options: MqttStationOptions): Either.Either<string, InvalidTopic> =>
+  responseTopic(options.topics, options.sharedGroup ?? options.instanceId)
+
+/**
  * The SFC engine's `StationPort` over MQTT: publishes each push command (QoS 1, done on PUBACK)
- * to `P/S/{scope}[/D]/command` with this instance's response topic. Any failure is a
+ * to `P/S/{scope}[/D]/command` with the {@link stationReplyTopic} as its response topic. Any failure is a
  * `CommandNotSent`, so the outbox entry stays pending and is sent again.
  */
 export const makeMqttStationPort = (options: MqttStationOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
-    const replies = yield* responseTopic(options.topics, options.instanceId)
+    const replies = yield* stationReplyTopic(options)
     const send = (command: CommandEntry) =>
       Effect.gen(function* () {
         const topic = yield* stationCommandTopic(options.topics, command.subject)

@@ -1,9 +1,9 @@
 import { Effect, Either, Layer, Option, Stream } from "effect"
-import { type CloudEvent, type IncomingMessage, MqttConnection, responseTopic, scopeOf } from "@microdcs/cloudevents-mqtt"
+import { type CloudEvent, type IncomingMessage, MqttConnection, scopeOf, sharedFilter } from "@microdcs/cloudevents-mqtt"
 import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc"
 import { Valkey } from "@microdcs/store"
 import { runWorker, type WorkerOptions } from "./MessageWorker.js"
-import { MqttStationPort, type MqttStationOptions } from "./MqttStationPort.js"
+import { MqttStationPort, type MqttStationOptions, stationReplyTopic } from "./MqttStationPort.js"
 import { scopeOfStationTopic, stationEventsFilter } from "./StationTopics.js"
 
 export interface StationIngressOptions extends MqttStationOptions, WorkerOptions {}
@@ -25,13 +25,18 @@ export const stationFailure = (event: CloudEvent): string | undefined => {
 
 /**
  * Feeds station replies and events into the SFC engine (sfc.md §3 Events):
- * - replies on this instance's response topic are routed by their correlation id;
+ * - replies on the reply topic ({@link stationReplyTopic}) are routed by their correlation id;
  * - events on `P/S/+[/D]/events` by the `jobid` extension, else by type to the job that has
  *   waited longest.
  * A message is acknowledged after `SfcEvents.ingest`, which is idempotent through the
  * applied-event record, so a redelivery is harmless. The scope is the subject up to the first
  * `/`; without a subject, the topic's scope level (events) or the job the correlation id names
  * (replies). A message that cannot be ingested as sent is logged and acknowledged.
+ *
+ * Replies and events sent while an instance restarts are not lost: both subscriptions stay in
+ * the MQTT session, so a persistent session (a lone instance) gets them when it is back. With a
+ * shared group (and session expiry 0) the replies go to the group's reply topic, shared by the
+ * live members, and every member gets every event.
  */
 export const runStationIngress = (options: StationIngressOptions) =>
   Effect.gen(function* () {
@@ -92,9 +97,15 @@ export const runStationIngress = (options: StationIngressOptions) =>
         )
       )
 
-    const replyTopic = yield* responseTopic(options.topics, options.instanceId)
-    const replies = yield* mqtt.subscribe(replyTopic, { qos: 1 })
-    const stationEvents = yield* mqtt.subscribe(yield* stationEventsFilter(options.topics), { qos: 1 })
+    const replyTopic = yield* stationReplyTopic(options)
+    const replyFilter = options.sharedGroup === undefined ? replyTopic : yield* sharedFilter(options.sharedGroup, replyTopic)
+    // Kept in the session (no UNSUBSCRIBE at shutdown), as job control's: a graceful restart
+    // would otherwise tell the broker to drop what arrives while this instance is away.
+    const replies = yield* mqtt.subscribe(replyFilter, { qos: 1, keepInSession: true })
+    // Not shared: every instance ingests every event (the applied-event record makes the extra
+    // copies no-ops). A station emits a pull event once; a share handed to a member that then
+    // crashes would be lost with its session, and no resend brings it back.
+    const stationEvents = yield* mqtt.subscribe(yield* stationEventsFilter(options.topics), { qos: 1, keepInSession: true })
     yield* runWorker(
       "station ingress",
       Stream.merge(replies, stationEvents),

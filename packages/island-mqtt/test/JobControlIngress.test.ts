@@ -96,7 +96,7 @@ describe("JobControlIngress", () => {
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 
-  it.live("processes a request delivered twice once, and acknowledges both", () => {
+  it.live("processes a request delivered twice once, answers both with the same reply and acknowledges both", () => {
     const prefix = randomPrefix("im")
     const session = persistentSession()
     return Effect.gen(function* () {
@@ -107,6 +107,10 @@ describe("JobControlIngress", () => {
       yield* mes.send(request, correlationId)
       yield* mes.send(request, correlationId)
       expect((yield* mes.replyTo(correlationId)).data).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
+      // The duplicate is answered too, with the first reply kept with the done mark (island.md §2).
+      const [reply, again] = yield* eventually(Effect.sync(() => (mes.repliesTo(correlationId).length >= 2 ? mes.repliesTo(correlationId) : undefined)))
+      expect(again?.payload).toEqual(reply?.payload)
+      expect(again?.properties.userProperties).toEqual(reply?.properties.userProperties)
       // Closing the island lets both in-flight deliveries finish.
       yield* instance.stop
 
@@ -119,7 +123,7 @@ describe("JobControlIngress", () => {
       const [first] = Chunk.toArray(yield* inbox.pipe(Stream.take(1), Stream.runCollect, Effect.timeout("5 seconds")))
       expect(first && Either.isRight(first.decoded) ? first.decoded.right.id : undefined).toBe(sentinel.id)
 
-      expect(mes.repliesTo(correlationId)).toHaveLength(1)
+      expect(mes.repliesTo(correlationId)).toHaveLength(2)
       expect(yield* storeChanges("jo-dup")).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Fiber, Ref } from "effect"
+import { Deferred, Effect, Fiber, Ref, Schedule, TestServices } from "effect"
 import { expect, layer } from "@effect/vitest"
 import { DedupeStore } from "@microdcs/store"
 import { exactlyOnce } from "@microdcs/job-control"
@@ -27,7 +27,7 @@ layer(world())("exactlyOnce", (it) => {
     })
   )
 
-  it.effect("a duplicate arriving while the first is still processing is skipped", () =>
+  it.effect("a duplicate arriving while the first is still processing is held (not skipped), then a done duplicate", () =>
     Effect.gen(function* () {
       const gate = yield* Deferred.make<void>()
       const started = yield* Deferred.make<void>()
@@ -36,9 +36,63 @@ layer(world())("exactlyOnce", (it) => {
       )
       yield* Deferred.await(started)
       const second = yield* exactlyOnce({ source: "urn:mes", id: "m-2" }, Effect.succeed("second"))
-      expect(second).toEqual({ _tag: "Duplicate", reason: "busy" })
+      // Held with the first claim's remaining lease: the caller must not acknowledge it yet.
+      expect(second._tag).toBe("Held")
+      expect(second._tag === "Held" && second.remainingMs).toBeGreaterThan(0)
+      expect(second._tag === "Held" && second.remainingMs).toBeLessThanOrEqual(5_000)
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(first)).toEqual({ _tag: "Processed", value: "first" })
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-2" }, Effect.succeed("second"))).toEqual({ _tag: "Duplicate", reason: "done" })
+    })
+  )
+
+  it.effect("a holder that crashed between claim and done: the duplicate is held, then processed once the lease ends", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      // The crashed holder: it claimed and will never mark done nor release.
+      yield* dedupe.claim("urn:mes", "m-crash", "dead-holder", 400)
+      const runs = yield* Ref.make(0)
+      const process = Ref.updateAndGet(runs, (n) => n + 1)
+      const held = yield* exactlyOnce({ source: "urn:mes", id: "m-crash" }, process)
+      expect(held._tag).toBe("Held")
+      expect(held._tag === "Held" && held.remainingMs).toBeLessThanOrEqual(400)
+      expect(yield* Ref.get(runs)).toBe(0)
+      // Retried as the lease's remaining time says, until it is no longer held (bounded).
+      const retried = yield* exactlyOnce({ source: "urn:mes", id: "m-crash" }, process).pipe(
+        Effect.flatMap((outcome) => (outcome._tag === "Held" ? Effect.fail("held" as const) : Effect.succeed(outcome))),
+        Effect.retry({ while: (e) => e === "held", schedule: Schedule.spaced("20 millis") }),
+        Effect.timeout("10 seconds"),
+        // The lease runs out in real time.
+        TestServices.provideLive
+      )
+      expect(retried).toEqual({ _tag: "Processed", value: 1 })
+      expect(yield* Ref.get(runs)).toBe(1)
+    })
+  )
+
+  it.effect("the reply is kept with the done mark and a duplicate gets it again", () =>
+    Effect.gen(function* () {
+      const runs = yield* Ref.make(0)
+      const process = Ref.updateAndGet(runs, (n) => n + 1)
+      const options = { source: "urn:mes", id: "m-reply", storedReply: (n: number) => JSON.stringify({ answer: n }) }
+      expect(yield* exactlyOnce(options, process)).toEqual({ _tag: "Processed", value: 1 })
+      const again = yield* exactlyOnce(options, process)
+      expect(again).toEqual({ _tag: "Duplicate", reason: "done", reply: JSON.stringify({ answer: 1 }) })
+      expect(yield* Ref.get(runs)).toBe(1)
+      // Without a kept reply, a duplicate carries none.
+      yield* exactlyOnce({ source: "urn:mes", id: "m-noreply" }, process)
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-noreply" }, process)).toEqual({ _tag: "Duplicate", reason: "done", reply: undefined })
+    })
+  )
+
+  it.effect("a reply the store refuses to keep (over the size limit) still marks the event done", () =>
+    Effect.gen(function* () {
+      const runs = yield* Ref.make(0)
+      const process = Ref.updateAndGet(runs, (n) => n + 1)
+      const huge = () => JSON.stringify("x".repeat(2 * 1024 * 1024))
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-huge", storedReply: huge }, process)).toEqual({ _tag: "Processed", value: 1 })
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-huge", storedReply: huge }, process)).toEqual({ _tag: "Duplicate", reason: "done", reply: undefined })
+      expect(yield* Ref.get(runs)).toBe(1)
     })
   )
 

@@ -2,7 +2,8 @@
   Claims a CloudEvent for processing (data-layer.md §2, seed R-3). One atomic step replaces
   Python's SET NX / GET / three tries: the key cannot expire between the two reads here.
 
-  KEYS[1] ce:dedupe:{hash}   string  "processing:{token}" with the lease TTL, or "done" with the done TTL
+  KEYS[1] ce:dedupe:{hash}   string  "processing:{token}" with the lease TTL, or "done" /
+                                     "done:{reply}" with the done TTL (the reply kept with the mark)
 
   ARGV[1] token of the caller
   ARGV[2] lease in ms (positive integer; validated by the caller)
@@ -10,7 +11,8 @@
   Replies:
     {"claimed", 1}                    the lease was set now
     {"claimed", 0}                    the caller already holds it; nothing is refreshed
-    {"done"}                          the event was processed before
+    {"done", reply}                   the event was processed before; reply is the stored reply
+                                      (false when none was kept)
     {"busy", remainingMs}             another token holds it (PTTL, floored at 0)
     {"wrongtype", key, actualType, expectedType}
 ]]
@@ -25,7 +27,8 @@ if badKey then return { 'wrongtype', badKey, badType, wantType } end
 if redis.call('SET', key, mine, 'NX', 'PX', leaseMs) then return { 'claimed', 1 } end
 
 local stored = redis.call('GET', key)
-if stored == 'done' then return { 'done' } end
+if stored == 'done' then return { 'done', false } end
+if string.sub(stored, 1, 5) == 'done:' then return { 'done', string.sub(stored, 6) } end
 if stored == mine then return { 'claimed', 0 } end
 local remaining = redis.call('PTTL', key)
 if remaining < 0 then remaining = 0 end

@@ -4,7 +4,8 @@ import { defineScript } from "./ScriptDescriptor.js"
 
 export type DedupeClaimReply =
   | { readonly status: "claimed"; readonly alreadyHeld: boolean }
-  | { readonly status: "done" }
+  /** `reply`: the reply kept with the done mark, null when none was kept. */
+  | { readonly status: "done"; readonly reply: string | null }
   | { readonly status: "busy"; readonly remainingMs: number }
   | WrongTypeReply
 
@@ -19,7 +20,7 @@ export const dedupeClaim = defineScript({
       case "claimed":
         return { status, alreadyHeld: asInteger("dedupe-claim", reply[1]) === 0 }
       case "done":
-        return { status }
+        return { status, reply: asOptionalText("dedupe-claim", reply[1] ?? null) }
       case "busy":
         return { status, remainingMs: asInteger("dedupe-claim", reply[1]) }
       case "wrongtype":
@@ -38,7 +39,8 @@ export type DedupeDoneReply =
 export const dedupeDone = defineScript({
   file: "dedupe-done-1.lua",
   keys: ["dedupe"],
-  encodeArgs: (a: { readonly token: string; readonly ttlMs: number }) => [a.token, a.ttlMs],
+  /** `reply`: text kept with the done mark (empty or absent: none). */
+  encodeArgs: (a: { readonly token: string; readonly ttlMs: number; readonly reply?: string | undefined }) => [a.token, a.ttlMs, a.reply ?? ""],
   decodeReply: (raw): DedupeDoneReply => {
     const reply = asArray("dedupe-done", raw)
     const status = asText("dedupe-done", reply[0])

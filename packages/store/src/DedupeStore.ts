@@ -2,6 +2,7 @@ import { Data, Effect } from "effect"
 import { dedupeHash } from "@microdcs/keyschema"
 import { dedupeClaim, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
 import { Busy, type ConnectionError, type InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
+import { validateDocument } from "./Document.js"
 import { validatePositiveMs, validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
@@ -10,14 +11,16 @@ import { Valkey } from "./Valkey.js"
 export type ClaimResult = Data.TaggedEnum<{
   /** The caller holds the lease. `alreadyHeld`: it held it before this call (the lease was not extended). */
   Claimed: { readonly key: string; readonly alreadyHeld: boolean }
-  /** The event was processed; skip it. */
-  Done: { readonly key: string }
+  /** The event was processed; skip it. `reply`: what was kept with the done mark, if anything. */
+  Done: { readonly key: string; readonly reply: string | undefined }
 }>
 export const ClaimResult = Data.taggedEnum<ClaimResult>()
 
 /**
  * CloudEvent deduplication (data-layer.md §5, seed R-3, R-4): `ce:dedupe:{hash}` holds
- * `processing:{token}` while one consumer works on an event, then `done` for the done TTL.
+ * `processing:{token}` while one consumer works on an event, then `done` for the done TTL, or
+ * `done:{reply}` when the caller kept its reply with the mark (island.md §2), so a duplicate
+ * can be answered the same way again.
  */
 export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/DedupeStore", {
   effect: Effect.gen(function* () {
@@ -46,7 +49,7 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
           case "claimed":
             return ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })
           case "done":
-            return ClaimResult.Done({ key })
+            return ClaimResult.Done({ key, reply: reply.reply ?? undefined })
           case "busy":
             return yield* new Busy({ key, remainingMs: reply.remainingMs })
           case "wrongtype":
@@ -54,21 +57,28 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         }
       })
 
-    /** Marks the event processed for `ttlMs`; `LeaseLost` when the caller no longer holds the lease. */
+    /**
+     * Marks the event processed for `ttlMs`, keeping `storedReply` (a JSON text, at most the
+     * document size limit) with the mark for duplicates; `LeaseLost` when the caller no longer
+     * holds the lease.
+     */
     const markDone = (
       source: string,
       id: string,
       token: string,
-      ttlMs: number
+      ttlMs: number,
+      storedReply?: string
     ): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* dedupeKey(source, id)
         yield* validateText("token", token)
         yield* validatePositiveMs("ttlMs", ttlMs)
-        const reply = yield* valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs })
+        if (storedReply !== undefined) yield* validateDocument("reply", storedReply, valkey.maxDocumentBytes)
+        const reply = yield* valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs, reply: storedReply })
         if (reply.status === "wrongtype") return yield* wrongTypeError(reply)
         if (reply.status === "lost") {
-          const now = reply.stored === null ? "the lease expired" : reply.stored === "done" ? "it is already done" : "another token holds it"
+          const done = reply.stored === "done" || reply.stored?.startsWith("done:") === true
+          const now = reply.stored === null ? "the lease expired" : done ? "it is already done" : "another token holds it"
           return yield* new LeaseLost({ key, message: `token ${token} no longer holds ${key}: ${now}` })
         }
       })

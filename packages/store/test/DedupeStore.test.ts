@@ -68,6 +68,42 @@ describe("DedupeStore", () => {
     }).pipe(Effect.provide(layer))
   )
 
+  it.effect("markDone keeps a reply with the done mark, and a later claim returns it", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      const valkey = yield* Valkey
+      const reply = JSON.stringify({ ReturnStatus: 1, JobOrderID: "jo-1" })
+      const { key } = yield* dedupe.claim("src", "ev-reply", "t1", 60_000)
+      yield* dedupe.markDone("src", "ev-reply", "t1", 120_000, reply)
+      expect(yield* valkey.command("get", (c) => c.get(key))).toBe(`done:${reply}`)
+      expect(yield* dedupe.leaseRemaining("src", "ev-reply")).toBeGreaterThan(60_000)
+      // Any later claimer learns it is done and gets the kept reply.
+      expect(yield* dedupe.claim("src", "ev-reply", "t2", 60_000)).toEqual(ClaimResult.Done({ key, reply }))
+      // Still done for release and a late markDone.
+      expect(yield* dedupe.release("src", "ev-reply", "t2")).toBe(false)
+      const late = yield* Effect.flip(dedupe.markDone("src", "ev-reply", "t2", 60_000))
+      expect(late).toMatchObject({ _tag: "LeaseLost", message: expect.stringContaining("already done") })
+      expect(yield* valkey.command("get", (c) => c.get(key))).toBe(`done:${reply}`)
+      // Without a reply the mark is plain `done`, and a claim returns no reply.
+      yield* dedupe.claim("src", "ev-plain", "t1", 60_000)
+      yield* dedupe.markDone("src", "ev-plain", "t1", 60_000)
+      expect(yield* dedupe.claim("src", "ev-plain", "t2", 60_000)).toMatchObject({ _tag: "Done", reply: undefined })
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("a reply that is not JSON, malformed or over the size limit is InvalidInput and changes nothing", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      const valkey = yield* Valkey
+      const { key } = yield* dedupe.claim("src", "ev-badreply", "t1", 60_000)
+      for (const bad of ["", "not json", '"\uD800"', JSON.stringify("x".repeat(valkey.maxDocumentBytes))]) {
+        expect(yield* Effect.flip(dedupe.markDone("src", "ev-badreply", "t1", 60_000, bad))).toMatchObject({ _tag: "InvalidInput", field: "reply" })
+      }
+      // Still claimed by t1, as before.
+      expect(yield* valkey.command("get", (c) => c.get(key))).toBe("processing:t1")
+    }).pipe(Effect.provide(layer))
+  )
+
   it.effect("markDone by a token that does not hold the lease is LeaseLost and writes nothing", () =>
     Effect.gen(function* () {
       const dedupe = yield* DedupeStore

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Either, Stream } from "effect"
+import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { type IncomingMessage, makeCloudEvent, makeErrorReply, makeMqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
+
+/** What the broker refuses or must not send us: strings, topics, oversized packets, floods. */
+
+let broker: MosquittoServer
+beforeAll(async () => {
+  broker = await startMosquitto()
+})
+afterAll(async () => {
+  await broker?.stop()
+})
+
+const connect = (options: Partial<MqttOptions> = {}) =>
+  makeMqttConnection({ url: broker.url, clientIdBase: "limits", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })
+
+const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("10 seconds"))
+
+/** Every status the connection goes through from now on. */
+const statusLog = (statusChanges: Stream.Stream<MqttStatus>) =>
+  Effect.gen(function* () {
+    const seen: Array<MqttStatus> = []
+    yield* statusChanges.pipe(
+      Stream.runForEach((status) => Effect.sync(() => seen.push(status))),
+      Effect.forkScoped
+    )
+    return seen
+  })
+
+const request = (prefix: string, id = "req-1") => ({
+  contentType: "application/json",
+  responseTopic: `${prefix}/replies/mes`,
+  userProperties: { specversion: "1.0", id, source: "urn:mes", type: "t", subject: "line-1" }
+})
+
+describe("MqttConnection limits", () => {
+  it.live("an error reply quoting a control character (an id 'jo-\\tx') is sent escaped, and the connection stays up", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      const island = yield* connect()
+      const mes = yield* connect()
+      const seen = yield* statusLog(island.statusChanges)
+      const requests = yield* island.subscribe(`${prefix}/commands`)
+      const replies = yield* mes.subscribe(`${prefix}/replies/mes`)
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.from('{"JobOrderID":"jo-\\tx"}'), { properties: request(prefix) })
+      const [incoming] = yield* take(requests, 1)
+      const id = (Either.getOrThrow(incoming!.decoded).data as { JobOrderID: string }).JobOrderID
+      expect(id).toBe("jo-\tx")
+      yield* island.reply(incoming!, makeErrorReply({ source: "urn:island", type: "error.v1", kind: "UnknownJobOrder", message: `job order ${id} not found` }))
+      yield* incoming!.ack
+      const [reply] = yield* take(replies, 1)
+      expect(reply?.properties.userProperties?.["mdcserrormessage"]).toBe("job order jo-\\u0009x not found")
+      // One more round trip on the same connection: mosquitto did not drop it.
+      yield* island.publish(`${prefix}/replies/mes`, makeCloudEvent({ source: "urn:island", type: "after.v1" }))
+      const [after] = yield* take(replies, 1)
+      expect(Either.getOrThrow(after!.decoded).type).toBe("after.v1")
+      expect(yield* island.status).toBe("connected")
+      expect(seen).not.toContain("reconnecting")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an event with a control character in an attribute is refused before it is sent", () =>
+    Effect.gen(function* () {
+      const island = yield* connect()
+      const result = yield* Effect.either(island.publish(`${randomPrefix()}/x`, makeCloudEvent({ source: "urn:island", type: "t", extensions: { jobid: "jo-\tx" } })))
+      expect(Either.isLeft(result) && result.left._tag).toBe("EncodeError")
+      const topic = yield* Effect.either(island.publishRaw(`${randomPrefix()}/a\tb`, Buffer.from("x")))
+      expect(Either.isLeft(topic) && topic.left._tag).toBe("InvalidTopic")
+      const property = yield* Effect.either(island.publishRaw(`${randomPrefix()}/x`, Buffer.from("x"), { properties: { userProperties: { id: "jo-\tx" } } }))
+      expect(Either.isLeft(property) && property.left).toMatchObject({ _tag: "MqttPublishError", reason: "rejected" })
+      expect(yield* island.status).toBe("connected")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a reply to a broker topic ($SYS/x) is refused before sending; a publish there fails with the broker's reason code", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      const island = yield* connect()
+      const mes = yield* connect()
+      const requests = yield* island.subscribe(`${prefix}/commands`)
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.alloc(0), { properties: { ...request(prefix), responseTopic: "$SYS/x" } })
+      const [incoming] = yield* take(requests, 1)
+      const replied = yield* Effect.either(island.reply(incoming!, makeCloudEvent({ source: "urn:island", type: "reply.v1" })))
+      expect(Either.isLeft(replied) && replied.left).toMatchObject({ _tag: "InvalidTopic", part: "responseTopic" })
+      // The broker's own answer: PUBACK 135 (not authorized), a refusal, not a timeout.
+      const refused = yield* Effect.either(island.publish("$SYS/x", makeCloudEvent({ source: "urn:island", type: "t" })))
+      expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "MqttPublishError", reason: "rejected", reasonCode: 135 })
+      expect(yield* island.status).toBe("connected")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("the broker drops a message over maxPacketBytes without sending it; smaller ones still arrive", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      const island = yield* connect({ maxPayloadBytes: 1024, maxPacketBytes: 4096 })
+      const mes = yield* connect()
+      const seen = yield* statusLog(island.statusChanges)
+      const requests = yield* island.subscribe(`${prefix}/commands`)
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.alloc(64 * 1024, 0x20), { properties: request(prefix, "huge") })
+      // Over the payload limit but within the packet limit: it arrives and is refused as too-large.
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.alloc(2048, 0x20), { properties: request(prefix, "over") })
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.from("1"), { properties: request(prefix, "small") })
+      const received = yield* take(requests, 2)
+      expect(received.map((m) => m.properties.userProperties?.["id"])).toEqual(["over", "small"])
+      expect(Either.isLeft(received[0]!.decoded) && received[0]!.decoded.left.kind).toBe("too-large")
+      expect(Either.isRight(received[1]!.decoded)).toBe(true)
+      for (const message of received) yield* message.ack
+      expect(seen).not.toContain("reconnecting")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("QoS 0 messages beyond receiveMaximum waiting in a stream are dropped; QoS 1 ones never are", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      const island = yield* connect({ receiveMaximum: 5 })
+      const mes = yield* connect()
+      const requests = yield* island.subscribe(`${prefix}/commands`)
+      const sentinels = yield* island.subscribe(`${prefix}/sentinel`)
+      for (let i = 0; i < 50; i++) yield* mes.publishRaw(`${prefix}/commands`, Buffer.from(String(i)), { qos: 0, properties: request(prefix, `q0-${i}`) })
+      // The broker passes one publisher's messages on in order: once the sentinel is here, the
+      // island has seen every QoS 0 message, while nobody read the commands stream.
+      yield* mes.publishRaw(`${prefix}/sentinel`, Buffer.from("1"), { qos: 1, properties: request(prefix, "sentinel") })
+      yield* take(sentinels, 1)
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.from("1"), { qos: 1, properties: request(prefix, "last") })
+      const ids: Array<unknown> = []
+      yield* requests.pipe(
+        Stream.tap((m) => Effect.sync(() => ids.push(m.properties.userProperties?.["id"]))),
+        Stream.takeUntil((m) => m.properties.userProperties?.["id"] === "last"),
+        Stream.runDrain,
+        Effect.timeout("10 seconds")
+      )
+      expect(ids.at(-1)).toBe("last")
+      expect(ids.length - 1).toBeGreaterThanOrEqual(1)
+      expect(ids.length - 1).toBeLessThanOrEqual(5)
+    }).pipe(Effect.scoped)
+  )
+})
