@@ -48,8 +48,13 @@ export const payloadObject = (data: unknown): Either.Either<Readonly<Record<stri
  * An id that will become (part of) a key: a non-empty string within the key-part rules, so the
  * store can never refuse it half-way through a request.
  */
+// C0 controls, DEL and C1 controls: an id travels in MQTT topics and user properties, where a
+// broker refuses them (mosquitto drops the connection), so such an id is refused at the door.
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/
+
 export const asId = (value: unknown, where: string): Either.Either<string, BadRequest> => {
   if (typeof value !== "string") return malformed(`${where} must be a string`)
+  if (controlCharacter.test(value)) return malformed(`${where} must not contain control characters`)
   const problem = checkKeyPart(where, value)
   return problem ? malformed(problem.message) : Either.right(value)
 }
