@@ -1,5 +1,5 @@
 import { Effect, Either, Layer } from "effect"
-import type { InvalidInput, StateMoved, StoreUnavailable, UnknownOutcome, WrongType } from "@microdcs/store"
+import type { InvalidInput, NoPermission, StateMoved, StoreUnavailable, UnknownOutcome, WrongType } from "@microdcs/store"
 import { type Answer, invalidRequest, toResult } from "./Answer.js"
 import { type Command, parseRequest } from "./Command.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
@@ -10,12 +10,12 @@ import { ERROR_REPLY_TYPE, type HandleResult, type JobControlRequest } from "./R
 import { makeStationConfig } from "./StationConfig.js"
 
 /**
- * What `handle` fails with: the store could not be reached or answered with a corrupted index,
- * or a job order kept moving past the retry budget. None of these is the sender's fault, so
+ * What `handle` fails with: the store could not be reached, refused the configured ACL user, or
+ * answered with a corrupted index, or a job order kept moving past the retry budget. None of these is the sender's fault, so
  * none becomes a reply: the caller leaves the message unprocessed (the dedupe claim is
  * released) and the broker's redelivery tries again.
  */
-export type JobControlFailure = StoreUnavailable | UnknownOutcome | WrongType | StateMoved
+export type JobControlFailure = StoreUnavailable | UnknownOutcome | NoPermission | WrongType | StateMoved
 
 /**
  * The job-control processor (island.md §1): one request in, one reply and the status events

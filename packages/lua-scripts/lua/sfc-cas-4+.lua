@@ -11,7 +11,8 @@
   tail:
     sfc:event:{scope}:{source}|{id}       string only when ARGV[9] = 1: the event this write applies
     sfc:waits:{scope}:{typeId} x ARGV[10] zset   waits sets the job joins (ZADD NX: first start kept)
-    sfc:waits:{scope}:{typeId} x ARGV[11] zset   waits sets the job leaves (ZREM)
+    sfc:waits:{scope}:{typeId} x ARGV[11] zset   waits sets whose wait start moves (ZADD: new start)
+    sfc:waits:{scope}:{typeId} x ARGV[12] zset   waits sets the job leaves (ZREM)
 
   ARGV[1]  expected version: 0 = create only, n > 0 = must equal the stored version
   ARGV[2]  scope (immutable once stored)
@@ -23,9 +24,11 @@
   ARGV[8]  nudge channel ({prefix}:nudge:sfc), published with the scope when entries were appended
   ARGV[9]  "1" = an applied event key is the first tail key, "0" = none
   ARGV[10] number of waits sets joined (J)
-  ARGV[11] number of waits sets left (L)
-  ARGV[12] lifetime of the applied-event key in ms
+  ARGV[11] number of waits sets with a moved wait start (M)
+  ARGV[12] number of waits sets left (L)
+  ARGV[13] lifetime of the applied-event key in ms
   then J wait starts (epoch ms), one per joined waits set, in tail order;
+  then M wait starts, one per moved waits set, in tail order;
   then the entry count E; then per entry its item count n (even, > 0) and n items
   field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
 
@@ -46,34 +49,41 @@ local expected = tonumber(ARGV[1])
 local scope, jobId, op, doc = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local due, active, channel = ARGV[6], ARGV[7] == '1', ARGV[8]
 local hasEvent = ARGV[9] == '1'
-local joinCount, leaveCount = tonumber(ARGV[10]), tonumber(ARGV[11])
-local eventLifetime = ARGV[12]
+local joinCount, moveCount, leaveCount = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+local eventLifetime = ARGV[13]
 
 local function bad(what) return redis.error_reply('sfc-cas: malformed arguments: ' .. what) end
 
-if not expected or not joinCount or not leaveCount or not tonumber(eventLifetime) then return bad('counts') end
+if not expected or not joinCount or not moveCount or not leaveCount or not tonumber(eventLifetime) then return bad('counts') end
 if due ~= '' and not tonumber(due) then return bad('deadline') end
 
--- The tail of KEYS, split as ARGV[9..11] describe it.
+-- The tail of KEYS, split as ARGV[9..12] describe it.
 local nextKey = 5
 local eventKey = false
 if hasEvent then
   eventKey = KEYS[nextKey]
   nextKey = nextKey + 1
 end
-local joinKeys, leaveKeys = {}, {}
+local joinKeys, moveKeys, leaveKeys = {}, {}, {}
 for i = 1, joinCount do joinKeys[i] = KEYS[nextKey + i - 1] end
 nextKey = nextKey + joinCount
+for i = 1, moveCount do moveKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + moveCount
 for i = 1, leaveCount do leaveKeys[i] = KEYS[nextKey + i - 1] end
 nextKey = nextKey + leaveCount
 if nextKey - 1 ~= #KEYS then return bad('KEYS tail does not match the counts') end
 
 -- The variable part of ARGV: wait starts, then the entries.
-local cursor = 13
-local joinSince = {}
+local cursor = 14
+local joinSince, moveSince = {}, {}
 for i = 1, joinCount do
   joinSince[i] = ARGV[cursor]
   if not tonumber(joinSince[i]) then return bad('wait start') end
+  cursor = cursor + 1
+end
+for i = 1, moveCount do
+  moveSince[i] = ARGV[cursor]
+  if not tonumber(moveSince[i]) then return bad('moved wait start') end
   cursor = cursor + 1
 end
 local entryCount = tonumber(ARGV[cursor])
@@ -94,6 +104,7 @@ if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') 
 local typed = { { stateKey, 'hash' }, { workKey, 'stream' }, { dueKey, 'zset' }, { activeKey, 'set' } }
 if eventKey then typed[#typed + 1] = { eventKey, 'string' } end
 for _, k in ipairs(joinKeys) do typed[#typed + 1] = { k, 'zset' } end
+for _, k in ipairs(moveKeys) do typed[#typed + 1] = { k, 'zset' } end
 for _, k in ipairs(leaveKeys) do typed[#typed + 1] = { k, 'zset' } end
 local badKey, badType, wantType = wrongType(typed)
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
@@ -131,6 +142,7 @@ else
   redis.call('SREM', activeKey, jobId)
 end
 for i, k in ipairs(joinKeys) do redis.call('ZADD', k, 'NX', joinSince[i], jobId) end
+for i, k in ipairs(moveKeys) do redis.call('ZADD', k, moveSince[i], jobId) end
 for _, k in ipairs(leaveKeys) do redis.call('ZREM', k, jobId) end
 
 if entryCount > 0 then redis.call('PUBLISH', channel, scope) end

@@ -70,8 +70,9 @@ export interface RepairJobResponseArgs {
 }
 
 export const repairJobResponse = defineScript({
-  file: "repair-jobresponse-6.lua",
-  keys: ["doc", "list", "state", "order", "pointed", "scopes"],
+  file: "repair-jobresponse-7.lua",
+  /** `responses`: the `jobresponse:oforder:{o}` set of the order (the document key when there is none). */
+  keys: ["doc", "list", "state", "order", "pointed", "scopes", "responses"],
   encodeArgs: (a: RepairJobResponseArgs) => [
     a.id, a.version, a.scope, a.state, a.orderId, a.start, a.pointerId, a.score, a.nudgeChannel
   ],

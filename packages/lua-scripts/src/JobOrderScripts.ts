@@ -1,5 +1,7 @@
+import { asArray, asText, UnexpectedReply } from "./Reply.js"
 import { defineScript } from "./ScriptDescriptor.js"
 import { decodeWriteReply } from "./WriteReply.js"
+import { decodeWrongType, type WrongTypeReply } from "./WrongTypeReply.js"
 
 export interface PutJobOrderArgs {
   readonly expectedVersion: number
@@ -39,4 +41,36 @@ export const deleteJobOrder = defineScript({
   keys: ["doc", "list", "scopes", "changes"],
   encodeArgs: (a: DeleteDocumentArgs) => [a.expectedVersion, a.scope, a.id, a.op, a.change, a.nudgeChannel],
   decodeReply: decodeWriteReply("delete-joborder", ["ok", "notfound", "conflict", "retry", "wrongtype"])
+})
+
+export interface ListJobOrdersArgs {
+  readonly offset: number
+  readonly count: number
+}
+
+export type ListJobOrdersReply =
+  | { readonly status: "ok"; readonly items: ReadonlyArray<{ readonly id: string; readonly priority: number }> }
+  | WrongTypeReply
+
+const decodeListJobOrders = (raw: unknown): ListJobOrdersReply => {
+  const script = "list-joborder"
+  const reply = asArray(script, raw)
+  const status = asText(script, reply[0])
+  if (status === "wrongtype") return decodeWrongType(script, reply)
+  if (status !== "ok" || reply.length % 2 !== 1) throw new UnexpectedReply(script, raw)
+  const items: Array<{ id: string; priority: number }> = []
+  for (let i = 1; i < reply.length; i += 2) {
+    const priority = Number(asText(script, reply[i + 1]))
+    if (!Number.isFinite(priority)) throw new UnexpectedReply(script, raw)
+    items.push({ id: asText(script, reply[i]), priority })
+  }
+  return { status, items }
+}
+
+/** Read only: one page of a scope's job orders, highest priority first, ties by id ascending. */
+export const listJobOrders = defineScript({
+  file: "list-joborder-1.lua",
+  keys: ["list"],
+  encodeArgs: (a: ListJobOrdersArgs) => [a.offset, a.count],
+  decodeReply: decodeListJobOrders
 })

@@ -25,10 +25,11 @@ export interface PutJobResponseArgs {
 /**
  * Unused key slots (no new state, no stored state, no stored order) carry the document key:
  * the script decides from the matching ARGV value, which is empty, and never touches the slot.
+ * `newResponses`/`oldResponses` are the `jobresponse:oforder:{o}` sets of the new and stored order.
  */
 export const putJobResponse = defineScript({
-  file: "put-jobresponse-8.lua",
-  keys: ["doc", "list", "newState", "oldState", "newOrder", "oldOrder", "scopes", "changes"],
+  file: "put-jobresponse-10.lua",
+  keys: ["doc", "list", "newState", "oldState", "newOrder", "oldOrder", "scopes", "changes", "newResponses", "oldResponses"],
   encodeArgs: (a: PutJobResponseArgs) => [
     a.expectedVersion, a.scope, a.id, a.state, a.storedState, a.orderId, a.storedOrderId, a.startTime, a.doc, a.op, a.change,
     a.nudgeChannel
@@ -49,8 +50,8 @@ export interface DeleteJobResponseArgs {
 }
 
 export const deleteJobResponse = defineScript({
-  file: "delete-jobresponse-6.lua",
-  keys: ["doc", "list", "state", "order", "scopes", "changes"],
+  file: "delete-jobresponse-7.lua",
+  keys: ["doc", "list", "state", "order", "scopes", "changes", "responses"],
   encodeArgs: (a: DeleteJobResponseArgs) => [a.expectedVersion, a.scope, a.state, a.orderId, a.id, a.op, a.change, a.nudgeChannel],
   decodeReply: decodeWriteReply("delete-jobresponse", ["ok", "notfound", "conflict", "retry", "wrongtype"])
 })

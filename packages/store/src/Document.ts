@@ -1,18 +1,8 @@
 import { randomUUID } from "node:crypto"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import type { KeyPartError } from "@microdcs/keyschema"
 import type { WriteReply } from "@microdcs/lua-scripts"
-import {
-  type ConnectionError,
-  InvalidInput,
-  LimitReached,
-  NotFound,
-  ScopeConflict,
-  type UnknownOutcome,
-  VersionConflict,
-  WrongType
-} from "./Errors.js"
-import type { ValkeyService } from "./Valkey.js"
+import { InvalidInput, LimitReached, NotFound, ScopeConflict, VersionConflict, WrongType } from "./Errors.js"
 
 /** A stored document as every DAO returns it; the codec of `doc` belongs to the caller. */
 export interface StoredDocument {
@@ -122,39 +112,8 @@ export const writeResult = <R extends Exclude<WriteReply, { status: "retry" }>>(
   return Effect.fail(failure) as Effect.Effect<never, WriteFailures[Exclude<R["status"], "ok"> & keyof WriteFailures]>
 }
 
-/**
- * Reads `op` and `v` of a document hash: the unknown-outcome check. `Some(version)` when the
- * document's last write carries `op`, i.e. the write in doubt landed.
- */
-export const operationLanded = (
-  valkey: ValkeyService,
-  key: string,
-  op: string
-): Effect.Effect<Option.Option<number>, ConnectionError> =>
-  valkey
-    .command("operation check", (c) => c.hmget(key, "op", "v"))
-    .pipe(Effect.map(([storedOp, v]) => (storedOp === op && v ? Option.some(Number(v)) : Option.none())))
-
-/**
- * Runs a write whose outcome may be unknown. On `UnknownOutcome` it asks `landed` (the op check,
- * on the same connection, so it is ordered after the write): if the write landed its result
- * stands; if not the write is sent once more. If the check itself fails, the original
- * `UnknownOutcome` is what the caller sees.
- */
-export const resolveUnknownOutcome = <A, E>(
-  write: Effect.Effect<A, E | UnknownOutcome>,
-  landed: Effect.Effect<Option.Option<A>, ConnectionError>
-): Effect.Effect<A, E | UnknownOutcome | ConnectionError> =>
-  write.pipe(
-    Effect.catchIf(
-      (e): e is UnknownOutcome => (e as { _tag?: string })._tag === "UnknownOutcome",
-      (unknown) =>
-        landed.pipe(
-          Effect.orElseFail(() => unknown),
-          Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => write }))
-        )
-    )
-  )
+// The unknown-outcome check lives in OutcomeCheck.ts; these names are part of the public API.
+export { type ChangeRecord, landed, operationLanded, resolveUnknownOutcome, type WriteInDoubt, writeOutcome, type WriteOutcome } from "./OutcomeCheck.js"
 
 /** Parses a document hash as returned by HGETALL; `undefined` when the key does not exist. */
 export const parseDocumentHash = (id: string, hash: Record<string, string>): StoredDocument | undefined => {

@@ -90,7 +90,23 @@ export class UnknownOutcome extends Data.TaggedError("UnknownOutcome")<{
   readonly message: string
 }> {}
 
-export type ConnectionError = StoreUnavailable | UnknownOutcome
+/**
+ * The server's ACL refused the command (`NOPERM`): the configured user may not use this key or
+ * command, typically an ACL user limited to another island's prefix. Nothing was executed.
+ * Fix the user's ACL or the prefix; retrying does not help.
+ */
+export class NoPermission extends Data.TaggedError("NoPermission")<{
+  /** The refused key (the first key of a script call), or "" when the command names none. */
+  readonly key: string
+  /** The Valkey command, e.g. `HGETALL` or `EVALSHA`. */
+  readonly command: string
+  /** What the store was doing (the operation or script name). */
+  readonly operation: string
+  readonly message: string
+}> {}
+
+/** The failures of any call to the server: never sent, sent without reply, or refused by the ACL. */
+export type ConnectionError = StoreUnavailable | UnknownOutcome | NoPermission
 
 /**
  * The event was already applied (to `jobId`) within its lifetime; nothing was written. A

@@ -139,21 +139,24 @@ interface ResponseKeys {
   readonly list: string
   readonly state: string | undefined
   readonly order: string | undefined
+  /** The order's `jobresponse:oforder:{o}` set; set exactly when `order` is. */
+  readonly responses: string | undefined
 }
 
 const judgeJobResponses = (ctx: IndexContext, drafts: ReadonlyArray<ResponseDraft>, keys: ReadonlyArray<ResponseKeys>) =>
   Effect.gen(function* () {
-    // Four reads per response in a fixed layout; a slot that does not apply holds an ECHO.
+    // Five reads per response in a fixed layout; a slot that does not apply holds an ECHO.
     const cells = yield* pipelined(ctx.valkey, "read jobresponse indexes", drafts.flatMap((d, i): Array<PipelinedRead> => {
       const k = keys[i]!
       return [
         (p) => p.zscore(k.list, d.id),
         (p) => (k.state ? p.sismember(k.state, d.id) : p.echo("")),
         (p) => (k.order ? p.get(k.order) : p.echo("")),
-        (p) => (d.start === null ? p.hget(d.key, "doc") : p.echo(""))
+        (p) => (d.start === null ? p.hget(d.key, "doc") : p.echo("")),
+        (p) => (k.responses ? p.zscore(k.responses, d.id) : p.echo(""))
       ]
     }))
-    const pointers = drafts.map((d, i) => (keys[i]!.order ? textCell(cells[i * 4 + 2]) : null))
+    const pointers = drafts.map((d, i) => (keys[i]!.order ? textCell(cells[i * 5 + 2]) : null))
     // The responses other pointers name: do they still carry the order (a later put of theirs won)?
     const others = yield* Effect.forEach(pointers, (ptr, i) =>
       typeof ptr === "string" && ptr !== drafts[i]!.id ? keyOf(ctx, "jobResponse", { id: ptr }) : Effect.succeed(undefined)
@@ -162,7 +165,7 @@ const judgeJobResponses = (ctx: IndexContext, drafts: ReadonlyArray<ResponseDraf
     let o = 0
     const all = drafts.map((draft, i) => {
       const k = keys[i]!
-      const docText = textCell(cells[i * 4 + 3])
+      const docText = textCell(cells[i * 5 + 3])
       const pointer = pointers[i]!
       const read: JobResponseRead = {
         ...draft,
@@ -170,8 +173,10 @@ const judgeJobResponses = (ctx: IndexContext, drafts: ReadonlyArray<ResponseDraf
         pointerId: typeof pointer === "string" ? pointer : ""
       }
       const j = judged(read)
-      judgeListed(j, k.list, "zset", read.score, cells[i * 4])
-      if (k.state) judgeMemberOf(j, k.state, cells[i * 4 + 1])
+      judgeListed(j, k.list, "zset", read.score, cells[i * 5])
+      if (k.state) judgeMemberOf(j, k.state, cells[i * 5 + 1])
+      // Its score is a write time, which no document records: only membership is judged.
+      if (k.responses) judgeListed(j, k.responses, "zset", undefined, cells[i * 5 + 4])
       if (k.order) {
         const otherOrder = others[i] ? textCell(otherCells[o++]) : undefined
         if (pointer === wrongTypeCell) j.suspects.push({ key: k.order, expected: "string" })
@@ -233,7 +238,8 @@ export const inspectDocuments = (
       const list = yield* keyOf(ctx, listFamily[family], { scope })
       const state = family === "jobResponse" && a ? yield* keyOf(ctx, "jobResponseByState", { scope, state: a }) : ""
       const order = family === "jobResponse" && b ? yield* keyOf(ctx, "jobResponseByOrder", { orderId: b }) : ""
-      if (list === undefined || state === undefined || order === undefined) {
+      const responses = family === "jobResponse" && b ? yield* keyOf(ctx, "jobResponseOfOrder", { orderId: b }) : ""
+      if (list === undefined || state === undefined || order === undefined || responses === undefined) {
         findings.push(malformed(entry, `scope '${scope}', state '${a ?? ""}' or order '${b ?? ""}' forms no key`))
         continue
       }
@@ -241,7 +247,7 @@ export const inspectDocuments = (
       else if (family === "workMaster") masters.push([{ ...base, family }, list])
       else {
         drafts.push({ ...base, family, state: a ?? "", orderId: b ?? "", start: c ?? null })
-        responseKeys.push({ list, state: state || undefined, order: order || undefined })
+        responseKeys.push({ list, state: state || undefined, order: order || undefined, responses: responses || undefined })
       }
     }
     findings.push(...(yield* wrongTypedDocuments(ctx, wrongTyped)))

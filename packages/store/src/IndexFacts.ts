@@ -34,7 +34,7 @@ export interface StaleMember extends Located {
   readonly found: string
 }
 
-/** A document lacks an entry it should have (a list member, a by-state member, its by-order pointer). */
+/** A document lacks an entry it should have (a list member, a by-state member, its by-order pointer or response-set member). */
 export interface DocumentMissingFromIndex extends Located {
   readonly kind: "document-missing-from-index"
   /** The document id. */
@@ -119,6 +119,7 @@ export const indexFamilies = {
   jobResponseList: { type: "zset", document: "jobResponse" },
   jobResponseByState: { type: "set", document: "jobResponse" },
   jobResponseByOrder: { type: "string", document: "jobResponse" },
+  jobResponseOfOrder: { type: "zset", document: "jobResponse" },
   workMasterList: { type: "set", document: "workMaster" }
 } as const satisfies Record<string, { type: string; document: DocumentFamily }>
 
@@ -133,7 +134,8 @@ export type MemberIndexFamily = Exclude<IndexFamily, "jobResponseByOrder">
 export interface Membership {
   readonly family: MemberIndexFamily
   readonly key: string
-  readonly scope: string
+  /** `null` for the by-order response sets, which belong to no scope. */
+  readonly scope: string | null
   readonly indexType: "set" | "zset"
   readonly document: DocumentFamily
   /** A retired job order (TTL) leaves its list. */
@@ -143,10 +145,14 @@ export interface Membership {
 }
 
 export const membershipOf = (family: MemberIndexFamily, key: string, parts: Readonly<Record<string, string>>): Membership => {
+  const { type, document } = indexFamilies[family]
+  if (family === "jobResponseOfOrder") {
+    const belongsWhen = [["order", parts["orderId"] ?? ""]] as const
+    return { family, key, scope: null, indexType: type, document, persistentOnly: false, belongsWhen }
+  }
   const scope = parts["scope"] ?? ""
   const belongsWhen: Array<readonly [string, string]> = [["scope", scope]]
   if (family === "jobResponseByState") belongsWhen.push(["state", parts["state"] ?? ""])
-  const { type, document } = indexFamilies[family]
   return { family, key, scope, indexType: type, document, persistentOnly: family === "jobOrderList", belongsWhen }
 }
 

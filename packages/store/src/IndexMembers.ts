@@ -112,7 +112,10 @@ export const inspectIndexKeys = <E, R>(
   onFindings: OnFindings<E, R>
 ): Effect.Effect<void, E | ConnectionError, R> =>
   Effect.gen(function* () {
-    const wanted = entries.filter((e) => e.family === "jobResponseByOrder" || inScope(ctx, e.parts["scope"] ?? null))
+    // A by-order response set belongs to no scope; only an unscoped walk can judge its members.
+    const wanted = entries.filter((e) =>
+      e.family === "jobResponseByOrder" ? true : e.family === "jobResponseOfOrder" ? ctx.scope === undefined : inScope(ctx, e.parts["scope"] ?? null)
+    )
     const types = yield* typesOf(ctx.valkey, wanted.map((e) => e.key))
     const rightType = wanted.filter((e, i) => types[i] === indexFamilies[e.family].type)
     const badTypes = wanted.flatMap((e, i) => (types[i] !== "none" && types[i] !== indexFamilies[e.family].type ? [wrongType(e, types[i]!)] : []))

@@ -81,6 +81,7 @@ const runRepair = (ctx: IndexContext, read: DocumentRead): Effect.Effect<RepairR
           list: yield* storedKey(keyOf(ctx, "jobResponseList", { scope })),
           state: state === "" ? doc : yield* storedKey(keyOf(ctx, "jobResponseByState", { scope, state })),
           order: orderId === "" ? doc : yield* storedKey(keyOf(ctx, "jobResponseByOrder", { orderId })),
+          responses: orderId === "" ? doc : yield* storedKey(keyOf(ctx, "jobResponseOfOrder", { orderId })),
           // The response the pointer names follows from a stored value: passed, and re-checked by the script.
           pointed: pointerId === "" || pointerId === read.id ? doc : (yield* keyOf(ctx, "jobResponse", { id: pointerId })) ?? doc,
           scopes: scopesKey

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
-import { deleteJobOrder, putJobOrder } from "@microdcs/lua-scripts"
+import { deleteJobOrder, listJobOrders, putJobOrder } from "@microdcs/lua-scripts"
 import {
   type ConnectionError,
   type InvalidInput,
@@ -17,6 +17,7 @@ import {
   operationLanded,
   parseDocumentHash,
   resolveUnknownOutcome,
+  writeOutcome,
   type StoredDocument,
   documentProblem,
   expectedVersionProblem,
@@ -26,6 +27,7 @@ import {
   writeResult,
   type Written
 } from "./Document.js"
+import { typedCommand, wrongTypeError } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
 export interface PutJobOrder {
@@ -100,13 +102,16 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
             retainMs: input.retainMs ?? 0
           })
           .pipe(Effect.flatMap((reply) => writeResult(doc, input.expectedVersion, input.scope, reply)))
-        return resolveUnknownOutcome(write, operationLanded(valkey, doc, op)).pipe(Effect.map((version): Written => ({ version, op })))
+        const record = { changes, kind: "joborder", id: input.id }
+        return resolveUnknownOutcome(write, (elapsedMs) =>
+          writeOutcome(valkey, { key: doc, op, expectedVersion: input.expectedVersion, record, elapsedMs })
+        ).pipe(Effect.map((version): Written => ({ version, op })))
       })
 
-    const get = (id: string): Effect.Effect<StoredDocument, NotFound | InvalidInput | ConnectionError> =>
+    const get = (id: string): Effect.Effect<StoredDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* valkey.key("jobOrder", { id })
-        const hash = yield* valkey.command("get joborder", (c) => c.hgetall(key))
+        const hash = yield* typedCommand(valkey, "get joborder", key, "hash", (c) => c.hgetall(key))
         const found = parseDocumentHash(id, hash)
         return found ?? (yield* new NotFound({ key, message: `job order ${id} does not exist` }))
       })
@@ -121,7 +126,7 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
         const op = input.op ?? newOperationId()
         for (let attempt = 1; attempt <= MAX_INDEX_RETRIES; attempt++) {
           // The list key depends on the stored scope: read it, pass it, let the script re-check it.
-          const scope = yield* valkey.command("read joborder scope", (c) => c.hget(doc, "scope"))
+          const scope = yield* typedCommand(valkey, "read joborder scope", doc, "hash", (c) => c.hget(doc, "scope"))
           if (scope === null) return yield* new NotFound({ key: doc, message: `job order ${input.id} does not exist` })
           const list = yield* valkey.key("jobOrderList", { scope })
           const changes = yield* valkey.key("changes", { scope })
@@ -140,25 +145,27 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
         return yield* new StateMoved({ key: doc, attempts: MAX_INDEX_RETRIES })
       })
 
-    /** Job orders of a scope, highest priority first (ties by id), `count` per page from `offset`. */
+    /** Job orders of a scope, highest priority first (ties by id, ascending), `count` per page from `offset`. */
     const list = (
       scope: string,
       page: { readonly offset?: number | undefined; readonly count?: number | undefined } = {}
-    ): Effect.Effect<JobOrderPage, InvalidInput | ConnectionError> =>
+    ): Effect.Effect<JobOrderPage, WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* valkey.key("jobOrderList", { scope })
+        const problem = numberProblem("offset", page.offset ?? 0) ?? numberProblem("count", page.count ?? 100)
+        if (problem) return yield* problem
         const offset = Math.max(0, Math.floor(page.offset ?? 0))
         const count = Math.max(1, Math.floor(page.count ?? 100))
-        const flat = yield* valkey.command("list joborders", (c) => c.zrevrange(key, offset, offset + count, "WITHSCORES"))
-        const items: Array<{ id: string; priority: number }> = []
-        for (let i = 0; i < flat.length; i += 2) items.push({ id: flat[i]!, priority: Number(flat[i + 1]) })
-        const more = items.length > count
-        return { items: more ? items.slice(0, count) : items, next: more ? offset + count : null }
+        // One more than asked tells whether a next page exists.
+        const reply = yield* valkey.script(listJobOrders, { list: key }, { offset, count: count + 1 })
+        if (reply.status === "wrongtype") return yield* wrongTypeError(reply)
+        const more = reply.items.length > count
+        return { items: more ? reply.items.slice(0, count) : reply.items, next: more ? offset + count : null }
       })
 
-    /** The unknown-outcome check: `Some(version)` when the last write of `id` carries `op`. */
-    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, InvalidInput | ConnectionError> =>
-      valkey.key("jobOrder", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op)))
+    /** The unknown-outcome check: `Some(version)` when the write `op` of `id` landed (see {@link operationLanded}). */
+    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =>
+      valkey.key("jobOrder", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op, { kind: "joborder", id })))
 
     return { put, get, delete: remove, list, outcome } as const
   })

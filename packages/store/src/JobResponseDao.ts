@@ -14,6 +14,7 @@ import {
   newOperationId,
   operationLanded,
   resolveUnknownOutcome,
+  writeOutcome,
   type StoredDocument,
   validateDocument,
   validateExpectedVersion,
@@ -22,7 +23,7 @@ import {
   type Written
 } from "./Document.js"
 import { moved, readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
-import { typedCommand, wrongTypeError } from "./TypeGuard.js"
+import { typedCommand, typedPipeline, wrongTypeError } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
 /**
@@ -129,6 +130,7 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
         const list = yield* valkey.key("jobResponseList", { scope: input.scope })
         const newState = yield* stateKeyOrPlaceholder(input.scope, input.state, doc)
         const newOrder = yield* valkey.key("jobResponseByOrder", { orderId: input.orderId })
+        const newResponses = yield* valkey.key("jobResponseOfOrder", { orderId: input.orderId })
         const changes = yield* valkey.key("changes", { scope: input.scope })
         const op = input.op ?? newOperationId()
 
@@ -142,9 +144,10 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
             )
             const oldState = yield* stateKeyOrPlaceholder(input.scope, storedState ?? "", doc)
             const oldOrder = storedOrder ? yield* valkey.key("jobResponseByOrder", { orderId: storedOrder }) : doc
+            const oldResponses = storedOrder ? yield* valkey.key("jobResponseOfOrder", { orderId: storedOrder }) : doc
             const reply = yield* valkey.script(
               putJobResponse,
-              { doc, list, newState, oldState, newOrder, oldOrder, scopes: scopesKey, changes },
+              { doc, list, newState, oldState, newOrder, oldOrder, scopes: scopesKey, changes, newResponses, oldResponses },
               {
                 expectedVersion: input.expectedVersion,
                 scope: input.scope,
@@ -162,7 +165,10 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
             )
             return reply.status === "retry" ? moved : yield* writeResult(doc, input.expectedVersion, input.scope, reply)
           })
-        const version = yield* resolveUnknownOutcome(retryWhileMoved(doc, attempt), operationLanded(valkey, doc, op))
+        const record = { changes, kind: "jobresponse", id: input.id }
+        const version = yield* resolveUnknownOutcome(retryWhileMoved(doc, attempt), (elapsedMs) =>
+          writeOutcome(valkey, { key: doc, op, expectedVersion: input.expectedVersion, record, elapsedMs })
+        )
         return { version, op }
       })
 
@@ -174,19 +180,13 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
       })
 
     /** Fetches the documents of `ids` (a by-state page) in one round trip, in order; missing ones are skipped. */
-    const getMany = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<JobResponseDocument>, InvalidInput | ConnectionError> =>
+    const getMany = (
+      ids: ReadonlyArray<string>
+    ): Effect.Effect<ReadonlyArray<JobResponseDocument>, WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         if (ids.length === 0) return []
         const keys = yield* Effect.forEach(ids, (id) => valkey.key("jobResponse", { id }))
-        const hashes = yield* valkey.command("get jobresponses", async (c) => {
-          const pipeline = c.pipeline()
-          for (const key of keys) pipeline.hgetall(key)
-          const results = (await pipeline.exec()) ?? []
-          return results.map(([error, hash]) => {
-            if (error) throw error
-            return hash as Record<string, string>
-          })
-        })
+        const hashes = yield* typedPipeline<Record<string, string>>(valkey, "get jobresponses", keys, "hash", (p, key) => p.hgetall(key))
         return ids.flatMap((id, i) => parseResponseHash(id, hashes[i] ?? {}) ?? [])
       })
 
@@ -215,6 +215,7 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
                 list: yield* valkey.key("jobResponseList", { scope }),
                 state: yield* stateKeyOrPlaceholder(scope, state, doc),
                 order: orderId === "" ? doc : yield* valkey.key("jobResponseByOrder", { orderId }),
+                responses: orderId === "" ? doc : yield* valkey.key("jobResponseOfOrder", { orderId }),
                 scopes: scopesKey,
                 changes: yield* valkey.key("changes", { scope })
               },
@@ -281,9 +282,9 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
         return { items: more ? items.slice(0, count) : items, next: more ? offset + count : null }
       })
 
-    /** The unknown-outcome check: `Some(version)` when the last write of `id` carries `op`. */
-    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, InvalidInput | ConnectionError> =>
-      valkey.key("jobResponse", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op)))
+    /** The unknown-outcome check: `Some(version)` when the write `op` of `id` landed (see {@link operationLanded}). */
+    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =>
+      valkey.key("jobResponse", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op, { kind: "jobresponse", id })))
 
     return { put, get, getMany, delete: remove, byOrder, byState, list, outcome } as const
   })

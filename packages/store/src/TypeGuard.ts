@@ -1,4 +1,4 @@
-import type { Redis } from "iovalkey"
+import type { ChainableCommander, Redis } from "iovalkey"
 import { Effect } from "effect"
 import type { WrongTypeReply } from "@microdcs/lua-scripts"
 import { type ConnectionError, WrongType } from "./Errors.js"
@@ -28,15 +28,37 @@ export const typedCommand = <A>(
         throw error
       })
     )
-    .pipe(
-      Effect.flatMap((result) =>
-        result === wrongTypeMarker
-          ? valkey
-              .command("type", (c) => c.type(key))
-              .pipe(Effect.flatMap((actual) => Effect.fail(new WrongType({ key, expected, actual }))))
-          : Effect.succeed(result as A)
-      )
-    )
+    .pipe(Effect.flatMap((result) => (result === wrongTypeMarker ? wrongTypeOf(valkey, key, expected) : Effect.succeed(result as A))))
+
+/** The typed error for `key`, with the type it holds now (read only on this rare path). */
+const wrongTypeOf = (valkey: ValkeyService, key: string, expected: string): Effect.Effect<never, WrongType | ConnectionError> =>
+  valkey.command("type", (c) => c.type(key)).pipe(Effect.flatMap((actual) => Effect.fail(new WrongType({ key, expected, actual }))))
+
+/**
+ * {@link typedCommand} for one pipelined command per key (one round trip): a WRONGTYPE reply
+ * on any of them is a typed {@link WrongType} naming that key; the results come in key order.
+ */
+export const typedPipeline = <A>(
+  valkey: ValkeyService,
+  operation: string,
+  keys: ReadonlyArray<string>,
+  expected: string,
+  add: (pipeline: ChainableCommander, key: string) => void
+): Effect.Effect<ReadonlyArray<A>, WrongType | ConnectionError> =>
+  valkey
+    .command(operation, async (c) => {
+      const pipeline = c.pipeline()
+      for (const key of keys) add(pipeline, key)
+      const results = (await pipeline.exec()) ?? []
+      const values: Array<A> = []
+      for (const [i, [error, value]] of results.entries()) {
+        if (isWrongTypeError(error)) return { wrongTypeAt: keys[i]! }
+        if (error) throw error
+        values.push(value as A)
+      }
+      return { values }
+    })
+    .pipe(Effect.flatMap((r) => ("wrongTypeAt" in r ? wrongTypeOf(valkey, r.wrongTypeAt, expected) : Effect.succeed(r.values))))
 
 /** The typed error of a script's `wrongtype` reply. */
 export const wrongTypeError = (reply: WrongTypeReply): WrongType =>

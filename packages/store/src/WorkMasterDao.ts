@@ -15,6 +15,7 @@ import {
   operationLanded,
   parseDocumentHash,
   resolveUnknownOutcome,
+  writeOutcome,
   type StoredDocument,
   validateDocument,
   validateExpectedVersion,
@@ -72,7 +73,10 @@ export class WorkMasterDao extends Effect.Service<WorkMasterDao>()("@microdcs/st
             nudgeChannel
           })
           .pipe(Effect.flatMap((reply) => writeResult(doc, input.expectedVersion, input.scope, reply)))
-        const version = yield* resolveUnknownOutcome(write, operationLanded(valkey, doc, op))
+        const record = { changes, kind: "workmaster", id: input.id }
+        const version = yield* resolveUnknownOutcome(write, (elapsedMs) =>
+          writeOutcome(valkey, { key: doc, op, expectedVersion: input.expectedVersion, record, elapsedMs })
+        )
         return { version, op }
       })
 
@@ -131,9 +135,9 @@ export class WorkMasterDao extends Effect.Service<WorkMasterDao>()("@microdcs/st
         return (yield* typedCommand(valkey, "is workmaster", key, "set", (c) => c.sismember(key, id))) === 1
       })
 
-    /** The unknown-outcome check: `Some(version)` when the last write of `id` carries `op`. */
-    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, InvalidInput | ConnectionError> =>
-      valkey.key("workMaster", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op)))
+    /** The unknown-outcome check: `Some(version)` when the write `op` of `id` landed (see {@link operationLanded}). */
+    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =>
+      valkey.key("workMaster", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op, { kind: "workmaster", id })))
 
     return { put, get, delete: remove, list, isMember, outcome } as const
   })

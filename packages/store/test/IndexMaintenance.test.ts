@@ -147,6 +147,44 @@ describe("IndexMaintenance", () => {
     }).pipe(Effect.provide(island()))
   )
 
+  it.effect("two responses for one order, the newer deleted: the check stays clean; older data is rebuilt (issue 9, item 5)", () =>
+    Effect.gen(function* () {
+      const responses = yield* JobResponseDao
+      const maintenance = yield* IndexMaintenance
+      yield* responses.put({ id: "r-old", scope: "s1", orderId: "o-two", state: "", doc: doc("r-old"), expectedVersion: 0 })
+      yield* responses.put({ id: "r-new", scope: "s1", orderId: "o-two", state: "", doc: doc("r-new"), expectedVersion: 0 })
+      yield* responses.delete({ id: "r-new" })
+      expect((yield* responses.byOrder("o-two")).id).toBe("r-old")
+      expect(yield* maintenance.check()).toEqual([])
+
+      // Responses written before the by-order response sets existed are missing from them; the
+      // rebuild adds them, so a later delete finds the one that remains.
+      yield* responses.put({ id: "r-new", scope: "s1", orderId: "o-two", state: "", doc: doc("r-new"), expectedVersion: 0 })
+      const set = yield* key("jobResponseOfOrder", { orderId: "o-two" })
+      yield* raw((c) => c.del(set))
+      const missing = yield* maintenance.check()
+      expect(missing).toHaveLength(2)
+      expectReports(missing, [
+        { kind: "document-missing-from-index", key: set, member: "r-old" },
+        { kind: "document-missing-from-index", key: set, member: "r-new" }
+      ])
+      // A member whose response is gone or carries another order is stale.
+      yield* raw((c) => c.zadd(set, 5, "r-ghost"))
+      const stale = yield* maintenance.check()
+      expect(stale).toHaveLength(3)
+      expectReports(stale, [
+        { kind: "document-missing-from-index", key: set, member: "r-old" },
+        { kind: "document-missing-from-index", key: set, member: "r-new" },
+        { kind: "index-entry-without-document", key: set, member: "r-ghost", scope: null }
+      ])
+      const summary = yield* maintenance.rebuild()
+      expect(summary).toMatchObject({ repaired: 2, removed: 1, unrepaired: [] })
+      expect(yield* maintenance.check()).toEqual([])
+      yield* responses.delete({ id: "r-new" })
+      expect((yield* responses.byOrder("o-two")).id).toBe("r-old")
+    }).pipe(Effect.provide(island()))
+  )
+
   it.effect("a scoped rebuild touches only its scope", () =>
     Effect.gen(function* () {
       yield* seed

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { JobOrderDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { JobOrderDao, type JobOrderPage, Valkey, ValkeyLayer } from "@microdcs/store"
 
 const prefix = randomPrefix()
 const layer = JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -20,7 +20,9 @@ describe("JobOrderDao", () => {
       const updated = yield* dao.put({ id: "jo-1", scope: "s1", doc: doc("jo-1", { x: 1 }), priority: 5, expectedVersion: 1 })
       expect(updated.version).toBe(2)
       expect(yield* dao.outcome("jo-1", updated.op)).toEqual(Option.some(2))
-      expect(yield* dao.outcome("jo-1", created.op)).toEqual(Option.none())
+      // A write that another write followed still landed: the change stream shows it (issue 9, item 23).
+      expect(yield* dao.outcome("jo-1", created.op)).toEqual(Option.some(1))
+      expect(yield* dao.outcome("jo-1", "never-sent")).toEqual(Option.none())
       const deleted = yield* dao.delete({ id: "jo-1" })
       expect(deleted.version).toBe(2)
       expect((yield* Effect.flip(dao.get("jo-1")))._tag).toBe("NotFound")
@@ -62,6 +64,30 @@ describe("JobOrderDao", () => {
       expect(first.next).toBe(3)
       const second = yield* dao.list("paged", { offset: 3, count: 3 })
       expect(second).toEqual({ items: [{ id: "a", priority: 1 }], next: null })
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("lists ties in priority by id, ascending, across page boundaries (issue 9, item 19)", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      const orders = [["t-c", 5], ["t-a", 5], ["t-e", 1.5], ["t-b", 5], ["t-d", 9], ["t-f", 1.5], ["t-g", -2]] as const
+      for (const [id, priority] of orders) yield* dao.put({ id, scope: "ties", doc: doc(id), priority, expectedVersion: 0 })
+      const expected = ["t-d", "t-a", "t-b", "t-c", "t-e", "t-f", "t-g"]
+      expect((yield* dao.list("ties")).items.map((i) => i.id)).toEqual(expected)
+      // The same order whatever the page size: a page may start or end inside a group of ties.
+      for (const count of [1, 2, 3, 4]) {
+        const ids: Array<string> = []
+        let offset: number | null = 0
+        while (offset !== null) {
+          const page: JobOrderPage = yield* dao.list("ties", { offset, count })
+          ids.push(...page.items.map((i) => i.id))
+          offset = page.next
+        }
+        expect(ids, `pages of ${count}`).toEqual(expected)
+      }
+      expect((yield* dao.list("ties", { offset: 2, count: 2 })).items).toEqual([{ id: "t-b", priority: 5 }, { id: "t-c", priority: 5 }])
+      expect(yield* dao.list("ties", { offset: 7 })).toEqual({ items: [], next: null })
+      expect(yield* Effect.flip(dao.list("ties", { count: Number.NaN }))).toMatchObject({ _tag: "InvalidInput", field: "count" })
     }).pipe(Effect.provide(layer))
   )
 

@@ -59,7 +59,9 @@ describe("JobResponseDao", () => {
       })
       expect(updated.version).toBe(2)
       expect(yield* dao.outcome("jr-1", updated.op)).toEqual(Option.some(2))
-      expect(yield* dao.outcome("jr-1", created.op)).toEqual(Option.none())
+      // A write that another write followed still landed: the change stream shows it (issue 9, item 23).
+      expect(yield* dao.outcome("jr-1", created.op)).toEqual(Option.some(1))
+      expect(yield* dao.outcome("jr-1", "never-sent")).toEqual(Option.none())
       expect((yield* dao.byOrder("jo-1")).version).toBe(2)
       expect((yield* dao.getMany(["jr-1", "missing"])).map((d) => d.id)).toEqual(["jr-1"])
 
@@ -149,6 +151,33 @@ describe("JobResponseDao", () => {
     }).pipe(Effect.provide(layer))
   )
 
+  it.effect("two responses for one order: when the newer lets go of it, the pointer moves to the older (issue 9, item 5)", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobResponseDao
+      const put = (id: string, orderId: string, expectedVersion: number) =>
+        dao.put({ id, scope: "repoint", orderId, state: "", doc: doc(id), expectedVersion })
+      yield* put("older", "o-re", 0)
+      yield* put("newer", "o-re", 0)
+      expect((yield* dao.byOrder("o-re")).id).toBe("newer")
+      // Deleted: the older one is found again.
+      yield* dao.delete({ id: "newer" })
+      expect((yield* dao.byOrder("o-re")).id).toBe("older")
+
+      // Moved to another order: the same. With three, the newest that remains wins.
+      yield* put("newer", "o-re", 0)
+      yield* put("newest", "o-re", 0)
+      yield* put("newest", "o-other", 1)
+      expect((yield* dao.byOrder("o-re")).id).toBe("newer")
+      expect((yield* dao.byOrder("o-other")).id).toBe("newest")
+      yield* dao.delete({ id: "newer" })
+      expect((yield* dao.byOrder("o-re")).id).toBe("older")
+      // The last one gone, the pointer goes too.
+      yield* dao.delete({ id: "older" })
+      expect(yield* pointer("o-re")).toBeNull()
+      expect((yield* Effect.flip(dao.byOrder("o-re")))._tag).toBe("NotFound")
+    }).pipe(Effect.provide(layer))
+  )
+
   it.effect("does not return a stale pointer", () =>
     Effect.gen(function* () {
       const dao = yield* JobResponseDao
@@ -224,7 +253,9 @@ describe("JobResponseDao retry protocol", () => {
         newOrder: yield* valkey.key("jobResponseByOrder", { orderId: "o-rs" }),
         oldOrder: yield* valkey.key("jobResponseByOrder", { orderId: "o-rs" }),
         scopes: yield* valkey.key("scopes", {}),
-        changes: yield* valkey.key("changes", { scope: "retry-script" })
+        changes: yield* valkey.key("changes", { scope: "retry-script" }),
+        newResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" }),
+        oldResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" })
       }
       const args = {
         expectedVersion: -1, scope: "retry-script", id: "rs", state: "B", storedState: "Z", orderId: "o-rs", storedOrderId: "o-rs",

@@ -14,8 +14,10 @@
                                                         when the caller read it (unused when ARGV[7]
                                                         is empty, equals ARGV[1] or forms no key)
   KEYS[6] scopes                                set     gains the scope
+  KEYS[7] jobresponse:oforder:{order}           zset    holds the id (added with score 0, the oldest,
+                                                        when missing; unused when ARGV[5] is empty)
 
-  Unused key slots hold the document key (KEYS[1]), as in put-jobresponse-8.lua.
+  Unused key slots hold the document key (KEYS[1]), as in put-jobresponse-10.lua.
 
   ARGV[1] id
   ARGV[2] version (v) the caller read
@@ -37,12 +39,16 @@
 -- @include lib/check-types.lua
 
 local docKey, listKey, stateKey, orderKey, pointedKey, scopesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local responsesKey = KEYS[7]
 local id, version, scope, state, order, start = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local pointer, score, channel = ARGV[7], ARGV[8], ARGV[9]
 
 local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' } }
 if state ~= '' then table.insert(checks, { stateKey, 'set' }) end
-if order ~= '' then table.insert(checks, { orderKey, 'string' }) end
+if order ~= '' then
+  table.insert(checks, { orderKey, 'string' })
+  table.insert(checks, { responsesKey, 'zset' })
+end
 local badKey, badType, wantType = wrongType(checks)
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
@@ -66,6 +72,8 @@ elseif not listed or tonumber(listed) ~= tonumber(score) then
   fixes = fixes + 1
 end
 if state ~= '' then fixes = fixes + redis.call('SADD', stateKey, id) end
+-- A response written before the set existed has no write time: it ranks as the oldest.
+if order ~= '' then fixes = fixes + redis.call('ZADD', responsesKey, 'NX', 0, id) end
 if order ~= '' and pointer ~= id then
   -- Another response that still carries this order keeps the pointer (the later put won);
   -- a pointer to anything else (no document, another order, not a hash) is taken over.

@@ -10,6 +10,10 @@
   KEYS[6] jobresponse:byorder:{oldOrderId}          string deleted if it still names the id (unused when ARGV[7] is empty)
   KEYS[7] scopes                                    set    every scope with a document
   KEYS[8] changes:{scope}                           stream change entries, MAXLEN ~ 5000
+  KEYS[9] jobresponse:oforder:{newOrderId}          zset   gains the id, scored by this write (server µs)
+  KEYS[10] jobresponse:oforder:{oldOrderId}         zset   loses the id when the order changes; the old
+                                                           pointer, if it names the id, moves to the newest
+                                                           response left there (unused when ARGV[7] is empty)
 
   Unused key slots: a slot whose value (ARGV[4], ARGV[5] or ARGV[7]) is empty names no index key.
   The caller passes the document key (KEYS[1]) there, so every slot still holds a key this
@@ -39,17 +43,23 @@
 -- @include lib/check-types.lua
 -- @include lib/check-version.lua
 -- @include lib/append-change.lua
+-- @include lib/release-order.lua
 
 local docKey, listKey, newStateKey, oldStateKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local newOrderKey, oldOrderKey, scopesKey, changesKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local newResponsesKey, oldResponsesKey = KEYS[9], KEYS[10]
 local expected = tonumber(ARGV[1])
 local scope, id, newState, oldState, newOrder, oldOrder = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local startTime, doc, op, change, channel = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 
-local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { newOrderKey, 'string' }, { scopesKey, 'set' }, { changesKey, 'stream' } }
+local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { newOrderKey, 'string' }, { scopesKey, 'set' }, { changesKey, 'stream' },
+  { newResponsesKey, 'zset' } }
 if newState ~= '' then table.insert(checks, { newStateKey, 'set' }) end
 if oldState ~= '' then table.insert(checks, { oldStateKey, 'set' }) end
-if oldOrder ~= '' then table.insert(checks, { oldOrderKey, 'string' }) end
+if oldOrder ~= '' then
+  table.insert(checks, { oldOrderKey, 'string' })
+  table.insert(checks, { oldResponsesKey, 'zset' })
+end
 local badKey, badType, wantType = wrongType(checks)
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
@@ -69,10 +79,9 @@ redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'state', newS
 redis.call('ZADD', listKey, startTime, id)
 if oldState ~= '' and oldState ~= newState then redis.call('SREM', oldStateKey, id) end
 if newState ~= '' then redis.call('SADD', newStateKey, id) end
--- Another response may have claimed the old order since; its pointer is not ours to remove.
-if oldOrder ~= '' and oldOrder ~= newOrder and redis.call('GET', oldOrderKey) == id then
-  redis.call('DEL', oldOrderKey)
-end
+-- Another response may have claimed the old order since; its pointer is not ours to move.
+if oldOrder ~= '' and oldOrder ~= newOrder then releaseOrder(oldOrderKey, oldResponsesKey, id) end
+redis.call('ZADD', newResponsesKey, orderClock(), id)
 redis.call('SET', newOrderKey, id)
 redis.call('SADD', scopesKey, scope)
 appendChange(changesKey, channel, scope, 'jobresponse', id, change, version, op)
