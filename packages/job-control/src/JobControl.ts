@@ -7,6 +7,7 @@ import { makeJobOrderMethods } from "./JobOrderMethods.js"
 import { BadRequest } from "./Payload.js"
 import { makeQueries } from "./Queries.js"
 import { ERROR_REPLY_TYPE, type HandleResult, type JobControlRequest } from "./Request.js"
+import { requestOperationId } from "./RequestOperation.js"
 import { makeStationConfig } from "./StationConfig.js"
 
 /**
@@ -28,12 +29,12 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
     const queries = yield* makeQueries
     const config = yield* makeStationConfig
 
-    const run = (command: Command): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
+    const run = (command: Command, op: string): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
       switch (command._tag) {
         case "JobOrderMethod":
-          return methods.jobOrderMethod(command)
+          return methods.jobOrderMethod(command, op)
         case "StateMethod":
-          return methods.stateMethod(command)
+          return methods.stateMethod(command, op)
         case "ResponseByOrder":
           return queries.responseByOrder(command)
         case "ResponsesByState":
@@ -57,7 +58,7 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
       return Either.match(parsed.command, {
         onLeft: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
         onRight: (command) =>
-          run(command).pipe(
+          run(command, requestOperationId(request)).pipe(
             // Stores validate before they write, so a refused value has written nothing.
             Effect.catchTag("InvalidInput", (e) =>
               Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import {
   decodeJobOrderRecord,
   encodeJobOrderRecord,
@@ -30,6 +30,8 @@ interface Move {
   readonly comment: string | undefined
   /** Update only: the replacement document and its references, checked before the put. */
   readonly update?: { readonly jobOrder: JobOrder; readonly references: JobOrderReferences }
+  /** The write's operation id, derived from the request, so a redelivery can find its own write. */
+  readonly op: string | undefined
 }
 
 const limitMessage = (scope: string, e: LimitReached) =>
@@ -55,19 +57,33 @@ export const makeJobOrderMethods = Effect.gen(function* () {
   const moved = (method: Method, scope: string, id: string, state: JobState, version: number): Answer =>
     succeeded({ JobOrderID: id }, [{ jobOrderId: id, scope, state: normalizedName(state), version, method }])
 
+  /**
+   * A request processed again after its holder crashed between its write and its done mark: the
+   * write carries the request's op id, so the first answer is given again instead of a refusal
+   * ("already exists", "not allowed in this state") of the request's own effect. Asked only on
+   * a refusal path, so the hot path pays nothing.
+   */
+  const ownEarlierWrite = (id: string, op: string | undefined) =>
+    op === undefined
+      ? Effect.succeed(Option.none<number>())
+      : jobOrders.outcome(id, op).pipe(Effect.catchTag("InvalidInput", () => Effect.succeed(Option.none<number>())))
+
   /** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
-  const store = (command: JobOrderCommand) =>
+  const store = (command: JobOrderCommand, op: string | undefined) =>
     Effect.gen(function* () {
       const { jobOrder, scope, method } = command
       const id = jobOrder.JobOrderID
       const alreadyExists = () => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
       const exists = yield* jobOrders.get(id).pipe(Effect.as(true), Effect.catchTag("NotFound", () => Effect.succeed(false)))
-      if (exists) return alreadyExists()
+      // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
+      const target = yield* Either.match(transition(JobStates.InitialState, method), { onLeft: Effect.die, onRight: Effect.succeed })
+      if (exists) {
+        const landed = yield* ownEarlierWrite(id, op)
+        return Option.isSome(landed) ? moved(method, scope, id, target, landed.value) : alreadyExists()
+      }
       const missing = yield* acceptance.missingReferences(scope, command.references)
       if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
       const limit = yield* acceptance.limitOf(scope)
-      // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
-      const target = yield* Either.match(transition(JobStates.InitialState, method), { onLeft: Effect.die, onRight: Effect.succeed })
       return yield* jobOrders
         .put({
           id,
@@ -76,7 +92,8 @@ export const makeJobOrderMethods = Effect.gen(function* () {
           priority: priorityOf(jobOrder),
           expectedVersion: 0,
           change: method,
-          limit
+          limit,
+          op
         })
         .pipe(
           Effect.map(({ version }) => moved(method, scope, id, target, version)),
@@ -103,6 +120,8 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       const stored = current.decoded.right
       const next = transition(stored.state, method)
       if (Either.isLeft(next)) {
+        const landed = yield* ownEarlierWrite(id, move.op)
+        if (Option.isSome(landed)) return succeeded({ JobOrderID: id }, [])
         return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "InvalidJobOrderStatus", `job order ${id}: ${next.left.message}`, { JobOrderID: id })
       }
       if (move.update && !references.checked) {
@@ -119,6 +138,7 @@ export const makeJobOrderMethods = Effect.gen(function* () {
           priority: priorityOf(jobOrder),
           expectedVersion: current.version,
           change: method,
+          op: move.op,
           // Counted only when the id is not listed yet, so a listed job never counts itself twice.
           limit,
           ...(retiresJob(method) ? { retainMs: options.retentionMs } : {})
@@ -146,19 +166,20 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       return yield* new StateMoved({ key, attempts: options.maxAttempts })
     })
 
-  const jobOrderMethod = (command: JobOrderCommand) =>
+  const jobOrderMethod = (command: JobOrderCommand, op?: string) =>
     command.method === "Update"
       ? apply({
           method: "Update",
           scope: command.scope,
           jobOrderId: command.jobOrder.JobOrderID,
           comment: command.comment,
-          update: { jobOrder: command.jobOrder, references: command.references }
+          update: { jobOrder: command.jobOrder, references: command.references },
+          op
         })
-      : store(command)
+      : store(command, op)
 
-  const stateMethod = (command: StateCommand) =>
-    apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment })
+  const stateMethod = (command: StateCommand, op?: string) =>
+    apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op })
 
   return { jobOrderMethod, stateMethod } as const
 })
