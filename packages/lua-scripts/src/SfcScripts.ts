@@ -20,6 +20,12 @@ export interface SfcCompareAndSetArgs {
   readonly event: { readonly key: string; readonly lifetimeMs: number } | null
   /** Waits sets the job joins, each with its wait start (kept if the job is already in it). */
   readonly waitsJoin: ReadonlyArray<{ readonly key: string; readonly since: number }>
+  /**
+   * Waits sets the job stays in with a new wait start (its earlier wait for the type ended and a
+   * later one is open): the start is replaced, so the job queues behind jobs that waited longer.
+   * Default none.
+   */
+  readonly waitsMove?: ReadonlyArray<{ readonly key: string; readonly since: number }> | undefined
   /** Waits sets the job leaves. */
   readonly waitsLeave: ReadonlyArray<string>
   /** Work and outbox entries appended to `sfc:work:{scope}`, in order. */
@@ -47,7 +53,8 @@ const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
 /**
  * The one write of SFC execution state (data-layer.md §6): compare the version, store the state,
  * append entries, maintain due, active and waits, record the applied event, nudge. KEYS are the
- * four named keys, then the tail: the event key (if any), the joined and the left waits sets.
+ * four named keys, then the tail: the event key (if any), the joined, the moved and the left
+ * waits sets.
  */
 export const sfcCompareAndSet = defineScript({
   file: "sfc-cas-4+.lua",
@@ -55,6 +62,7 @@ export const sfcCompareAndSet = defineScript({
   tailKeys: (a: SfcCompareAndSetArgs) => [
     ...(a.event ? [a.event.key] : []),
     ...a.waitsJoin.map((w) => w.key),
+    ...(a.waitsMove ?? []).map((w) => w.key),
     ...a.waitsLeave
   ],
   encodeArgs: (a: SfcCompareAndSetArgs) => [
@@ -68,9 +76,11 @@ export const sfcCompareAndSet = defineScript({
     a.nudgeChannel,
     a.event ? "1" : "0",
     a.waitsJoin.length,
+    (a.waitsMove ?? []).length,
     a.waitsLeave.length,
     a.event ? a.event.lifetimeMs : 0,
     ...a.waitsJoin.map((w) => w.since),
+    ...(a.waitsMove ?? []).map((w) => w.since),
     a.entries.length,
     ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()])
   ],

@@ -12,6 +12,7 @@ const args = {
   nudgeChannel: "p:nudge:sfc",
   event: { key: "p:sfc:event:s:src|1", lifetimeMs: 3_600_000 },
   waitsJoin: [{ key: "p:sfc:waits:s:a", since: 10 }, { key: "p:sfc:waits:s:b", since: 11 }],
+  waitsMove: [{ key: "p:sfc:waits:s:d", since: 12 }],
   waitsLeave: ["p:sfc:waits:s:c"],
   entries: [[["type", "command"], ["id", "x"]], [["type", "start"]]] as const
 }
@@ -21,7 +22,7 @@ describe("sfc scripts", () => {
     expect(sfcCompareAndSet.numberOfKeys).toBe(4)
     expect(sfcCompareAndSet.name).toBe("sfc-cas")
     const keys = scriptKeys(sfcCompareAndSet, { state: "st", work: "wk", due: "du", active: "ac" }, args)
-    expect(keys).toEqual(["st", "wk", "du", "ac", args.event.key, "p:sfc:waits:s:a", "p:sfc:waits:s:b", "p:sfc:waits:s:c"])
+    expect(keys).toEqual(["st", "wk", "du", "ac", args.event.key, "p:sfc:waits:s:a", "p:sfc:waits:s:b", "p:sfc:waits:s:d", "p:sfc:waits:s:c"])
     expect(scriptKeys(sfcDelete, { state: "st", due: "du", active: "ac" }, { expectedVersion: -1, scope: "s", jobId: "j", waits: ["w"] })).toEqual(
       ["st", "du", "ac", "w"]
     )
@@ -29,8 +30,8 @@ describe("sfc scripts", () => {
 
   it("encode the counts and flat field/value entries the script header describes", () => {
     expect(sfcCompareAndSet.encodeArgs(args)).toEqual([
-      2, "s", "j", "op-1", "{}", "", "1", "p:nudge:sfc", "1", 2, 1, 3_600_000,
-      10, 11,
+      2, "s", "j", "op-1", "{}", "", "1", "p:nudge:sfc", "1", 2, 1, 1, 3_600_000,
+      10, 11, 12,
       2, 4, "type", "command", "id", "x", 2, "type", "start"
     ])
   })

@@ -115,6 +115,8 @@ export type Op =
   | { readonly kind: "stray"; readonly pick: number; readonly dt: number }
   | { readonly kind: "tick"; readonly dt: number; readonly toDue: boolean }
   | { readonly kind: "outage"; readonly length: number }
+  /** The outbox handler holds back the latest send of an open command (it found the job paused). */
+  | { readonly kind: "hold"; readonly pick: number; readonly dt: number }
   | { readonly kind: "pause" | "resume" | "stop" | "abort"; readonly dt: number }
 
 const dt = fc.integer({ min: 0, max: 8_000 })
@@ -125,6 +127,7 @@ export const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: fc.constant("tick" as const), dt, toDue: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("outage" as const), length: fc.integer({ min: 0, max: 20_000 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("pause" as const), dt }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("hold" as const), pick: fc.nat(), dt }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("resume" as const), dt }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom("stop" as const, "abort" as const), dt }) }
 )

@@ -46,6 +46,19 @@ const resolve = (o: Op, state: ExecutionState, due: number | null, pastIds: Read
       const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
       return { type: "event", ...(run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }), data: o.data }
     }
+    case "hold": {
+      const open = state.actions.filter((r) => r.state === "dispatched")
+      const run = open[o.pick % Math.max(1, open.length)]
+      if (!run) return { type: "tick" }
+      const action = state.recipe.Actions.find((a) => a.Name === run.action)!
+      return {
+        type: "hold",
+        command: {
+          type: "command", jobId: JOB, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
+          parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: SCOPE, attempt: run.attempts
+        }
+      }
+    }
     case "stray": {
       const id = pastIds[o.pick % Math.max(1, pastIds.length)]
       return o.pick % 3 === 0 || id === undefined ? { type: "event", eventType: "t.unknown", data: {} } : { type: "event", correlationId: id, data: {} }
@@ -57,7 +70,7 @@ const resolve = (o: Op, state: ExecutionState, due: number | null, pastIds: Read
 
 /** Everything the invariants remember across one sequence. */
 class Observer {
-  readonly waits = new Set<string>()
+  readonly waits = new Map<string, number>() // type → wait start, as the waits sets hold it
   readonly idOf = new Map<string, string>() // "action#visit" → correlation id
   readonly keyOf = new Map<string, string>() // correlation id → "action#visit"
   readonly sends = new Map<string, number>() // correlation id → sends so far
@@ -97,18 +110,32 @@ class Observer {
       expect(deadlines).toEqual([])
     }
     if (terminal) expect([state.active, state.actions, state.branches]).toEqual([[], [], []])
+    // Only a paused job holds commands back, each send at most once.
+    if (state.heldCommands !== undefined) {
+      expect(state.status).toBe("paused")
+      expect(new Set(state.heldCommands.map((c) => `${c.correlationId}.${c.attempt}`)).size).toBe(state.heldCommands.length)
+    }
 
-    // Waits: the runtime's set, kept by the deltas, is the set of types waiting actions have.
+    // Waits: the runtime's sets, kept by the deltas, hold each type waiting actions have, with
+    // the start of its longest open wait (the order in which waiting jobs get events).
     for (const w of out.waitsAdd) {
       expect(this.waits.has(w.typeId)).toBe(false)
-      this.waits.add(w.typeId)
+      this.waits.set(w.typeId, w.since)
+    }
+    for (const w of out.waitsMove) {
+      expect(this.waits.has(w.typeId)).toBe(true)
+      this.waits.set(w.typeId, w.since)
     }
     for (const t of out.waitsRemove) {
       expect(this.waits.has(t)).toBe(true)
       this.waits.delete(t)
     }
-    const waiting = new Set(state.actions.filter((r) => r.state === "waiting").map((r) => this.typeOf(r.action)))
-    expect([...this.waits].sort()).toEqual([...(terminal ? [] : waiting)].sort())
+    const waiting = new Map<string, number>()
+    for (const r of terminal ? [] : state.actions.filter((r) => r.state === "waiting")) {
+      const typeId = this.typeOf(r.action)
+      waiting.set(typeId, Math.min(waiting.get(typeId) ?? Infinity, r.waitSince!))
+    }
+    expect([...this.waits].sort()).toEqual([...waiting].sort())
 
     this.checkOutbox(before, input, out)
     if (before && input) this.checkClock(before, input, state, now)
@@ -143,9 +170,14 @@ class Observer {
     const end = finished && state.status === "completed" ? ["Complete"] : finished && state.status === "failed" ? ["Abort"] : []
     expect(triggers).toEqual([...(before === undefined ? ["Run"] : []), ...end])
 
-    const commands = entriesOf(out, "command")
+    const all = entriesOf(out, "command")
     const quiet = before?.status === "paused" && input?.type !== "resume"
-    if (quiet || input?.type === "stop" || input?.type === "abort") expect(commands).toEqual([])
+    if (quiet || input?.type === "stop" || input?.type === "abort" || input?.type === "hold") expect(all).toEqual([])
+    // Resume sends what the pause held back again, exactly as it was (not a new send).
+    const held = input?.type === "resume" ? (before?.heldCommands ?? []) : []
+    const resent = all.filter((c) => held.some((h) => h.correlationId === c.correlationId && h.attempt === c.attempt))
+    for (const c of resent) expect(held).toContainEqual(c)
+    const commands = all.filter((c) => !resent.includes(c))
     for (const c of commands) {
       const action = this.recipe.Actions.find((a) => a.Name === c.action)!
       // No call enters a step twice, so the step's visit after the call is the command's visit.

@@ -86,6 +86,17 @@ describe("engine actions", () => {
     expect(job.state.status).toBe("completed")
   })
 
+  it("a wait for a type that ends and restarts in one write moves the job's wait start to the new wait", () => {
+    const recipe = linear(["First", "Second"], [pull("first", "First", { TypeId: "t.same" }), pull("second", "Second", { TypeId: "t.same" })])
+    const job = new Job(recipe)
+    expect(job.last).toMatchObject({ waitsAdd: [{ typeId: "t.same", since: T0 }], waitsMove: [] })
+    const out = job.apply({ type: "event", eventType: "t.same", data: {} }, T0 + 50)
+    // Still waiting for the type, but since now: jobs that waited since before now come first.
+    expect(out).toMatchObject({ waitsAdd: [], waitsMove: [{ typeId: "t.same", since: T0 + 50 }], waitsRemove: [] })
+    const done = job.apply({ type: "event", eventType: "t.same", data: {} }, T0 + 60)
+    expect(done).toMatchObject({ waitsAdd: [], waitsMove: [], waitsRemove: ["t.same"] })
+  })
+
   it("dispatches pulses on entry without waiting for them, and has no deadline for them", () => {
     const recipe = linear(["Signal", "Work", "End"], [
       push("lamp", "Signal", { Qualifier: "P" }),

@@ -115,6 +115,40 @@ describe("pause and resume", () => {
     expect(job.apply({ type: "tick" }, T0 + 20 * S).outbox).toMatchObject([{ type: "command", attempt: 2 }])
   })
 
+  it("sends on resume exactly the commands a pause held back, with their correlation id and attempt", () => {
+    const job = new Job(linear(["Work"], [push("held", "Work"), push("sent", "Work"), push("lamp", "Work", { Qualifier: "P" })]))
+    const [held, sent, lamp] = entriesOf(job.last, "command")
+    job.apply({ type: "pause" }, T0 + S)
+    // The handler holds back what it did not send; "sent" went out before the pause.
+    expect(job.apply({ type: "hold", command: held! }, T0 + S)).toMatchObject({ changed: true, outbox: [] })
+    expect(job.apply({ type: "hold", command: lamp! }, T0 + S).changed).toBe(true)
+    // A redelivered entry is held once.
+    expect(job.apply({ type: "hold", command: held! }, T0 + S)).toMatchObject({ changed: false, note: expect.stringContaining("already held") })
+    expect(job.state.heldCommands).toEqual([held, lamp])
+
+    const resumed = job.apply({ type: "resume" }, T0 + 5 * S)
+    expect(entriesOf(resumed, "command")).toEqual([held, lamp])
+    expect(entriesOf(resumed, "command").map((c) => c.correlationId)).not.toContain(sent!.correlationId)
+    expect(job.state.heldCommands).toBeUndefined()
+    // Nothing is held for a later resume, and a second resume sends nothing.
+    job.apply({ type: "pause" }, T0 + 6 * S)
+    expect(job.apply({ type: "resume" }, T0 + 7 * S).outbox).toEqual([])
+  })
+
+  it("holds back nothing for a running job, a stale attempt or another job; a stop forgets what was held", () => {
+    const job = new Job(recipe)
+    const first = entriesOf(job.last, "command")[0]!
+    expect(job.apply({ type: "hold", command: first }, T0 + S)).toMatchObject({ changed: false, note: expect.stringContaining("not paused") })
+    job.apply({ type: "tick" }, T0 + 10 * S) // attempt 2 goes out
+    job.apply({ type: "pause" }, T0 + 11 * S)
+    expect(job.apply({ type: "hold", command: first }, T0 + 11 * S)).toMatchObject({ changed: false, note: expect.stringContaining("no action waits") })
+    expect(job.apply({ type: "hold", command: { ...first, attempt: 2, jobId: "other" } }, T0 + 11 * S).changed).toBe(false)
+    expect(job.apply({ type: "hold", command: { ...first, attempt: 2 } }, T0 + 11 * S).changed).toBe(true)
+    const stopped = job.apply({ type: "stop" }, T0 + 12 * S)
+    expect(entriesOf(stopped, "command")).toEqual([])
+    expect(job.state.heldCommands).toBeUndefined()
+  })
+
   it("fails the job when an event with an error arrives while paused", () => {
     const job = new Job(recipe)
     job.apply({ type: "pause" }, T0 + S)

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { JobStates, type Trigger } from "@microdcs/job-state"
-import { SfcStateDao } from "@microdcs/store"
-import { Executions, JobOrderTransitions, validateRecipe } from "@microdcs/sfc"
+import { SfcStateDao, Valkey } from "@microdcs/store"
+import { correlationIdOf, defaultEngineOptions, Executions, JobOrderTransitions, validateRecipe } from "@microdcs/sfc"
 import { randomPrefix } from "@microdcs/test-utils"
 import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
 import {
@@ -34,6 +34,20 @@ const mes = (jobId: string, method: Trigger) =>
 const decodedRecipe = (json: object) => Either.getOrThrow(validateRecipe(json))
 
 const commandsOf = (log: { readonly commands: ReadonlyArray<{ readonly action: string }> }) => log.commands.map((c) => c.action)
+
+/** True once the engine's group on `sfc:work:{scope}` has taken and acknowledged every entry. */
+const workHandled = (scope: string) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const key = yield* valkey.key("sfcWork", { scope })
+    return yield* valkey.command("work handled", async (c) => {
+      const last = ((await c.xrevrange(key, "+", "-", "COUNT", 1)) as Array<[string, Array<string>]>)[0]?.[0]
+      const groups = (await c.xinfo("GROUPS", key)) as Array<Array<unknown>>
+      const info = groups.map((flat) => Object.fromEntries(Array.from({ length: flat.length / 2 }, (_, i) => [String(flat[2 * i]), flat[2 * i + 1]])))
+      const group = info.find((g) => g["name"] === defaultEngineOptions.workGroup)
+      return group !== undefined && Number(group["pending"]) === 0 && group["last-delivered-id"] === last ? true : undefined
+    })
+  })
 
 describe("SFC runtime: MES commands", () => {
   it.live("Pause freezes the open deadline (no resend while paused); Resume continues from the time left", () => {
@@ -73,6 +87,54 @@ describe("SFC runtime: MES commands", () => {
       expect(new Set(world.station.commands.slice(0, 2).map((c) => c.correlationId)).size).toBe(1)
       yield* untilJobOrderIs("jo-pause", "Ended_Completed")
     }).pipe(Effect.provide(world.layer))
+  })
+
+  it.live("a command held back by Pause between step entry and send goes out on Resume, once, as attempt 1", () => {
+    const prefix = randomPrefix("sfc-held")
+    const world = engineWorld({ onCommand: (c) => ({ data: { attempt: c.attempt } }) }, { prefix })
+    // A long timeout: a send that waited for the deadline would come far too late for this test.
+    const recipe = linearRecipe(["Work"], [push("work", "Work", { TimeoutSeconds: 60 })])
+    return Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-held", recipe))
+      // The step is entered (its command entry written) while no engine runs; the MES pauses
+      // before the entry is handled.
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-held", "wm-held"), JobStates.Running, "put")
+      yield* Effect.flatMap(Executions, (e) => e.create({ jobId: "jo-held", scope: SCOPE, workMasterId: "wm-held", recipe: decodedRecipe(recipe) }))
+      yield* mes("jo-held", "Pause")
+      const engine = yield* startInstance(world.layer)
+      yield* untilExecution("jo-held", (s) => s.status === "paused")
+      yield* eventually(workHandled(SCOPE))
+      expect(world.station.commands).toEqual([])
+
+      yield* mes("jo-held", "Resume")
+      yield* eventually(Effect.sync(() => world.station.commands[0]), 5_000)
+      expect(world.station.commands[0]).toMatchObject({ action: "work", attempt: 1, correlationId: correlationIdOf("jo-held", "work", 1) })
+      expect(yield* untilResponse("jo-held")).toMatchObject({ JobState: "Ended_Completed", Data: { work: { attempt: 1 } } })
+      yield* eventually(workHandled(SCOPE))
+      expect(commandsOf(world.station)).toEqual(["work"])
+      yield* engine.stop
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
+  })
+
+  it.live("a command held back by Pause is never sent when the MES stops the paused job", () => {
+    const prefix = randomPrefix("sfc-held-stop")
+    const world = engineWorld({ onCommand: () => ({ data: { ok: true } }) }, { prefix })
+    const recipe = linearRecipe(["Work"], [push("work", "Work", { TimeoutSeconds: 60 })])
+    return Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-held-stop", recipe))
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-held-stop", "wm-held-stop"), JobStates.Running, "put")
+      yield* Effect.flatMap(Executions, (e) => e.create({ jobId: "jo-held-stop", scope: SCOPE, workMasterId: "wm-held-stop", recipe: decodedRecipe(recipe) }))
+      yield* mes("jo-held-stop", "Pause")
+      const engine = yield* startInstance(world.layer)
+      yield* untilExecution("jo-held-stop", (s) => s.status === "paused" && (s.heldCommands ?? []).length === 1)
+      yield* mes("jo-held-stop", "Stop")
+      const stopped = yield* untilExecution("jo-held-stop", (s) => s.status === "stopped")
+      expect(stopped.state.heldCommands).toBeUndefined()
+      yield* untilResponse("jo-held-stop")
+      yield* eventually(workHandled(SCOPE))
+      expect(world.station.commands).toEqual([])
+      yield* engine.stop
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
   })
 
   it.live("Pause and Resume handled in one batch leave the execution running, as the job order is", () => {

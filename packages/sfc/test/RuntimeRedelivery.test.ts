@@ -80,7 +80,8 @@ describe("SFC runtime: redelivery", () => {
   })
 
   it.live("redelivered work entries of a finished job move nothing, store nothing and send nothing", () => {
-    const world = engineWorld({ onCommand: () => ({ data: { ok: true } }) })
+    // The test reads the processed work entries back from the stream: no trim may remove them first.
+    const world = engineWorld({ onCommand: () => ({ data: { ok: true } }) }, { engine: { workTrimIntervalMs: 0 } })
     const recipe = linearRecipe(["Work"], [push("work", "Work")])
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-redeliver", recipe))

@@ -12,14 +12,17 @@ import {
 } from "./Errors.js"
 import {
   newOperationId,
+  landed,
   operationLanded,
   parseDocumentHash,
   resolveUnknownOutcome,
+  writeOutcome,
   type StoredDocument,
   validateDocument,
   validateExpectedVersion
 } from "./Document.js"
-import { checkCasVersion, checkEntries, checkText, checkTime, checkWaits, type WaitJoin } from "./SfcStateInput.js"
+import { checkCasVersion, checkEntries, checkText, checkTime, checkWaitMoves, checkWaits, type WaitJoin } from "./SfcStateInput.js"
+import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
 /** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
@@ -41,6 +44,8 @@ export interface SfcCompareAndSet {
   /** Whether the execution is not terminal (member of `sfc:active:{scope}`). */
   readonly active: boolean
   readonly waitsAdd: ReadonlyArray<WaitJoin>
+  /** Waits sets the job stays in with a new wait start (a wait ended and another began); default none. */
+  readonly waitsMove?: ReadonlyArray<WaitJoin> | undefined
   readonly waitsRemove: ReadonlyArray<string>
   /** The event this write applies; a second write with the same event is a `DuplicateEvent`. */
   readonly appliedEvent?: { readonly source: string; readonly id: string } | undefined
@@ -110,6 +115,7 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
         if (input.due !== null) yield* checkTime("due", input.due)
         const entries = yield* checkEntries(input.entries, valkey.maxDocumentBytes)
         const waits = yield* checkWaits(input.waitsAdd, input.waitsRemove)
+        const moves = yield* checkWaitMoves(input.waitsMove ?? [], waits.leave)
         const { scope, jobId } = input
         const state = yield* valkey.key("sfcState", { jobId })
         const work = yield* valkey.key("sfcWork", { scope })
@@ -119,6 +125,9 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
           ? yield* valkey.key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id })
           : undefined
         const waitsJoin = yield* Effect.forEach(waits.join, (w) =>
+          Effect.map(valkey.key("sfcWaits", { scope, typeId: w.typeId }), (key) => ({ key, since: w.since }))
+        )
+        const waitsMove = yield* Effect.forEach(moves, (w) =>
           Effect.map(valkey.key("sfcWaits", { scope, typeId: w.typeId }), (key) => ({ key, since: w.since }))
         )
         const waitsLeave = yield* Effect.forEach(waits.leave, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
@@ -135,38 +144,45 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
             nudgeChannel,
             event: event === undefined ? null : { key: event, lifetimeMs: EVENT_LIFETIME_MS },
             waitsJoin,
+            waitsMove,
             waitsLeave,
             entries
           })
           .pipe(Effect.flatMap((reply) => casResult(reply, input, { state, event }, op)))
-        const landed = operationLanded(valkey, state, op).pipe(
-          Effect.map(Option.map((version): SfcWritten => ({ version, op, entryIds: null })))
-        )
-        return yield* resolveUnknownOutcome(write, landed)
+        // The SFC state has no change stream: only the document itself can answer.
+        const check = (elapsedMs: number) =>
+          writeOutcome(valkey, { key: state, op, expectedVersion: input.expectedVersion, elapsedMs }).pipe(
+            Effect.map((outcome) => (outcome._tag === "Landed" ? landed<SfcWritten>({ version: outcome.value, op, entryIds: null }) : outcome))
+          )
+        return yield* resolveUnknownOutcome(write, check)
       })
 
-    const get = (jobId: string): Effect.Effect<StoredDocument, NotFound | InvalidInput | ConnectionError> =>
+    const get = (jobId: string): Effect.Effect<StoredDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* valkey.key("sfcState", { jobId })
-        const hash = yield* valkey.command("get sfc state", (c) => c.hgetall(key))
+        const hash = yield* typedCommand(valkey, "get sfc state", key, "hash", (c) => c.hgetall(key))
         return parseDocumentHash(jobId, hash) ?? (yield* new NotFound({ key, message: `no execution state for job ${jobId}` }))
       })
 
     /** Job ids of the scope whose execution is not terminal, in no particular order. */
-    const listActive = (scope: string): Effect.Effect<ReadonlyArray<string>, InvalidInput | ConnectionError> =>
-      valkey.key("sfcActive", { scope }).pipe(Effect.flatMap((key) => valkey.command("list active sfc jobs", (c) => c.smembers(key))))
+    const listActive = (scope: string): Effect.Effect<ReadonlyArray<string>, WrongType | InvalidInput | ConnectionError> =>
+      valkey
+        .key("sfcActive", { scope })
+        .pipe(Effect.flatMap((key) => typedCommand(valkey, "list active sfc jobs", key, "set", (c) => c.smembers(key))))
 
     /** Jobs of the scope whose next deadline is at or before `now`, earliest first, at most `limit`. */
     const dueJobs = (
       scope: string,
       now: number,
       limit: number
-    ): Effect.Effect<ReadonlyArray<{ readonly jobId: string; readonly due: number }>, InvalidInput | ConnectionError> =>
+    ): Effect.Effect<ReadonlyArray<{ readonly jobId: string; readonly due: number }>, WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         yield* checkTime("now", now)
         const count = yield* positiveCount("limit", limit)
         const key = yield* valkey.key("sfcDue", { scope })
-        const flat = yield* valkey.command("due sfc jobs", (c) => c.zrangebyscore(key, "-inf", now, "WITHSCORES", "LIMIT", 0, count))
+        const flat = yield* typedCommand(valkey, "due sfc jobs", key, "zset", (c) =>
+          c.zrangebyscore(key, "-inf", now, "WITHSCORES", "LIMIT", 0, count)
+        )
         return pairsToScored(flat, "due")
       })
 
@@ -175,11 +191,11 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
       scope: string,
       typeId: string,
       limit?: number
-    ): Effect.Effect<ReadonlyArray<{ readonly jobId: string; readonly since: number }>, InvalidInput | ConnectionError> =>
+    ): Effect.Effect<ReadonlyArray<{ readonly jobId: string; readonly since: number }>, WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const stop = limit === undefined ? -1 : (yield* positiveCount("limit", limit)) - 1
         const key = yield* valkey.key("sfcWaits", { scope, typeId })
-        const flat = yield* valkey.command("waiting sfc jobs", (c) => c.zrange(key, 0, stop, "WITHSCORES"))
+        const flat = yield* typedCommand(valkey, "waiting sfc jobs", key, "zset", (c) => c.zrange(key, 0, stop, "WITHSCORES"))
         return pairsToScored(flat, "since")
       })
 
@@ -188,9 +204,9 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
       scope: string,
       source: string,
       id: string
-    ): Effect.Effect<Option.Option<string>, InvalidInput | ConnectionError> =>
+    ): Effect.Effect<Option.Option<string>, WrongType | InvalidInput | ConnectionError> =>
       valkey.key("sfcEvent", { scope, source, id }).pipe(
-        Effect.flatMap((key) => valkey.command("sfc event applied", (c) => c.get(key))),
+        Effect.flatMap((key) => typedCommand(valkey, "sfc event applied", key, "string", (c) => c.get(key))),
         Effect.map(Option.fromNullable)
       )
 
@@ -211,7 +227,7 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
         const state = yield* valkey.key("sfcState", { jobId: input.jobId })
         for (let attempt = 1; attempt <= MAX_INDEX_RETRIES; attempt++) {
           // The index keys depend on the stored scope: read it, pass it, let the script re-check it.
-          const scope = yield* valkey.command("read sfc scope", (c) => c.hget(state, "scope"))
+          const scope = yield* typedCommand(valkey, "read sfc scope", state, "hash", (c) => c.hget(state, "scope"))
           if (scope === null) return yield* new NotFound({ key: state, message: `no execution state for job ${input.jobId}` })
           const due = yield* valkey.key("sfcDue", { scope })
           const active = yield* valkey.key("sfcActive", { scope })
@@ -234,7 +250,7 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
       })
 
     /** The unknown-outcome check: `Some(version)` when the last write of the job's state carries `op`. */
-    const outcome = (jobId: string, op: string): Effect.Effect<Option.Option<number>, InvalidInput | ConnectionError> =>
+    const outcome = (jobId: string, op: string): Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =>
       valkey.key("sfcState", { jobId }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op)))
 
     return { compareAndSet, get, listActive, due: dueJobs, waiting, eventApplied, delete: remove, outcome } as const

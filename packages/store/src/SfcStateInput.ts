@@ -90,3 +90,23 @@ export const checkWaits = (
     }
     return { join: [...joined.values()], leave: [...left] }
   })
+
+/**
+ * Checks the moved waits (the job stays in the set with a new wait start). A type named twice
+ * counts once, the last start winning; a type both moved and left in one write is rejected.
+ */
+export const checkWaitMoves = (
+  move: ReadonlyArray<WaitJoin>,
+  leave: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<WaitJoin>, InvalidInput> =>
+  Effect.gen(function* () {
+    if (!Array.isArray(move)) return yield* fail("waitsMove", "waitsMove must be an array")
+    const moved = new Map<string, WaitJoin>()
+    for (const [index, wait] of move.entries()) {
+      yield* checkText(`waitsMove[${index}].typeId`, wait?.typeId)
+      yield* checkTime(`waitsMove[${index}].since`, wait.since)
+      if (leave.includes(wait.typeId)) return yield* fail("waitsMove", `type '${wait.typeId}' is both moved in and removed from the waits`)
+      moved.set(wait.typeId, { typeId: wait.typeId, since: wait.since })
+    }
+    return [...moved.values()]
+  })

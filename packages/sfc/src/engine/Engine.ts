@@ -1,7 +1,8 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { abortJob, enterStep, failJob, settle, stopJob } from "./Flow.js"
-import type { OutboxEntry } from "./Outbox.js"
+import { holdCommand, releaseHeldCommands } from "./HeldCommands.js"
+import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
 
 /**
@@ -18,6 +19,8 @@ export type EngineInput =
   /** Outage grace: deadlines in (from, to] move back by `to - from`. */
   | { readonly type: "outage"; readonly from: number; readonly to: number }
   | { readonly type: "pause" }
+  /** The handler did not send this command because the job is paused: Resume sends it. */
+  | { readonly type: "hold"; readonly command: CommandEntry }
   | { readonly type: "resume" }
   | { readonly type: "stop" }
   | { readonly type: "abort"; readonly reason?: string }
@@ -35,6 +38,11 @@ export interface EngineOutput {
   /** The earliest open deadline (epoch ms), or null. */
   readonly due: number | null
   readonly waitsAdd: ReadonlyArray<WaitChange>
+  /**
+   * Waits sets the job stays in with a later wait start: its earliest wait for the type ended
+   * and a newer one is open, so the job goes behind the jobs that have waited longer.
+   */
+  readonly waitsMove: ReadonlyArray<WaitChange>
   readonly waitsRemove: ReadonlyArray<string>
   /** False once the execution is terminal: the job leaves `sfc:active`. */
   readonly active: boolean
@@ -83,12 +91,16 @@ const output = (before: ExecutionState | undefined, draft: Draft, note?: string)
   const state = draft.finish()
   const oldWaits = before ? waitsOf(before) : new Map<string, number>()
   const newWaits = waitsOf(state)
+  const changes = [...newWaits].map(([typeId, since]) => ({ typeId, since }))
   return {
     state,
     changed: draft.changed,
     outbox: draft.outbox,
     due: dueOf(state),
-    waitsAdd: [...newWaits].filter(([t]) => !oldWaits.has(t)).map(([typeId, since]) => ({ typeId, since })),
+    waitsAdd: changes.filter((w) => !oldWaits.has(w.typeId)),
+    // A wait that ends and restarts in one write keeps the type: without the move the job
+    // would keep its old place and take events from jobs that have waited longer.
+    waitsMove: changes.filter((w) => oldWaits.has(w.typeId) && oldWaits.get(w.typeId) !== w.since),
     waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
     active: !isTerminalStatus(state.status),
     ...(note !== undefined ? { note } : {})
@@ -190,6 +202,7 @@ const resume = (draft: Draft): void => {
     if (run.remainingMs !== undefined) draft.updateAction(at, { remainingMs: undefined, deadline: draft.now + run.remainingMs })
   })
   draft.touch()
+  releaseHeldCommands(draft)
   // Events that arrived while paused completed actions; advancing waited for now.
   settle(draft)
 }
@@ -211,6 +224,9 @@ export const step = (state: ExecutionState, input: EngineInput, now: number): En
       break
     case "pause":
       pause(draft)
+      break
+    case "hold":
+      note = holdCommand(draft, input.command)
       break
     case "resume":
       resume(draft)

@@ -1,4 +1,5 @@
 import type { Recipe } from "../recipe/Recipe.js"
+import type { CommandEntry } from "./Outbox.js"
 
 /**
  * The execution state of one job (sfc.md §2): the document in `sfc:state:{jobId}`. Plain JSON
@@ -72,6 +73,11 @@ export interface ExecutionState {
   readonly active: ReadonlyArray<ActiveStep>
   readonly branches: ReadonlyArray<BranchRun>
   readonly actions: ReadonlyArray<ActionRun>
+  /**
+   * While paused: the commands whose outbox entries reached the handler during the pause and
+   * were not sent; Resume sends them (see `HeldCommands.ts`). Absent when there are none.
+   */
+  readonly heldCommands?: ReadonlyArray<CommandEntry>
   /** Latest result per action name: the data of the job response. */
   readonly results: Readonly<Record<string, unknown>>
   readonly history: ReadonlyArray<StepRecord>

@@ -149,6 +149,8 @@ const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
   draft.state.endedAt = draft.now
   if (error !== undefined) draft.state.error = error
   delete draft.state.pausedAt
+  // A command held back by a pause never goes out once the job has ended.
+  delete draft.state.heldCommands
   for (const active of [...draft.active]) leaveStep(draft, active)
   draft.branches = []
   draft.actions = []

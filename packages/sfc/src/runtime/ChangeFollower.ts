@@ -28,7 +28,7 @@ const MAX_HOLD_ROUNDS = 10
  * order's current state, not the change word, and checks after its write that the order did not
  * move meanwhile: the last write to the execution is always based on the order's last state.
  */
-const followHold = (jobId: string) =>
+export const followHold = (jobId: string) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions

@@ -27,6 +27,8 @@ export interface EngineOptions {
   readonly shutdownGraceMs: number
   /** How long a command's correlation id finds its job (replies later than this are ignored). */
   readonly correlationTtlMs: number
+  /** How often the work stream is trimmed below what every group acknowledged (0 = never). */
+  readonly workTrimIntervalMs: number
 }
 
 export const defaultEngineOptions: EngineOptions = {
@@ -41,7 +43,8 @@ export const defaultEngineOptions: EngineOptions = {
   claimIdleMs: 30_000,
   claimIntervalMs: 5_000,
   shutdownGraceMs: 10_000,
-  correlationTtlMs: 24 * 60 * 60 * 1000
+  correlationTtlMs: 24 * 60 * 60 * 1000,
+  workTrimIntervalMs: 10_000
 }
 
 /** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
@@ -57,5 +60,6 @@ export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
   claimIdleMs: Config.integer("SFC_CLAIM_IDLE_MS").pipe(Config.withDefault(defaultEngineOptions.claimIdleMs)),
   claimIntervalMs: Config.integer("SFC_CLAIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.claimIntervalMs)),
   shutdownGraceMs: Config.integer("SFC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(defaultEngineOptions.shutdownGraceMs)),
-  correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs))
+  correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs)),
+  workTrimIntervalMs: Config.integer("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs))
 })

@@ -52,6 +52,7 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
         due: output.due,
         active: output.active,
         waitsAdd: output.waitsAdd,
+        waitsMove: output.waitsMove,
         waitsRemove: output.waitsRemove,
         appliedEvent
       })

@@ -1,9 +1,12 @@
 import { Data, Effect } from "effect"
-import { JobResponseDao, Valkey } from "@microdcs/store"
+import { JobResponseDao, StateMoved, Valkey } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
+import { awaitsSend, isHeld } from "../engine/HeldCommands.js"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
+import { followHold } from "./ChangeFollower.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
 import type { EngineOptions } from "./EngineOptions.js"
+import type { ExecutionState } from "../engine/ExecutionState.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { StationPort } from "./StationPort.js"
@@ -34,24 +37,52 @@ export const handleWorkEntry = (options: EngineOptions) => (entry: PollerEntry) 
 /** Job order states in which the engine dispatches (before `Run` lands, and while running). */
 const dispatchable = (main: string) => main === "Running" || main === "AllowedToStart"
 
+/** Rounds of `sendCommand` before giving up (the entry is then retried by the poller). */
+const MAX_SEND_ROUNDS = 10
+
 /**
  * Sends a command, gated on the job order (never for a job the MES paused, stopped or aborted)
  * and on the execution still waiting for exactly this send. A pulse (`P`) is the exception to
  * the second gate: its step does not wait, so by the time the entry is handled the step (or
- * the whole job) may be over. It is still sent, unless the MES ended or paused the job.
+ * the whole job) may be over. It is still sent, unless the MES ended the job.
+ *
+ * A paused job's command is held back: recorded in the execution (one CAS on the paused
+ * state), so the Resume that follows that write sends it. A Resume that came first makes the
+ * CAS find a running state; the next round then sends.
  */
 const sendCommand = (command: CommandEntry, options: EngineOptions) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
-    const order = yield* jobOrders.load(command.jobId)
-    const execution = yield* executions.load(command.jobId)
-    if (!order || execution._tag === "None") {
-      return yield* Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+    for (let round = 0; round < MAX_SEND_ROUNDS; round++) {
+      const order = yield* jobOrders.load(command.jobId)
+      const execution = yield* executions.load(command.jobId)
+      if (!order || execution._tag === "None") {
+        return yield* Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+      }
+      const state = execution.value.state
+      // The MES paused the job but the execution has not followed yet: let it follow first, so
+      // the command is held back on a paused state, which only a later Resume can release.
+      if (state.status === "running" && order.state.main === "Interrupted") {
+        yield* followHold(command.jobId)
+        continue
+      }
+      if (state.status !== "paused") return yield* sendIfWanted(command, options, order.state.main, state)
+      if (!awaitsSend(state, command) || isHeld(state, command)) {
+        return yield* Effect.logDebug("command not held back: already held, or no longer wanted").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+      }
+      const held = yield* executions.apply(command.jobId, { type: "hold", command })
+      if (held._tag === "Written") {
+        return yield* Effect.logDebug("command held back until the job resumes").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+      }
     }
-    const state = execution.value.state
-    const main = order.state.main
+    return yield* new StateMoved({ key: command.jobId, attempts: MAX_SEND_ROUNDS })
+  })
+
+/** The gate for a running (or ended) execution, then the send. */
+const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: string, state: ExecutionState) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
     const open =
       state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
     const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")

@@ -43,7 +43,7 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
   }
   const run = Effect.gen(function* () {
     if (roles.engine) {
-      yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handler: handleWorkEntry(resolved), ...pollerDefaults })
+      yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handler: handleWorkEntry(resolved), ...pollerDefaults, trimIntervalMs: resolved.workTrimIntervalMs })
       yield* makePoller({ kind: "changes", stream: "changes", group: resolved.changesGroup, handler: handleChangeEntry(resolved), ...pollerDefaults })
       yield* Effect.forkScoped(every("reconcile", resolved.reconcileIntervalMs, reconcileOnce(resolved)))
     }
