@@ -8,7 +8,11 @@ import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
  *   once as "not sent" (StoreUnavailable) and our own backoff decides when to try again;
  * - `maxRetriesPerRequest: 0` and `autoResendUnfulfilledCommands: false`: a command that was
  *   sent when the connection dropped is rejected, never silently resent (UnknownOutcome);
- * - `reconnectOnError` for READONLY: after a failover the demoted primary is left at once.
+ * - `reconnectOnError` for READONLY (and WAIT refused on a replica): after a failover the
+ *   demoted primary is left at once;
+ * - `failoverDetector` with Sentinel: the client subscribes to the sentinels' `+switch-master`
+ *   and leaves the old primary as soon as a replica was promoted, not only once Sentinel has
+ *   demoted the old one (seconds later, while it still takes writes that the failover discards).
  */
 export const connectionOptions = (
   options: ValkeyOptions,
@@ -29,7 +33,7 @@ export const connectionOptions = (
     // Exponential backoff with jitter, capped at 2 s: a restarted server is found quickly
     // without a reconnect storm from every island process at once.
     retryStrategy: (times) => Math.min(2000, 25 * 2 ** Math.min(times, 7)) * (0.5 + Math.random() / 2),
-    reconnectOnError: (error) => (/^READONLY/.test(error.message) ? 1 : false),
+    reconnectOnError: (error) => (demotedPrimary.test(error.message) ? 1 : false),
     ...connectionName(overrides.name ?? options.connectionName),
     ...(options.username ? { username: options.username } : {}),
     ...(options.password ? { password: Redacted.value(options.password) } : {})
@@ -39,7 +43,8 @@ export const connectionOptions = (
       ...common,
       sentinels: options.sentinels.map((s) => ({ host: s.host, port: s.port })),
       name: options.sentinelName ?? defaults.sentinelName,
-      ...(options.tls ? { tls: {}, enableTLSForSentinelMode: true } : {})
+      failoverDetector: true,
+      ...(options.tls ? { tls: tlsOptions(options), enableTLSForSentinelMode: true } : {})
     }
   }
   const url = new URL(options.url ?? "redis://127.0.0.1:6379")
@@ -52,10 +57,20 @@ export const connectionOptions = (
     db,
     ...(url.username && !options.username ? { username: decodeURIComponent(url.username) } : {}),
     ...(url.password && !options.password ? { password: decodeURIComponent(url.password) } : {}),
-    ...(tls ? { tls: {} } : {})
+    ...(tls ? { tls: tlsOptions(options) } : {})
   }
 }
 
+/** Replies that say the node is a replica now: reconnect, and Sentinel names the primary. */
+const demotedPrimary = /^(READONLY|ERR WAIT cannot be used with replica instances)/
+
 const connectionName = (name: string | undefined) => (name ? { connectionName: name } : {})
+
+/** The CA and client certificate given in the options, for Node's TLS. */
+const tlsOptions = (options: ValkeyOptions) => ({
+  ...(options.tlsCa !== undefined ? { ca: options.tlsCa } : {}),
+  ...(options.tlsCert !== undefined ? { cert: options.tlsCert } : {}),
+  ...(options.tlsKey !== undefined ? { key: options.tlsKey } : {})
+})
 
 export const createClient = (options: RedisOptions): Redis => new Redis(options)

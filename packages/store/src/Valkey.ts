@@ -8,6 +8,7 @@ import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
 import { classifyFailure, isNoScript } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
+import { makeReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
 
 /**
  * The one door to an island's Valkey. DAOs never hold a client of their own: they go through
@@ -20,9 +21,22 @@ export interface ValkeyService {
   readonly maxDocumentBytes: number
   /** Builds a key; a bad part is `InvalidInput` naming the part. */
   readonly key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => Effect.Effect<string, InvalidInput>
-  /** Runs commands on the shared connection. What was never sent is retried with backoff. */
+  /**
+   * Runs commands on the shared connection. What was never sent is retried with backoff. With
+   * `minReplicasAck`, after an `UnknownOutcome` its replies are confirmed as `durable` ones are,
+   * until the replicas caught up: an outcome check never calls a write landed that they lack.
+   */
   readonly command: <A>(operation: string, run: (client: Redis) => Promise<A>) => Effect.Effect<A, ConnectionError>
-  /** Runs a script by SHA, falling back to its source after NOSCRIPT (restart, failover, SCRIPT FLUSH). */
+  /**
+   * `command` for a call whose success acknowledges a write: a write, or the check that a write
+   * in doubt landed. With `minReplicasAck` it succeeds only once that many replicas confirmed
+   * every write the connection sent before it (`WAIT`); else it is an `UnknownOutcome`.
+   */
+  readonly durable: <A>(operation: string, run: (client: Redis) => Promise<A>) => Effect.Effect<A, ConnectionError>
+  /**
+   * Runs a script by SHA, falling back to its source after NOSCRIPT (restart, failover, SCRIPT
+   * FLUSH). Scripts are the store's writes: with `minReplicasAck` each is confirmed as `durable` is.
+   */
   readonly script: <K extends string, A, R>(
     script: ScriptDescriptor<K, A, R>,
     keys: Readonly<Record<K, string>>,
@@ -37,12 +51,18 @@ export interface ValkeyService {
 
 export class Valkey extends Context.Tag("@microdcs/store/Valkey")<Valkey, ValkeyService>() {}
 
-const connect = (client: Redis, name: string): Effect.Effect<Redis, StoreUnavailable> =>
+/**
+ * `lastError` is the connection's last 'error' event: a refused AUTH (WRONGPASS, NOAUTH) ends
+ * `connect()` with only "Connection is closed.", and the caller must learn why.
+ */
+const connect = (client: Redis, name: string, lastError: () => string | undefined): Effect.Effect<Redis, StoreUnavailable> =>
   Effect.tryPromise({
     try: () => client.connect().then(() => client),
     catch: (error) => {
       client.disconnect()
-      return new StoreUnavailable({ operation: `connect ${name}`, message: error instanceof Error ? error.message : String(error) })
+      const message = error instanceof Error ? error.message : String(error)
+      const why = lastError()
+      return new StoreUnavailable({ operation: `connect ${name}`, message: why !== undefined && why !== message ? `${message} (${why})` : message })
     }
   })
 
@@ -65,11 +85,13 @@ const acquireConnection = (
     return yield* Effect.acquireRelease(
       Effect.suspend(() => {
         const client = createClient(redisOptions)
+        let lastError: string | undefined
         // Without a listener, a connection error would be an unhandled 'error' event and kill the process.
-        client.on("error", (error: Error) =>
+        client.on("error", (error: Error) => {
+          lastError = error.message
           Runtime.runFork(runtime)(Effect.logWarning("valkey connection error").pipe(Effect.annotateLogs({ connection: name, error: error.message })))
-        )
-        return connect(client, name)
+        })
+        return connect(client, name, () => lastError)
       }),
       close
     )
@@ -81,6 +103,8 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     if (keys instanceof KeyPartError) return yield* new InvalidInput({ field: "prefix", message: keys.message })
     const urlProblem = options.url === undefined ? undefined : valkeyUrlProblem(options.url)
     if (urlProblem) return yield* new InvalidInput({ field: "url", message: `the Valkey URL ${urlProblem}` })
+    const ackProblem = replicaAckProblem(options)
+    if (ackProblem) return yield* ackProblem
     const client = yield* acquireConnection(options, options.connectionName ?? "microdcs", { autoPipelining: true })
     // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
     const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(
@@ -88,6 +112,9 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       Schedule.jittered,
       Schedule.intersect(Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries))
     )
+
+    const minReplicasAck = options.minReplicasAck ?? defaults.minReplicasAck
+    const replicaAck = minReplicasAck > 0 ? makeReplicaAck(minReplicasAck, options.replicaAckTimeoutMs ?? defaults.replicaAckTimeoutMs) : undefined
 
     /** One attempt: resumes with the reply, or with the classified failure (a bug dies). */
     const attempt = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
@@ -100,6 +127,8 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
           (value) => resume(Effect.succeed(value)),
           (error) => {
             const failure = classifyFailure(operation, error)
+            // A write may have landed on the primary alone: later replies must be confirmed.
+            if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
             resume(failure ? Effect.fail(failure) : Effect.die(error))
           }
         )
@@ -107,7 +136,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
 
     // The retry schedule is only built once an attempt failed as never sent: the success path
     // (nearly every call) stays one async step.
-    const command = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
+    const unconfirmed = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
       attempt(operation, run).pipe(
         Effect.catchIf(
           (e): e is StoreUnavailable => e._tag === "StoreUnavailable",
@@ -115,19 +144,41 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
         )
       )
 
+    const durable = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
+      replicaAck === undefined
+        ? unconfirmed(operation, run)
+        : unconfirmed(operation, (c) => replicaAck.send(c, run)).pipe(Effect.flatMap((reply) => replicaAck.settle(operation, reply)))
+
+    const command = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
+      replicaAck === undefined ? unconfirmed(operation, run) : Effect.suspend(() => (replicaAck.inDoubt() ? durable(operation, run) : unconfirmed(operation, run)))
+
     const script = <K extends string, A, R>(descriptor: ScriptDescriptor<K, A, R>, scriptKeys: Readonly<Record<K, string>>, args: A) =>
       Effect.suspend(() => {
         // A script with a key tail (`-{n}+.lua`) sends more keys than its named ones.
         const callKeys = keysOfCall(descriptor, scriptKeys, args)
         const argv = [...callKeys, ...descriptor.encodeArgs(args)]
-        return command(descriptor.name, async (c) => {
+        if (replicaAck === undefined) {
+          return unconfirmed(descriptor.name, async (c) => {
+            try {
+              return await c.evalsha(descriptor.sha1, callKeys.length, ...argv)
+            } catch (error) {
+              if (isNoScript(error)) return await c.eval(descriptor.source, callKeys.length, ...argv)
+              throw error
+            }
+          }).pipe(Effect.map(descriptor.decodeReply))
+        }
+        return unconfirmed(descriptor.name, async (c) => {
           try {
-            return await c.evalsha(descriptor.sha1, callKeys.length, ...argv)
+            return await replicaAck.send(c, (c) => c.evalsha(descriptor.sha1, callKeys.length, ...argv))
           } catch (error) {
-            if (isNoScript(error)) return await c.eval(descriptor.source, callKeys.length, ...argv)
+            // The fallback is a call of its own, so it gets a WAIT of its own.
+            if (isNoScript(error)) return await replicaAck.send(c, (c) => c.eval(descriptor.source, callKeys.length, ...argv))
             throw error
           }
-        }).pipe(Effect.map(descriptor.decodeReply))
+        }).pipe(
+          Effect.flatMap((reply) => replicaAck.settle(descriptor.name, reply)),
+          Effect.map(descriptor.decodeReply)
+        )
       })
 
     const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {
@@ -144,6 +195,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       maxDocumentBytes: options.maxDocumentBytes ?? defaults.maxDocumentBytes,
       key,
       command,
+      durable,
       script,
       dedicated
     } satisfies ValkeyService

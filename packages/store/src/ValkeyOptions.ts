@@ -17,6 +17,11 @@ export interface ValkeyOptions {
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted<string> | undefined
   readonly tls?: boolean | undefined
+  /** PEM of the CA that signed the server certificate (default: the system CAs). Used with TLS only. */
+  readonly tlsCa?: string | Buffer | undefined
+  /** PEM of a client certificate and its key, for servers that ask for one (`tls-auth-clients`). */
+  readonly tlsCert?: string | Buffer | undefined
+  readonly tlsKey?: string | Buffer | undefined
   /** Key prefix of the island (default `microdcs`). */
   readonly prefix?: string | undefined
   /** Client name shown in `CLIENT LIST`. */
@@ -28,6 +33,14 @@ export interface ValkeyOptions {
   readonly unavailableRetries?: number | undefined
   /** Largest accepted document text in bytes (default 1 MiB). */
   readonly maxDocumentBytes?: number | undefined
+  /**
+   * Replicas that must confirm a write (`WAIT`) before it is acknowledged (default 0 = off). An
+   * unconfirmed write fails as `UnknownOutcome`: it may be on the primary only, and a failover
+   * would lose it. Set it to the number of replicas Sentinel may promote.
+   */
+  readonly minReplicasAck?: number | undefined
+  /** How long a write waits for the replicas' confirmation (default 1000; below `commandTimeoutMs`). */
+  readonly replicaAckTimeoutMs?: number | undefined
 }
 
 export const defaults = {
@@ -36,7 +49,9 @@ export const defaults = {
   connectTimeoutMs: 5000,
   commandTimeoutMs: 5000,
   unavailableRetries: 6,
-  maxDocumentBytes: 1024 * 1024
+  maxDocumentBytes: 1024 * 1024,
+  minReplicasAck: 0,
+  replicaAckTimeoutMs: 1000
 } as const
 
 const parseSentinels = (text: string): ReadonlyArray<SentinelNode> =>
@@ -52,7 +67,8 @@ const parseSentinels = (text: string): ReadonlyArray<SentinelNode> =>
 /**
  * Reads {@link ValkeyOptions} from the environment: `VALKEY_URL`, `VALKEY_SENTINELS`
  * (`host:port,host:port`), `VALKEY_SENTINEL_NAME`, `VALKEY_USERNAME`, `VALKEY_PASSWORD`,
- * `VALKEY_TLS`, `VALKEY_PREFIX`, `VALKEY_COMMAND_TIMEOUT_MS`, `VALKEY_MAX_DOCUMENT_BYTES`.
+ * `VALKEY_TLS`, `VALKEY_PREFIX`, `VALKEY_COMMAND_TIMEOUT_MS`, `VALKEY_MAX_DOCUMENT_BYTES`,
+ * `VALKEY_MIN_REPLICAS_ACK`, `VALKEY_REPLICA_ACK_TIMEOUT_MS`.
  */
 export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
   url: Config.option(
@@ -74,7 +90,15 @@ export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
   tls: Config.boolean("VALKEY_TLS").pipe(Config.withDefault(false)),
   prefix: Config.string("VALKEY_PREFIX").pipe(Config.withDefault(defaults.prefix)),
   commandTimeoutMs: Config.integer("VALKEY_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(defaults.commandTimeoutMs)),
-  maxDocumentBytes: Config.integer("VALKEY_MAX_DOCUMENT_BYTES").pipe(Config.withDefault(defaults.maxDocumentBytes))
+  maxDocumentBytes: Config.integer("VALKEY_MAX_DOCUMENT_BYTES").pipe(Config.withDefault(defaults.maxDocumentBytes)),
+  minReplicasAck: Config.integer("VALKEY_MIN_REPLICAS_ACK").pipe(
+    Config.validate({ message: "VALKEY_MIN_REPLICAS_ACK must be 0 (off) or a positive integer", validation: (n) => n >= 0 }),
+    Config.withDefault(defaults.minReplicasAck)
+  ),
+  replicaAckTimeoutMs: Config.integer("VALKEY_REPLICA_ACK_TIMEOUT_MS").pipe(
+    Config.validate({ message: "VALKEY_REPLICA_ACK_TIMEOUT_MS must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(defaults.replicaAckTimeoutMs)
+  )
 }).pipe(
   Config.map((c) => ({
     url: c.url._tag === "Some" ? c.url.value : undefined,
@@ -85,6 +109,8 @@ export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
     tls: c.tls,
     prefix: c.prefix,
     commandTimeoutMs: c.commandTimeoutMs,
-    maxDocumentBytes: c.maxDocumentBytes
+    maxDocumentBytes: c.maxDocumentBytes,
+    minReplicasAck: c.minReplicasAck,
+    replicaAckTimeoutMs: c.replicaAckTimeoutMs
   }))
 )

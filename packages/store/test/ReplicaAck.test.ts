@@ -1,0 +1,99 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either, Layer, Option } from "effect"
+import { inject } from "vitest"
+import { infoFields, randomPrefix, respCommand, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
+import { JobOrderDao, Valkey, ValkeyLayer, valkeyOptionsConfig } from "@microdcs/store"
+
+/** `minReplicasAck`: a write is acknowledged only once replicas confirmed it (WAIT). */
+
+const doc = (id: string) => JSON.stringify({ JobOrderID: id })
+const put = (id: string) => Effect.flatMap(JobOrderDao, (dao) => dao.put({ id, scope: "s", doc: doc(id), priority: 1, expectedVersion: 0 }))
+
+const storeOn = (url: string, extra: { readonly minReplicasAck: number; readonly replicaAckTimeoutMs?: number }) =>
+  JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url, prefix: randomPrefix("ra"), ...extra })))
+
+describe("minReplicasAck settings", () => {
+  it.effect("rejects bad settings as InvalidInput naming the field, before connecting", () =>
+    Effect.gen(function* () {
+      const cases = [
+        [{ minReplicasAck: -1 }, "minReplicasAck"],
+        [{ minReplicasAck: 1.5 }, "minReplicasAck"],
+        [{ minReplicasAck: 1, replicaAckTimeoutMs: 0 }, "replicaAckTimeoutMs"],
+        [{ minReplicasAck: 1, replicaAckTimeoutMs: 5000, commandTimeoutMs: 5000 }, "replicaAckTimeoutMs"]
+      ] as const
+      for (const [settings, field] of cases) {
+        // Port 1: nothing listens, so only a check before connecting can give InvalidInput.
+        const error = yield* Effect.flip(Effect.provide(Valkey, ValkeyLayer.layer({ url: "redis://127.0.0.1:1", prefix: randomPrefix(), ...settings })))
+        expect(error).toMatchObject({ _tag: "InvalidInput", field })
+      }
+    })
+  )
+
+  it.effect("reads VALKEY_MIN_REPLICAS_ACK and VALKEY_REPLICA_ACK_TIMEOUT_MS; rejects a negative count", () =>
+    Effect.gen(function* () {
+      const read = (env: Record<string, string>) =>
+        Effect.withConfigProvider(valkeyOptionsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+      const options = yield* read({ VALKEY_MIN_REPLICAS_ACK: "1", VALKEY_REPLICA_ACK_TIMEOUT_MS: "250" })
+      expect(options).toMatchObject({ minReplicasAck: 1, replicaAckTimeoutMs: 250 })
+      expect(yield* read({})).toMatchObject({ minReplicasAck: 0, replicaAckTimeoutMs: 1000 })
+      const bad = yield* Effect.either(read({ VALKEY_MIN_REPLICAS_ACK: "-1" }))
+      expect(Either.isLeft(bad) && String(bad.left)).toContain("VALKEY_MIN_REPLICAS_ACK")
+    })
+  )
+})
+
+describe("minReplicasAck without a replica", () => {
+  it.live("a put is UnknownOutcome, and the outcome check does not call it landed", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      const op = "op-unconfirmed"
+      const failed = yield* Effect.flip(dao.put({ id: "jo-1", scope: "s", doc: doc("jo-1"), priority: 1, expectedVersion: 0, op }))
+      expect(failed._tag).toBe("UnknownOutcome")
+      expect(failed.message).toContain("0 of 1 replicas")
+      // The write is on the primary, but only there: the check must not report it landed.
+      const check = yield* Effect.either(dao.outcome("jo-1", op))
+      expect(Either.isLeft(check) && check.left._tag).toBe("UnknownOutcome")
+    }).pipe(Effect.provide(storeOn(inject("valkeyUrl"), { minReplicasAck: 1, replicaAckTimeoutMs: 200 })))
+  )
+})
+
+describe("minReplicasAck with a replica", () => {
+  const withReplica = <A, E, R>(body: (primary: ValkeyServer) => Effect.Effect<A, E, R>) =>
+    Effect.acquireUseRelease(
+      Effect.promise(async () => {
+        const primary = await startValkeyServer()
+        const replica = await startValkeyServer({ extraArgs: ["--replicaof", primary.host, String(primary.port)] })
+        const deadline = Date.now() + 30_000
+        while (infoFields(await respCommand(replica.host, replica.port, ["INFO", "replication"]))["master_link_status"] !== "up") {
+          if (Date.now() > deadline) throw new Error("the replica did not sync")
+          await new Promise((r) => setTimeout(r, 50))
+        }
+        return { primary, replica }
+      }),
+      ({ primary }) => body(primary),
+      ({ primary, replica }) => Effect.promise(() => Promise.all([replica.stop(), primary.stop()]))
+    )
+
+  const waitCalls = async (server: ValkeyServer) => {
+    const stats = infoFields(await respCommand(server.host, server.port, ["INFO", "commandstats"]))
+    return Number(/calls=(\d+)/.exec(stats["cmdstat_wait"] ?? "")?.[1] ?? 0)
+  }
+
+  it.live("confirmed puts succeed; puts sent together share one WAIT; the NOSCRIPT fallback is confirmed too", () =>
+    withReplica((primary) =>
+      Effect.gen(function* () {
+        const dao = yield* JobOrderDao
+        const ids = Array.from({ length: 50 }, (_, i) => `jo-${i}`)
+        const before = yield* Effect.promise(() => waitCalls(primary))
+        yield* Effect.forEach(ids, put, { concurrency: "unbounded" })
+        const waits = (yield* Effect.promise(() => waitCalls(primary))) - before
+        expect(waits).toBeGreaterThan(0)
+        expect(waits).toBeLessThan(ids.length)
+        yield* Effect.promise(() => respCommand(primary.host, primary.port, ["SCRIPT", "FLUSH"]))
+        expect((yield* put("jo-after-flush")).version).toBe(1)
+        expect((yield* dao.get("jo-after-flush")).version).toBe(1)
+        expect(yield* dao.outcome("jo-0", (yield* dao.get("jo-0")).op)).toEqual(Option.some(1))
+      }).pipe(Effect.provide(storeOn(primary.url, { minReplicasAck: 1, replicaAckTimeoutMs: 2000 })))
+    )
+  )
+})
