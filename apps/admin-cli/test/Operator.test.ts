@@ -141,3 +141,15 @@ describe("dead letters", () => {
     expect((await cli.run(["streams", "redrive", "--kind", "sfc", "--scope", SCOPE, "--id", before.entries[0]!.id, "--yes"])).code).toBe(3)
   })
 })
+
+describe("retry of an open action", () => {
+  it("asks first (exit 5), then sends the open command again as the next attempt; not open is exit 6, no execution exit 3", async () => {
+    expect((await cli.run(["executions", "retry-action", "jo-2", "tighten"])).code).toBe(5)
+    const retried = await cli.json(["executions", "retry-action", "jo-2", "tighten", "--yes"])
+    expect(retried).toMatchObject({ jobId: "jo-2", action: "tighten", attempt: 2 })
+    const notOpen = await cli.run(["executions", "retry-action", "jo-2", "nope", "--yes"])
+    expect(notOpen.code).toBe(6)
+    expect(notOpen.stderr).toMatch(/not open/)
+    expect((await cli.run(["executions", "retry-action", "jo-none", "tighten", "--yes"])).code).toBe(3)
+  })
+})

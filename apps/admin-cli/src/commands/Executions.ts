@@ -1,12 +1,15 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import type { ActionRun, ActiveStep, ExecutionState, StepRecord } from "@microdcs/sfc"
+import { type ActionRun, type ActiveStep, type ExecutionState, Executions, type StepRecord } from "@microdcs/sfc"
 import { SfcStateDao, type StoredDocument } from "@microdcs/store"
+import { confirmDestructive } from "../Confirm.js"
+import { Conflict, Missing } from "../ExitCode.js"
 import { humanDuration, isoTime } from "../Format.js"
 import { island } from "../Island.js"
 import { parseJson } from "../Json.js"
 import { emit } from "../Output.js"
 import { renderFields, renderTable, section, sections } from "../Table.js"
+import { yesOption } from "../Yes.js"
 
 /**
  * The engine owns the codec of the state document; the CLI only reads it. A document without
@@ -148,7 +151,45 @@ const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) 
   )
 ).pipe(Command.withDescription("the active (not terminal) executions of a scope"))
 
+/**
+ * An open action tried again, for a station that was unreachable and is back: its command goes
+ * out now as the next attempt (the engine's outbox sends it, with the same correlation id) with
+ * the send budget counted afresh; a pull event's timeout starts over. A failed action already
+ * ended its job, which stays ended: the MES resubmits it.
+ */
+const retryAction = Command.make(
+  "retry-action",
+  { jobId: Args.text({ name: "job-id" }), action: Args.text({ name: "action" }), yes: yesOption },
+  ({ jobId, action, yes }) =>
+    island(
+      Effect.gen(function* () {
+        yield* confirmDestructive(yes, `Send action ${action} of job ${jobId} to the station again now?`)
+        const applied = yield* (yield* Executions).apply(jobId, { type: "retry", action })
+        switch (applied._tag) {
+          case "NoExecution":
+            return yield* new Missing({ message: `no execution for job ${jobId}` })
+          case "Unchanged":
+            return yield* new Conflict({ message: `not retried: ${applied.output.note ?? "nothing to do"}` })
+          case "Duplicate":
+            return yield* new Conflict({ message: "not retried: the write was a duplicate" })
+          case "Written": {
+            const command = applied.output.outbox.find((e) => e.type === "command")
+            const result = { jobId, action, version: applied.version, attempt: command?.type === "command" ? command.attempt : null }
+            yield* emit(result, () =>
+              renderFields([
+                ["job", jobId],
+                ["action", action],
+                ["sent as attempt", result.attempt ?? "(event wait restarted)"],
+                ["version", result.version]
+              ])
+            )
+          }
+        }
+      }).pipe(Effect.provide(Executions.Default))
+    )
+).pipe(Command.withDescription("send an open action's command again now, with a fresh send budget (asks for confirmation)"))
+
 export const executionsCommand = Command.make("executions").pipe(
-  Command.withDescription("SFC execution state"),
-  Command.withSubcommands([show, list])
+  Command.withDescription("SFC execution state; retry an open action"),
+  Command.withSubcommands([show, list, retryAction])
 )

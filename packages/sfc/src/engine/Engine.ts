@@ -2,6 +2,7 @@ import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { abortJob, enterStep, failJob, settle, stopJob } from "./Flow.js"
 import { holdCommand, releaseHeldCommands } from "./HeldCommands.js"
+import { retryAction } from "./RetryAction.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
 
@@ -24,6 +25,8 @@ export type EngineInput =
   | { readonly type: "resume" }
   | { readonly type: "stop" }
   | { readonly type: "abort"; readonly reason?: string }
+  /** An operator retries an open action (a station that was down is back): see RetryAction.ts. */
+  | { readonly type: "retry"; readonly action: string }
 
 export interface WaitChange {
   readonly typeId: string
@@ -159,7 +162,7 @@ const applyTick = (draft: Draft): void => {
   // (the command would reach the station before the job order leaves Running).
   for (const at of expired) {
     const run = draft.actions[at]!
-    if (run.state === "dispatched" && run.attempts < draft.state.maxAttempts) continue
+    if (run.state === "dispatched" && run.attempts - (run.attemptBase ?? 0) < draft.state.maxAttempts) continue
     const action = draft.index.action(run.action)!
     const why = run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
     draft.updateAction(at, { state: "failed", error: why, deadline: undefined })
@@ -236,6 +239,9 @@ export const step = (state: ExecutionState, input: EngineInput, now: number): En
       break
     case "abort":
       abortJob(draft, input.reason ?? "aborted by the MES")
+      break
+    case "retry":
+      note = retryAction(draft, input.action)
       break
   }
   return output(state, draft, note)

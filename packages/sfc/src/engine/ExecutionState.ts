@@ -22,6 +22,8 @@ export interface ActionRun {
   /** Push commands: the same for every resend of this visit. */
   readonly correlationId?: string
   readonly attempts: number
+  /** Sends before an operator's retry: the send budget counts from here (absent: from 0). */
+  readonly attemptBase?: number
   /** Epoch ms; absent when the action is settled, is a pulse, or the job is paused. */
   readonly deadline?: number
   /** While paused: what was left of the deadline. */

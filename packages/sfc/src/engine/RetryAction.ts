@@ -1,0 +1,35 @@
+import type { Draft } from "./Draft.js"
+
+/**
+ * An operator's retry of an open action, for a station that was unreachable and is back: a push
+ * command that is still waiting for its reply goes out again now, as the next attempt with the
+ * send budget counted afresh from here; a pull event's wait starts its timeout over. An action
+ * that already failed ended its job (ISA-95: Aborted is final), so it is not retried: the MES
+ * submits the job again. Returns why nothing was done, or undefined.
+ */
+export const retryAction = (draft: Draft, name: string): string | undefined => {
+  if (draft.state.status !== "running") return `execution is ${draft.state.status}: only a running job's actions are retried`
+  const at = draft.actions.findIndex((r) => r.action === name && (r.state === "dispatched" || r.state === "waiting"))
+  if (at < 0) return `action ${name} is not open (no command waiting for its reply, no event awaited)`
+  const run = draft.actions[at]!
+  const action = draft.index.action(run.action)
+  if (action === undefined) return `action ${name} is not in the recipe`
+  const deadline = draft.now + action.TimeoutSeconds * 1000
+  if (run.state === "waiting") {
+    draft.updateAction(at, { deadline })
+    return undefined
+  }
+  const attempt = run.attempts + 1
+  draft.updateAction(at, { attempts: attempt, attemptBase: run.attempts, deadline })
+  draft.emit({
+    type: "command",
+    jobId: draft.state.jobId,
+    action: run.action,
+    correlationId: run.correlationId!,
+    typeId: action.TypeId,
+    parameters: (action.Parameters ?? {}) as Record<string, unknown>,
+    subject: draft.state.scope,
+    attempt
+  })
+  return undefined
+}
