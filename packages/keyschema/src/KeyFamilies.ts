@@ -1,7 +1,12 @@
+import { KeyFamilyError, type RegisteredFamily, registerFamilies } from "./FamilyRegistration.js"
+import { defineKeyFamilies } from "./KeyFamilySet.js"
+import type { TemplateParts, TemplateToken } from "./KeyTemplate.js"
+
 /**
  * Every key family of the island (data-layer.md §2), as templates after `{prefix}:`.
- * `{name}` is an encoded part; everything else is literal. Keep this the only place a key
- * shape is written down: builders, the parser and the admin CLI all derive from it.
+ * `{name}` is an encoded part; everything else is literal. Keep this the only place a core key
+ * shape is written down: builders, the parser and the admin CLI all derive from it. Extensions
+ * add families of their own with `defineKeyFamilies` and `schema.extend`.
  */
 export const keyFamilies = {
   dedupe: "ce:dedupe:{hash}",
@@ -11,6 +16,8 @@ export const keyFamilies = {
   jobResponse: "jobresponse:{id}",
   jobResponseList: "jobresponse:list:{scope}",
   jobResponseByOrder: "jobresponse:byorder:{orderId}",
+  /** Every response that carries the job order, scored by its last write (server µs): the by-order pointer falls back on it. */
+  jobResponseOfOrder: "jobresponse:oforder:{orderId}",
   jobResponseByState: "jobresponse:bystate:{scope}:{state}",
   workMaster: "workmaster:{id}",
   workMasterList: "workmaster:list:{scope}",
@@ -31,15 +38,15 @@ export const keyFamilies = {
   sfcCorrelation: "sfc:correlation:{correlationId}",
   /** Dead letters of one poller kind and scope (`changes`, `sfc`): entries that failed every delivery. */
   deadLetterStream: "dlq:{kind}:{scope}",
+  /** A poller consumer's liveness, a short-lived string it renews: gone means its pending entries may be taken over. */
+  pollerHeartbeat: "poller:heartbeat:{kind}:{group}:{consumer}",
   nudge: "nudge:{kind}"
 } as const
 
 export type KeyFamily = keyof typeof keyFamilies
 
-type PartNames<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | PartNames<Rest> : never
-
 /** The named parts a family's template needs, e.g. `{ scope: string; state: string }`. */
-export type KeyParts<F extends KeyFamily> = { readonly [P in PartNames<(typeof keyFamilies)[F]>]: string }
+export type KeyParts<F extends KeyFamily> = TemplateParts<(typeof keyFamilies)[F]>
 
 /** The five ISA-95 reference lists a job order can point into. */
 export const referenceKinds = ["equipment", "materialclass", "materialdefinition", "personnel", "physicalasset"] as const
@@ -48,36 +55,22 @@ export type ReferenceKind = (typeof referenceKinds)[number]
 export const isReferenceKind = (value: string): value is ReferenceKind =>
   (referenceKinds as ReadonlyArray<string>).includes(value)
 
-/** A template split into literal and part tokens, with the separator (`:` or `|`) before each. */
-export interface TemplateToken {
-  readonly separator: "" | ":" | "|"
-  readonly literal?: string
-  readonly part?: string
-}
+/** The core families with their part rules: every schema starts from these. */
+export const coreKeyFamilies = defineKeyFamilies({
+  ...keyFamilies,
+  referenceList: { template: keyFamilies.referenceList, parts: { kind: { oneOf: referenceKinds } } }
+})
 
-export const tokenize = (text: string): ReadonlyArray<{ separator: "" | ":" | "|"; text: string }> => {
-  const tokens: Array<{ separator: "" | ":" | "|"; text: string }> = []
-  let separator: "" | ":" | "|" = ""
-  let start = 0
-  for (let i = 0; i <= text.length; i++) {
-    const ch = text[i]
-    if (i === text.length || ch === ":" || ch === "|") {
-      tokens.push({ separator, text: text.slice(start, i) })
-      separator = ch === ":" || ch === "|" ? ch : ""
-      start = i + 1
-    }
-  }
-  return tokens
-}
+const registered = registerFamilies([], coreKeyFamilies)
+// The core table is ours: a bad template there is a bug, caught by every test that imports this.
+if (registered instanceof KeyFamilyError) throw new Error(`core key families: ${registered.message}`)
 
-const compile = (template: string): ReadonlyArray<TemplateToken> =>
-  tokenize(template).map(({ separator, text }) =>
-    text.startsWith("{") ? { separator, part: text.slice(1, -1) } : { separator, literal: text }
-  )
+/** The core families, compiled and checked against each other. */
+export const coreRegisteredFamilies = registered as ReadonlyArray<RegisteredFamily<KeyFamily>>
 
-export const compiledFamilies: ReadonlyArray<readonly [KeyFamily, ReadonlyArray<TemplateToken>]> = (
-  Object.keys(keyFamilies) as Array<KeyFamily>
-).map((family) => [family, compile(keyFamilies[family])] as const)
+export const compiledFamilies: ReadonlyArray<readonly [KeyFamily, ReadonlyArray<TemplateToken>]> = coreRegisteredFamilies.map(
+  (family) => [family.name, family.tokens] as const
+)
 
 export const compiledFamily = (family: KeyFamily): ReadonlyArray<TemplateToken> =>
   compiledFamilies.find(([f]) => f === family)![1]

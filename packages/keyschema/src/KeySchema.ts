@@ -1,7 +1,14 @@
-import { compiledFamilies, compiledFamily, isReferenceKind, type KeyFamily, type KeyParts, tokenize } from "./KeyFamilies.js"
+import { KeyFamilyError, type RegisteredFamily, registerFamilies } from "./FamilyRegistration.js"
+import { coreRegisteredFamilies, type KeyFamily, type keyFamilies, type KeyParts } from "./KeyFamilies.js"
+import type { FamilyTemplates, KeyFamilySet } from "./KeyFamilySet.js"
 import { checkKeyPart, decodeKeyPart, encodeKeyPartUnchecked, KeyPartError } from "./KeyPart.js"
+import { type TemplateParts, tokenize } from "./KeyTemplate.js"
+import { ruleAccepts, ruleRefusal } from "./PartRule.js"
 
 export const DEFAULT_PREFIX = "microdcs"
+
+/** The templates of the core families, the `T` of every schema before extensions. */
+export type CoreFamilyTemplates = typeof keyFamilies
 
 /** A key turned back into its family and decoded parts (for the admin CLI and index rebuild). */
 export interface ParsedKey<F extends KeyFamily = KeyFamily> {
@@ -9,19 +16,51 @@ export interface ParsedKey<F extends KeyFamily = KeyFamily> {
   readonly parts: KeyParts<F>
 }
 
+/** A parsed key of a schema over `T`: checking `family` narrows `parts` to that family's parts. */
+export type ParsedKeyOf<T extends FamilyTemplates> = {
+  readonly [F in keyof T & string]: { readonly family: F; readonly parts: TemplateParts<T[F]> }
+}[keyof T & string]
+
 /**
- * The one key builder of an island. Every key string in the project comes from here.
- * Builders return the key, or a {@link KeyPartError} naming the offending part; they never throw.
+ * A key schema over the families `T` (the core ones plus those registered with `extend`). Builders
+ * return the key, or a {@link KeyPartError} naming the offending part; they never throw.
+ */
+export interface KeySchemaOf<T extends FamilyTemplates> {
+  readonly prefix: string
+  /** Every family of the schema, in registration order. */
+  readonly families: ReadonlyArray<RegisteredFamily<keyof T & string>>
+  /** Builds the key of `family` from its named parts. */
+  readonly key: <F extends keyof T & string>(family: F, parts: TemplateParts<T[F]>) => string | KeyPartError
+  /** The glob that matches every key of `family` (for SCAN); parts are wildcards. */
+  readonly pattern: (family: keyof T & string) => string
+  /** Parses a full key (with prefix); `undefined` when it belongs to no family of this schema. */
+  readonly parse: (key: string) => ParsedKeyOf<T> | undefined
+  /** The same schema with `families` registered too, or why they were refused (nothing changes). */
+  readonly extend: <U extends FamilyTemplates>(families: KeyFamilySet<U>) => KeySchemaOf<T & U> | KeyFamilyError
+}
+
+/**
+ * The key schema of the core families, as the store holds it. Every key string in the project
+ * comes from a schema. `extend` gives a {@link KeySchemaOf} that also knows an extension's families.
  */
 export interface KeySchema {
   readonly prefix: string
+  readonly families: ReadonlyArray<RegisteredFamily<KeyFamily>>
   /** Builds the key of `family` from its named parts. */
   readonly key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => string | KeyPartError
   /** The glob that matches every key of `family` (for SCAN); parts are wildcards. */
   readonly pattern: (family: KeyFamily) => string
   /** Parses a full key (with prefix); `undefined` when it belongs to no family of this prefix. */
   readonly parse: (key: string) => ParsedKey | undefined
+  readonly extend: <U extends FamilyTemplates>(families: KeyFamilySet<U>) => KeySchemaOf<CoreFamilyTemplates & U> | KeyFamilyError
 }
+
+type TemplatesOfSets<S extends ReadonlyArray<KeyFamilySet<FamilyTemplates>>> = S extends readonly [
+  KeyFamilySet<infer T>,
+  ...infer Rest extends ReadonlyArray<KeyFamilySet<FamilyTemplates>>
+]
+  ? T & TemplatesOfSets<Rest>
+  : unknown
 
 const validatePrefix = (prefix: string): KeyPartError | undefined => {
   const problem = checkKeyPart("prefix", prefix)
@@ -30,59 +69,100 @@ const validatePrefix = (prefix: string): KeyPartError | undefined => {
   return undefined
 }
 
-/** Creates the key schema of one island. Fails when the prefix itself is not acceptable. */
-export const makeKeySchema = (prefix: string = DEFAULT_PREFIX): KeySchema | KeyPartError => {
-  const problem = validatePrefix(prefix)
-  if (problem) return problem
-  const head = encodeKeyPartUnchecked(prefix) + ":"
+type Parts = Readonly<Record<string, string>>
 
-  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string | KeyPartError => {
-    const values = parts as Readonly<Record<string, string>>
+const schemaOver = (prefix: string, head: string, families: ReadonlyArray<RegisteredFamily>): KeySchemaOf<FamilyTemplates> => {
+  const byName = new Map(families.map((family) => [family.name, family]))
+
+  const key = (name: string, parts: Parts): string | KeyPartError => {
+    const family = byName.get(name)
+    if (family === undefined) return new KeyPartError("not-allowed", "family", `no key family '${name}' in this schema`)
     let out = head
-    for (const token of compiledFamily(family)) {
+    for (const token of family.tokens) {
       out += token.separator
       if (token.literal !== undefined) {
         out += token.literal
         continue
       }
-      const name = token.part!
-      const value = values[name]
-      if (typeof value !== "string") return new KeyPartError("empty", name, `${name} is missing`)
-      const bad = checkKeyPart(name, value)
+      const part = token.part!
+      const value = parts[part]
+      if (typeof value !== "string") return new KeyPartError("empty", part, `${part} is missing`)
+      const bad = checkKeyPart(part, value)
       if (bad) return bad
-      if (family === "referenceList" && name === "kind" && !isReferenceKind(value)) {
-        return new KeyPartError("not-allowed", name, `kind '${value}' is not a reference list kind`)
+      const rule = family.rules[part]
+      if (rule !== undefined && !ruleAccepts(rule, value)) {
+        return new KeyPartError("not-allowed", part, ruleRefusal(rule, part, value, name))
       }
       out += encodeKeyPartUnchecked(value)
     }
     return out
   }
 
-  const pattern = (family: KeyFamily): string =>
-    head.replace(/[*?[\]\\]/g, (c) => "\\" + c) +
-    compiledFamily(family)
-      .map((t) => t.separator + (t.literal ?? "*"))
-      .join("")
+  const globHead = head.replace(/[*?[\]\\]/g, (c) => "\\" + c)
+  const pattern = (name: string): string => {
+    const family = byName.get(name)
+    // Only an untyped caller gets here, and a glob for no family would silently match nothing.
+    if (family === undefined) throw new Error(`no key family '${name}' in this schema`)
+    return globHead + family.tokens.map((t) => t.separator + (t.literal ?? "*")).join("")
+  }
 
-  const parse = (full: string): ParsedKey | undefined => {
+  const parse = (full: string): { family: string; parts: Parts } | undefined => {
     if (!full.startsWith(head)) return undefined
     const tokens = tokenize(full.slice(head.length))
-    for (const [family, template] of compiledFamilies) {
-      if (template.length !== tokens.length) continue
+    for (const family of families) {
+      if (family.tokens.length !== tokens.length) continue
       const parts: Record<string, string> = {}
       let matches = true
-      for (let i = 0; i < template.length && matches; i++) {
-        const t = template[i]!
+      for (let i = 0; i < tokens.length && matches; i++) {
+        const t = family.tokens[i]!
         const k = tokens[i]!
         if (t.separator !== k.separator) matches = false
         else if (t.literal !== undefined) matches = t.literal === k.text
         else if (k.text.length === 0) matches = false
-        else parts[t.part!] = decodeKeyPart(k.text)
+        else {
+          const value = decodeKeyPart(k.text)
+          // A value its rule refuses was never built by this family (and may be another's).
+          matches = ruleAccepts(family.rules[t.part!], value)
+          parts[t.part!] = value
+        }
       }
-      if (matches) return { family, parts } as ParsedKey
+      if (matches) return { family: family.name, parts }
     }
     return undefined
   }
 
-  return { prefix, key, pattern, parse }
+  const extend = (set: KeyFamilySet): KeySchemaOf<FamilyTemplates> | KeyFamilyError => {
+    const all = registerFamilies(families, set)
+    return all instanceof KeyFamilyError ? all : schemaOver(prefix, head, all)
+  }
+
+  return { prefix, families, key, pattern, parse, extend } as KeySchemaOf<FamilyTemplates>
+}
+
+/** Creates the key schema of one island. Fails when the prefix itself is not acceptable. */
+export function makeKeySchema(prefix?: string): KeySchema | KeyPartError
+/**
+ * Creates the key schema of one island over the core families and `families`, registered in
+ * order. Fails when the prefix is not acceptable or a family set is refused.
+ */
+export function makeKeySchema<const S extends ReadonlyArray<KeyFamilySet<FamilyTemplates>>>(
+  prefix: string | undefined,
+  options: { readonly families: S }
+): KeySchemaOf<CoreFamilyTemplates & TemplatesOfSets<S>> | KeyPartError | KeyFamilyError
+export function makeKeySchema(
+  prefix: string = DEFAULT_PREFIX,
+  options?: { readonly families: ReadonlyArray<KeyFamilySet> }
+): unknown {
+  const problem = validatePrefix(prefix)
+  if (problem) return problem
+  let schema: KeySchemaOf<FamilyTemplates> | KeyFamilyError = schemaOver(
+    prefix,
+    encodeKeyPartUnchecked(prefix) + ":",
+    coreRegisteredFamilies
+  )
+  for (const set of options?.families ?? []) {
+    if (schema instanceof KeyFamilyError) break
+    schema = schema.extend(set)
+  }
+  return schema
 }
