@@ -54,7 +54,8 @@ const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/
 
 export const asId = (value: unknown, where: string): Either.Either<string, BadRequest> => {
   if (typeof value !== "string") return malformed(`${where} must be a string`)
-  if (controlCharacter.test(value)) return malformed(`${where} must not contain control characters`)
+  // The id is quoted (cut to 100 characters); the MQTT binding escapes what a broker refuses.
+  if (controlCharacter.test(value)) return malformed(`${where} '${value.slice(0, 100)}' must not contain control characters`)
   const problem = checkKeyPart(where, value)
   return problem ? malformed(problem.message) : Either.right(value)
 }
