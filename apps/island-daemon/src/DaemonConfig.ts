@@ -1,15 +1,26 @@
 import { hostname } from "node:os"
-import { Config, ConfigError, Option } from "effect"
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
+import { allProblems, pemFile, prefixProblem, tlsProblems } from "./ConfigChecks.js"
 
 /** The roles one process can run; several daemons share an island through consumer groups and leases. */
 export const allRoles = ["job-control", "engine", "sweep", "publisher"] as const
 export type Role = (typeof allRoles)[number]
 
+/** PEM files for a TLS connection (read at start). */
+export interface TlsFiles {
+  readonly ca: Buffer | undefined
+  readonly cert: Buffer | undefined
+  readonly key: Buffer | undefined
+}
+
 export interface MqttSettings {
   /** Unset: the daemon starts its own mosquitto. */
   readonly url: string | undefined
+  readonly username: string | undefined
+  readonly password: Redacted.Redacted<string> | undefined
+  readonly tls: TlsFiles
   readonly topicPrefix: string
   readonly discriminator: string | undefined
   readonly wildcardLevels: number
@@ -36,11 +47,16 @@ export interface DaemonConfig {
   readonly roles: ReadonlySet<Role>
   readonly httpHost: string
   readonly httpPort: number
+  /** When set, `/api/*` and `/metrics` need `Authorization: Bearer {token}`. */
+  readonly httpToken: Redacted.Redacted<string> | undefined
   readonly shutdownGraceMs: number
   readonly engine: EngineOptions
   readonly retentionMs: number
   readonly defaultAcceptanceLimit: number
   readonly messageExpirySeconds: number
+  /** Job control dedupe: the claim's lease while a request is processed, and how long it stays done. */
+  readonly dedupeLeaseMs: number
+  readonly dedupeDoneTtlMs: number
 }
 
 // One validation per variable: a second one chained after it reports no variable name.
@@ -65,12 +81,20 @@ const roles = Config.string("ISLAND_ROLES").pipe(
   Config.map((text) => new Set(text.split(",").map((r) => r.trim() as Role)))
 )
 
+const tlsFiles = (service: "VALKEY" | "MQTT") =>
+  Config.all({ ca: pemFile(`${service}_TLS_CA_FILE`), cert: pemFile(`${service}_TLS_CERT_FILE`), key: pemFile(`${service}_TLS_KEY_FILE`) })
+
+const isTlsMqttUrl = (url: string | undefined) => url !== undefined && /^(mqtts|ssl|wss):/.test(url)
+
 const mqtt: Config.Config<MqttSettings> = Config.all({
   url: Config.option(
     Config.string("MQTT_URL").pipe(
       Config.validate({ message: "MQTT_URL must look like mqtt://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
     )
   ),
+  username: Config.option(Config.string("MQTT_USERNAME")),
+  password: Config.option(Config.redacted("MQTT_PASSWORD")),
+  tls: tlsFiles("MQTT"),
   topicPrefix: Config.string("MQTT_TOPIC_PREFIX").pipe(
     Config.withDefault("microdcs"),
     Config.validate({ message: "MQTT_TOPIC_PREFIX must not contain + # or a NUL", validation: (s) => s.length > 0 && !/[+#\0]/.test(s) })
@@ -80,8 +104,15 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
   sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
   sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS"))
 }).pipe(
+  Config.mapOrFail((m) => {
+    const problems = allProblems(tlsProblems("MQTT", m.tls, isTlsMqttUrl(Option.getOrUndefined(m.url))))
+    return problems === undefined ? Either.right(m) : Either.left(problems)
+  }),
   Config.map((m) => ({
     url: Option.getOrUndefined(m.url),
+    username: Option.getOrUndefined(m.username),
+    password: Option.getOrUndefined(m.password),
+    tls: { ca: m.tls.ca?.pem, cert: m.tls.cert?.pem, key: m.tls.key?.pem },
     topicPrefix: m.topicPrefix,
     discriminator: Option.getOrUndefined(m.discriminator),
     wildcardLevels: m.wildcardLevels,
@@ -104,27 +135,87 @@ const sentinelCheck = Config.option(
   )
 )
 
+/** The store takes any prefix and refuses a bad one only when it connects: checked here, by name. */
+const prefixCheck = Config.option(
+  Config.string("VALKEY_PREFIX").pipe(
+    Config.mapOrFail((prefix) => {
+      const problem = prefixProblem(prefix)
+      return problem === undefined ? Either.right(prefix) : Either.left(ConfigError.InvalidData([], `the key prefix ${problem}`))
+    })
+  )
+)
+
+/** The store's settings plus the TLS files, which the store takes as PEM text. */
+const valkey: Config.Config<ValkeyOptions> = Config.all({ options: valkeyOptionsConfig, files: tlsFiles("VALKEY") }).pipe(
+  Config.mapOrFail(({ options, files }) => {
+    const usesTls = options.tls === true || (options.url?.startsWith("rediss:") ?? false)
+    const problems = allProblems(tlsProblems("VALKEY", files, usesTls))
+    return problems === undefined ? Either.right({ options, files }) : Either.left(problems)
+  }),
+  Config.map(({ options, files }) => ({
+    ...options,
+    ...(files.ca ? { tlsCa: files.ca.pem } : {}),
+    ...(files.cert ? { tlsCert: files.cert.pem } : {}),
+    ...(files.key ? { tlsKey: files.key.pem } : {})
+  }))
+)
+
+const positiveEngineSettings = [
+  ["maxAttempts", "SFC_MAX_ATTEMPTS"],
+  ["sweepIntervalMs", "SFC_SWEEP_INTERVAL_MS"],
+  ["outageThresholdMs", "SFC_OUTAGE_THRESHOLD_MS"],
+  ["reconcileIntervalMs", "SFC_RECONCILE_INTERVAL_MS"],
+  ["concurrency", "SFC_CONCURRENCY"],
+  ["fallbackIntervalMs", "SFC_FALLBACK_INTERVAL_MS"],
+  ["claimIdleMs", "SFC_CLAIM_IDLE_MS"],
+  ["claimIntervalMs", "SFC_CLAIM_INTERVAL_MS"],
+  ["shutdownGraceMs", "SFC_SHUTDOWN_GRACE_MS"],
+  ["correlationTtlMs", "SFC_CORRELATION_TTL_MS"]
+] as const
+
+/** The engine reads its `SFC_*` integers unchecked; a zero or negative one would fail only inside the engine. */
+const engine = engineOptionsConfig.pipe(
+  Config.mapOrFail((options) => {
+    const problems = allProblems(
+      positiveEngineSettings.filter(([field]) => !(options[field] > 0)).map(([, variable]) => ConfigError.InvalidData([variable], `${variable} must be a positive integer`))
+    )
+    return problems === undefined ? Either.right(options) : Either.left(problems)
+  })
+)
+
 /**
  * Every setting of the daemon, from environment variables, validated once at start. A bad value
  * fails with a `ConfigError` that names the variable.
  */
 export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   sentinelCheck,
-  valkey: valkeyOptionsConfig,
+  prefixCheck,
+  valkey,
   mqtt,
   instanceId: Config.string("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
   source: Config.option(Config.string("ISLAND_SOURCE")),
   roles,
-  httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
+  // Loopback unless asked: the API serves job documents, which are not for the whole network.
+  httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
   httpPort: nonNegative("HTTP_PORT", 65535).pipe(Config.withDefault(8080)),
+  httpToken: Config.option(
+    // Validated as text (a check after Config.redacted reports no variable name), redacted at once.
+    Config.string("HTTP_TOKEN").pipe(
+      Config.validate({ message: "HTTP_TOKEN must not be empty", validation: (t) => t.length > 0 }),
+      Config.map((t) => Redacted.make(t))
+    )
+  ),
   shutdownGraceMs: positive("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
-  engine: engineOptionsConfig,
+  engine,
   retentionMs: positive("JOB_RETENTION_MS").pipe(Config.withDefault(7 * 24 * 60 * 60 * 1000)),
   defaultAcceptanceLimit: nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0)),
-  messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60))
+  messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60)),
+  dedupeLeaseMs: positive("DEDUPE_LEASE_MS").pipe(Config.withDefault(60_000)),
+  dedupeDoneTtlMs: positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000))
 }).pipe(
-  Config.map(({ sentinelCheck: _checked, ...c }) => ({
+  Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, httpToken, ...c }) => ({
     ...c,
+    httpToken: Option.getOrUndefined(httpToken),
     embeddedValkey: c.valkey.url === undefined && (c.valkey.sentinels === undefined || c.valkey.sentinels.length === 0),
     source: Option.getOrElse(c.source, () => `urn:microdcs:island:${c.instanceId}`),
     engine: { ...c.engine, consumer: c.engine.consumer ?? c.instanceId }

@@ -4,12 +4,16 @@ import { jobControlLayer } from "@microdcs/job-control"
 import { JobControlIngress, MqttStation } from "@microdcs/island-mqtt"
 import { Publisher, PublisherLive } from "@microdcs/publisher"
 import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
-import { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao, storeLayer, Valkey } from "@microdcs/store"
+import { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao, storeLayer } from "@microdcs/store"
 import { routeApi } from "./Api.js"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import { withEmbeddedServers } from "./Embedded.js"
 import { type IslandEndpoints, serveHttp } from "./Http.js"
-import { makeMetrics, type Metrics } from "./Metrics.js"
+import { accountedConnection } from "./MessageAccounting.js"
+import { makeMetrics, type MessageKind, type Metrics } from "./Metrics.js"
+import { mqttNamesProblem } from "./MqttNameChecks.js"
+import { makeReadiness } from "./Readiness.js"
+import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
 
 /**
  * The roles of one daemon as layers over one store and one MQTT connection. Each role is on by
@@ -20,16 +24,38 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
   const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
   const grace = { shutdownGraceMs: config.shutdownGraceMs }
   // Every message the two MQTT workers handle is counted and timed by type and outcome.
-  const observed = (kind: string) => ({ onOutcome: (type: string, outcome: string, seconds: number) => metrics.recordMessage(kind, type, outcome, seconds) })
+  const observed = (kind: MessageKind) => ({ onOutcome: (type: string, outcome: string, seconds: number) => metrics.recordMessage(kind, type, outcome, seconds) })
+  // Job control acknowledges refused requests like processed ones: those two outcomes are
+  // counted at the acknowledgement, by the reply that went out; the worker reports the rest.
+  const jobControlConnection = Layer.effect(
+    MqttConnection,
+    Effect.map(MqttConnection, (connection) =>
+      accountedConnection(connection, (type, outcome, seconds, reason) => metrics.recordMessage("jobcontrol", type, outcome, seconds, reason))
+    )
+  )
+  const jobControlOutcomes = {
+    onOutcome: (type: string, outcome: string, seconds: number) => {
+      if (outcome !== "ok") metrics.recordMessage("jobcontrol", type, outcome, seconds)
+    }
+  }
   const jobControl = config.roles.has("job-control")
-    ? JobControlIngress({ topics, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace, ...observed("jobcontrol") }).pipe(
-        Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs }))
+    ? JobControlIngress({
+        topics,
+        sharedGroup: config.mqtt.sharedGroup,
+        source: config.source,
+        leaseMs: config.dedupeLeaseMs,
+        doneTtlMs: config.dedupeDoneTtlMs,
+        ...grace,
+        ...jobControlOutcomes
+      }).pipe(
+        Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs })),
+        Layer.provide(jobControlConnection)
       )
     : Layer.empty
   const runsEngine = config.roles.has("engine") || config.roles.has("sweep")
   const engine = runsEngine
     ? SfcEngineProcesses({ ...config.engine, shutdownGraceMs: config.shutdownGraceMs }, { engine: config.roles.has("engine"), sweep: config.roles.has("sweep") }).pipe(
-        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, source: config.source, ...grace, ...observed("station") })),
+        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace, ...observed("station") })),
         Layer.provideMerge(SfcRuntimeServices)
       )
     : Layer.empty
@@ -45,10 +71,6 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
   return Layer.mergeAll(jobControl, engine, publisher)
 }
 
-/** Failures at start that a server coming (back) up cures: the island keeps trying. */
-const TRANSIENT = new Set(["StoreUnavailable", "UnknownOutcome", "MqttConnectError", "MqttSubscribeError", "MqttPublishError"])
-const isTransient = (error: unknown) => typeof error === "object" && error !== null && "_tag" in error && TRANSIENT.has(String(error._tag))
-
 /**
  * Builds the layer in the current scope, trying again (capped backoff) while it fails for a
  * server that is not reachable yet: a daemon started before its Valkey or broker waits for them,
@@ -63,6 +85,11 @@ const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
     return { own, context }
   })
   const retried = attempt.pipe(
+    // A server that answered "no" will answer "no" again: no retry, the daemon ends with the reason.
+    Effect.mapError((error) => refusalOf(error) ?? error),
+    Effect.tapError((error) =>
+      error instanceof StartRefused ? Effect.logError("island not started: a server refused it").pipe(Effect.annotateLogs({ server: error.server, reason: error.message })) : Effect.void
+    ),
     Effect.tapError((error) =>
       isTransient(error)
         ? Effect.logWarning("island not started: a server is not reachable yet; trying again").pipe(
@@ -86,20 +113,8 @@ const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
 /** `/readyz` and the API over the running island. */
 const makeEndpoints = (config: DaemonConfig) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const connection = yield* MqttConnection
+    const readiness = yield* makeReadiness(config)
     const runtime = yield* Effect.runtime<JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao>()
-    const needsSubscriptions = config.roles.has("job-control") || config.roles.has("engine")
-    const readiness = Effect.gen(function* () {
-      const valkeyUp = yield* valkey.command("ping", (c) => c.ping()).pipe(
-        Effect.as(true),
-        Effect.timeout("1 second"),
-        Effect.catchAll(() => Effect.succeed(false))
-      )
-      const mqttUp = (yield* connection.status) === "connected"
-      const subscribed = !needsSubscriptions || (yield* connection.subscriptions).length > 0
-      return { valkey: valkeyUp, mqtt: mqttUp, subscribed, roles: true }
-    })
     return {
       readiness: () => Effect.runPromise(readiness),
       api: (path, query) => Runtime.runPromise(runtime)(routeApi(path, query))
@@ -115,13 +130,15 @@ const makeEndpoints = (config: DaemonConfig) =>
  */
 export const startIsland = (configured: DaemonConfig) =>
   Effect.gen(function* () {
+    const names = mqttNamesProblem(configured)
+    if (names !== undefined) return yield* Effect.fail(names)
     const config = yield* withEmbeddedServers(configured)
     yield* Effect.logInfo("island daemon starting").pipe(
       Effect.annotateLogs({ instanceId: config.instanceId, roles: [...config.roles].join(","), embeddedValkey: config.embeddedValkey })
     )
     const metrics = makeMetrics()
     let endpoints: IslandEndpoints | undefined
-    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints })
+    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, token: config.httpToken })
 
     const store = storeLayer({ ...config.valkey, connectionName: `island-${config.instanceId}` })
     const mqtt = MqttConnection.layer({
@@ -130,7 +147,12 @@ export const startIsland = (configured: DaemonConfig) =>
       // instance stops are redelivered to it when it comes back within the session expiry.
       clientId: `island-${config.instanceId}`,
       clean: false,
-      sessionExpirySeconds: config.mqtt.sessionExpirySeconds
+      sessionExpirySeconds: config.mqtt.sessionExpirySeconds,
+      username: config.mqtt.username,
+      password: config.mqtt.password,
+      tlsCa: config.mqtt.tls.ca,
+      tlsCert: config.mqtt.tls.cert,
+      tlsKey: config.mqtt.tls.key
     })
     // One after the other, each waiting for its server: an MQTT connection attempt interrupted
     // because the store failed beside it would linger and fight its successor over the client id.

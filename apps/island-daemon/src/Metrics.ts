@@ -1,27 +1,39 @@
-import { Effect, Either, Runtime } from "effect"
+import { Effect, Runtime } from "effect"
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client"
-import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
-import { JobOrderDao, ScopeRegistry, Valkey } from "@microdcs/store"
+import type { ScopeRegistry, Valkey } from "@microdcs/store"
+import { boundedLabel, jobControlTypes } from "./MetricLabels.js"
+import { readStoreFigures, type ScopeFigures } from "./StoreFigures.js"
 
-/** Job orders read per scope per scrape at most: metrics must stay cheap on a large island. */
-const JOBS_PER_SCOPE = 10_000
+/** Scrapes within this long of the last Valkey read get its figures again: many scrapers, one read. */
+const STORE_FIGURES_TTL_MS = 5_000
+
+/** The message kinds: the job control ingress and the station ingress. */
+export type MessageKind = "jobcontrol" | "station"
 
 /**
- * The daemon's Prometheus metrics (island.md §4): messages by kind, type and outcome, handler
- * latency, and, read from Valkey on each scrape, stream length, lag and pending entries per
- * scope, dead letters and job orders by state.
+ * The daemon's Prometheus metrics (island.md §4): messages by kind, type and outcome, refusals
+ * by reason, handler latency, and, read from Valkey's index and stream sizes (never documents),
+ * stream length, lag and pending entries per scope, dead letters, job orders, active executions
+ * and job responses by state.
  *
  * Made before the island connects, so `/metrics` answers (process metrics only) while the
  * store is still away; `followStore` adds the Valkey-side figures once it is up.
  */
 export const makeMetrics = () => {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry, prefix: "microdcs_process_" })
+  // prom-client's default names already start with process_ and nodejs_.
+  collectDefaultMetrics({ register: registry, prefix: "microdcs_" })
 
   const messages = new Counter({
     name: "microdcs_messages_total",
-    help: "MQTT messages handled, by kind (jobcontrol, station), CloudEvent type and outcome (ok, retry, failed)",
+    help: "MQTT messages handled, by kind (jobcontrol, station), CloudEvent type (known types, else other) and outcome (ok, refused, retry, failed)",
     labelNames: ["kind", "type", "outcome"] as const,
+    registers: [registry]
+  })
+  const refused = new Counter({
+    name: "microdcs_refused_total",
+    help: "Requests answered with a refusal, by kind, CloudEvent type and reason (mdcserrorkind or ReturnStatus)",
+    labelNames: ["kind", "type", "reason"] as const,
     registers: [registry]
   })
   const handlerSeconds = new Histogram({
@@ -31,91 +43,75 @@ export const makeMetrics = () => {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry]
   })
-
-  const streamGauges = {
-    length: new Gauge({ name: "microdcs_stream_length", help: "Entries in a stream", labelNames: ["stream", "scope"] as const, registers: [registry] }),
-    lag: new Gauge({ name: "microdcs_stream_lag", help: "Entries a consumer group has not read yet", labelNames: ["stream", "scope", "group"] as const, registers: [registry] }),
-    pending: new Gauge({ name: "microdcs_stream_pending", help: "Entries read but not acknowledged", labelNames: ["stream", "scope", "group"] as const, registers: [registry] }),
-    deadLetters: new Gauge({ name: "microdcs_dead_letters", help: "Entries in a dead-letter stream", labelNames: ["kind", "scope"] as const, registers: [registry] })
+  // The type comes from the sender: job control knows its types; station types are the recipes'.
+  const typeLabel: Record<MessageKind, (type: string) => string> = {
+    jobcontrol: boundedLabel({ known: jobControlTypes, keep: ["undecodable"] }),
+    station: boundedLabel({ cap: 64, keep: ["undecodable"] })
   }
-  const jobs = new Gauge({ name: "microdcs_jobs", help: "Listed job orders by state", labelNames: ["scope", "state"] as const, registers: [registry] })
+  const reasonLabel = boundedLabel({ cap: 64 })
 
-  /** Reads the Valkey-side figures just before a scrape. */
-  const refresh = Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const scopes = yield* ScopeRegistry
-    const jobOrders = yield* JobOrderDao
-    const lengths: Array<[{ stream: string; scope: string }, number]> = []
-    const groups: Array<[{ stream: string; scope: string; group: string }, number | undefined, number]> = []
-    const dead: Array<[{ kind: string; scope: string }, number]> = []
-    const counts: Array<[{ scope: string; state: string }, number]> = []
-    for (const scope of yield* scopes.list) {
-      for (const [stream, family] of [["changes", "changes"], ["sfc", "sfcWork"]] as const) {
-        const key = yield* valkey.key(family, { scope })
-        const info = yield* valkey.command("stream info", async (c) => {
-          const length = await c.xlen(key)
-          const found = length > 0 || (await c.exists(key)) ? ((await c.xinfo("GROUPS", key).catch(() => [])) as Array<Array<unknown>>) : []
-          return { length, groups: found }
-        })
-        lengths.push([{ stream, scope }, info.length])
-        for (const group of info.groups) {
-          const fields = new Map<string, unknown>()
-          for (let i = 0; i + 1 < group.length; i += 2) fields.set(String(group[i]), group[i + 1])
-          const lag = fields.get("lag")
-          groups.push([
-            { stream, scope, group: String(fields.get("name")) },
-            lag === null || lag === undefined ? undefined : Number(lag),
-            Number(fields.get("pending") ?? 0)
-          ])
-        }
-        const dlq = yield* valkey.key("deadLetterStream", { kind: stream, scope })
-        dead.push([{ kind: stream, scope }, yield* valkey.command("dlq length", (c) => c.xlen(dlq))])
-      }
-      const page = yield* jobOrders.list(scope, { count: JOBS_PER_SCOPE })
-      const byState = new Map<string, number>()
-      for (const { id } of page.items) {
-        const doc = yield* Effect.either(jobOrders.get(id))
-        if (Either.isLeft(doc)) continue
-        const decoded = decodeJobOrderRecord(doc.right.doc)
-        const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
-        byState.set(state, (byState.get(state) ?? 0) + 1)
-      }
-      for (const [state, count] of byState) counts.push([{ scope, state }, count])
-    }
-    // Reset only once everything was read: a failed read keeps the last figures instead of
-    // leaving the gauges half empty.
-    for (const gauge of [...Object.values(streamGauges), jobs]) gauge.reset()
-    for (const [labels, value] of lengths) streamGauges.length.set(labels, value)
-    for (const [labels, lag, pending] of groups) {
-      streamGauges.pending.set(labels, pending)
-      if (lag !== undefined) streamGauges.lag.set(labels, lag)
-    }
-    for (const [labels, value] of dead) streamGauges.deadLetters.set(labels, value)
-    for (const [labels, value] of counts) jobs.set(labels, value)
-  })
+  const gauge = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>) => new Gauge({ name, help, labelNames, registers: [registry] })
+  const gauges = {
+    length: gauge("microdcs_stream_length", "Entries in a stream (XLEN)", ["stream", "scope"]),
+    lag: gauge("microdcs_stream_lag", "Entries a consumer group has not read yet", ["stream", "scope", "group"]),
+    pending: gauge("microdcs_stream_pending", "Entries read but not acknowledged", ["stream", "scope", "group"]),
+    deadLetters: gauge("microdcs_dead_letters", "Entries in a dead-letter stream", ["kind", "scope"]),
+    jobOrders: gauge("microdcs_job_orders", "Job orders in the scope's list: stored and not yet cleared or cancelled", ["scope"]),
+    activeExecutions: gauge("microdcs_executions_active", "Recipe executions not yet terminal (Running, Interrupted)", ["scope"]),
+    responses: gauge("microdcs_job_responses", "Job responses by state (the job's end state: Ended_Completed, Aborted, ...)", ["scope", "state"])
+  }
 
-  let readStore: (() => Promise<void>) | undefined
+  const show = (figures: ReadonlyArray<ScopeFigures>) => {
+    for (const g of Object.values(gauges)) g.reset()
+    for (const f of figures) {
+      for (const [stream, length] of Object.entries(f.streamLength)) gauges.length.set({ stream, scope: f.scope }, length)
+      for (const [kind, count] of Object.entries(f.deadLetters)) gauges.deadLetters.set({ kind, scope: f.scope }, count)
+      for (const g of f.groups) {
+        gauges.pending.set({ stream: g.stream, scope: g.scope, group: g.group }, g.pending)
+        if (g.lag !== undefined) gauges.lag.set({ stream: g.stream, scope: g.scope, group: g.group }, g.lag)
+      }
+      gauges.jobOrders.set({ scope: f.scope }, f.jobOrders)
+      gauges.activeExecutions.set({ scope: f.scope }, f.activeExecutions)
+      for (const [state, count] of Object.entries(f.responsesByState)) gauges.responses.set({ scope: f.scope, state }, count)
+    }
+  }
+
+  let readStore: (() => Promise<ReadonlyArray<ScopeFigures>>) | undefined
+  // One read at a time, its result kept for the TTL; a failed read keeps the last figures.
+  let last: { readonly at: number; readonly read: Promise<void> } | undefined
+  const refresh = (): Promise<void> => {
+    const read = readStore
+    if (read === undefined) return Promise.resolve()
+    const now = Date.now()
+    if (last !== undefined && now - last.at < STORE_FIGURES_TTL_MS) return last.read
+    const pending = read().then(show, () => undefined)
+    last = { at: now, read: pending }
+    return pending
+  }
 
   return {
     registry,
-    /** Records one outcome of a handled message. */
-    recordMessage: (kind: string, type: string, outcome: string, seconds: number) => {
-      messages.inc({ kind, type, outcome })
-      handlerSeconds.observe({ kind, type }, seconds)
+    /** Records one outcome of a handled message; a refusal also counts by its reason. */
+    recordMessage: (kind: MessageKind, type: string, outcome: string, seconds: number, reason?: string) => {
+      const label = typeLabel[kind](type)
+      messages.inc({ kind, type: label, outcome })
+      if (outcome === "refused") refused.inc({ kind, type: label, reason: reasonLabel(reason ?? "unknown") })
+      handlerSeconds.observe({ kind, type: label }, seconds)
     },
-    /** From now until the scope closes, each scrape reads the Valkey-side figures first. */
+    /** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
     followStore: Effect.gen(function* () {
-      const runtime = yield* Effect.runtime<Valkey | ScopeRegistry | JobOrderDao>()
+      const runtime = yield* Effect.runtime<Valkey | ScopeRegistry>()
       yield* Effect.acquireRelease(
         Effect.sync(() => {
-          readStore = () => Runtime.runPromise(runtime)(refresh.pipe(Effect.timeout("5 seconds")))
+          last = undefined
+          readStore = () => Runtime.runPromise(runtime)(readStoreFigures.pipe(Effect.timeout("5 seconds")))
         }),
         () => Effect.sync(() => void (readStore = undefined))
       )
     }),
     /** The exposition text. */
     scrape: async (): Promise<string> => {
-      if (readStore) await readStore().catch(() => undefined)
+      await refresh()
       return registry.metrics()
     },
     contentType: registry.contentType

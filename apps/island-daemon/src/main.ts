@@ -6,7 +6,8 @@
  * leases, close connections, exit 0.
  *
  * Exit codes: 0 after a shutdown by signal, 2 for a bad configuration (the message names the
- * variable), 1 for anything else.
+ * variable) or a server that refused the island (wrong credentials, missing grants, untrusted
+ * certificate: retrying cannot help), 1 for anything else.
  */
 import { Cause, Effect, Exit, Fiber, Layer, Logger, LogLevel } from "effect"
 import { type DaemonConfig, daemonConfig, describeConfigError } from "./DaemonConfig.js"
@@ -50,13 +51,39 @@ const start = (config: DaemonConfig) => {
     // Interrupted only (a signal): a clean stop. A failure that came with interruptions (a
     // layer that failed while its siblings were being interrupted) is still a failure.
     if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) process.exit(0)
+    const refused = refusalMessage(exit.cause)
+    if (refused !== undefined) {
+      process.stderr.write(`${refused}\n`)
+      process.exit(2)
+    }
     process.stderr.write(`${JSON.stringify({ level: "FATAL", message: "island daemon stopped", cause: Cause.pretty(exit.cause) })}\n`)
     process.exit(1)
   })
 }
 
-Effect.runPromiseExit(daemonConfig).then((exit) => {
-  if (Exit.isSuccess(exit)) return start(exit.value)
+/**
+ * The one-line reason for exit code 2 when the island failed for its settings: a server refused
+ * it, or a package refused a value the configuration checks let through.
+ */
+const refusalMessage = (cause: Cause.Cause<unknown>): string | undefined => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "None" || typeof failure.value !== "object" || failure.value === null) return undefined
+  const error = failure.value as { _tag?: unknown; message?: unknown; server?: unknown; field?: unknown; part?: unknown }
+  if (error._tag === "StartRefused") return `island not started: ${String(error.server)}: ${String(error.message)}`
+  if (error._tag === "InvalidInput" || error._tag === "InvalidTopic") {
+    return `invalid configuration: ${String(error.field ?? error.part)}: ${String(error.message)}`
+  }
+  return undefined
+}
+
+Effect.runPromiseExit(daemonConfig).then(async (exit) => {
+  if (Exit.isSuccess(exit)) {
+    const { mqttNamesProblem } = await import("./MqttNameChecks.js")
+    const problem = mqttNamesProblem(exit.value)
+    if (problem === undefined) return start(exit.value)
+    process.stderr.write(`${describeConfigError(problem)}\n`)
+    process.exit(2)
+  }
   const failure = Cause.failureOption(exit.cause)
   process.stderr.write(`${failure._tag === "Some" ? describeConfigError(failure.value) : Cause.pretty(exit.cause)}\n`)
   process.exit(2)

@@ -1,4 +1,6 @@
+import { ConfigProvider, Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
+import { daemonConfig } from "../src/DaemonConfig.js"
 import { spawnScript } from "./DaemonProcess.js"
 
 /**
@@ -16,12 +18,28 @@ const base = {
   ISLAND_INSTANCE_ID: "config-test"
 }
 
-const cases: ReadonlyArray<readonly [variable: string, value: string]> = [
+// Relative to the repository root, the daemon's working directory: a file that exists, and one that does not.
+const EXISTING_FILE = "apps/island-daemon/fixtures/job-order.json"
+const MISSING_FILE = "apps/island-daemon/fixtures/no-such-ca.pem"
+
+const cases: ReadonlyArray<readonly [variable: string, value: string, extra?: Record<string, string>]> = [
   ["HTTP_PORT", "abc"],
   ["ISLAND_ROLES", "bogus"],
   ["MQTT_URL", "notaurl"],
   // Sentinels instead of a URL; "bad" has no port.
-  ["VALKEY_SENTINELS", "bad"]
+  ["VALKEY_SENTINELS", "bad"],
+  // Values the packages refuse only once the island starts: checked at start, by name.
+  ["VALKEY_PREFIX", "a:b"],
+  ["MQTT_DISCRIMINATOR", "a+b"],
+  ["MQTT_SHARED_GROUP", "a/b"],
+  ["MQTT_WILDCARD_LEVELS", "99"],
+  ["ISLAND_INSTANCE_ID", "not a client id"],
+  ["SFC_FALLBACK_INTERVAL_MS", "0"],
+  ["HTTP_TOKEN", ""],
+  // TLS files must exist, come in pairs and go with a TLS connection.
+  ["VALKEY_TLS_CA_FILE", MISSING_FILE, { VALKEY_URL: "rediss://127.0.0.1:1" }],
+  ["MQTT_TLS_CA_FILE", EXISTING_FILE],
+  ["MQTT_TLS_KEY_FILE", "", { MQTT_URL: "mqtts://127.0.0.1:1", MQTT_TLS_CERT_FILE: EXISTING_FILE }]
 ]
 
 /**
@@ -40,8 +58,10 @@ const runToExit = async (env: Record<string, string>) => {
 
 // One after the other: a dozen Node processes loading at once would measure the machine, not the daemon.
 describe("configuration errors", () => {
-  it.each(cases)("%s=%s ends the daemon at start with exit code 2 and names the variable", async (variable, value) => {
-    const env: Record<string, string> = { ...base, [variable]: value }
+  it.each(cases.map(([variable, value, extra]) => [variable, value, extra ?? {}] as const))("%s=%s ends the daemon at start with exit code 2 and names the variable", async (variable, value, extra) => {
+    const env: Record<string, string> = { ...base, [variable]: value, ...extra }
+    // An empty value stands for "not set" where the variable must be missing.
+    if (value === "" && variable !== "HTTP_TOKEN") delete env[variable]
     if (variable === "VALKEY_SENTINELS") delete env["VALKEY_URL"]
     const { exit, stdout, stderr } = await runToExit(env)
     expect(exit.code, stderr).toBe(2)
@@ -59,4 +79,38 @@ describe("configuration errors", () => {
     for (const variable of Object.keys(bad)) expect(stderr).toContain(`${variable}:`)
     expect(stdout).toBe("")
   }, 20_000)
+})
+
+/** The configuration read in-process from exactly these variables. */
+const configFrom = (env: Record<string, string>) =>
+  Effect.runPromise(Effect.withConfigProvider(daemonConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+describe("configuration defaults and secrets", () => {
+  it("serves HTTP on the loopback interface unless HTTP_HOST says otherwise, without a token by default", async () => {
+    const config = await configFrom(base)
+    expect(config.httpHost).toBe("127.0.0.1")
+    expect(config.httpToken).toBeUndefined()
+    const { HTTP_HOST: _host, ...withoutHost } = base
+    expect((await configFrom(withoutHost)).httpHost).toBe("127.0.0.1")
+  })
+
+  it("takes the MQTT credentials, the HTTP token and the TLS files, keeping the secrets redacted", async () => {
+    const config = await configFrom({
+      ...base,
+      MQTT_URL: "mqtts://127.0.0.1:1",
+      MQTT_USERNAME: "island",
+      MQTT_PASSWORD: "s3cret",
+      MQTT_TLS_CA_FILE: EXISTING_FILE,
+      VALKEY_URL: "rediss://127.0.0.1:1",
+      VALKEY_TLS_CA_FILE: EXISTING_FILE,
+      HTTP_TOKEN: "t0ken"
+    })
+    expect(config.mqtt.username).toBe("island")
+    expect(Redacted.value(config.mqtt.password!)).toBe("s3cret")
+    expect(String(config.mqtt.password)).not.toContain("s3cret")
+    expect(config.mqtt.tls.ca?.toString()).toContain("JobOrderID")
+    expect(config.valkey.tlsCa?.toString()).toContain("JobOrderID")
+    expect(Redacted.value(config.httpToken!)).toBe("t0ken")
+    expect(JSON.stringify(config)).not.toMatch(/s3cret|t0ken/)
+  })
 })

@@ -42,8 +42,8 @@ export interface DaemonProcess extends ScriptProcess {
   readonly port: number
   /** The structured log lines on stdout. */
   readonly logs: () => ReadonlyArray<{ readonly message?: string; readonly logLevel?: string; readonly annotations?: Record<string, unknown> }>
-  /** GET on the daemon's HTTP server. */
-  readonly get: (path: string) => Promise<HttpReply>
+  /** GET on the daemon's HTTP server, with extra request headers if given. */
+  readonly get: (path: string, headers?: Readonly<Record<string, string>>) => Promise<HttpReply>
   /** Waits until `/readyz` answers 200; fails early if the process exits. */
   readonly waitReady: (timeoutMs?: number) => Promise<void>
 }
@@ -146,8 +146,8 @@ export const spawnDaemon = async (env: Readonly<Record<string, string>>, timeout
     } else await sleep(25)
   }
   const base = `http://127.0.0.1:${port}`
-  const get = async (path: string): Promise<HttpReply> => {
-    const response = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(5_000) })
+  const get = async (path: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpReply> => {
+    const response = await fetch(`${base}${path}`, { headers, signal: AbortSignal.timeout(5_000) })
     const text = await response.text()
     return { status: response.status, text, json: () => JSON.parse(text) as unknown }
   }

@@ -69,9 +69,11 @@ describe("HTTP metrics and JSON API", () => {
         const metrics = yield* Effect.promise(() => d.get("/metrics"))
         expect(metrics.status).toBe(200)
         const text = metrics.text
-        expect(text).toContain("# TYPE microdcs_jobs gauge")
-        expect(text).toContain(`microdcs_jobs{scope="${SCOPE}",state="Ended_Completed"} 3`)
-        expect(text).toContain(`microdcs_jobs{scope="${SCOPE}",state="NotAllowedToStart_Ready"} 4`)
+        // Job figures come from index sizes (no document is read): 7 listed, 3 ended with a response, none running.
+        expect(text).toContain("# TYPE microdcs_job_orders gauge")
+        expect(text).toContain(`microdcs_job_orders{scope="${SCOPE}"} 7`)
+        expect(text).toContain(`microdcs_job_responses{scope="${SCOPE}",state="Ended_Completed"} 3`)
+        expect(text).toContain(`microdcs_executions_active{scope="${SCOPE}"} 0`)
         expect(text).toMatch(new RegExp(`microdcs_stream_length\\{stream="changes",scope="${SCOPE}"\\} [1-9]\\d*`))
         expect(text).toMatch(new RegExp(`microdcs_stream_length\\{stream="sfc",scope="${SCOPE}"\\} \\d+`))
         expect(text).toMatch(/microdcs_messages_total\{kind="jobcontrol",type="[^"]+StoreAndStart[^"]*",outcome="ok"\} 3/)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { storeLayer, Valkey } from "@microdcs/store"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { freePort, type MosquittoServer, randomPrefix, startMosquitto, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
@@ -22,7 +23,12 @@ afterAll(async () => {
   await broker?.stop()
 })
 
-type Readiness = { readonly ready: boolean; readonly checks: Record<string, boolean> }
+type Readiness = {
+  readonly ready: boolean
+  readonly checks: Record<string, boolean>
+  readonly roles?: Record<string, { readonly ok: boolean; readonly reason?: string }>
+  readonly problems?: ReadonlyArray<string>
+}
 const readiness = async (d: DaemonProcess) => {
   const reply = await d.get("/readyz")
   return { status: reply.status, body: reply.json() as Readiness }
@@ -54,7 +60,12 @@ describe("health and readiness", () => {
         valkey = yield* Effect.promise(() => startValkeyServer({ port }))
         yield* Effect.promise(() => d.waitReady())
         const ready = yield* Effect.promise(() => readiness(d))
-        expect(ready.body).toEqual({ ready: true, checks: { valkey: true, mqtt: true, subscribed: true, roles: true } })
+        expect(ready.body).toEqual({
+          ready: true,
+          checks: { valkey: true, mqtt: true, subscribed: true, roles: true },
+          roles: { "job-control": { ok: true }, engine: { ok: true }, sweep: { ok: true }, publisher: { ok: true } },
+          problems: []
+        })
 
         // Valkey goes away: not ready, still alive.
         yield* Effect.promise(() => valkey!.stop())
@@ -106,5 +117,51 @@ describe("health and readiness", () => {
         expect(exit.code, d.stderr()).toBe(0)
       }).pipe(Effect.scoped),
     45_000
+  )
+
+  it.live(
+    "each role reports its own health: a sweep that cannot write its heartbeat and a publisher that cannot take its lease make /readyz 503, named",
+    () => {
+      const prefix = randomPrefix("rd")
+      const checked = Effect.gen(function* () {
+        const v = yield* Valkey
+        // Keys of the wrong type where the sweep writes its heartbeat and the publisher its lease.
+        const heartbeat = v.keys.key("sfcHeartbeat", {}) as string
+        const lease = v.keys.key("publisherLease", {}) as string
+        yield* v.command("plant", (c) => c.multi().hset(heartbeat, "x", "1").hset(lease, "x", "1").exec())
+        const d = yield* Effect.promise(() => spawnDaemon(daemonEnv({ valkeyUrl: valkey!.url, mqttUrl: broker.url, prefix, instanceId: "ready-3" })))
+        daemon = d
+        const unhealthy = yield* Effect.promise(() =>
+          until(
+            "/readyz 503 naming the sweep and the publisher",
+            async () => {
+              const r = await readiness(d)
+              return r.status === 503 && r.body.roles?.["sweep"]?.ok === false && r.body.roles?.["publisher"]?.ok === false ? r : undefined
+            },
+            30_000
+          )
+        )
+        expect(unhealthy.body.checks).toMatchObject({ valkey: true, mqtt: true, subscribed: true, roles: false })
+        expect(unhealthy.body.roles).toMatchObject({ "job-control": { ok: true }, engine: { ok: true } })
+        expect(unhealthy.body.roles?.["sweep"]?.reason).toMatch(/heartbeat/)
+        expect(unhealthy.body.roles?.["publisher"]?.reason).toMatch(/lease/)
+        expect(unhealthy.body.problems?.some((p) => p.startsWith("sweep: "))).toBe(true)
+        expect(unhealthy.body.problems?.some((p) => p.startsWith("publisher: "))).toBe(true)
+
+        // Repaired: each role recovers on its own, and the island is ready without a restart.
+        yield* v.command("repair", (c) => c.del(heartbeat, lease))
+        yield* Effect.promise(() => d.waitReady(30_000))
+        const ready = yield* Effect.promise(() => readiness(d))
+        expect(ready.body.roles).toEqual({ "job-control": { ok: true }, engine: { ok: true }, sweep: { ok: true }, publisher: { ok: true } })
+
+        const exit = yield* Effect.promise(() => d.stop("SIGTERM"))
+        expect(exit.code, d.stderr()).toBe(0)
+      })
+      return Effect.gen(function* () {
+        valkey ??= yield* Effect.promise(() => startValkeyServer())
+        yield* checked.pipe(Effect.provide(Layer.orDie(storeLayer({ url: valkey.url, prefix }))))
+      })
+    },
+    90_000
   )
 })

@@ -1,0 +1,31 @@
+import { ConfigError, Either } from "effect"
+import { commandFilters, sharedCommandFilters, validateClientId } from "@microdcs/cloudevents-mqtt"
+import type { DaemonConfig } from "./DaemonConfig.js"
+
+/**
+ * The MQTT names the settings make (command filters, client id), checked with the MQTT
+ * package's own rules before anything starts. A module of its own, loaded after the plain
+ * configuration: the MQTT package takes a moment to load, and a plain bad value is reported
+ * before that.
+ */
+
+/** The variable that sets each part of the MQTT topic layout. */
+const topicVariables: Readonly<Record<string, string>> = {
+  prefix: "MQTT_TOPIC_PREFIX",
+  discriminator: "MQTT_DISCRIMINATOR",
+  wildcardLevels: "MQTT_WILDCARD_LEVELS",
+  group: "MQTT_SHARED_GROUP"
+}
+
+/** Every problem, by variable, or `undefined` when the names are fine. */
+export const mqttNamesProblem = (config: DaemonConfig): ConfigError.ConfigError | undefined => {
+  const problems: Array<ConfigError.ConfigError> = []
+  const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
+  const filters = config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup)
+  if (Either.isLeft(filters)) problems.push(ConfigError.InvalidData([topicVariables[filters.left.part] ?? "MQTT_TOPIC_PREFIX"], filters.left.message))
+  // The instance id names the MQTT client `island-{id}`.
+  if (Either.isLeft(validateClientId(`island-${config.instanceId}`))) {
+    problems.push(ConfigError.InvalidData(["ISLAND_INSTANCE_ID"], `must be 1 to 121 of A-Z a-z 0-9 . _ - (it names the MQTT client island-{id}), got '${config.instanceId}'`))
+  }
+  return problems.length === 0 ? undefined : problems.reduce((a, b) => ConfigError.And(a, b))
+}
