@@ -35,6 +35,17 @@ export interface MqttSettings {
    * answers them, whereas with 0 the live members get all of them at once.
    */
   readonly sessionExpirySeconds: number
+  /**
+   * Message limits: the largest payload taken or published (MQTT_MAX_PAYLOAD_BYTES, also the
+   * publisher's page size), the Maximum Packet Size and Receive Maximum announced to the broker,
+   * the deepest JSON or MessagePack nesting decoded. Unset: the MQTT package's defaults.
+   */
+  readonly limits: {
+    readonly maxPayloadBytes: number | undefined
+    readonly maxPacketBytes: number | undefined
+    readonly receiveMaximum: number | undefined
+    readonly maxNestingDepth: number | undefined
+  }
 }
 
 export interface DaemonConfig {
@@ -102,7 +113,13 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
   discriminator: Config.option(Config.string("MQTT_DISCRIMINATOR")),
   wildcardLevels: nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1)),
   sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
-  sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS"))
+  sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS")),
+  limits: Config.all({
+    maxPayloadBytes: Config.option(positive("MQTT_MAX_PAYLOAD_BYTES")).pipe(Config.map(Option.getOrUndefined)),
+    maxPacketBytes: Config.option(positive("MQTT_MAX_PACKET_BYTES")).pipe(Config.map(Option.getOrUndefined)),
+    receiveMaximum: Config.option(positive("MQTT_RECEIVE_MAXIMUM")).pipe(Config.map(Option.getOrUndefined)),
+    maxNestingDepth: Config.option(positive("MQTT_MAX_NESTING_DEPTH")).pipe(Config.map(Option.getOrUndefined))
+  })
 }).pipe(
   Config.mapOrFail((m) => {
     const problems = allProblems(tlsProblems("MQTT", m.tls, isTlsMqttUrl(Option.getOrUndefined(m.url))))
@@ -117,7 +134,8 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
     discriminator: Option.getOrUndefined(m.discriminator),
     wildcardLevels: m.wildcardLevels,
     sharedGroup: Option.getOrUndefined(m.sharedGroup),
-    sessionExpirySeconds: Option.getOrElse(m.sessionExpirySeconds, () => (Option.isSome(m.sharedGroup) ? 0 : 600))
+    sessionExpirySeconds: Option.getOrElse(m.sessionExpirySeconds, () => (Option.isSome(m.sharedGroup) ? 0 : 600)),
+    limits: m.limits
   }))
 )
 

@@ -46,7 +46,8 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
         leaseMs: config.dedupeLeaseMs,
         doneTtlMs: config.dedupeDoneTtlMs,
         ...grace,
-        ...jobControlOutcomes
+        ...jobControlOutcomes,
+        onPublishDropped: (what: string, reason: string) => metrics.recordPublishDropped(what, reason)
       }).pipe(
         Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs })),
         Layer.provide(jobControlConnection)
@@ -65,11 +66,16 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
         discriminator: config.mqtt.discriminator,
         source: config.source,
         instanceId: config.instanceId,
-        messageExpirySeconds: config.messageExpirySeconds
+        messageExpirySeconds: config.messageExpirySeconds,
+        ...definedOnly({ maxPayloadBytes: config.mqtt.limits.maxPayloadBytes })
       })
     : Layer.empty
   return Layer.mergeAll(jobControl, engine, publisher)
 }
+
+/** The settings that are set: an unset limit leaves the MQTT package's default in place. */
+const definedOnly = <T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } =>
+  Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> }
 
 /**
  * Builds the layer in the current scope, trying again (capped backoff) while it fails for a
@@ -152,7 +158,8 @@ export const startIsland = (configured: DaemonConfig) =>
       password: config.mqtt.password,
       tlsCa: config.mqtt.tls.ca,
       tlsCert: config.mqtt.tls.cert,
-      tlsKey: config.mqtt.tls.key
+      tlsKey: config.mqtt.tls.key,
+      ...definedOnly(config.mqtt.limits)
     })
     // One after the other, each waiting for its server: an MQTT connection attempt interrupted
     // because the store failed beside it would linger and fight its successor over the client id.

@@ -36,6 +36,12 @@ export const makeMetrics = () => {
     labelNames: ["kind", "type", "reason"] as const,
     registers: [registry]
   })
+  const publishDropped = new Counter({
+    name: "microdcs_mqtt_publish_dropped_total",
+    help: "Replies and status events the broker refused or that could not be sent (invalid response topic, not encodable), dropped instead of retried",
+    labelNames: ["what", "reason"] as const,
+    registers: [registry]
+  })
   const handlerSeconds = new Histogram({
     name: "microdcs_handler_seconds",
     help: "Time from receiving an MQTT message to its outcome, by kind and CloudEvent type",
@@ -98,6 +104,8 @@ export const makeMetrics = () => {
       if (outcome === "refused") refused.inc({ kind, type: label, reason: reasonLabel(reason ?? "unknown") })
       handlerSeconds.observe({ kind, type: label }, seconds)
     },
+    /** A reply or status event dropped by job control (what: reply | status event; reason: refused | invalid-topic | not-encodable). */
+    recordPublishDropped: (what: string, reason: string) => publishDropped.inc({ what, reason }),
     /** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
     followStore: Effect.gen(function* () {
       const runtime = yield* Effect.runtime<Valkey | ScopeRegistry>()

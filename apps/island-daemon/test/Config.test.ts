@@ -36,6 +36,8 @@ const cases: ReadonlyArray<readonly [variable: string, value: string, extra?: Re
   ["ISLAND_INSTANCE_ID", "not a client id"],
   ["SFC_FALLBACK_INTERVAL_MS", "0"],
   ["HTTP_TOKEN", ""],
+  ["MQTT_MAX_PAYLOAD_BYTES", "0"],
+  ["MQTT_RECEIVE_MAXIMUM", "many"],
   // TLS files must exist, come in pairs and go with a TLS connection.
   ["VALKEY_TLS_CA_FILE", MISSING_FILE, { VALKEY_URL: "rediss://127.0.0.1:1" }],
   ["MQTT_TLS_CA_FILE", EXISTING_FILE],
@@ -112,5 +114,12 @@ describe("configuration defaults and secrets", () => {
     expect(config.valkey.tlsCa?.toString()).toContain("JobOrderID")
     expect(Redacted.value(config.httpToken!)).toBe("t0ken")
     expect(JSON.stringify(config)).not.toMatch(/s3cret|t0ken/)
+  })
+
+  it("takes the MQTT message limits (payload also the publisher's page size), leaving unset ones to the package defaults", async () => {
+    const set = await configFrom({ ...base, MQTT_MAX_PAYLOAD_BYTES: "65536", MQTT_MAX_PACKET_BYTES: "200000", MQTT_RECEIVE_MAXIMUM: "32", MQTT_MAX_NESTING_DEPTH: "20" })
+    expect(set.mqtt.limits).toEqual({ maxPayloadBytes: 65536, maxPacketBytes: 200000, receiveMaximum: 32, maxNestingDepth: 20 })
+    const unset = await configFrom(base)
+    expect(unset.mqtt.limits).toEqual({ maxPayloadBytes: undefined, maxPacketBytes: undefined, receiveMaximum: undefined, maxNestingDepth: undefined })
   })
 })
