@@ -1,6 +1,6 @@
-import { Effect, Either } from "effect"
+import { Chunk, Effect, Either, Option, Stream } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
-import { ChangeStream, Valkey } from "@microdcs/store"
+import { ChangeStream, JobOrderRetention } from "@microdcs/store"
 
 /** A job order `purge` may delete: retired (expiring) or cleared/cancelled (EndState). */
 export interface PurgeCandidate {
@@ -13,38 +13,21 @@ export interface PurgeCandidate {
   readonly lastChangeAt: number | null
 }
 
-const SCAN_COUNT = 500
-
 /** Every job order document of `scope` that is retired or in EndState: a SCAN over the documents. */
 export const findCandidates = (scope: string) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
-    return yield* valkey.command("scan job orders", async (c) => {
-      const found: Array<Omit<PurgeCandidate, "lastChangeAt">> = []
-      let cursor = "0"
-      do {
-        const [next, keys] = await c.scan(cursor, "MATCH", valkey.keys.pattern("jobOrder"), "COUNT", SCAN_COUNT, "TYPE", "hash")
-        cursor = next
-        const documents = keys.flatMap((key) => {
-          const parsed = valkey.keys.parse(key)
-          return parsed?.family === "jobOrder" ? [{ key, id: (parsed.parts as { id: string }).id }] : []
-        })
-        if (documents.length === 0) continue
-        const pipeline = c.pipeline()
-        for (const d of documents) pipeline.hmget(d.key, "scope", "v", "doc").pttl(d.key)
-        const replies = (await pipeline.exec()) ?? []
-        documents.forEach((d, i) => {
-          const [fields, ttl] = [replies[i * 2]?.[1] as Array<string | null> | undefined, Number(replies[i * 2 + 1]?.[1] ?? -2)]
-          if (!fields || fields[0] !== scope || fields[2] == null) return
-          const decoded = decodeJobOrderRecord(fields[2])
-          const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : null
-          if (ttl > 0 || state === "EndState") {
-            found.push({ id: d.id, version: Number(fields[1]), state, expiresInMs: ttl > 0 ? ttl : null })
-          }
-        })
-      } while (cursor !== "0")
-      return found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    })
+    const retention = yield* JobOrderRetention
+    const found = yield* retention.scan(scope).pipe(
+      Stream.filterMap((d): Option.Option<Omit<PurgeCandidate, "lastChangeAt">> => {
+        const decoded = decodeJobOrderRecord(d.doc)
+        const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : null
+        return d.expiresInMs !== null || state === "EndState"
+          ? Option.some({ id: d.id, version: d.version, state, expiresInMs: d.expiresInMs })
+          : Option.none()
+      }),
+      Stream.runCollect
+    )
+    return Chunk.toArray(found).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   })
 
 /**

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { ScopeRegistry, Valkey } from "@microdcs/store"
+import { ScopeRegistry, type StreamGroup, StreamSummaries, Valkey } from "@microdcs/store"
 
 /**
  * Reads of the island's streams for `streams info` and `streams pending`. Per scope there are
@@ -9,14 +9,7 @@ import { ScopeRegistry, Valkey } from "@microdcs/store"
 export const streamKinds = ["changes", "sfc"] as const
 export type StreamKind = (typeof streamKinds)[number]
 
-export interface GroupInfo {
-  readonly group: string
-  readonly consumers: number
-  readonly pending: number
-  readonly lastDeliveredId: string
-  /** Entries the group has not read yet; `null` when the server cannot tell (after a trim or XDEL). */
-  readonly lag: number | null
-}
+export type GroupInfo = StreamGroup
 
 export interface StreamInfo {
   readonly scope: string
@@ -33,49 +26,12 @@ export interface StreamInfo {
 export const streamKey = (kind: StreamKind, scope: string) =>
   Effect.flatMap(Valkey, (valkey) => valkey.key(kind === "changes" ? "changes" : "sfcWork", { scope }))
 
-const field = (flat: ReadonlyArray<unknown>, name: string): unknown => {
-  const at = flat.indexOf(name)
-  return at >= 0 ? flat[at + 1] : undefined
-}
-
-const numberOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
-
-const decodeGroups = (raw: unknown): ReadonlyArray<GroupInfo> =>
-  (Array.isArray(raw) ? raw : []).map((entry: ReadonlyArray<unknown>) => ({
-    group: String(field(entry, "name")),
-    consumers: Number(field(entry, "consumers") ?? 0),
-    pending: Number(field(entry, "pending") ?? 0),
-    lastDeliveredId: String(field(entry, "last-delivered-id") ?? "0-0"),
-    lag: numberOrNull(field(entry, "lag"))
-  }))
-
-type RawEntries = ReadonlyArray<readonly [string, unknown]>
-
-/**
- * One pipelined round trip. TYPE decides how to read the rest: on a missing key or one of
- * another type the stream commands fail, and those failures are expected, not errors.
- */
+/** The stream's summary (one pipelined round trip), tagged with the scope and kind it belongs to. */
 export const streamInfo = (kind: StreamKind, scope: string) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
     const key = yield* streamKey(kind, scope)
-    const replies = yield* valkey.command("stream info", async (c) => {
-      const pipeline = c.pipeline().type(key).xlen(key).call("XINFO", "GROUPS", key).xrange(key, "-", "+", "COUNT", 1).xrevrange(key, "+", "-", "COUNT", 1)
-      return (await pipeline.exec()) ?? []
-    })
-    const reply = (i: number): unknown => (replies[i]?.[0] ? undefined : replies[i]?.[1])
-    const type = String(reply(0) ?? "none")
-    if (type !== "stream") return { scope, kind, key, type, length: 0, firstId: null, lastId: null, groups: [] } satisfies StreamInfo
-    return {
-      scope,
-      kind,
-      key,
-      type,
-      length: Number(reply(1) ?? 0),
-      firstId: (reply(3) as RawEntries | undefined)?.[0]?.[0] ?? null,
-      lastId: (reply(4) as RawEntries | undefined)?.[0]?.[0] ?? null,
-      groups: decodeGroups(reply(2))
-    } satisfies StreamInfo
+    const summary = yield* (yield* StreamSummaries).summary(key)
+    return { scope, kind, ...summary } satisfies StreamInfo
   })
 
 /** The scope given, or every registered scope. */

@@ -2,7 +2,7 @@ import { Cause, Clock, Effect, Either, Exit, Option } from "effect"
 import { commandFilters, MqttConnection, sharedCommandFilters, unshared } from "@microdcs/cloudevents-mqtt"
 import { stationEventsFilter } from "@microdcs/island-mqtt"
 import { Publisher } from "@microdcs/publisher"
-import { PublisherLease, Valkey } from "@microdcs/store"
+import { PublisherLease, SfcHeartbeat, StoreHealth } from "@microdcs/store"
 import type { DaemonConfig, Role } from "./DaemonConfig.js"
 
 /** One role's health: `reason` says what is wrong when it is not ok. */
@@ -51,7 +51,8 @@ const LEASE_FREE_GRACE_MS = 10_000
  */
 export const makeReadiness = (config: DaemonConfig) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
+    const health = yield* StoreHealth
+    const heartbeat = yield* SfcHeartbeat
     const connection = yield* MqttConnection
     const publisher = yield* Effect.serviceOption(Publisher)
     const lease = yield* PublisherLease
@@ -61,7 +62,6 @@ export const makeReadiness = (config: DaemonConfig) =>
       () => []
     )
     const stationFilter = Either.getOrUndefined(stationEventsFilter(topics))
-    const heartbeatKey = valkey.keys.key("sfcHeartbeat", {}) as string
     // A sweep round can take a while on a loaded island; far beyond that it is not running.
     const heartbeatMaxAgeMs = Math.max(15_000, 20 * config.engine.sweepIntervalMs)
     let leaseFreeSince: number | undefined
@@ -76,9 +76,9 @@ export const makeReadiness = (config: DaemonConfig) =>
 
     const sweep = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const beat = yield* attempt(valkey.command("readiness heartbeat", (c) => c.get(heartbeatKey)))
+      const beat = yield* attempt(heartbeat.last)
       if (Either.isLeft(beat)) return failing(`cannot read the timer sweep heartbeat (${beat.left})`)
-      const at = beat.right === null ? Number.NaN : Number(beat.right)
+      const at = Option.getOrElse(beat.right, () => Number.NaN)
       if (!Number.isFinite(at)) return failing("the timer sweep has not written its heartbeat")
       return now - at <= heartbeatMaxAgeMs ? ok : failing(`the timer sweep heartbeat is ${Math.round((now - at) / 1000)} s old`)
     })
@@ -101,7 +101,7 @@ export const makeReadiness = (config: DaemonConfig) =>
     })
 
     return Effect.gen(function* () {
-      const ping = yield* attempt(valkey.command("ping", (c) => c.ping()))
+      const ping = yield* attempt(health.ping)
       const status = yield* connection.status
       const subscriptions = yield* connection.subscriptions
       const roles: Partial<Record<Role, RoleHealth>> = {}

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import {
   type CloudEvent,
   type IncomingMessage,
@@ -11,13 +12,7 @@ import {
   type MqttOptions
 } from "@microdcs/cloudevents-mqtt"
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 const connect = (options: Partial<MqttOptions> = {}) =>
   makeMqttConnection({ url: broker.url, clientIdBase: "test", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })

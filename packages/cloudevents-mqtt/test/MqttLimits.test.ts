@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { type IncomingMessage, makeCloudEvent, makeErrorReply, makeMqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
 
 /** What the broker refuses or must not send us: strings, topics, oversized packets, floods. */
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 const connect = (options: Partial<MqttOptions> = {}) =>
   makeMqttConnection({ url: broker.url, clientIdBase: "limits", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })

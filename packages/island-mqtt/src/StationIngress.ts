@@ -1,7 +1,7 @@
 import { Effect, Either, Layer, Option, Stream } from "effect"
 import { type CloudEvent, type IncomingMessage, MqttConnection, scopeOf, sharedFilter } from "@microdcs/cloudevents-mqtt"
 import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc"
-import { Valkey } from "@microdcs/store"
+import { SfcCorrelations } from "@microdcs/store"
 import { runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { MqttStationPort, type MqttStationOptions, stationReplyTopic } from "./MqttStationPort.js"
 import { scopeOfStationTopic, stationEventsFilter } from "./StationTopics.js"
@@ -42,16 +42,15 @@ export const runStationIngress = (options: StationIngressOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
     const events = yield* SfcEvents
-    const valkey = yield* Valkey
+    const correlations = yield* SfcCorrelations
     const executions = yield* Executions
 
     /** The scope of the job a correlation id belongs to (for replies that carry no subject). */
     const scopeOfCorrelation = (correlationId: string) =>
       Effect.gen(function* () {
-        const key = yield* valkey.key("sfcCorrelation", { correlationId })
-        const jobId = yield* valkey.command("correlation", (c) => c.get(key))
-        if (jobId === null) return undefined
-        return Option.getOrUndefined(yield* executions.load(jobId))?.state.scope
+        const jobId = yield* correlations.jobOf(correlationId)
+        if (Option.isNone(jobId)) return undefined
+        return Option.getOrUndefined(yield* executions.load(jobId.value))?.state.scope
       })
 
     const handle = (kind: "reply" | "event") => (message: IncomingMessage) =>
@@ -114,7 +113,7 @@ export const runStationIngress = (options: StationIngressOptions) =>
     )
   })
 
-/** {@link runStationIngress} as a layer; it needs `MqttConnection`, `SfcEvents`, `Executions` and `Valkey`. */
+/** {@link runStationIngress} as a layer; it needs `MqttConnection`, `SfcEvents`, `Executions` and `SfcCorrelations`. */
 export const StationIngress = (options: StationIngressOptions) => Layer.scopedDiscard(runStationIngress(options))
 
 /**

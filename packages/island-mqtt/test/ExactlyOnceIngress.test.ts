@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Layer, Stream } from "effect"
 import { makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { ChangeStream, DedupeStore } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { eventually, ingressLayer, jobOrderState, makeMes, MES_SOURCE, SCOPE, startInstance, storeFor } from "./Kit.js"
 
 /**
@@ -13,13 +14,7 @@ import { eventually, ingressLayer, jobOrderState, makeMes, MES_SOURCE, SCOPE, st
  * lease ends; a duplicate of a processed request gets the first reply again.
  */
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 type IngressSettings = Parameters<typeof ingressLayer>[2]
 

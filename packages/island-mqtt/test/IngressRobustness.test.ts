@@ -1,22 +1,17 @@
 import { randomUUID } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, HashMap, Layer, List, Logger, LogLevel, Stream } from "effect"
 import { MqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
 import { ERROR_REPLY_TYPE, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { JobControlIngress, type JobControlIngressOptions } from "@microdcs/island-mqtt"
 import { eventually, ingressOptions, islandMqtt, makeMes, MES_SOURCE, SCOPE, snapshot, storeFor } from "./Kit.js"
 
 /** The ingress under hostile input: what could stop it, drop its connection or fill its memory. */
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 /** The ingress in the test's scope, with its connection at hand (to watch its status). */
 const startIsland = (prefix: string, settings: { mqtt?: Partial<MqttOptions>; ingress?: Partial<JobControlIngressOptions> } = {}) =>

@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Either, Fiber, Layer, Stream } from "effect"
 import { type IncomingMessage, makeMqttConnection, MSGPACK_CONTENT_TYPE } from "@microdcs/cloudevents-mqtt"
 import { ERROR_REPLY_TYPE, JobControl, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { ChangeStream } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { STATUS_EVENT_TYPE } from "@microdcs/island-mqtt"
 import {
   eventually,
@@ -21,13 +22,7 @@ import {
   storeFor
 } from "./Kit.js"
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 type IngressSettings = Parameters<typeof ingressLayer>[2]
 

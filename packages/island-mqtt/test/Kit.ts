@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Duration, Effect, Either, Exit, Layer, Schedule, Scope, Stream } from "effect"
-import { inject } from "vitest"
+import { Effect, Either, Layer, Stream } from "effect"
 import {
   type CloudEvent,
   type IncomingMessage,
@@ -11,8 +10,9 @@ import {
   type TopicConfig
 } from "@microdcs/cloudevents-mqtt"
 import { JobControl, type JobControlRequest, jobControlLayer } from "@microdcs/job-control"
-import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
-import { type InvalidInput, JobOrderDao, JobResponseDao, storeLayer, StoreUnavailable, Valkey } from "@microdcs/store"
+import { type InvalidInput, StoreUnavailable } from "@microdcs/store"
+import { eventually } from "@microdcs/test-utils"
+import { testStore } from "@microdcs/testkit"
 import { JobControlIngress, type JobControlIngressOptions } from "@microdcs/island-mqtt"
 
 /** Shared pieces of the island-mqtt tests (not a test file itself). */
@@ -21,12 +21,15 @@ export const SCOPE = "line-1"
 export const ISLAND_SOURCE = "urn:microdcs:island:test"
 export const MES_SOURCE = "urn:test:mes"
 
-export { fixture } from "@microdcs/test-utils"
+// Shared with the other packages' tests: polling with a deadline, instances in their own scope, the
+// job order and response waits, and the key snapshot that shows whether anything was written.
+export { eventually, fixture, startInstance } from "@microdcs/test-utils"
+export { jobOrderState, responseOf, snapshot, untilJobOrderIs } from "@microdcs/testkit"
 
 /** One wildcard level: the MES sends to `P/{scope}/commands`. */
 export const topicsFor = (prefix: string): TopicConfig => ({ prefix, wildcardLevels: 1 })
 
-export const storeFor = (prefix: string) => storeLayer({ url: inject("valkeyUrl"), prefix })
+export const storeFor = (prefix: string) => testStore({ prefix })
 
 /** The island's connection: a receive maximum above the ingress concurrency. */
 export const islandMqtt = (url: string, options: Partial<MqttOptions> = {}) =>
@@ -77,14 +80,6 @@ export const flakyJobControl = (fail: (call: number) => boolean, calls: { count:
     )
   ).pipe(Layer.provide(jobControlLayer()))
 
-/** Polls `check` until it returns a value, or fails after `timeoutMs`. */
-export const eventually = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 10_000) =>
-  check.pipe(
-    Effect.flatMap((value) => (value === undefined ? Effect.fail("not yet" as const) : Effect.succeed(value))),
-    Effect.retry({ schedule: Schedule.spaced(Duration.millis(20)), while: (e) => e === "not yet" }),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error("condition not reached in time") })
-  )
-
 /**
  * An MES on a plain connection: sends requests with its response topic and a correlation id,
  * and keeps every reply and every status event it receives.
@@ -128,57 +123,3 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
   })
 
 export type Mes = Effect.Effect.Success<ReturnType<typeof makeMes>>
-
-/** The job order's normalized state name, or `undefined` when it does not exist. */
-export const jobOrderState = (id: string) =>
-  Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(
-    Effect.map((doc) => {
-      const decoded = decodeJobOrderRecord(doc.doc)
-      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
-    }),
-    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
-  )
-
-export const untilJobOrderIs = (id: string, state: string, timeoutMs?: number) =>
-  eventually(jobOrderState(id).pipe(Effect.map((s) => (s === state ? s : undefined))), timeoutMs)
-
-/** The stored job response of a job (`{jobId}-response`), or `undefined`. */
-export const responseOf = (jobId: string) =>
-  Effect.flatMap(JobResponseDao, (dao) => dao.get(`${jobId}-response`)).pipe(
-    Effect.map((doc) => JSON.parse(doc.doc) as Record<string, unknown>),
-    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
-  )
-
-/** Every key under the prefix with its type and content: equal snapshots mean nothing was written. */
-export const snapshot = Effect.gen(function* () {
-  const valkey = yield* Valkey
-  const prefix = valkey.options.prefix!
-  return yield* valkey.command("snapshot", async (c) => {
-    const keys = (await c.keys(`${prefix}:*`)).sort()
-    const entries: Array<[string, string]> = []
-    for (const key of keys) {
-      const type = await c.type(key)
-      const content =
-        type === "string" ? await c.get(key)
-        : type === "hash" ? Object.entries(await c.hgetall(key)).sort()
-        : type === "set" ? (await c.smembers(key)).sort()
-        : type === "zset" ? await c.zrange(key, 0, -1, "WITHSCORES")
-        : type === "stream" ? await c.xrange(key, "-", "+")
-        : await c.lrange(key, 0, -1)
-      entries.push([key, JSON.stringify({ type, content })])
-    }
-    return Object.fromEntries(entries)
-  })
-})
-
-/**
- * Builds a layer in a scope of its own, so a test can stop an island mid-run and start another.
- * The returned `stop` closes it; the test's scope closes it too.
- */
-export const startInstance = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
-  Effect.gen(function* () {
-    const scope = yield* Scope.make()
-    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    yield* Layer.buildWithScope(layer, scope)
-    return { stop: Scope.close(scope, Exit.void) }
-  })

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Stream } from "effect"
 import { isUuid, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { type EngineOptions, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
 import { SfcStateDao } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { JobControlIngress, makeSimulatedStation, MqttStation, type SimulatedStationOptions, stationCommandFilter } from "@microdcs/island-mqtt"
 import {
   eventually,
@@ -23,13 +24,7 @@ import {
   untilJobOrderIs
 } from "./Kit.js"
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 const testEngineOptions: Partial<EngineOptions> = { sweepIntervalMs: 50, fallbackIntervalMs: 100, reconcileIntervalMs: 60_000, claimIdleMs: 2_000 }
 const INSTANCE = "engine-1"

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Layer, Stream } from "effect"
 import { type IncomingMessage, makeCloudEvent, makeMqttConnection, type MqttOptions } from "@microdcs/cloudevents-mqtt"
-import { encodeJobOrderRecord, JobStates } from "@microdcs/job-state"
 import { type EngineOptions, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
-import { JobOrderDao, WorkMasterDao } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
+import { putJobOrder, putWorkMaster } from "@microdcs/testkit"
 import { MqttStation, stationCommandFilter } from "@microdcs/island-mqtt"
 import { eventually, ISLAND_SOURCE, islandMqtt, responseOf, SCOPE, startInstance, storeFor, topicsFor, untilJobOrderIs } from "./Kit.js"
 
@@ -14,13 +14,7 @@ import { eventually, ISLAND_SOURCE, islandMqtt, responseOf, SCOPE, startInstance
  * group a live member gets them at once.
  */
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 const engineOptions: Partial<EngineOptions> = { sweepIntervalMs: 50, fallbackIntervalMs: 100, reconcileIntervalMs: 60_000, claimIdleMs: 2_000 }
 
@@ -44,11 +38,8 @@ const submitPingJob = (jobId: string) =>
       Actions: [{ Name: "ping", Step: "Ping", Qualifier: "N", Interaction: "push_command", TypeId: "com.example.ping.v1", TimeoutSeconds: 120 }]
     }
     const workMaster = { ID: `wm-${jobId}`, dataschema: RECIPE_SCHEMA_ID, data: recipe }
-    yield* (yield* WorkMasterDao).put({ id: workMaster.ID, scope: SCOPE, doc: JSON.stringify(workMaster), expectedVersion: -1 })
-    const jobOrder = { JobOrderID: jobId, WorkMasterID: [{ ID: workMaster.ID }] }
-    yield* (yield* JobOrderDao).put({
-      id: jobId, scope: SCOPE, doc: encodeJobOrderRecord(jobOrder, JobStates.AllowedToStart_Ready), priority: 0, expectedVersion: -1, change: "StoreAndStart"
-    })
+    yield* putWorkMaster(SCOPE, workMaster)
+    yield* putJobOrder(SCOPE, { JobOrderID: jobId, WorkMasterID: [{ ID: workMaster.ID }] })
   })
 
 /** A station that keeps every command it receives and answers only when the test says so. */

@@ -1,6 +1,7 @@
-import { Deferred, Effect, Fiber, Ref, Schedule, TestServices } from "effect"
+import { Deferred, Effect, Fiber, Ref, TestServices } from "effect"
 import { expect, layer } from "@effect/vitest"
 import { DedupeStore } from "@microdcs/store"
+import { until } from "@microdcs/test-utils"
 import { exactlyOnce } from "@microdcs/job-control"
 import { handle, methodRequest, world } from "./Kit.js"
 
@@ -58,10 +59,7 @@ layer(world())("exactlyOnce", (it) => {
       expect(held._tag === "Held" && held.remainingMs).toBeLessThanOrEqual(400)
       expect(yield* Ref.get(runs)).toBe(0)
       // Retried as the lease's remaining time says, until it is no longer held (bounded).
-      const retried = yield* exactlyOnce({ source: "urn:mes", id: "m-crash" }, process).pipe(
-        Effect.flatMap((outcome) => (outcome._tag === "Held" ? Effect.fail("held" as const) : Effect.succeed(outcome))),
-        Effect.retry({ while: (e) => e === "held", schedule: Schedule.spaced("20 millis") }),
-        Effect.timeout("10 seconds"),
+      const retried = yield* until(exactlyOnce({ source: "urn:mes", id: "m-crash" }, process), (outcome) => outcome._tag !== "Held").pipe(
         // The lease runs out in real time.
         TestServices.provideLive
       )

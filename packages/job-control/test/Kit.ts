@@ -1,8 +1,6 @@
 import { Effect, Layer } from "effect"
 import { expect } from "@effect/vitest"
-import { inject } from "vitest"
 import {
-  encodeJobOrderRecord,
   type JobOrder,
   type JobState,
   type Method,
@@ -10,8 +8,9 @@ import {
   type Query,
   QueryEventTypes
 } from "@microdcs/job-state"
-import { JobOrderDao, storeLayer, Valkey, type ValkeyOptions } from "@microdcs/store"
+import { Valkey, type ValkeyOptions } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
+import { putJobOrder, testStore } from "@microdcs/testkit"
 import {
   type ConfigKind,
   ConfigEventTypes,
@@ -25,11 +24,13 @@ import {
 /** Shared pieces of the job-control tests (not a test file itself). */
 
 export { fixture } from "@microdcs/test-utils"
+// Shared with the other packages' tests: every key under the prefix, to show that nothing was written.
+export { snapshot } from "@microdcs/testkit"
 
 /** The processor over the run's server with a fresh prefix; the store's services are exposed too. */
 export const world = (settings: Partial<JobControlSettings> = {}, store: Partial<ValkeyOptions> = {}) =>
   jobControlLayer(settings).pipe(
-    Layer.provideMerge(storeLayer({ url: inject("valkeyUrl"), prefix: randomPrefix("jc"), ...store }))
+    Layer.provideMerge(testStore({ prefix: randomPrefix("jc"), ...store }))
   )
 
 let counter = 0
@@ -60,51 +61,9 @@ export const store = (scope: string, jobOrder: JobOrder, method: "Store" | "Stor
 
 /** Writes a job order in `state` directly, as if earlier methods had moved it there. */
 export const putJobOrderInState = (scope: string, jobOrder: JobOrder, state: JobState) =>
-  Effect.flatMap(JobOrderDao, (dao) =>
-    dao.put({
-      id: jobOrder.JobOrderID,
-      scope,
-      doc: encodeJobOrderRecord(jobOrder, state),
-      priority: jobOrder.Priority ?? 0,
-      expectedVersion: 0,
-      change: "test-setup",
-      ...(state.main === "EndState" ? { retainMs: 60_000 } : {})
-    })
-  )
+  putJobOrder(scope, jobOrder, { state, change: "test-setup" })
 
 export const statusOf = (result: HandleResult) => result.reply.data["ReturnStatus"]
-
-/**
- * Every key under the test's prefix with its type and full content (TTLs only as present or
- * not, since they tick): equal snapshots mean nothing was written.
- */
-export const snapshot = Effect.gen(function* () {
-  const valkey = yield* Valkey
-  const prefix = valkey.options.prefix!
-  return yield* valkey.command("snapshot", async (c) => {
-    const keys: Array<string> = []
-    let cursor = "0"
-    do {
-      const [next, batch] = await c.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000)
-      keys.push(...batch)
-      cursor = next
-    } while (cursor !== "0")
-    const entries: Array<[string, string]> = []
-    for (const key of keys.sort()) {
-      const type = await c.type(key)
-      const ttl = (await c.pttl(key)) > 0
-      let content: unknown
-      if (type === "string") content = await c.get(key)
-      else if (type === "hash") content = Object.entries(await c.hgetall(key)).sort()
-      else if (type === "set") content = (await c.smembers(key)).sort()
-      else if (type === "zset") content = await c.zrange(key, 0, -1, "WITHSCORES")
-      else if (type === "stream") content = await c.xrange(key, "-", "+")
-      else if (type === "list") content = await c.lrange(key, 0, -1)
-      entries.push([key, JSON.stringify({ type, ttl, content })])
-    }
-    return Object.fromEntries(entries)
-  })
-})
 
 /** The last change entry's change word of a scope's stream. */
 export const lastChange = (scope: string) =>

@@ -1,6 +1,14 @@
 import { Context, Deferred, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
-import { type ConnectionError, type InvalidInput, StoreUnavailable, Valkey, ValkeyStreams } from "@microdcs/store"
-import { makeConsumerHeartbeat } from "./ConsumerHeartbeat.js"
+import {
+  type ConnectionError,
+  ConsumerHeartbeats,
+  type InvalidInput,
+  Nudges,
+  ScopeRegistry,
+  Valkey,
+  ValkeyStreams,
+  type WrongType
+} from "@microdcs/store"
 import { type PollerOptions, resolveOptions } from "./PollerOptions.js"
 import { makeStats, type PollerStats } from "./PollerStats.js"
 import { runWorker, type WorkerContext } from "./ScopeWorker.js"
@@ -25,6 +33,9 @@ interface Worker {
   readonly fiber: Fiber.RuntimeFiber<void>
 }
 
+/** The small DAOs the poller builds over `Valkey` itself, so it still needs only `Valkey` and `ValkeyStreams`. */
+const PollerStoreServices = Layer.mergeAll(ScopeRegistry.Default, Nudges.Default, ConsumerHeartbeats.Default)
+
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
 
 /**
@@ -37,16 +48,16 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
  */
 export const makePoller = <E, R>(
   options: PollerOptions<E, R>
-): Effect.Effect<Poller, InvalidInput | ConnectionError, Valkey | ValkeyStreams | Scope.Scope | R> =>
+): Effect.Effect<Poller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | Scope.Scope | R> =>
   Effect.gen(function* () {
     const opts = yield* resolveOptions(options)
     const valkey = yield* Valkey
     const streams = yield* ValkeyStreams
-    const channel = yield* valkey.key("nudge", { kind: opts.kind })
-    const scopesKey = yield* valkey.key("scopes", {})
+    const registry = yield* ScopeRegistry
+    const nudges = yield* Nudges
     const stats = yield* makeStats(opts.kind, opts.group)
     const stopping = yield* Deferred.make<void>()
-    const heartbeat = yield* makeConsumerHeartbeat(valkey, opts, opts.heartbeatTtlMs)
+    const heartbeat = yield* (yield* ConsumerHeartbeats).of(opts, opts.heartbeatTtlMs)
     const ctx: WorkerContext<E, R> = {
       options: opts,
       streams,
@@ -124,21 +135,16 @@ export const makePoller = <E, R>(
 
     /** The fallback round: learn new scopes from the registry and wake every scope. */
     const refresh = Effect.gen(function* () {
-      const registered = yield* valkey.command("SMEMBERS scopes", (c) => c.smembers(scopesKey))
+      const registered = yield* registry.list
       for (const scope of new Set([...registered, ...workers.keys()])) yield* signalScope(scope)
     })
 
-    const subscriber = yield* valkey.dedicated(`poller-nudge-${opts.kind}`, { commandTimeoutMs: undefined })
-    subscriber.on("message", (from: string, scope: string) => {
-      if (from === channel) Queue.unsafeOffer(wakes, scope)
-    })
-    // After a reconnect the client resubscribes; nudges sent meanwhile are lost, so read everything.
-    subscriber.on("ready", () => {
-      for (const scope of workers.keys()) Queue.unsafeOffer(wakes, scope)
-    })
-    yield* Effect.tryPromise({
-      try: () => subscriber.subscribe(channel),
-      catch: (error) => new StoreUnavailable({ operation: "SUBSCRIBE", message: error instanceof Error ? error.message : String(error) })
+    yield* nudges.listen(opts.kind, `poller-nudge-${opts.kind}`, {
+      onNudge: (scope) => Queue.unsafeOffer(wakes, scope),
+      // Nudges sent while the connection was away are lost, so read everything.
+      onReconnect: () => {
+        for (const scope of workers.keys()) Queue.unsafeOffer(wakes, scope)
+      }
     })
 
     yield* refresh
@@ -160,9 +166,9 @@ export const makePoller = <E, R>(
       scopes: Effect.sync(() => [...workers.keys()].sort()),
       wake: (scope: string) => Queue.offer(wakes, scope).pipe(Effect.asVoid)
     } satisfies Poller
-  }).pipe(Effect.annotateLogs({ poller: options.kind, group: options.group }))
+  }).pipe(Effect.annotateLogs({ poller: options.kind, group: options.group }), Effect.provide(PollerStoreServices))
 
 /** The poller as a layer: it runs while the layer is alive. */
 export const layer = <E, R>(
   options: PollerOptions<E, R>
-): Layer.Layer<ValkeyPoller, InvalidInput | ConnectionError, Valkey | ValkeyStreams | R> => Layer.scoped(ValkeyPoller, makePoller(options))
+): Layer.Layer<ValkeyPoller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | R> => Layer.scoped(ValkeyPoller, makePoller(options))

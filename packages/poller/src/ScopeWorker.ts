@@ -1,6 +1,5 @@
 import { Cause, Clock, Deferred, Effect, Exit, Option, Queue, Stream } from "effect"
-import type { ClaimedEntry, StreamEntry, ValkeyStreams } from "@microdcs/store"
-import type { ConsumerHeartbeat } from "./ConsumerHeartbeat.js"
+import type { ClaimedEntry, ConsumerHeartbeat, StreamEntry, ValkeyStreams } from "@microdcs/store"
 import { backoffMs, type PollerEntry, type ResolvedOptions } from "./PollerOptions.js"
 import type { Stats } from "./PollerStats.js"
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Queue, Ref } from "effect"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
-import { append, base, eventually, freshLayer, start } from "./PollerKit.js"
+import { append, base, freshLayer, start, until } from "./PollerKit.js"
 
 /** Long enough that the idle-time takeover (XAUTOCLAIM) plays no part in these tests. */
 const NEVER_IDLE = { claimIdleMs: 120_000 } as const
@@ -59,7 +59,7 @@ describe("Poller takeover of dead consumers", () => {
           expect(at).toBeGreaterThanOrEqual(lapsesAt - 100)
           expect(at - lapsesAt).toBeLessThan(TAKEOVER_WITHIN_MS)
         }
-        yield* eventually(
+        yield* until(
           streams.pendingEntries(stream, "engine"),
           (rows) => rows.length === 1,
           "5 seconds"
@@ -74,7 +74,7 @@ describe("Poller takeover of dead consumers", () => {
         expect(yield* Queue.size(seen)).toBe(0)
 
         yield* Deferred.succeed(release, undefined)
-        yield* eventually(streams.pending(stream, "engine"), (p) => p.count === 0)
+        yield* until(streams.pending(stream, "engine"), (p) => p.count === 0)
         expect(yield* Ref.get(slowRuns)).toBe(1)
       }).pipe(Effect.scoped, Effect.provide(freshLayer())),
     60_000

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
 import { DEFAULT_TRIM_INTERVAL_MS, type PollerEntry } from "@microdcs/poller"
-import { append, base, Boom, eventually, freshLayer, pendingCount, register, start, streamIds } from "./PollerKit.js"
+import { append, base, Boom, freshLayer, pendingCount, register, start, streamIds, until } from "./PollerKit.js"
 
 describe("Poller trim by default", () => {
   it.live(
@@ -24,7 +24,7 @@ describe("Poller trim by default", () => {
         // The engine's own group keeps entry 50 pending (it fails, and its retry is far away).
         const handler = (entry: PollerEntry) => (entry.fields["poison"] ? Effect.fail(new Boom({ message: "stuck" })) : Effect.void)
         const { poller } = yield* start({ ...base, maxDeliveries: 100, backoff: { initialMs: 60_000 }, handler })
-        yield* eventually(poller.stats, (s) => s.processed === 99 && s.trimmed > 0, "20 seconds")
+        yield* until(poller.stats, (s) => s.processed === 99 && s.trimmed > 0, "20 seconds")
         // The oldest entry some group needs is the audit group's first pending one.
         expect(yield* streamIds("busy")).toEqual(ids.slice(20))
         expect(yield* pendingCount("busy", "audit")).toBe(10)
@@ -34,7 +34,7 @@ describe("Poller trim by default", () => {
         const [rest] = yield* streams.readGroup({ streams: [stream], group: "audit", consumer: "auditor", count: 100 })
         expect(rest!.entries).toHaveLength(70)
         yield* streams.ack(stream, "audit", ids.slice(20))
-        yield* eventually(streamIds("busy"), (left) => left.length === 50, "30 seconds")
+        yield* until(streamIds("busy"), (left) => left.length === 50, "30 seconds")
         expect(yield* streamIds("busy")).toEqual(ids.slice(50))
         expect(yield* pendingCount("busy", "engine")).toBe(1)
         expect((yield* streams.pendingEntries(stream, "engine"))[0]).toMatchObject({ id: ids[50], consumer: "c1" })
@@ -52,7 +52,7 @@ describe("Poller trim by default", () => {
         for (let i = 0; i < 5; i++) yield* valkey.command("xadd", (c) => c.xadd(changes, "*", "n", String(i)))
         yield* valkey.command("sadd", (c) => c.sadd(scopes, "published"))
         const { poller } = yield* start({ ...base, kind: "changes", stream: "changes", group: "follower", fallbackIntervalMs: 100, handler: () => Effect.void })
-        yield* eventually(poller.stats, (s) => s.processed === 5)
+        yield* until(poller.stats, (s) => s.processed === 5)
         // Past the default trim interval, every entry is still there.
         yield* Effect.sleep(DEFAULT_TRIM_INTERVAL_MS + 1000)
         expect(yield* streamIds("published", "changes")).toHaveLength(5)

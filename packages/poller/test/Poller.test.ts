@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Queue, Ref } from "effect"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
-import { append, base, Boom, elapsedSince, eventually, freshLayer, pendingCount, recorder, register, start } from "./PollerKit.js"
+import { append, base, Boom, elapsedSince, freshLayer, pendingCount, recorder, register, start, until } from "./PollerKit.js"
 
 describe("Poller wake-up", () => {
   it.live("handles an entry right after its nudge, long before the fallback round; an existing group is reused", () =>
@@ -19,7 +19,7 @@ describe("Poller wake-up", () => {
       const entry = yield* Queue.take(seen).pipe(Effect.timeout("4 seconds"))
       expect(elapsedSince(t0)).toBeLessThan(1000)
       expect(entry).toMatchObject({ kind: "sfc", scope: "s1", id, fields: { job: "j1" }, deliveries: 1 })
-      yield* eventually(pendingCount("s1"), (n) => n === 0)
+      yield* until(pendingCount("s1"), (n) => n === 0)
       expect(yield* poller.stats).toMatchObject({ processed: 1, failed: 0, scopes: 1 })
     }).pipe(Effect.scoped, Effect.provide(freshLayer()))
   )
@@ -63,7 +63,7 @@ describe("Poller failures", () => {
         )
       const { poller } = yield* start({ ...base, maxDeliveries: 5, handler })
       yield* append("flaky", { job: "j" })
-      yield* eventually(poller.stats, (s) => s.processed === 1)
+      yield* until(poller.stats, (s) => s.processed === 1)
       expect(yield* Ref.get(deliveries)).toEqual([1, 2, 3])
       expect(yield* poller.stats).toMatchObject({ processed: 1, failed: 2, retried: 2, deadLettered: 0 })
       expect(yield* pendingCount("flaky")).toBe(0)
@@ -77,7 +77,7 @@ describe("Poller failures", () => {
       const handler = (_: PollerEntry) => Ref.update(calls, (n) => n + 1).pipe(Effect.zipRight(Effect.fail(new Boom({ message: "always" }))))
       const { poller } = yield* start({ ...base, maxDeliveries: 3, handler })
       const id = yield* append("poison", { job: "bad" })
-      yield* eventually(poller.stats, (s) => s.deadLettered === 1)
+      yield* until(poller.stats, (s) => s.deadLettered === 1)
       expect(yield* Ref.get(calls)).toBe(3)
       expect(yield* pendingCount("poison")).toBe(0)
       const page = yield* streams.readDeadLetters("sfc", "poison")
@@ -105,7 +105,7 @@ describe("Poller failures", () => {
       const { poller } = yield* start({ ...base, consumer: "heir", claimIdleMs: 200, claimIntervalMs: 100, handler })
       const taken = yield* Queue.take(seen).pipe(Effect.timeout("4 seconds"))
       expect(taken).toMatchObject({ id, deliveries: 2 })
-      yield* eventually(pendingCount("orphans"), (n) => n === 0)
+      yield* until(pendingCount("orphans"), (n) => n === 0)
       // Another claim round passes; nothing is delivered twice.
       yield* Effect.sleep("300 millis")
       expect(yield* Queue.size(seen)).toBe(0)
@@ -125,7 +125,7 @@ describe("Poller trim and shutdown", () => {
       ids.push(yield* append("trimmed", { job: "1", poison: "yes" }, { nudge: false }))
       ids.push(yield* append("trimmed", { job: "2" }, { nudge: false }))
       ids.push(yield* append("trimmed", { job: "3" }))
-      yield* eventually(poller.stats, (s) => s.processed === 3 && s.trimmed >= 1)
+      yield* until(poller.stats, (s) => s.processed === 3 && s.trimmed >= 1)
       const stream = yield* valkey.key("sfcWork", { scope: "trimmed" })
       const left = yield* valkey.command("xrange", (c) => c.xrange(stream, "-", "+"))
       expect(left.map((r) => r[0])).toEqual(ids.slice(1))
@@ -168,7 +168,7 @@ describe("Poller trim and shutdown", () => {
       for (let i = 0; i < 4; i++) yield* append("busy-b", { n: String(i) }, { nudge: false })
       yield* poller.wake("busy-a")
       yield* poller.wake("busy-b")
-      yield* eventually(poller.stats, (s) => s.processed === 8)
+      yield* until(poller.stats, (s) => s.processed === 8)
       expect(yield* Ref.get(peak)).toBe(2)
     }).pipe(Effect.scoped, Effect.provide(freshLayer()))
   )

@@ -1,14 +1,17 @@
-import { Data, type Duration, Effect, Exit, Layer, Queue, Schedule, Scope } from "effect"
-import { inject } from "vitest"
-import { randomPrefix } from "@microdcs/test-utils"
-import { Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { Data, Effect, Layer, Queue } from "effect"
+import { randomPrefix, startScoped } from "@microdcs/test-utils"
+import { testValkey } from "@microdcs/testkit"
+import { Valkey, ValkeyStreams } from "@microdcs/store"
 import { makePoller, type PollerEntry, type PollerOptions } from "@microdcs/poller"
 
 /** Shared pieces of the poller tests (not a test file itself). */
 
+// Shared with the other packages' tests: repeats an effect until a check holds, failing after a deadline.
+export { until } from "@microdcs/test-utils"
+
 /** Each test gets its own prefix, so pollers of different tests never see each other's scopes. */
 export const freshLayer = (prefix = randomPrefix("poller")) =>
-  ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+  ValkeyStreams.Default.pipe(Layer.provideMerge(testValkey({ prefix })))
 
 export const base = {
   kind: "sfc",
@@ -40,22 +43,13 @@ export const register = (scope: string) =>
 
 /** Starts a poller in a scope of its own, so a test can shut it down in the middle. */
 export const start = <E>(options: PollerOptions<E, never>) =>
-  Effect.gen(function* () {
-    const scope = yield* Scope.make()
-    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const poller = yield* makePoller(options).pipe(Scope.extend(scope))
-    return { poller, stop: Scope.close(scope, Exit.void) }
-  })
+  Effect.map(startScoped(makePoller(options)), ({ value, stop }) => ({ poller: value, stop }))
 
 /** A handler that records every delivery on a queue. */
 export const recorder = Effect.gen(function* () {
   const seen = yield* Queue.unbounded<PollerEntry>()
   return { seen, handler: (entry: PollerEntry) => Queue.offer(seen, entry).pipe(Effect.asVoid) }
 })
-
-/** Polls `effect` until `ok`, failing after `within` (generous: the machine may be loaded). */
-export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (a: A) => boolean, within: Duration.DurationInput = "5 seconds") =>
-  effect.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: ok }), Effect.timeout(within))
 
 export const pendingCount = (scope: string, group = "engine") =>
   Effect.gen(function* () {

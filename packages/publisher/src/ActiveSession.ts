@@ -1,5 +1,5 @@
 import { Duration, Effect, Either, Queue, Stream } from "effect"
-import { StoreUnavailable, type ScopeRegistry, type ValkeyService } from "@microdcs/store"
+import type { Nudges, ScopeRegistry } from "@microdcs/store"
 import { publishMetadata } from "./Metadata.js"
 import type { PublisherContext } from "./PublisherContext.js"
 import { stateIndexTopic } from "./PublisherTopics.js"
@@ -23,7 +23,7 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
  * lost its retained messages too), every scope counts as unseen again and is republished, and
  * so is the island's metadata.
  */
-export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, valkey: ValkeyService): Effect.Effect<void> =>
+export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, nudges: Nudges): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { options } = ctx
     const dirty = new Set<string>()
@@ -42,16 +42,10 @@ export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry,
       wake.unsafeOffer(undefined)
     }
 
-    const channel = yield* valkey.key("nudge", { kind: "changes" })
-    const subscriber = yield* valkey.dedicated("publisher-nudge", { commandTimeoutMs: undefined })
-    subscriber.on("message", (from: string, scope: string) => {
-      if (from === channel) mark([scope])
-    })
-    // After a reconnect the nudges sent meanwhile are lost: read every scope.
-    subscriber.on("ready", () => mark(views.keys()))
-    yield* Effect.tryPromise({
-      try: () => subscriber.subscribe(channel),
-      catch: (error) => new StoreUnavailable({ operation: "SUBSCRIBE nudge:changes", message: error instanceof Error ? error.message : String(error) })
+    yield* nudges.listen("changes", "publisher-nudge", {
+      onNudge: (scope) => mark([scope]),
+      // After a reconnect the nudges sent meanwhile are lost: read every scope.
+      onReconnect: () => mark(views.keys())
     })
 
     // The first value is the connection this session starts on, which the first round fills anyway.

@@ -31,9 +31,7 @@ const gone: JobView = { _tag: "Gone" }
 /** The job's score in the scope list, or none when it is not listed. */
 const listedPriority = (ctx: PublisherContext, scope: string, id: string) =>
   Effect.gen(function* () {
-    const list = yield* ctx.valkey.key("jobOrderList", { scope })
-    const score = yield* ctx.valkey.command("read joborder priority", (c) => c.zscore(list, id))
-    return score === null ? Option.none<number>() : Option.some(Number(score))
+    return yield* ctx.scores.jobOrderPriority(scope, id)
   })
 
 /**

@@ -2,13 +2,15 @@ import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option, type 
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import {
   ChangeStream,
+  IndexScores,
   type InvalidInput,
   JobOrderDao,
   JobResponseDao,
+  Nudges,
   PublisherCursors,
   PublisherLease,
   ScopeRegistry,
-  Valkey
+  type Valkey
 } from "@microdcs/store"
 import { runActiveSession } from "./ActiveSession.js"
 import { holdLease, tryAcquire } from "./LeaseKeeper.js"
@@ -37,6 +39,9 @@ export type PublisherRequirements =
   | JobOrderDao
   | JobResponseDao
 
+/** The small DAOs the publisher builds over `Valkey` itself, so its requirements stay as they were. */
+const PublisherStoreServices = Layer.merge(IndexScores.Default, Nudges.Default)
+
 /**
  * Starts a publisher in the current scope (island.md §3). It loops: take the lease; while it
  * holds it, run the active session raced against the lease keeper, so losing the lease ends
@@ -50,12 +55,12 @@ export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<Pub
     const opts = yield* resolvePublisherOptions(options)
     const lease = yield* PublisherLease
     const registry = yield* ScopeRegistry
-    const valkey = yield* Valkey
+    const nudges = yield* Nudges
     const stats = yield* makeStats(opts.instanceId)
     const services = {
       options: opts,
       mqtt: yield* MqttConnection,
-      valkey,
+      scores: yield* IndexScores,
       jobOrders: yield* JobOrderDao,
       responses: yield* JobResponseDao,
       cursors: yield* PublisherCursors,
@@ -69,7 +74,7 @@ export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<Pub
 
     // A defect in the session must not end the loop: step back, let the lease go, try again.
     const session = (ctx: PublisherContext) =>
-      runActiveSession(ctx, registry, valkey).pipe(
+      runActiveSession(ctx, registry, nudges).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
         )
@@ -105,7 +110,7 @@ export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<Pub
     yield* Effect.forkScoped(Effect.forever(cycle).pipe(Effect.annotateLogs({ component: "publisher", instance: opts.instanceId })))
 
     return { instanceId: opts.instanceId, stats: stats.get, isActive: stats.isActive } satisfies PublisherService
-  })
+  }).pipe(Effect.provide(PublisherStoreServices))
 
 /** The publisher as a layer: it runs (active or standby) while the layer is alive. */
 export const PublisherLive = (options: PublisherOptions = {}): Layer.Layer<Publisher, InvalidInput, PublisherRequirements> =>

@@ -1,6 +1,6 @@
 import type { Effect } from "effect"
 import type { MqttConnectionService } from "@microdcs/cloudevents-mqtt"
-import type { ChangeStream, ConnectionError, JobOrderDao, JobResponseDao, PublisherCursors, ValkeyService, WrongType } from "@microdcs/store"
+import type { ChangeStream, ConnectionError, IndexScores, JobOrderDao, JobResponseDao, PublisherCursors, WrongType } from "@microdcs/store"
 import type { ResolvedPublisherOptions } from "./PublisherOptions.js"
 import type { Stats } from "./PublisherStats.js"
 
@@ -8,7 +8,8 @@ import type { Stats } from "./PublisherStats.js"
 export interface PublisherContext {
   readonly options: ResolvedPublisherOptions
   readonly mqtt: MqttConnectionService
-  readonly valkey: ValkeyService
+  /** A job order's place in its scope list. */
+  readonly scores: IndexScores
   readonly jobOrders: JobOrderDao
   readonly responses: JobResponseDao
   readonly cursors: PublisherCursors

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { admit, caughtUp, eventually, jobOrder, retainedStateIndex, retainedUnder, startPublisher, store } from "./Kit.js"
+import { admit, caughtUp, jobOrder, retainedStateIndex, retainedUnder, startPublisher, store, until } from "./Kit.js"
 
 /** The order and state index topics retained (the metadata is checked on its own). */
 const jobTopics = (retained: ReadonlyMap<string, unknown>) => [...retained.keys()].filter((topic) => !topic.endsWith("/metadata")).sort()
@@ -29,7 +29,7 @@ describe("Publisher and a broker restart", () => {
           fallbackIntervalMs: 100,
           leaseTtlMs: 3000
         }, mqtt)
-        yield* eventually(publisher.isActive, (active) => active)
+        yield* until(publisher.isActive, (active) => active)
         yield* admit("line-1", jobOrder("jo-1", 2), "StoreAndStart")
         yield* admit("line-2", jobOrder("jo-2", 1))
         yield* caughtUp("line-1")
@@ -43,10 +43,10 @@ describe("Publisher and a broker restart", () => {
         broker = yield* Effect.promise(() => startMosquitto({ port }))
 
         // Nothing is written and nobody resets a cursor: the new broker session alone brings them back.
-        const after = yield* eventually(retainedUnder(broker.url, base), (r) => jobTopics(r).length === 4)
+        const after = yield* until(retainedUnder(broker.url, base), (r) => jobTopics(r).length === 4)
         expect(jobTopics(after)).toEqual(jobTopics(before))
         // The island's metadata comes back too (it may follow the scopes by a moment).
-        yield* eventually(retainedUnder(broker.url, base), (r) => r.has(`${base}/metadata`))
+        yield* until(retainedUnder(broker.url, base), (r) => r.has(`${base}/metadata`))
         expect(after.get(`${base}/line-1/order/jo-1`)!.event.data).toEqual(before.get(`${base}/line-1/order/jo-1`)!.event.data)
         const index = retainedStateIndex(after, base, "line-1")
         expect(index.head.seq).toBeGreaterThan(seq)

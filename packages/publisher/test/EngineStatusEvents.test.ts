@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Stream } from "effect"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { encodeJobOrderRecord, JOB_ORDER_STATUS_EVENT_TYPE, JobStates, toStoredState } from "@microdcs/job-state"
 import { type CloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobOrderDao } from "@microdcs/store"
-import { eventually, jobOrder, startPublisher, store } from "./Kit.js"
+import { jobOrder, startPublisher, store, until } from "./Kit.js"
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 describe("Publisher: status events of engine transitions", () => {
   it.live("emits one status event per Run, Complete and engine Abort, and none for MES methods", () => {
@@ -32,7 +27,7 @@ describe("Publisher: status events of engine transitions", () => {
       yield* put("AllowedToStart_Ready", 0, "StoreAndStart", "mes-1")
       yield* put("Running", 1, "Run", "sfc:jo-1:1:Run")
       yield* put("Ended_Completed", 2, "Complete", "sfc:jo-1:5:Complete")
-      const events = yield* eventually(Effect.sync(() => [...seen]), (e) => e.length >= 2)
+      const events = yield* until(Effect.sync(() => [...seen]), (e) => e.length >= 2)
       yield* Effect.sleep("300 millis")
       expect(seen.map((e) => (e.data as { Method: string }).Method)).toEqual(["Run", "Complete"])
       expect(events[0]).toMatchObject({ type: JOB_ORDER_STATUS_EVENT_TYPE, subject: "line-1", id: "line-1/status/jo-1/v2" })

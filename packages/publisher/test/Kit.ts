@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Either, Exit, Layer, Option, Scope, Stream } from "effect"
-import { inject } from "vitest"
+import { Context, Effect, Either, Layer, Option, Stream } from "effect"
 import {
   encodeJobOrderRecord,
   JobStates,
@@ -15,39 +14,43 @@ import {
   type Trigger
 } from "@microdcs/job-state"
 import { type CloudEvent, type IncomingMessage, makeMqttConnection, MqttConnection, type MqttOptions } from "@microdcs/cloudevents-mqtt"
-import { ChangeStream, JobOrderDao, JobResponseDao, PublisherCursors, storeLayer } from "@microdcs/store"
+import { ChangeStream, JobOrderDao, JobResponseDao, PublisherCursors } from "@microdcs/store"
+import { randomPrefix, startInstance, until } from "@microdcs/test-utils"
+import { putJobOrder, testStore } from "@microdcs/testkit"
 import { Publisher, PublisherEventTypes, PublisherLive, type PublisherOptions, type StateIndex, type StateIndexJob } from "@microdcs/publisher"
 
 /** Shared pieces of the publisher tests (not a test file itself). */
 
 /** The store over the run's Valkey with the given prefix: what the test writes with and what a publisher reads. */
-export const store = (valkeyPrefix: string) => storeLayer({ url: inject("valkeyUrl"), prefix: valkeyPrefix })
+export const store = (valkeyPrefix: string) => testStore({ prefix: valkeyPrefix })
+
+// Shared with the other packages' tests: repeats an effect until a check holds, failing after a deadline.
+export { until } from "@microdcs/test-utils"
+
+/** A fresh island: its own Valkey prefix and topic prefix; its topics start at `base`. */
+export const freshIsland = () => {
+  const topicPrefix = randomPrefix("mqtt")
+  return {
+    valkeyPrefix: randomPrefix("pub"),
+    base: `${topicPrefix}/island-1`,
+    options: { prefix: topicPrefix, discriminator: "island-1", messageExpirySeconds: 3600, fallbackIntervalMs: 100, leaseTtlMs: 3000 }
+  }
+}
 
 /**
  * Starts a publisher (its own Valkey and MQTT connections) in a scope of its own, so a test can
  * stop it in the middle, as a process exit would.
  */
 export const startPublisher = (brokerUrl: string, valkeyPrefix: string, options: PublisherOptions, mqtt: Partial<MqttOptions> = {}) =>
-  Effect.gen(function* () {
-    const scope = yield* Scope.make()
-    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const layer = PublisherLive(options).pipe(
-      Layer.provide(MqttConnection.layer({ url: brokerUrl, clientIdBase: "publisher", connectTimeoutMs: 5000, reconnectMinMs: 100, ...mqtt })),
-      Layer.provide(store(valkeyPrefix))
-    )
-    const context = yield* Layer.buildWithScope(layer, scope)
-    return { publisher: Context.get(context, Publisher), stop: Scope.close(scope, Exit.void) }
-  })
-
-/** Repeats `effect` until `ok`, failing the test after 10 s instead of hanging. */
-export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (;;) {
-      const value = yield* effect
-      if (ok(value)) return value
-      yield* Effect.sleep("25 millis")
-    }
-  }).pipe(Effect.timeout("10 seconds"))
+  Effect.map(
+    startInstance(
+      PublisherLive(options).pipe(
+        Layer.provide(MqttConnection.layer({ url: brokerUrl, clientIdBase: "publisher", connectTimeoutMs: 5000, reconnectMinMs: 100, ...mqtt })),
+        Layer.provide(store(valkeyPrefix))
+      )
+    ),
+    ({ context, stop }) => ({ publisher: Context.get(context, Publisher), stop })
+  )
 
 // ---- writes, as the job-control processor and the SFC engine make them ------------------------
 
@@ -60,16 +63,7 @@ export const jobOrder = (id: string, priority: number, extra: Record<string, unk
 
 /** Store or StoreAndStart: a create-only put with the method as the change word. */
 export const admit = (scope: string, order: JobOrder, method: "Store" | "StoreAndStart" = "Store") =>
-  Effect.flatMap(JobOrderDao, (dao) =>
-    dao.put({
-      id: order.JobOrderID,
-      scope,
-      doc: encodeJobOrderRecord(order, method === "Store" ? JobStates.NotAllowedToStart_Ready : JobStates.AllowedToStart_Ready),
-      priority: priorityOf(order),
-      expectedVersion: 0,
-      change: method
-    })
-  )
+  putJobOrder(scope, order, { state: method === "Store" ? JobStates.NotAllowedToStart_Ready : JobStates.AllowedToStart_Ready, change: method })
 
 /** A transition (or Update with `replacement`): a versioned put of the next state; Clear/Cancel retire the job. */
 export const move = (id: string, trigger: Trigger, replacement?: JobOrder) =>
@@ -109,7 +103,7 @@ export const respond = (scope: string, orderId: string) =>
 
 /** The publisher has saved a cursor at the newest change of the scope: everything written is published. */
 export const caughtUp = (scope: string) =>
-  eventually(
+  until(
     Effect.gen(function* () {
       const latest = yield* (yield* ChangeStream).latestId(scope)
       const cursor = yield* (yield* PublisherCursors).get(scope)

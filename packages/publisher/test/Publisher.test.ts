@@ -1,29 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { JobStates, toStoredState } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobOrderDao, PublisherLease, Valkey } from "@microdcs/store"
 import { PublisherEventTypes, PublisherLive, type StateIndex } from "@microdcs/publisher"
-import { admit, caughtUp, eventually, jobOrder, move, respond, responseDoc, type Retained, retainedUnder, startPublisher, store, wipeRetained } from "./Kit.js"
+import { admit, caughtUp, freshIsland, jobOrder, move, respond, responseDoc, type Retained, retainedUnder, startPublisher, store, until, wipeRetained } from "./Kit.js"
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
-
-/** A fresh island: its own Valkey prefix and topic prefix. */
-const island = () => {
-  const topicPrefix = randomPrefix("mqtt")
-  return {
-    valkeyPrefix: randomPrefix("pub"),
-    base: `${topicPrefix}/island-1`,
-    options: { prefix: topicPrefix, discriminator: "island-1", messageExpirySeconds: 3600, fallbackIntervalMs: 100, leaseTtlMs: 3000 }
-  }
-}
+const broker = mosquittoForFile()
 
 const stateIndexOf = (retained: ReadonlyMap<string, Retained>, topic: string): StateIndex => {
   const found = retained.get(topic)
@@ -38,11 +22,11 @@ const orderData = (id: string, priority: number, state: keyof typeof JobStates, 
 
 describe("Publisher", () => {
   it.live("mirrors job orders, results of finished jobs and the state index; Clear and Cancel delete", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     const s = "line-1"
     return Effect.gen(function* () {
       const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, options)
-      yield* eventually(publisher.isActive, (active) => active)
+      yield* until(publisher.isActive, (active) => active)
 
       yield* admit(s, jobOrder("jo-a", 5))
       // Ends first, response last.
@@ -135,10 +119,10 @@ describe("Publisher", () => {
   })
 
   it.live("after a restart the topics survive, a lost retained store is refilled, and seq keeps growing", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     return Effect.gen(function* () {
       const first = yield* startPublisher(broker.url, valkeyPrefix, options)
-      yield* eventually(first.publisher.isActive, (active) => active)
+      yield* until(first.publisher.isActive, (active) => active)
       yield* admit("line-1", jobOrder("jo-1", 2), "StoreAndStart")
       yield* admit("line-2", jobOrder("jo-2", 1))
       yield* caughtUp("line-1")
@@ -155,7 +139,7 @@ describe("Publisher", () => {
       yield* move("jo-1", "Run")
 
       const second = yield* startPublisher(broker.url, valkeyPrefix, options)
-      const after = yield* eventually(retainedUnder(broker.url, base), (r) => r.size === 5)
+      const after = yield* until(retainedUnder(broker.url, base), (r) => r.size === 5)
       expect([...after.keys()].sort()).toEqual([...before.keys()].sort())
       expect(after.get(`${base}/line-1/order/jo-1`)!.event.data).toEqual(orderData("jo-1", 2, "Running"))
       expect(after.get(`${base}/line-2/order/jo-2`)!.event.data).toEqual(orderData("jo-2", 1, "NotAllowedToStart_Ready"))
@@ -167,13 +151,13 @@ describe("Publisher", () => {
   })
 
   it.live("publishes a scope created after start, found through the nudge without a fallback round", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     return Effect.gen(function* () {
       // The fallback round would come only after a minute: discovery must be the nudge.
       const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, { ...options, fallbackIntervalMs: 60_000 })
-      yield* eventually(publisher.isActive, (active) => active)
+      yield* until(publisher.isActive, (active) => active)
       yield* admit("late", jobOrder("jo-late", 1))
-      const retained = yield* eventually(retainedUnder(broker.url, base), (r) => r.has(`${base}/late/state-index`))
+      const retained = yield* until(retainedUnder(broker.url, base), (r) => r.has(`${base}/late/state-index`))
       expect(retained.get(`${base}/late/order/jo-late`)!.event.data).toEqual(orderData("jo-late", 1, "NotAllowedToStart_Ready"))
       expect(stateIndexOf(retained, `${base}/late/state-index`).jobs).toEqual([
         { job_order_id: "jo-late", state: "NotAllowedToStart_Ready", has_result: false }
@@ -182,11 +166,11 @@ describe("Publisher", () => {
   })
 
   it.live("a message over the payload limit is logged and skipped; the cursor still moves on", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     const s = "big"
     return Effect.gen(function* () {
       const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, options, { maxPayloadBytes: 2048 })
-      yield* eventually(publisher.isActive, (active) => active)
+      yield* until(publisher.isActive, (active) => active)
       yield* admit(s, jobOrder("jo-big", 1, { Note: "x".repeat(3000) }), "StoreAndStart")
       yield* admit(s, jobOrder("jo-small", 2), "StoreAndStart")
       yield* caughtUp(s)
@@ -204,11 +188,11 @@ describe("Publisher", () => {
   })
 
   it.live("retains the island's metadata on P/D/metadata, and lists a new scope once it is published", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     return Effect.gen(function* () {
       yield* admit("line-1", jobOrder("jo-1", 1))
       const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, { ...options, source: "urn:test:island-1", instanceId: "pub-1" })
-      const first = yield* eventually(retainedUnder(broker.url, base), (r) => r.has(`${base}/metadata`))
+      const first = yield* until(retainedUnder(broker.url, base), (r) => r.has(`${base}/metadata`))
       const metadata = first.get(`${base}/metadata`)!
       expect(metadata.event).toMatchObject({ type: PublisherEventTypes.metadata, source: "urn:test:island-1", datacontenttype: "application/json" })
       expect(metadata.message.properties.messageExpiryInterval).toBeGreaterThan(3500)
@@ -233,7 +217,7 @@ describe("Publisher", () => {
       expect(yield* publisher.isActive).toBe(true)
 
       yield* admit("line-0", jobOrder("jo-0", 1))
-      const second = yield* eventually(retainedUnder(broker.url, base), (r) => {
+      const second = yield* until(retainedUnder(broker.url, base), (r) => {
         const data = r.get(`${base}/metadata`)?.event.data as { scopes?: ReadonlyArray<string> } | undefined
         return data?.scopes?.length === 2
       })
@@ -243,7 +227,7 @@ describe("Publisher", () => {
   })
 
   it.live("bad options fail the layer with InvalidInput and take no lease", () => {
-    const { valkeyPrefix } = island()
+    const { valkeyPrefix } = freshIsland()
     const build = (options: Parameters<typeof PublisherLive>[0]) =>
       Layer.build(
         PublisherLive(options).pipe(

@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, FastCheck as fc, Layer } from "effect"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 import { decodeJobOrderRecord, transition, type Trigger } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobOrderDao, JobResponseDao, PublisherCursors, PublisherLease, Valkey } from "@microdcs/store"
 import { Publisher, PublisherEventTypes, PublisherLive, type PublisherOptions } from "@microdcs/publisher"
-import { admit, caughtUp, eventually, fullStateIndex, jobOrder, move, respond, retainedStateIndex, retainedUnder, startPublisher, store } from "./Kit.js"
+import { admit, caughtUp, freshIsland, fullStateIndex, jobOrder, move, respond, retainedStateIndex, retainedUnder, startPublisher, store, until } from "./Kit.js"
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
-
-const island = () => {
-  const topicPrefix = randomPrefix("mqtt")
-  return {
-    valkeyPrefix: randomPrefix("pub"),
-    base: `${topicPrefix}/island-1`,
-    options: { prefix: topicPrefix, discriminator: "island-1", messageExpirySeconds: 3600, fallbackIntervalMs: 100, leaseTtlMs: 3000 }
-  }
-}
+const broker = mosquittoForFile()
 
 /**
  * A publisher whose store services count every read it makes: job orders (get, list), job
@@ -74,13 +59,13 @@ const tryMove = (id: string, trigger: Trigger, priority?: number) =>
 
 describe("Publisher state index", () => {
   it.live("an index over maxPayloadBytes is retained in pages under the limit that together list every job; stale pages are deleted", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     const s = "paged"
     const limit = 2048
     return Effect.gen(function* () {
       // The publisher's limit, and the connection's own as the daemon sets both from MQTT_MAX_PAYLOAD_BYTES.
       const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, { ...options, maxPayloadBytes: limit }, { maxPayloadBytes: limit })
-      yield* eventually(publisher.isActive, (active) => active)
+      yield* until(publisher.isActive, (active) => active)
       for (let i = 0; i < 80; i++) yield* admit(s, jobOrder(`jo-${String(i).padStart(3, "0")}`, i % 7), i % 2 === 0 ? "Store" : "StoreAndStart")
       yield* caughtUp(s)
 
@@ -109,12 +94,12 @@ describe("Publisher state index", () => {
   })
 
   it.live("a publisher that becomes active deletes the pages an earlier instance left beyond its own index", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     const s = "handover"
     const limit = 2048
     return Effect.gen(function* () {
       const first = yield* startPublisher(broker.url, valkeyPrefix, { ...options, maxPayloadBytes: limit }, { maxPayloadBytes: limit })
-      yield* eventually(first.publisher.isActive, (active) => active)
+      yield* until(first.publisher.isActive, (active) => active)
       for (let i = 0; i < 80; i++) yield* admit(s, jobOrder(`ho-${String(i).padStart(3, "0")}`, 1))
       yield* caughtUp(s)
       expect(retainedStateIndex(yield* retainedUnder(broker.url, base), base, s).head.pages).toBeGreaterThanOrEqual(3)
@@ -123,9 +108,9 @@ describe("Publisher state index", () => {
       // While no publisher runs, most jobs leave; the next instance knows nothing of the old pages.
       for (let i = 0; i < 75; i++) yield* move(`ho-${String(i).padStart(3, "0")}`, "Cancel")
       const second = yield* startPublisher(broker.url, valkeyPrefix, { ...options, maxPayloadBytes: limit }, { maxPayloadBytes: limit })
-      yield* eventually(second.publisher.isActive, (active) => active)
+      yield* until(second.publisher.isActive, (active) => active)
       yield* caughtUp(s)
-      const after = yield* eventually(retainedUnder(broker.url, base), (r) => ![...r.keys()].some((topic) => topic.startsWith(`${base}/${s}/state-index/`)))
+      const after = yield* until(retainedUnder(broker.url, base), (r) => ![...r.keys()].some((topic) => topic.startsWith(`${base}/${s}/state-index/`)))
       const index = retainedStateIndex(after, base, s)
       expect(index.head).toMatchObject({ pages: 1, total_jobs: 5 })
       expect(index.jobs).toEqual(yield* fullStateIndex(s))
@@ -133,7 +118,7 @@ describe("Publisher state index", () => {
   })
 
   it.live("the incremental state index equals a full rebuild after many batches of random changes", () => {
-    const { valkeyPrefix, base, options } = island()
+    const { valkeyPrefix, base, options } = freshIsland()
     // Ids beyond the BMP and in U+E000..U+FFFF: Valkey orders ties by bytes, not by UTF-16 units.
     const ids = [...Array.from({ length: 10 }, (_, i) => `jo-${i}`), "jo-\u{1F600}", "jo-\uFF21", "jo-é"]
     const step = fc.record({
@@ -147,7 +132,7 @@ describe("Publisher state index", () => {
     const runs = fc.sample(fc.array(step, { minLength: 120, maxLength: 120 }), { numRuns: 3, seed: 20240601 })
     return Effect.gen(function* () {
       const { publisher } = yield* startPublisher(broker.url, valkeyPrefix, { ...options, batchSize: 4 })
-      yield* eventually(publisher.isActive, (active) => active)
+      yield* until(publisher.isActive, (active) => active)
       for (const [run, steps] of runs.entries()) {
         const s = `random-${run}`
         const admitted = new Set<string>()
@@ -176,12 +161,12 @@ describe("Publisher state index", () => {
   })
 
   it.live("the reads per batch do not grow with the number of jobs in the scope", () => {
-    const { valkeyPrefix, options } = island()
+    const { valkeyPrefix, options } = freshIsland()
     return Effect.gen(function* () {
       const reads = { count: 0 }
       // No fallback rounds while counting: the one write's nudge is the only round.
       const { publisher } = yield* startCountedPublisher(valkeyPrefix, { ...options, fallbackIntervalMs: 600_000 }, reads)
-      yield* eventually(publisher.isActive, (active) => active)
+      yield* until(publisher.isActive, (active) => active)
       for (let i = 0; i < 10; i++) yield* admit("few", jobOrder(`few-${i}`, i))
       for (let i = 0; i < 300; i++) yield* admit("many", jobOrder(`many-${i}`, i % 5))
       yield* caughtUp("few")
@@ -193,7 +178,7 @@ describe("Publisher state index", () => {
           const batches = (yield* publisher.stats).batches
           yield* move(id, "Start")
           yield* caughtUp(scope)
-          yield* eventually(publisher.stats, (stats) => stats.batches > batches)
+          yield* until(publisher.stats, (stats) => stats.batches > batches)
           return reads.count - before
         })
       const few = yield* readsOfOneBatch("few", "few-3")

@@ -11,6 +11,7 @@ import {
   step,
   validateRecipe
 } from "@microdcs/sfc"
+import { recipeBuilders } from "./RecipeBuilders.js"
 
 /** Shared pieces of the engine tests (not a test file itself). */
 
@@ -26,21 +27,12 @@ export const recipeOf = (json: unknown): Recipe => {
   return result.right
 }
 
-export const stepJson = (Name: string, Initial = false) => ({ Name, Initial })
-export const transition = (Source: string, Target: string, Condition = "true", Priority = 0) => ({ Source, Target, Condition, Priority })
-export const push = (Name: string, Step: string, extra: Record<string, unknown> = {}) => ({
-  Name, Step, Qualifier: "N", Interaction: "push_command", TypeId: `com.example.${Name}`, TimeoutSeconds: 10, ...extra
-})
-export const pull = (Name: string, Step: string, extra: Record<string, unknown> = {}) => push(Name, Step, { Interaction: "pull_event", ...extra })
+const builders = recipeBuilders("")
+export const { stepJson, transition, push, pull } = builders
 
 /** A linear recipe: the steps in order, each with the actions given for it. */
 export const linear = (steps: ReadonlyArray<string>, actions: ReadonlyArray<object>, extra: Record<string, unknown> = {}): Recipe =>
-  recipeOf({
-    Steps: steps.map((name, i) => stepJson(name, i === 0)),
-    Transitions: steps.slice(1).map((name, i) => transition(steps[i]!, name)),
-    Actions: actions,
-    ...extra
-  })
+  recipeOf(builders.linearJson(steps, actions, extra))
 
 export const entriesOf = <T extends OutboxEntry["type"]>(out: { readonly outbox: ReadonlyArray<OutboxEntry> }, type: T) =>
   out.outbox.filter((e): e is Extract<OutboxEntry, { type: T }> => e.type === type)

@@ -1,27 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
-import { decodeJobOrderRecord, normalizedName, type JobOrder } from "@microdcs/job-state"
-import { JobOrderDao, JobResponseDao, SfcStateDao } from "@microdcs/store"
+import { Effect } from "effect"
+import type { JobOrder } from "@microdcs/job-state"
+import { SfcStateDao } from "@microdcs/store"
 import { Executions } from "@microdcs/sfc"
-import { engineWorld, eventually, fixture, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
+import { engineWorld, fixture, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
+import { untilJobOrderIs, untilResponse } from "./RuntimeKit.js"
 
 const workMaster = fixture("work-master-axle.json")
 const jobOrder = fixture("job-order.json") as unknown as JobOrder
-
-const jobOrderState = (id: string) =>
-  Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(
-    Effect.map((doc) => {
-      const decoded = decodeJobOrderRecord(doc.doc)
-      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
-    })
-  )
-
-const response = (id: string) =>
-  Effect.flatMap(JobResponseDao, (dao) => dao.get(`${id}-response`)).pipe(
-    Effect.map((doc) => JSON.parse(doc.doc) as Record<string, unknown>),
-    Effect.option,
-    Effect.map((o) => (o._tag === "Some" ? o.value : undefined))
-  )
 
 describe("SFC runtime", () => {
   it.live("runs the axle recipe end to end, with one rework loop", () => {
@@ -37,12 +23,10 @@ describe("SFC runtime", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster("line-1", workMaster)
       yield* putJobOrder("line-1", jobOrder)
-      const result = yield* eventually(response(jobOrder.JobOrderID))
+      const result = yield* untilResponse(jobOrder.JobOrderID)
       expect(result).toMatchObject({ JobState: "Ended_Completed", JobOrderID: "jo-axle-0001" })
       expect((result["Data"] as Record<string, unknown>)["verify"]).toEqual({ torque_ok: true, torque: 86 })
-      expect(yield* eventually(jobOrderState(jobOrder.JobOrderID).pipe(Effect.map((s) => (s === "Ended_Completed" ? s : undefined))))).toBe(
-        "Ended_Completed"
-      )
+      expect(yield* untilJobOrderIs(jobOrder.JobOrderID, "Ended_Completed")).toBe("Ended_Completed")
       const actions = world.station.commands.map((c) => c.action)
       expect(actions.filter((a) => a === "position")).toHaveLength(1)
       expect(actions.filter((a) => a === "tighten")).toHaveLength(1)

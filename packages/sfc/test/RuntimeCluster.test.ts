@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { inject } from "vitest"
-import { storeLayer, SfcStateDao, Valkey } from "@microdcs/store"
+import { SfcStateDao, Valkey } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
+import { testStore } from "@microdcs/testkit"
 import { type CommandEntry, SfcEngineProcesses, SfcRuntimeServices, StationPort, type StationScript } from "@microdcs/sfc"
 import { engineWorld, eventually, putJobOrder, putWorkMaster, testEngineOptions } from "./RuntimeFixtures.js"
 import {
@@ -87,7 +87,7 @@ describe("SFC runtime: several engine instances", () => {
 
   it.live("an instance that dies mid-step leaves its entries pending; the other takes them over and finishes", () => {
     const prefix = randomPrefix("sfc-failover")
-    const store = () => storeLayer({ url: inject("valkeyUrl"), prefix })
+    const store = () => testStore({ prefix })
     // Instance A's station link hangs on every send: A dies with those command entries unacknowledged.
     const hung: Array<CommandEntry> = []
     const hangingStation = Layer.succeed(StationPort, { send: (c) => Effect.sync(() => hung.push(c)).pipe(Effect.zipRight(Effect.never)) })

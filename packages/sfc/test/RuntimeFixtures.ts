@@ -1,8 +1,6 @@
-import { Duration, Effect, Layer, Schedule } from "effect"
-import { inject } from "vitest"
-import { encodeJobOrderRecord, JobStates, type JobOrder, type JobState } from "@microdcs/job-state"
-import { JobOrderDao, storeLayer, WorkMasterDao } from "@microdcs/store"
+import { Layer } from "effect"
 import { randomPrefix } from "@microdcs/test-utils"
+import { testStore } from "@microdcs/testkit"
 import {
   type EngineOptions,
   type EngineRoles,
@@ -12,7 +10,9 @@ import {
   type StationScript
 } from "@microdcs/sfc"
 
-export { fixture } from "@microdcs/test-utils"
+// The store-level world (puts as job control would, polling with a deadline) is shared by every package's tests.
+export { eventually, fixture } from "@microdcs/test-utils"
+export { putJobOrder, putWorkMaster } from "@microdcs/testkit"
 
 /** Fast settings for tests: quick sweeps and polls, short claim idle. */
 export const testEngineOptions: Partial<EngineOptions> = {
@@ -27,7 +27,7 @@ export const engineWorld = (
   script: StationScript,
   options: { readonly prefix?: string; readonly engine?: Partial<EngineOptions>; readonly roles?: EngineRoles } = {}
 ) => {
-  const store = storeLayer({ url: inject("valkeyUrl"), prefix: options.prefix ?? randomPrefix("sfc") })
+  const store = testStore({ prefix: options.prefix ?? randomPrefix("sfc") })
   const station = InProcessStation(script)
   const runtime = SfcRuntimeServices
   const layer = SfcEngineProcesses({ ...testEngineOptions, ...options.engine }, options.roles).pipe(
@@ -37,35 +37,3 @@ export const engineWorld = (
   )
   return { layer, station: station.log }
 }
-
-/** Stores a work master document in a scope. */
-export const putWorkMaster = (scope: string, workMaster: Record<string, unknown>) =>
-  Effect.flatMap(WorkMasterDao, (dao) =>
-    dao.put({ id: workMaster["ID"] as string, scope, doc: JSON.stringify(workMaster), expectedVersion: -1 })
-  )
-
-/** Stores a job order as the job-control processor would after `StoreAndStart`. */
-export const putJobOrder = (
-  scope: string,
-  jobOrder: JobOrder,
-  state: JobState = JobStates.AllowedToStart_Ready,
-  change = "StoreAndStart"
-) =>
-  Effect.flatMap(JobOrderDao, (dao) =>
-    dao.put({
-      id: jobOrder.JobOrderID,
-      scope,
-      doc: encodeJobOrderRecord(jobOrder, state),
-      priority: jobOrder.Priority ?? 0,
-      expectedVersion: -1,
-      change
-    })
-  )
-
-/** Polls `check` until it returns a value, or fails after `timeoutMs`. */
-export const eventually = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 10_000) =>
-  check.pipe(
-    Effect.flatMap((value) => (value === undefined ? Effect.fail("not yet" as const) : Effect.succeed(value))),
-    Effect.retry({ schedule: Schedule.spaced(Duration.millis(25)), while: (e) => e === "not yet" }),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error("condition not reached in time") })
-  )

@@ -98,7 +98,7 @@ describe("SFC runtime: MES commands", () => {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-held", recipe))
       // The step is entered (its command entry written) while no engine runs; the MES pauses
       // before the entry is handled.
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-held", "wm-held"), JobStates.Running, "put")
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-held", "wm-held"), { state: JobStates.Running, change: "put" })
       yield* Effect.flatMap(Executions, (e) => e.create({ jobId: "jo-held", scope: SCOPE, workMasterId: "wm-held", recipe: decodedRecipe(recipe) }))
       yield* mes("jo-held", "Pause")
       const engine = yield* startInstance(world.layer)
@@ -122,7 +122,7 @@ describe("SFC runtime: MES commands", () => {
     const recipe = linearRecipe(["Work"], [push("work", "Work", { TimeoutSeconds: 60 })])
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-held-stop", recipe))
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-held-stop", "wm-held-stop"), JobStates.Running, "put")
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-held-stop", "wm-held-stop"), { state: JobStates.Running, change: "put" })
       yield* Effect.flatMap(Executions, (e) => e.create({ jobId: "jo-held-stop", scope: SCOPE, workMasterId: "wm-held-stop", recipe: decodedRecipe(recipe) }))
       yield* mes("jo-held-stop", "Pause")
       const engine = yield* startInstance(world.layer)
@@ -146,7 +146,7 @@ describe("SFC runtime: MES commands", () => {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-flicker", recipe))
       // The engine is down while the MES pauses and resumes: its change consumer then reads both
       // entries in one batch and handles them concurrently, the order the CAS sees is arbitrary.
-      yield* Effect.forEach(jobs, (jobId) => putJobOrder(SCOPE, jobOrderFor(jobId, "wm-flicker"), JobStates.Running, "put"))
+      yield* Effect.forEach(jobs, (jobId) => putJobOrder(SCOPE, jobOrderFor(jobId, "wm-flicker"), { state: JobStates.Running, change: "put" }))
       for (const jobId of jobs) {
         yield* Effect.flatMap(Executions, (e) => e.create({ jobId, scope: SCOPE, workMasterId: "wm-flicker", recipe: decodedRecipe(recipe) }))
         yield* mes(jobId, "Pause")

@@ -64,9 +64,9 @@ describe("SFC runtime: snapshot and reconcile", () => {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-rec", linearRecipe(["Work"], [push("work", "Work", { TimeoutSeconds: 30 })])))
       yield* putWorkMaster(SCOPE, { ID: "wm-plain", Description: "no recipe" })
       // "put" is a change word the engine ignores: as if the StoreAndStart entry had been trimmed.
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-rec", "wm-rec"), JobStates.AllowedToStart_Ready, "put")
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-plain", "wm-plain"), JobStates.AllowedToStart_Ready, "put")
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-stored", "wm-rec"), JobStates.NotAllowedToStart_Ready, "Store")
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-rec", "wm-rec"), { state: JobStates.AllowedToStart_Ready, change: "put" })
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-plain", "wm-plain"), { state: JobStates.AllowedToStart_Ready, change: "put" })
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-stored", "wm-rec"), { state: JobStates.NotAllowedToStart_Ready, change: "Store" })
       expect(yield* executionOf("jo-rec")).toBeUndefined()
 
       expect(yield* reconcileOnce(options)).toEqual({ started: 1, reindexed: 0 })

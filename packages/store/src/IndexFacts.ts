@@ -130,18 +130,22 @@ export const isIndexFamily = (family: KeyFamily): family is IndexFamily => famil
 /** The set and sorted-set indexes: membership depends on fields of the member's document. */
 export type MemberIndexFamily = Exclude<IndexFamily, "jobResponseByOrder">
 
-/** When a document belongs in one set or sorted-set index key. */
-export interface Membership {
-  readonly family: MemberIndexFamily
+/** When a document belongs in one set or sorted-set index key: what judging its members needs. */
+export interface MemberRule {
   readonly key: string
-  /** `null` for the by-order response sets, which belong to no scope. */
+  /** `null` for an index of no scope (the by-order response sets). */
   readonly scope: string | null
   readonly indexType: "set" | "zset"
-  readonly document: DocumentFamily
-  /** A retired job order (TTL) leaves its list. */
+  /** Only a document without a TTL belongs (a retired job order leaves its list). */
   readonly persistentOnly: boolean
   /** Field values the document must hold. */
   readonly belongsWhen: ReadonlyArray<readonly [field: string, value: string]>
+}
+
+/** The member rule of one core index key. */
+export interface Membership extends MemberRule {
+  readonly family: MemberIndexFamily
+  readonly document: DocumentFamily
 }
 
 export const membershipOf = (family: MemberIndexFamily, key: string, parts: Readonly<Record<string, string>>): Membership => {
@@ -167,7 +171,7 @@ export interface MemberDocument {
 const describe = (pairs: ReadonlyArray<readonly [string, string | null]>) => pairs.map(([f, v]) => `${f}=${v ?? "(none)"}`).join(" ")
 
 /** Judges one member of a set or sorted-set index; `undefined` when it belongs there. */
-export const judgeMember = (index: Membership, id: string, documentKey: string, doc: MemberDocument): Inconsistency | undefined => {
+export const judgeMember = (index: MemberRule, id: string, documentKey: string, doc: MemberDocument): Inconsistency | undefined => {
   const at = { key: index.key, scope: index.scope, member: id, documentKey }
   if (doc.type !== "hash") return { kind: "index-entry-without-document", ...at, expected: "hash", found: doc.type }
   const mismatch = index.belongsWhen.some(([field, value]) => doc.fields[field] !== value)

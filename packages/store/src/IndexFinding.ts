@@ -1,3 +1,4 @@
+import type { FamilyTemplates, KeySchemaOf } from "@microdcs/keyschema"
 import type {
   IndexEntryWithoutDocument,
   Inconsistency,
@@ -12,6 +13,8 @@ import type { ValkeyService } from "./Valkey.js"
 /** What the check and the rebuild share while they walk an island. */
 export interface IndexContext {
   readonly valkey: ValkeyService
+  /** The island's key schema with the key families of every registered family (an extension's too). */
+  readonly keys: KeySchemaOf<FamilyTemplates>
   readonly scopesKey: string
   readonly nudgeChannel: string
   /** Only this scope is inspected (and repaired), when set. */

@@ -1,9 +1,10 @@
 import { Effect } from "effect"
-import type { ConnectionError, InvalidInput } from "./Errors.js"
+import { type ConnectionError, InvalidInput } from "./Errors.js"
 import { checkIndexes } from "./IndexCheck.js"
 import type { Inconsistency } from "./IndexFacts.js"
 import type { IndexContext } from "./IndexFinding.js"
 import { rebuildIndexes, type RebuildOptions, type RebuildSummary } from "./IndexRebuild.js"
+import { IndexRegistry, registrySchema } from "./IndexRegistry.js"
 import { Valkey } from "./Valkey.js"
 
 export interface CheckOptions {
@@ -13,31 +14,39 @@ export interface CheckOptions {
 
 /**
  * Index maintenance (data-layer.md §5): `check` lists every inconsistency between the
- * documents and their indexes; `rebuild` repairs them from the documents. Both walk the island
- * with SCAN on the primary in batches: maintenance for an operator or the admin CLI, not a hot
- * path. The rebuild is safe while the island is live.
+ * documents and their indexes; `rebuild` repairs them from the documents. Both walk the families
+ * of the {@link IndexRegistry} (the core ones unless an extension added its own) with SCAN on the
+ * primary in batches: maintenance for an operator or the admin CLI, not a hot path. The rebuild
+ * is safe while the island is live.
  */
 export class IndexMaintenance extends Effect.Service<IndexMaintenance>()("@microdcs/store/IndexMaintenance", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
+    const { families } = yield* IndexRegistry
     const scopesKey = valkey.keys.key("scopes", {}) as string
     const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
 
     const context = (scope: string | undefined): Effect.Effect<IndexContext, InvalidInput> =>
       Effect.gen(function* () {
+        // A registry that cannot be walked is refused before anything is read or written.
+        const keys = registrySchema(valkey.keys, families)
+        if (keys instanceof InvalidInput) return yield* keys
         // A scope that could never be stored is bad input, not "nothing found".
         if (scope !== undefined) yield* valkey.key("jobOrderList", { scope })
-        return { valkey, scopesKey, nudgeChannel, scope }
+        return { valkey, keys, scopesKey, nudgeChannel, scope }
       })
 
     /** Every inconsistency (of one scope, when given); read only. */
     const check = (options: CheckOptions = {}): Effect.Effect<ReadonlyArray<Inconsistency>, InvalidInput | ConnectionError> =>
-      context(options.scope).pipe(Effect.flatMap(checkIndexes))
+      context(options.scope).pipe(Effect.flatMap((ctx) => checkIndexes(ctx, families)))
 
     /** Recomputes every index (of one scope, when given) from the documents, reporting progress per batch. */
     const rebuild = (options: RebuildOptions = {}): Effect.Effect<RebuildSummary, InvalidInput | ConnectionError> =>
-      context(options.scope).pipe(Effect.flatMap((ctx) => rebuildIndexes(ctx, options.onProgress ?? (() => Effect.void))))
+      context(options.scope).pipe(Effect.flatMap((ctx) => rebuildIndexes(ctx, families, options.onProgress ?? (() => Effect.void))))
 
-    return { check, rebuild } as const
+    /** The names of the registered families, in walk order: the phases of `RebuildProgress`. */
+    const phases: ReadonlyArray<string> = families.map((family) => family.name)
+
+    return { check, rebuild, phases } as const
   })
 }) {}

@@ -1,6 +1,15 @@
 import { Effect } from "effect"
 import { type ConnectionError, WrongType } from "./Errors.js"
-import { type IndexFamily, indexFamilies, judgeMember, type Membership, membershipOf } from "./IndexFacts.js"
+import {
+  type IndexEntryWithoutDocument,
+  type IndexFamily,
+  indexFamilies,
+  judgeMember,
+  type MemberRule,
+  type Membership,
+  membershipOf,
+  type StaleMember
+} from "./IndexFacts.js"
 import { keyOf } from "./IndexDocuments.js"
 import { type Finding, type IndexContext, inScope } from "./IndexFinding.js"
 import { fieldsCell, type PipelinedRead, pipelined, scanMembers, textCell, typesOf, wrongTypeCell } from "./IndexReads.js"
@@ -20,10 +29,6 @@ export interface IndexKeyEntry {
 /** Reports findings and how many entries they cover; the rebuild repairs them at once. */
 export type OnFindings<E, R> = (scanned: number, findings: ReadonlyArray<Finding>) => Effect.Effect<void, E, R>
 
-/** The document keys of `ids`; an id that forms no key names no document (`undefined`). */
-const documentKeys = (ctx: IndexContext, family: "jobOrder" | "jobResponse" | "workMaster", ids: ReadonlyArray<string>) =>
-  Effect.forEach(ids, (id) => keyOf(ctx, family, { id }))
-
 /** The actual type of keys whose reads answered WRONGTYPE (rare: one more round trip then). */
 const actualTypes = (ctx: IndexContext, keys: ReadonlyArray<string | undefined>, cells: ReadonlyArray<unknown>) =>
   Effect.gen(function* () {
@@ -32,10 +37,18 @@ const actualTypes = (ctx: IndexContext, keys: ReadonlyArray<string | undefined>,
     return new Map(wrong.map((key, i) => [key, types[i]!] as const))
   })
 
-/** Judges one page of members of a set or sorted-set index. */
-export const inspectMembers = (ctx: IndexContext, index: Membership, ids: ReadonlyArray<string>) =>
+/**
+ * Judges one page of members of a set or sorted-set index, whatever its family: `documentKeyOf`
+ * names the document of an id (`undefined` when the id forms no key, so names no document).
+ */
+export const judgeMembers = (
+  ctx: IndexContext,
+  index: MemberRule,
+  ids: ReadonlyArray<string>,
+  documentKeyOf: (id: string) => Effect.Effect<string | undefined>
+): Effect.Effect<Array<IndexEntryWithoutDocument | StaleMember>, ConnectionError> =>
   Effect.gen(function* () {
-    const keys = yield* documentKeys(ctx, index.document, ids)
+    const keys = yield* Effect.forEach(ids, documentKeyOf)
     const fields = ["v", ...index.belongsWhen.map(([field]) => field)]
     const step = index.persistentOnly ? 2 : 1
     const cells = yield* pipelined(ctx.valkey, "read indexed documents", keys.flatMap((key): Array<PipelinedRead> => {
@@ -45,7 +58,7 @@ export const inspectMembers = (ctx: IndexContext, index: Membership, ids: Readon
     }))
     const hashCells = keys.map((_, i) => cells[i * step])
     const types = yield* actualTypes(ctx, keys, hashCells)
-    const findings: Array<Finding> = []
+    const problems: Array<IndexEntryWithoutDocument | StaleMember> = []
     ids.forEach((id, i) => {
       const key = keys[i]
       const values = fieldsCell(hashCells[i])
@@ -56,10 +69,16 @@ export const inspectMembers = (ctx: IndexContext, index: Membership, ids: Readon
         fields: Object.fromEntries(fields.map((field, f) => [field, stored[f] ?? null])),
         persistent: !index.persistentOnly || cells[i * step + 1] === -1
       })
-      if (problem?.kind === "index-entry-without-document" || problem?.kind === "stale-member") findings.push({ fix: "member", index, problem })
+      if (problem?.kind === "index-entry-without-document" || problem?.kind === "stale-member") problems.push(problem)
     })
-    return findings
+    return problems
   })
+
+/** Judges one page of members of a core set or sorted-set index. */
+export const inspectMembers = (ctx: IndexContext, index: Membership, ids: ReadonlyArray<string>) =>
+  judgeMembers(ctx, index, ids, (id) => keyOf(ctx, index.document, { id })).pipe(
+    Effect.map((problems) => problems.map((problem): Finding => ({ fix: "member", index, problem })))
+  )
 
 /** Judges by-order pointers: each must name a response that carries its job order. */
 export const inspectPointers = (ctx: IndexContext, pointers: ReadonlyArray<{ readonly key: string; readonly orderId: string }>) =>

@@ -1,13 +1,17 @@
 import { Effect } from "effect"
 import type { ConnectionError } from "./Errors.js"
+import type { IndexedFamily } from "./IndexedFamily.js"
 import { type Inconsistency, inconsistencyId } from "./IndexFacts.js"
 import type { IndexContext } from "./IndexFinding.js"
-import { repairFinding, type RepairTally } from "./IndexRepair.js"
-import { type Phase, walkIndexes } from "./IndexWalk.js"
+import type { RepairTally } from "./IndexRepair.js"
+
+/** A phase of the walk: the name of a registered family (`scopes`, `joborder`, ..., or an extension's). */
+export type IndexPhase = string
 
 /** Reported after every inspected batch (at least once per SCAN batch); counts are running totals. */
 export interface RebuildProgress {
-  readonly phase: Phase
+  /** The family being walked. */
+  readonly phase: IndexPhase
   readonly scanned: number
   readonly repaired: number
   readonly removed: number
@@ -33,24 +37,28 @@ export interface RebuildSummary {
 }
 
 /**
- * Walks the island and repairs every finding as soon as its batch is inspected. Safe while
- * the island is live: every repair re-checks inside its script, and no index of the right type
- * is ever deleted, so readers never see an index emptied for the rebuild.
+ * Walks the island family by family, in registry order, and has each family repair its
+ * findings as soon as their batch is inspected. Safe while the island is live: every repair
+ * re-checks inside its script, and no index of the right type is ever deleted, so readers never
+ * see an index emptied for the rebuild.
  */
 export const rebuildIndexes = (
   ctx: IndexContext,
+  families: ReadonlyArray<IndexedFamily>,
   onProgress: (progress: RebuildProgress) => Effect.Effect<void>
 ): Effect.Effect<RebuildSummary, ConnectionError> =>
   Effect.gen(function* () {
     const tally: RepairTally = { repaired: 0, removed: 0, deletedKeys: [], unrepaired: [] }
     let scanned = 0
-    yield* walkIndexes(ctx, (batch) =>
-      Effect.gen(function* () {
-        for (const finding of batch.findings) yield* repairFinding(ctx, finding, tally)
-        scanned += batch.scanned
-        yield* onProgress({ phase: batch.phase, scanned, repaired: tally.repaired, removed: tally.removed })
-      })
-    )
+    for (const family of families) {
+      yield* family.inspect(ctx, (batch) =>
+        Effect.gen(function* () {
+          for (const finding of batch.findings) yield* family.repair(ctx, finding, tally)
+          scanned += batch.scanned
+          yield* onProgress({ phase: family.name, scanned, repaired: tally.repaired, removed: tally.removed })
+        })
+      )
+    }
     const unrepaired = new Map(tally.unrepaired.map((i) => [inconsistencyId(i), i] as const))
     return {
       scanned,

@@ -43,11 +43,17 @@ const isDerivedKey = (ctx: IndexContext, key: string): boolean => {
   return parsed !== undefined && isIndexFamily(parsed.family)
 }
 
+/** Deletes a derived key if it still holds another type than `expectedType` (the script re-checks). */
+export const deleteWrongTypeKey = (ctx: IndexContext, key: string, expectedType: string, tally: RepairTally) =>
+  Effect.gen(function* () {
+    const reply = yield* ctx.valkey.script(deleteWrongType, { key }, { expectedType })
+    if (reply.status === "deleted") tally.deletedKeys.push(key)
+  })
+
 const deleteIfWrongType = (ctx: IndexContext, key: string, expectedType: string, tally: RepairTally) =>
   Effect.gen(function* () {
     if (!isDerivedKey(ctx, key)) return false
-    const reply = yield* ctx.valkey.script(deleteWrongType, { key }, { expectedType })
-    if (reply.status === "deleted") tally.deletedKeys.push(key)
+    yield* deleteWrongTypeKey(ctx, key, expectedType, tally)
     return true
   })
 
@@ -145,7 +151,8 @@ const repairMember = (ctx: IndexContext, finding: Extract<Finding, { fix: "membe
     else if (reply.status === "wrongtype") yield* deleteIfWrongType(ctx, reply.key, reply.expected, tally)
   })
 
-const repairScope = (ctx: IndexContext, scope: string, tally: RepairTally) =>
+/** Registers (and nudges) a scope that holds data; a registry of the wrong type is deleted first, by an unscoped rebuild only. */
+export const repairScope = (ctx: IndexContext, scope: string, tally: RepairTally): Effect.Effect<void, ConnectionError> =>
   Effect.gen(function* () {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const reply = yield* ctx.valkey.script(registerScope, { scopes: ctx.scopesKey }, { scope, nudgeChannel: ctx.nudgeChannel })

@@ -3,13 +3,15 @@ import type { KeyFamily } from "@microdcs/keyschema"
 import type { ConnectionError } from "./Errors.js"
 import { type DocumentFamily, isIndexFamily } from "./IndexFacts.js"
 import { inspectDocuments, registeredScopes } from "./IndexDocuments.js"
+import type { FamilyBatch } from "./IndexedFamily.js"
 import type { Finding, IndexContext } from "./IndexFinding.js"
 import { inScope } from "./IndexFinding.js"
 import { type IndexKeyEntry, inspectIndexKeys } from "./IndexMembers.js"
 import { scanKeys, typesOf } from "./IndexReads.js"
 
 /**
- * One walk over an island, shared by the check and the rebuild. Phases, in order:
+ * The walks of the core families, one per phase of the default registry (IndexCoreFamilies.ts),
+ * in this order:
  *
  * - `scopes`: the `scopes` registry itself must be a set;
  * - `joborder`, `jobresponse`, `workmaster`: one SCAN per document kind (`joborder:*` also
@@ -23,34 +25,19 @@ import { scanKeys, typesOf } from "./IndexReads.js"
  * The handler gets every batch as soon as it is inspected (at least once per SCAN batch, empty
  * ones included), so the rebuild repairs as it goes and memory stays bounded.
  */
-export type Phase = "scopes" | "joborder" | "jobresponse" | "workmaster" | "references"
+export type BatchHandler<E, R> = (batch: FamilyBatch<Finding>) => Effect.Effect<void, E, R>
 
-export interface Batch {
-  readonly phase: Phase
-  /** Keys and index entries inspected in this batch. */
-  readonly scanned: number
-  readonly findings: ReadonlyArray<Finding>
-}
-
-export type BatchHandler<E, R> = (batch: Batch) => Effect.Effect<void, E, R>
-
-const documentPhases: ReadonlyArray<readonly [Phase, DocumentFamily]> = [
-  ["joborder", "jobOrder"],
-  ["jobresponse", "jobResponse"],
-  ["workmaster", "workMaster"]
-]
-
-const walkScopes = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
+export const walkScopes = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
   Effect.gen(function* () {
     const [type] = yield* typesOf(ctx.valkey, [ctx.scopesKey])
-    if (type === "set" || type === "none") return yield* handle({ phase: "scopes", scanned: 1, findings: [] })
+    if (type === "set" || type === "none") return yield* handle({ scanned: 1, findings: [] })
     const problem = { kind: "wrong-type", key: ctx.scopesKey, scope: null, member: null, expected: "set", found: type! } as const
     // Deleting the registry is only safe for a walk that refills it for every scope.
     const findings: Array<Finding> = [ctx.scope === undefined ? { fix: "type", problem } : { fix: "none", problem }]
-    yield* handle({ phase: "scopes", scanned: 1, findings })
+    yield* handle({ scanned: 1, findings })
   })
 
-const walkDocuments = <E, R>(ctx: IndexContext, phase: Phase, family: DocumentFamily, handle: BatchHandler<E, R>) =>
+export const walkDocuments = <E, R>(ctx: IndexContext, family: DocumentFamily, handle: BatchHandler<E, R>) =>
   scanKeys(ctx.valkey, ctx.valkey.keys.pattern(family), (keys) =>
     Effect.gen(function* () {
       const documents: Array<{ id: string; key: string }> = []
@@ -64,15 +51,15 @@ const walkDocuments = <E, R>(ctx: IndexContext, phase: Phase, family: DocumentFa
         else if (isIndexFamily(parsed.family)) indexes.push({ family: parsed.family, key, parts })
       }
       const findings = yield* inspectDocuments(ctx, family, documents)
-      yield* handle({ phase, scanned: documents.length, findings })
-      yield* inspectIndexKeys(ctx, indexes, (scanned, found) => handle({ phase, scanned, findings: found }))
+      yield* handle({ scanned: documents.length, findings })
+      yield* inspectIndexKeys(ctx, indexes, (scanned, found) => handle({ scanned, findings: found }))
     })
   )
 
 /** Key families that hold data of a scope without being documents; their scopes must be registered. */
 const scopeHolders: ReadonlyArray<KeyFamily> = ["referenceList"]
 
-const walkReferences = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
+export const walkReferences = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
   Effect.forEach(
     scopeHolders,
     (family) =>
@@ -89,16 +76,8 @@ const walkReferences = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>) =>
               ? []
               : [{ fix: "scope", problem: { kind: "scope-not-registered", key: ctx.scopesKey, scope, member: scope, source: key, expected: "member", found: "absent" } } as const]
           )
-          yield* handle({ phase: "references", scanned: holders.length, findings })
+          yield* handle({ scanned: holders.length, findings })
         })
       ),
     { discard: true }
   )
-
-/** Walks the island (or one scope of it) and hands every inspected batch to `handle`. */
-export const walkIndexes = <E, R>(ctx: IndexContext, handle: BatchHandler<E, R>): Effect.Effect<void, E | ConnectionError, R> =>
-  Effect.gen(function* () {
-    yield* walkScopes(ctx, handle)
-    for (const [phase, family] of documentPhases) yield* walkDocuments(ctx, phase, family, handle)
-    yield* walkReferences(ctx, handle)
-  })

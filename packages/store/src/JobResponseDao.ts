@@ -1,5 +1,9 @@
-import { Effect, Option } from "effect"
+import { Effect, type Option } from "effect"
+import { KeyPartError } from "@microdcs/keyschema"
 import { deleteJobResponse, findJobResponseByOrder, putJobResponse } from "@microdcs/lua-scripts"
+import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
+import { numberProblem } from "./DocumentInput.js"
+import { makeDocumentDao } from "./DocumentDao.js"
 import {
   type ConnectionError,
   InvalidInput,
@@ -9,22 +13,9 @@ import {
   type VersionConflict,
   type WrongType
 } from "./Errors.js"
-import {
-  type ExpectedVersion,
-  newOperationId,
-  operationLanded,
-  resolveUnknownOutcome,
-  writeOutcome,
-  type StoredDocument,
-  validateDocument,
-  validateExpectedVersion,
-  validateNumber,
-  writeResult,
-  type Written
-} from "./Document.js"
-import { moved, readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
-import { typedCommand, typedPipeline, wrongTypeError } from "./TypeGuard.js"
+import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { wrongTypeError } from "./WriteReplies.js"
 
 /**
  * The index form of a job response state (R-13): the non-empty state texts joined with `_`.
@@ -109,123 +100,122 @@ const validateCursor = (cursor: string) =>
 export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/store/JobResponseDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
-    const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
-    const scopesKey = valkey.keys.key("scopes", {}) as string
+    const { keys } = valkey
     // The by-order script appends the encoded id itself (see its header); the head comes from the builder.
-    const documentKeyHead = (valkey.keys.key("jobResponse", { id: "_" }) as string).slice(0, -1)
+    const documentKeyHead = (keys.key("jobResponse", { id: "_" }) as string).slice(0, -1)
 
     /** The by-state set of `state`, or the document key as the unused-slot placeholder when `state` is "". */
     const stateKeyOrPlaceholder = (scope: string, state: string, placeholder: string) =>
-      state === "" ? Effect.succeed(placeholder) : valkey.key("jobResponseByState", { scope, state })
+      state === "" ? placeholder : keys.key("jobResponseByState", { scope, state })
+    /** The by-order pointer and response set of `orderId`, or the placeholder for both when it is "". */
+    const orderKeysOrPlaceholder = (orderId: string, placeholder: string) => {
+      if (orderId === "") return { order: placeholder, responses: placeholder }
+      const order = keys.key("jobResponseByOrder", { orderId })
+      if (order instanceof KeyPartError) return order
+      const responses = keys.key("jobResponseOfOrder", { orderId })
+      return responses instanceof KeyPartError ? responses : { order, responses }
+    }
+    const listKey = (scope: string) => keys.key("jobResponseList", { scope })
 
-    const put = (
-      input: PutJobResponse
-    ): Effect.Effect<Written, VersionConflict | ScopeConflict | StateMoved | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const startTime = input.startTime ?? 0
-        yield* validateExpectedVersion(input.expectedVersion)
-        yield* validateNumber("startTime", startTime)
-        yield* validateDocument("doc", input.doc, valkey.maxDocumentBytes)
-        const doc = yield* valkey.key("jobResponse", { id: input.id })
-        const list = yield* valkey.key("jobResponseList", { scope: input.scope })
-        const newState = yield* stateKeyOrPlaceholder(input.scope, input.state, doc)
-        const newOrder = yield* valkey.key("jobResponseByOrder", { orderId: input.orderId })
-        const newResponses = yield* valkey.key("jobResponseOfOrder", { orderId: input.orderId })
-        const changes = yield* valkey.key("changes", { scope: input.scope })
-        const op = input.op ?? newOperationId()
-
-        const attempt = (n: number) =>
-          Effect.gen(function* () {
-            // The old by-state set and by-order pointer follow from the stored values: read, pass, re-check.
-            const [storedState, storedOrder] = yield* readForWrite(
-              doc,
-              n,
-              typedCommand(valkey, "read jobresponse indexes", doc, "hash", (c) => c.hmget(doc, "state", "order"))
-            )
-            const oldState = yield* stateKeyOrPlaceholder(input.scope, storedState ?? "", doc)
-            const oldOrder = storedOrder ? yield* valkey.key("jobResponseByOrder", { orderId: storedOrder }) : doc
-            const oldResponses = storedOrder ? yield* valkey.key("jobResponseOfOrder", { orderId: storedOrder }) : doc
-            const reply = yield* valkey.script(
-              putJobResponse,
-              { doc, list, newState, oldState, newOrder, oldOrder, scopes: scopesKey, changes, newResponses, oldResponses },
-              {
-                expectedVersion: input.expectedVersion,
-                scope: input.scope,
-                id: input.id,
+    const documents = makeDocumentDao(valkey, {
+      kind: "jobresponse",
+      noun: "job response",
+      documentKey: (id) => keys.key("jobResponse", { id }),
+      parse: parseResponseHash,
+      put: {
+        script: putJobResponse,
+        check: (input: PutJobResponse) => numberProblem("startTime", input.startTime ?? 0),
+        // The old by-state set and by-order pointer follow from the stored values: read, pass, re-check.
+        read: ["state", "order"],
+        call: (input: PutJobResponse, write) => {
+          const doc = write.key
+          const list = listKey(input.scope)
+          if (list instanceof KeyPartError) return list
+          const newState = stateKeyOrPlaceholder(input.scope, input.state, doc)
+          if (newState instanceof KeyPartError) return newState
+          // An order id is never "" here: its pointer key refuses an empty part.
+          const newOrder = keys.key("jobResponseByOrder", { orderId: input.orderId })
+          if (newOrder instanceof KeyPartError) return newOrder
+          const newResponses = keys.key("jobResponseOfOrder", { orderId: input.orderId })
+          if (newResponses instanceof KeyPartError) return newResponses
+          const { scopes, changes } = write
+          const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
+          return ([storedState, storedOrder]) => {
+            const oldState = stateKeyOrPlaceholder(input.scope, storedState ?? "", doc)
+            if (oldState instanceof KeyPartError) return oldState
+            const old = orderKeysOrPlaceholder(storedOrder ?? "", doc)
+            if (old instanceof KeyPartError) return old
+            return {
+              keys: { doc, list, newState, oldState, newOrder, oldOrder: old.order, scopes, changes, newResponses, oldResponses: old.responses },
+              args: {
+                expectedVersion,
+                scope,
+                id,
+                op,
+                change,
+                nudgeChannel,
                 state: input.state,
                 storedState: storedState ?? "",
                 orderId: input.orderId,
                 storedOrderId: storedOrder ?? "",
-                startTime,
-                doc: input.doc,
-                op,
-                change: input.change ?? "put",
-                nudgeChannel
+                startTime: input.startTime ?? 0,
+                doc: input.doc
               }
-            )
-            return reply.status === "retry" ? moved : yield* writeResult(doc, input.expectedVersion, input.scope, reply)
-          })
-        const record = { changes, kind: "jobresponse", id: input.id }
-        const version = yield* resolveUnknownOutcome(retryWhileMoved(doc, attempt), (elapsedMs) =>
-          writeOutcome(valkey, { key: doc, op, expectedVersion: input.expectedVersion, record, elapsedMs })
-        )
-        return { version, op }
-      })
+            }
+          }
+        }
+      },
+      delete: {
+        script: deleteJobResponse,
+        read: ["state", "order"],
+        call: (_: DeleteJobResponse, write, [storedState, storedOrder]) => {
+          const { scope } = write.args
+          const state = storedState ?? ""
+          const orderId = storedOrder ?? ""
+          const list = listKey(scope)
+          if (list instanceof KeyPartError) return list
+          const stateKey = stateKeyOrPlaceholder(scope, state, write.key)
+          if (stateKey instanceof KeyPartError) return stateKey
+          const order = orderKeysOrPlaceholder(orderId, write.key)
+          if (order instanceof KeyPartError) return order
+          return {
+            keys: { doc: write.key, list, state: stateKey, order: order.order, responses: order.responses, scopes: write.scopes, changes: write.changes },
+            args: { ...write.args, state, orderId }
+          }
+        }
+      },
+      list: {
+        key: listKey,
+        read: (list, offset, count) =>
+          typedCommand(valkey, "list jobresponses", list, "zset", (c) => c.zrange(list, offset, offset + count - 1, "WITHSCORES")).pipe(
+            Effect.map((flat) => {
+              const items: Array<{ readonly id: string; readonly startTime: number }> = []
+              for (let i = 0; i < flat.length; i += 2) items.push({ id: flat[i]!, startTime: Number(flat[i + 1]) })
+              return items
+            })
+          )
+      }
+    })
 
-    const get = (id: string): Effect.Effect<JobResponseDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* valkey.key("jobResponse", { id })
-        const hash = yield* typedCommand(valkey, "get jobresponse", key, "hash", (c) => c.hgetall(key))
-        return parseResponseHash(id, hash) ?? (yield* new NotFound({ key, message: `job response ${id} does not exist` }))
-      })
-
+    const put: (
+      input: PutJobResponse
+    ) => Effect.Effect<Written, VersionConflict | ScopeConflict | StateMoved | WrongType | InvalidInput | ConnectionError> = documents.put
+    const get: (id: string) => Effect.Effect<JobResponseDocument, NotFound | WrongType | InvalidInput | ConnectionError> = documents.get
     /** Fetches the documents of `ids` (a by-state page) in one round trip, in order; missing ones are skipped. */
-    const getMany = (
+    const getMany: (
       ids: ReadonlyArray<string>
-    ): Effect.Effect<ReadonlyArray<JobResponseDocument>, WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        if (ids.length === 0) return []
-        const keys = yield* Effect.forEach(ids, (id) => valkey.key("jobResponse", { id }))
-        const hashes = yield* typedPipeline<Record<string, string>>(valkey, "get jobresponses", keys, "hash", (p, key) => p.hgetall(key))
-        return ids.flatMap((id, i) => parseResponseHash(id, hashes[i] ?? {}) ?? [])
-      })
-
-    const remove = (
+    ) => Effect.Effect<ReadonlyArray<JobResponseDocument>, WrongType | InvalidInput | ConnectionError> = documents.getMany
+    const remove: (
       input: DeleteJobResponse
-    ): Effect.Effect<Written, NotFound | VersionConflict | StateMoved | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const expectedVersion = input.expectedVersion ?? -1
-        yield* validateExpectedVersion(expectedVersion)
-        const doc = yield* valkey.key("jobResponse", { id: input.id })
-        const op = input.op ?? newOperationId()
-        const attempt = (n: number) =>
-          Effect.gen(function* () {
-            const [scope, storedState, storedOrder] = yield* readForWrite(
-              doc,
-              n,
-              typedCommand(valkey, "read jobresponse indexes", doc, "hash", (c) => c.hmget(doc, "scope", "state", "order"))
-            )
-            if (scope == null) return yield* new NotFound({ key: doc, message: `job response ${input.id} does not exist` })
-            const state = storedState ?? ""
-            const orderId = storedOrder ?? ""
-            const reply = yield* valkey.script(
-              deleteJobResponse,
-              {
-                doc,
-                list: yield* valkey.key("jobResponseList", { scope }),
-                state: yield* stateKeyOrPlaceholder(scope, state, doc),
-                order: orderId === "" ? doc : yield* valkey.key("jobResponseByOrder", { orderId }),
-                responses: orderId === "" ? doc : yield* valkey.key("jobResponseOfOrder", { orderId }),
-                scopes: scopesKey,
-                changes: yield* valkey.key("changes", { scope })
-              },
-              { expectedVersion, scope, state, orderId, id: input.id, op, change: input.change ?? "delete", nudgeChannel }
-            )
-            return reply.status === "retry" ? moved : yield* writeResult(doc, expectedVersion, scope, reply)
-          })
-        const version = yield* retryWhileMoved(doc, attempt)
-        return { version, op }
-      })
+    ) => Effect.Effect<Written, NotFound | VersionConflict | StateMoved | WrongType | InvalidInput | ConnectionError> = documents.delete
+    /** Job responses of a scope by start time, oldest first (ties by id), `count` per page from `offset`. */
+    const list: (
+      scope: string,
+      page?: { readonly offset?: number | undefined; readonly count?: number | undefined }
+    ) => Effect.Effect<JobResponsePage, WrongType | InvalidInput | ConnectionError> = documents.list
+    /** The unknown-outcome check: `Some(version)` when the write `op` of `id` landed (see `operationLanded`). */
+    const outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =
+      documents.outcome
 
     /** The response of a job order, pointer and document in one round trip. */
     const byOrder = (orderId: string): Effect.Effect<JobResponseDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
@@ -263,28 +253,6 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
         )
         return { ids, next: next === "0" ? null : next }
       })
-
-    /** Job responses of a scope by start time, oldest first (ties by id), `count` per page from `offset`. */
-    const list = (
-      scope: string,
-      page: { readonly offset?: number | undefined; readonly count?: number | undefined } = {}
-    ): Effect.Effect<JobResponsePage, WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* valkey.key("jobResponseList", { scope })
-        const offset = Math.max(0, Math.floor(page.offset ?? 0))
-        const count = Math.max(1, Math.floor(page.count ?? 100))
-        const flat = yield* typedCommand(valkey, "list jobresponses", key, "zset", (c) =>
-          c.zrange(key, offset, offset + count, "WITHSCORES")
-        )
-        const items: Array<{ id: string; startTime: number }> = []
-        for (let i = 0; i < flat.length; i += 2) items.push({ id: flat[i]!, startTime: Number(flat[i + 1]) })
-        const more = items.length > count
-        return { items: more ? items.slice(0, count) : items, next: more ? offset + count : null }
-      })
-
-    /** The unknown-outcome check: `Some(version)` when the write `op` of `id` landed (see {@link operationLanded}). */
-    const outcome = (id: string, op: string): Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =>
-      valkey.key("jobResponse", { id }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op, { kind: "jobresponse", id })))
 
     return { put, get, getMany, delete: remove, byOrder, byState, list, outcome } as const
   })

@@ -37,6 +37,16 @@ export class PublisherCursors extends Effect.Service<PublisherCursors>()("@micro
         yield* typedCommand(valkey, "set publisher cursor", cursorsKey, "hash", (c) => c.hset(cursorsKey, scope, streamId))
       })
 
+    /**
+     * Sets the scope's cursor to "0", the start of the stream, so the publisher publishes every
+     * change still in it again (admin CLI `publisher republish`).
+     */
+    const rewind = (scope: string): Effect.Effect<void, WrongType | InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        yield* validateText("scope", scope)
+        yield* typedCommand(valkey, "rewind publisher cursor", cursorsKey, "hash", (c) => c.hset(cursorsKey, scope, "0"))
+      })
+
     /** The next publish sequence number of a scope: 1 for the first publish. */
     const nextSequence = (scope: string): Effect.Effect<number, WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
@@ -44,6 +54,6 @@ export class PublisherCursors extends Effect.Service<PublisherCursors>()("@micro
         return yield* typedCommand(valkey, "next publish sequence", key, "string", (c) => c.incr(key))
       })
 
-    return { get, getAll, set, nextSequence } as const
+    return { get, getAll, set, rewind, nextSequence } as const
   })
 }) {}

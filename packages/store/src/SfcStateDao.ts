@@ -5,10 +5,10 @@ import {
   DuplicateEvent,
   InvalidInput,
   NotFound,
-  ScopeConflict,
-  StateMoved,
-  VersionConflict,
-  WrongType
+  type ScopeConflict,
+  type StateMoved,
+  type VersionConflict,
+  type WrongType
 } from "./Errors.js"
 import {
   newOperationId,
@@ -21,9 +21,11 @@ import {
   validateDocument,
   validateExpectedVersion
 } from "./Document.js"
+import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
 import { checkCasVersion, checkEntries, checkText, checkTime, checkWaitMoves, checkWaits, type WaitJoin } from "./SfcStateInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { settleWrite, writeFailure } from "./WriteReplies.js"
 
 /** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
 export const EVENT_LIFETIME_MS = 60 * 60 * 1000
@@ -71,9 +73,6 @@ export interface DeleteSfcState {
 
 export type SfcWriteError = VersionConflict | ScopeConflict | WrongType | DuplicateEvent | InvalidInput | ConnectionError
 
-/** How often a delete re-reads when the scope it read moved under it. */
-const MAX_INDEX_RETRIES = 5
-
 const pairsToScored = <K extends string>(flat: ReadonlyArray<string>, name: K) => {
   const out: Array<{ readonly jobId: string } & Readonly<Record<K, number>>> = []
   for (let i = 0; i < flat.length; i += 2) out.push({ jobId: flat[i]!, [name]: Number(flat[i + 1]) } as never)
@@ -97,12 +96,8 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
           return Effect.succeed({ version: reply.version, op, entryIds: reply.entryIds })
         case "duplicate":
           return Effect.fail(new DuplicateEvent({ key: keys.event ?? keys.state, jobId: reply.jobId }))
-        case "conflict":
-          return Effect.fail(new VersionConflict({ key: keys.state, expected: input.expectedVersion, actual: reply.actual }))
-        case "scope":
-          return Effect.fail(new ScopeConflict({ key: keys.state, storedScope: reply.storedScope, requestedScope: input.scope }))
-        case "wrongtype":
-          return Effect.fail(new WrongType({ key: reply.key, actual: reply.actual, expected: reply.expected }))
+        default:
+          return Effect.fail(writeFailure(reply, { key: keys.state, expectedVersion: input.expectedVersion, requestedScope: input.scope }))
       }
     }
 
@@ -225,28 +220,23 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
         }
         const { leave: typeIds } = yield* checkWaits([], input.waits)
         const state = yield* valkey.key("sfcState", { jobId: input.jobId })
-        for (let attempt = 1; attempt <= MAX_INDEX_RETRIES; attempt++) {
-          // The index keys depend on the stored scope: read it, pass it, let the script re-check it.
-          const scope = yield* typedCommand(valkey, "read sfc scope", state, "hash", (c) => c.hget(state, "scope"))
-          if (scope === null) return yield* new NotFound({ key: state, message: `no execution state for job ${input.jobId}` })
-          const due = yield* valkey.key("sfcDue", { scope })
-          const active = yield* valkey.key("sfcActive", { scope })
-          const waits = yield* Effect.forEach(typeIds, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
-          const reply = yield* valkey.script(sfcDelete, { state, due, active }, { expectedVersion, scope, jobId: input.jobId, waits })
-          switch (reply.status) {
-            case "ok":
-              return { version: reply.version }
-            case "retry":
-              continue
-            case "notfound":
-              return yield* new NotFound({ key: state, message: `no execution state for job ${input.jobId}` })
-            case "conflict":
-              return yield* new VersionConflict({ key: state, expected: expectedVersion, actual: reply.actual })
-            case "wrongtype":
-              return yield* new WrongType({ key: reply.key, actual: reply.actual, expected: reply.expected })
-          }
-        }
-        return yield* new StateMoved({ key: state, attempts: MAX_INDEX_RETRIES })
+        const notFound = `no execution state for job ${input.jobId}`
+        const attempt = (n: number) =>
+          Effect.gen(function* () {
+            // The index keys depend on the stored scope: read it, pass it, let the script re-check it.
+            const scope = yield* readForWrite(
+              state,
+              n,
+              typedCommand(valkey, "read sfc scope", state, "hash", (c) => c.hget(state, "scope"))
+            )
+            if (scope === null) return yield* new NotFound({ key: state, message: notFound })
+            const due = yield* valkey.key("sfcDue", { scope })
+            const active = yield* valkey.key("sfcActive", { scope })
+            const waits = yield* Effect.forEach(typeIds, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
+            const reply = yield* valkey.script(sfcDelete, { state, due, active }, { expectedVersion, scope, jobId: input.jobId, waits })
+            return yield* settleWrite(reply, { key: state, expectedVersion, requestedScope: scope, notFound })
+          })
+        return { version: yield* retryWhileMoved(state, attempt) }
       })
 
     /** The unknown-outcome check: `Some(version)` when the last write of the job's state carries `op`. */

@@ -14,6 +14,18 @@ import { ScopeRegistry } from "./ScopeRegistry.js"
 import { SfcStateDao } from "./SfcStateDao.js"
 import { ValkeyStreams } from "./ValkeyStreams.js"
 import { WorkMasterDao } from "./WorkMasterDao.js"
+import { SfcCorrelations } from "./SfcCorrelations.js"
+import { SfcHeartbeat } from "./SfcHeartbeat.js"
+import { DedupeEntries } from "./DedupeEntries.js"
+import { ScopeSizes } from "./ScopeSizes.js"
+import { ScopeFiguresReader } from "./ScopeFigures.js"
+import { StreamSummaries } from "./StreamSummary.js"
+import { IndexScores } from "./IndexScores.js"
+import { ConsumerHeartbeats } from "./ConsumerHeartbeats.js"
+import { Nudges } from "./Nudges.js"
+import { JobOrderRetention } from "./JobOrderRetention.js"
+import { LeaseOverview } from "./LeaseOverview.js"
+import { StoreHealth } from "./StoreHealth.js"
 import { layer as valkeyLayer } from "./Valkey.js"
 import type { ValkeyOptions } from "./ValkeyOptions.js"
 
@@ -33,7 +45,20 @@ export const StoreServices = Layer.mergeAll(
   SfcStateDao.Default,
   ValkeyStreams.Default,
   DeadLetterRedrive.Default,
-  IndexMaintenance.Default
+  IndexMaintenance.Default,
+  // The small DAOs: every key outside the document DAOs is read and written through one of these.
+  SfcCorrelations.Default,
+  SfcHeartbeat.Default,
+  DedupeEntries.Default,
+  ScopeSizes.Default,
+  ScopeFiguresReader.Default,
+  StreamSummaries.Default,
+  IndexScores.Default,
+  ConsumerHeartbeats.Default,
+  Nudges.Default,
+  JobOrderRetention.Default,
+  LeaseOverview.Default,
+  StoreHealth.Default
 )
 
 /** The whole store for the given connection options: `Valkey` plus every DAO. */

@@ -1,6 +1,5 @@
 import type { ChainableCommander, Redis } from "iovalkey"
 import { Effect } from "effect"
-import type { WrongTypeReply } from "@microdcs/lua-scripts"
 import { type ConnectionError, WrongType } from "./Errors.js"
 import { isReplyError } from "./FailureKind.js"
 import type { ValkeyService } from "./Valkey.js"
@@ -60,6 +59,5 @@ export const typedPipeline = <A>(
     })
     .pipe(Effect.flatMap((r) => ("wrongTypeAt" in r ? wrongTypeOf(valkey, r.wrongTypeAt, expected) : Effect.succeed(r.values))))
 
-/** The typed error of a script's `wrongtype` reply. */
-export const wrongTypeError = (reply: WrongTypeReply): WrongType =>
-  new WrongType({ key: reply.key, expected: reply.expected, actual: reply.actual })
+// The reply mapping lives with the other write replies; the small DAOs import it from here.
+export { wrongTypeError } from "./WriteReplies.js"

@@ -3,7 +3,7 @@ import { Context, Duration, Effect, Layer, Runtime, Schedule, Scope } from "effe
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
 import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
-import { keyProblem } from "./Document.js"
+import { keyProblem } from "./DocumentInput.js"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
 import { classifyFailure, isNoScript } from "./FailureKind.js"

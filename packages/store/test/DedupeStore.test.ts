@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schedule } from "effect"
+import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { dedupeHash } from "@microdcs/keyschema"
-import { randomPrefix } from "@microdcs/test-utils"
+import { randomPrefix, until } from "@microdcs/test-utils"
 import { ClaimResult, DedupeStore, Valkey, ValkeyLayer } from "@microdcs/store"
 
 const layerFor = (prefix: string) => DedupeStore.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -13,10 +13,7 @@ const layer = layerFor(prefix)
 const untilGone = (key: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
-    yield* valkey.command("exists", (c) => c.exists(key)).pipe(
-      Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: (n) => n === 0 }),
-      Effect.timeout("5 seconds")
-    )
+    yield* until(valkey.command("exists", (c) => c.exists(key)), (n) => n === 0, { within: "5 seconds", every: "10 millis" })
   })
 
 describe("DedupeStore", () => {

@@ -6,7 +6,6 @@ import { randomPrefix } from "@microdcs/test-utils"
 import {
   type Inconsistency,
   IndexMaintenance,
-  IndexReadHook,
   JobAcceptanceDao,
   JobOrderDao,
   JobResponseDao,
@@ -16,6 +15,7 @@ import {
   ValkeyLayer,
   WorkMasterDao
 } from "@microdcs/store"
+import { IndexReadHook } from "@microdcs/store/testing"
 
 /** Every test gets an island of its own: the check walks the whole prefix. */
 const island = () =>

@@ -1,15 +1,15 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, type JobOrderPage, Valkey, ValkeyLayer } from "@microdcs/store"
 
 const prefix = randomPrefix()
-const layer = JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const doc = (id: string, extra: object = {}) => JSON.stringify({ JobOrderID: id, ...extra })
 
-describe("JobOrderDao", () => {
+layer(services)("JobOrderDao", (it) => {
   it.effect("creates, reads, updates with the expected version and deletes", () =>
     Effect.gen(function* () {
       const dao = yield* JobOrderDao
@@ -27,7 +27,7 @@ describe("JobOrderDao", () => {
       expect(deleted.version).toBe(2)
       expect((yield* Effect.flip(dao.get("jo-1")))._tag).toBe("NotFound")
       expect((yield* Effect.flip(dao.delete({ id: "jo-1" })))._tag).toBe("NotFound")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("create-only fails on an existing id; a stale version conflicts and writes nothing", () =>
@@ -41,7 +41,7 @@ describe("JobOrderDao", () => {
       expect((yield* dao.get("jo-2")).doc).toBe(doc("jo-2"))
       const forced = yield* dao.put({ id: "jo-2", scope: "s1", doc: doc("forced"), priority: 1, expectedVersion: -1 })
       expect(forced.version).toBe(2)
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("keeps the scope immutable", () =>
@@ -50,7 +50,7 @@ describe("JobOrderDao", () => {
       yield* dao.put({ id: "jo-3", scope: "s1", doc: doc("jo-3"), priority: 1, expectedVersion: 0 })
       const moved = yield* Effect.flip(dao.put({ id: "jo-3", scope: "s2", doc: doc("jo-3"), priority: 1, expectedVersion: -1 }))
       expect(moved).toMatchObject({ _tag: "ScopeConflict", storedScope: "s1", requestedScope: "s2" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("lists highest priority first, with paging", () =>
@@ -64,7 +64,7 @@ describe("JobOrderDao", () => {
       expect(first.next).toBe(3)
       const second = yield* dao.list("paged", { offset: 3, count: 3 })
       expect(second).toEqual({ items: [{ id: "a", priority: 1 }], next: null })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("lists ties in priority by id, ascending, across page boundaries (issue 9, item 19)", () =>
@@ -88,7 +88,7 @@ describe("JobOrderDao", () => {
       expect((yield* dao.list("ties", { offset: 2, count: 2 })).items).toEqual([{ id: "t-b", priority: 5 }, { id: "t-c", priority: 5 }])
       expect(yield* dao.list("ties", { offset: 7 })).toEqual({ items: [], next: null })
       expect(yield* Effect.flip(dao.list("ties", { count: Number.NaN }))).toMatchObject({ _tag: "InvalidInput", field: "count" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("counts the acceptance limit inside the put", () =>
@@ -100,7 +100,7 @@ describe("JobOrderDao", () => {
       )
       expect(results.filter((r) => r._tag === "Right")).toHaveLength(1)
       expect(results.find((r) => r._tag === "Left")).toMatchObject({ left: { _tag: "LimitReached", limit: 1, count: 1 } })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("retires a job order: out of the list, document kept with a TTL", () =>
@@ -113,6 +113,6 @@ describe("JobOrderDao", () => {
       const ttl = yield* valkey.command("pttl", (c) => c.pttl(`${prefix}:joborder:r1`))
       expect(ttl).toBeGreaterThan(50_000)
       expect((yield* dao.get("r1")).version).toBe(2)
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

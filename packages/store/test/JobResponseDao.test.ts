@@ -1,12 +1,13 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { putJobResponse } from "@microdcs/lua-scripts"
 import { randomPrefix } from "@microdcs/test-utils"
-import { IndexReadHook, JobResponseDao, normalizeState, Valkey, ValkeyLayer } from "@microdcs/store"
+import { JobResponseDao, normalizeState, Valkey, ValkeyLayer } from "@microdcs/store"
+import { IndexReadHook } from "@microdcs/store/testing"
 
 const prefix = randomPrefix()
-const layer = JobResponseDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = JobResponseDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const doc = (id: string, extra: object = {}) => JSON.stringify({ ID: id, ...extra })
 
@@ -42,7 +43,7 @@ describe("normalizeState", () => {
   })
 })
 
-describe("JobResponseDao", () => {
+layer(services)("JobResponseDao", (it) => {
   it.effect("creates, reads, updates with the expected version and deletes", () =>
     Effect.gen(function* () {
       const dao = yield* JobResponseDao
@@ -73,7 +74,7 @@ describe("JobResponseDao", () => {
       expect(yield* pointer("jo-1")).toBeNull()
       expect((yield* dao.list("s1")).items).toEqual([])
       expect((yield* Effect.flip(dao.delete({ id: "jr-1" })))._tag).toBe("NotFound")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("create-only fails on an existing id, a stale version conflicts, -1 overwrites", () =>
@@ -91,7 +92,7 @@ describe("JobResponseDao", () => {
       expect(forced.version).toBe(2)
       const staleDelete = yield* Effect.flip(dao.delete({ id: "jr-2", expectedVersion: 1 }))
       expect(staleDelete).toMatchObject({ _tag: "VersionConflict", expected: 1, actual: 2 })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("keeps the scope immutable", () =>
@@ -102,7 +103,7 @@ describe("JobResponseDao", () => {
       expect(moved).toMatchObject({ _tag: "ScopeConflict", storedScope: "s1", requestedScope: "s2" })
       expect(yield* stateMembers("s2", "B")).toEqual([])
       expect(yield* stateMembers("s1", "A")).toEqual(["jr-3"])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("moves a response between by-state sets; an empty state leaves every set", () =>
@@ -125,7 +126,7 @@ describe("JobResponseDao", () => {
       expect(yield* stateMembers("moves", "Completed")).toEqual(["jr-m"])
       yield* dao.delete({ id: "jr-m" })
       expect(yield* stateMembers("moves", "Completed")).toEqual([])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("follows the job order id; a pointer another response took is left alone", () =>
@@ -148,7 +149,7 @@ describe("JobResponseDao", () => {
       expect(yield* pointer("o2")).toBe("r2")
       yield* dao.delete({ id: "r2" })
       expect(yield* pointer("o2")).toBeNull()
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("two responses for one order: when the newer lets go of it, the pointer moves to the older (issue 9, item 5)", () =>
@@ -175,7 +176,7 @@ describe("JobResponseDao", () => {
       yield* dao.delete({ id: "older" })
       expect(yield* pointer("o-re")).toBeNull()
       expect((yield* Effect.flip(dao.byOrder("o-re")))._tag).toBe("NotFound")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("does not return a stale pointer", () =>
@@ -190,7 +191,7 @@ describe("JobResponseDao", () => {
       expect((yield* Effect.flip(dao.byOrder("o-other")))._tag).toBe("NotFound")
       yield* valkey.command("set", (c) => c.del(key).then(() => c.sadd(key, "x")))
       expect(yield* Effect.flip(dao.byOrder("o-other"))).toMatchObject({ _tag: "WrongType", key, actual: "set", expected: "string" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("pages a by-state set with SSCAN until the cursor ends", () =>
@@ -220,7 +221,7 @@ describe("JobResponseDao", () => {
       expect(yield* dao.byState("paged", "Unknown")).toEqual({ ids: [], next: null })
       expect((yield* Effect.flip(dao.byState("paged", "Running", "abc")))._tag).toBe("InvalidInput")
       expect((yield* Effect.flip(dao.byState("paged", "Running", "0", 0)))._tag).toBe("InvalidInput")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("lists by start time, oldest first, with paging; no start time sorts as 0", () =>
@@ -234,11 +235,11 @@ describe("JobResponseDao", () => {
       expect(yield* dao.list("timed", { offset: 3, count: 3 })).toEqual({ items: [{ id: "a", startTime: 3000 }], next: null })
       const bad = yield* Effect.flip(dao.put({ id: "e", scope: "timed", orderId: "o", state: "", startTime: NaN, doc: doc("e"), expectedVersion: 0 }))
       expect(bad).toMatchObject({ _tag: "InvalidInput", field: "startTime" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 })
 
-describe("JobResponseDao retry protocol", () => {
+layer(services)("JobResponseDao retry protocol", (it) => {
   it.effect("the put script replies retry when the stored state is not what the caller read", () =>
     Effect.gen(function* () {
       const dao = yield* JobResponseDao
@@ -268,7 +269,7 @@ describe("JobResponseDao retry protocol", () => {
       })
       expect(yield* dao.get("rs")).toMatchObject({ version: 1, state: "A" })
       expect(yield* stateMembers("retry-script", "B")).toEqual([])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a concurrent state change between read and script is retried with fresh keys", () =>
@@ -291,7 +292,7 @@ describe("JobResponseDao retry protocol", () => {
       expect(yield* stateMembers("retry", "C")).toEqual(["rc"])
       expect(yield* pointer("o-rc2")).toBeNull()
       expect((yield* dao.byOrder("o-rc")).state).toBe("C")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a state that keeps moving ends in StateMoved with nothing written", () =>
@@ -312,7 +313,7 @@ describe("JobResponseDao retry protocol", () => {
       const removal = dao.delete({ id: "rm" }).pipe(Effect.provideService(IndexReadHook, hook))
       expect(yield* Effect.flip(removal)).toMatchObject({ _tag: "StateMoved", attempts: 5 })
       expect((yield* dao.get("rm")).version).toBe(1)
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a delete retries when the state moved after its read", () =>
@@ -329,6 +330,6 @@ describe("JobResponseDao retry protocol", () => {
       expect(yield* stateMembers("retry", "A")).toEqual([])
       expect(yield* stateMembers("retry", "B")).toEqual([])
       expect(yield* pointer("o-rd")).toBeNull()
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

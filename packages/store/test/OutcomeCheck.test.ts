@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Logger, LogLevel } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -17,7 +17,7 @@ import {
 // resend into a false VersionConflict and the caller's retry into a second application.
 
 const prefix = randomPrefix()
-const layer = Layer.mergeAll(JobOrderDao.Default, SfcStateDao.Default).pipe(
+const services = Layer.mergeAll(JobOrderDao.Default, SfcStateDao.Default).pipe(
   Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix }))
 )
 
@@ -32,7 +32,7 @@ const jobOrderCheck = (id: string, scope: string, op: string, expectedVersion: n
     return (elapsedMs: number) => writeOutcome(valkey, { key, op, expectedVersion, record: { changes, kind: "joborder", id }, elapsedMs })
   })
 
-describe("resolving an unknown outcome", () => {
+layer(services)("resolving an unknown outcome", (it) => {
   it.effect("a write that landed and was followed by another write resolves as landed, not as a conflict", () =>
     Effect.gen(function* () {
       const orders = yield* JobOrderDao
@@ -49,7 +49,7 @@ describe("resolving an unknown outcome", () => {
       expect(version).toBe(1)
       expect(sends).toBe(1)
       expect(yield* orders.outcome("jo-a", "op-a")).toMatchObject({ _tag: "Some", value: 1 })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a write that did not land is sent once more, also when other writes followed", () =>
@@ -68,7 +68,7 @@ describe("resolving an unknown outcome", () => {
       })
       expect(yield* resolveUnknownOutcome(write, yield* jobOrderCheck("jo-b", "s-b", "op-b1", 1))).toBe(2)
       expect(sends).toBe(2)
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("without the change stream to prove it, a moved document stays UnknownOutcome; an unmoved one is resent", () =>
@@ -90,7 +90,7 @@ describe("resolving an unknown outcome", () => {
       // Still at the version it expected (3): whatever happened, a resend is decided by the version check.
       const unmoved = yield* jobOrderCheck("jo-c", "s-c", "op-never", 3)
       expect(yield* unmoved(0)).toEqual({ _tag: "NotLanded" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("an SFC compare-and-set followed by another one resolves as UnknownOutcome, never VersionConflict", () =>
@@ -105,7 +105,7 @@ describe("resolving an unknown outcome", () => {
       expect(yield* writeOutcome(valkey, { key, op: "op-d1", expectedVersion: 0, elapsedMs: 0 })).toEqual({ _tag: "Undetermined" })
       expect(yield* writeOutcome(valkey, { key, op: "op-d2", expectedVersion: 1, elapsedMs: 0 })).toEqual({ _tag: "Landed", value: 2 })
       expect(yield* writeOutcome(valkey, { key, op: "op-d3", expectedVersion: 2, elapsedMs: 0 })).toEqual({ _tag: "NotLanded" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 })
 

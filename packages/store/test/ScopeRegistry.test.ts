@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Queue, Schedule, Stream } from "effect"
+import { Effect, Layer, Queue, Stream } from "effect"
 import { inject } from "vitest"
-import { randomPrefix } from "@microdcs/test-utils"
+import { randomPrefix, until } from "@microdcs/test-utils"
 import { ReferenceListDao, ScopeRegistry, Valkey, ValkeyLayer, type WatchOptions } from "@microdcs/store"
 
 // A fresh prefix per test: the registry is one set per island, and each test wants its own.
@@ -79,10 +79,10 @@ describe("ScopeRegistry", () => {
       // Nothing is emitted to tell us the subscription is up, so ask the server.
       const valkey = yield* Valkey
       const channel = valkey.keys.key("nudge", { kind: "changes" }) as string
-      yield* valkey.command("numsub", (c) => c.pubsub("NUMSUB", channel) as Promise<[string, number]>).pipe(
-        Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: ([, n]) => Number(n) >= 1 }),
-        Effect.timeout("5 seconds")
-      )
+      yield* until(valkey.command("numsub", (c) => c.pubsub("NUMSUB", channel) as Promise<[string, number]>), ([, n]) => Number(n) >= 1, {
+        within: "5 seconds",
+        every: "10 millis"
+      })
       yield* addScope("only", true)
       expect(yield* watch.next).toBe("only")
     }).pipe(Effect.scoped, Effect.provide(layerFor(randomPrefix())))

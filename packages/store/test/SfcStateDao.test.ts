@@ -1,12 +1,12 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Queue, Runtime } from "effect"
 import fc from "fast-check"
 import { inject } from "vitest"
-import { randomPrefix } from "@microdcs/test-utils"
+import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
 import { type SfcCompareAndSet, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
 
 const prefix = randomPrefix()
-const layer = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const state = (step: string) => JSON.stringify({ status: "running", step })
 
@@ -27,17 +27,7 @@ const cas = (jobId: string, scope: string, expectedVersion: number, extra: Parti
 /** Every key of this test file's prefix with its DUMP: any write anywhere changes it. */
 const everything = Effect.gen(function* () {
   const valkey = yield* Valkey
-  return yield* valkey.command("snapshot", async (c) => {
-    const keys: Array<string> = []
-    let cursor = "0"
-    do {
-      const [next, batch] = await c.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000)
-      keys.push(...batch)
-      cursor = next
-    } while (cursor !== "0")
-    keys.sort()
-    return new Map(await Promise.all(keys.map(async (k) => [k, await c.dumpBuffer(k)] as const)))
-  })
+  return yield* valkey.command("snapshot", (c) => dumpKeys(c, prefix))
 })
 
 const xrange = (scope: string) =>
@@ -80,7 +70,7 @@ describe("SfcStateDao", () => {
       expect(yield* dao.waiting("s1", "scan")).toEqual([])
       expect(yield* dao.outcome("job-1", created.op)).toEqual(Option.none())
       expect((yield* dao.get("job-1")).version).toBe(3)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("a version conflict writes nothing: no state, work, due, active, waits or event change", () =>
@@ -103,7 +93,7 @@ describe("SfcStateDao", () => {
       expect(stale).toMatchObject({ _tag: "VersionConflict", expected: 7, actual: 1 })
       expect(yield* everything).toEqual(before)
       expect(yield* dao.eventApplied("sc", "station", "e-1")).toEqual(Option.none())
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("create-only fails on an existing job; a version on a missing job conflicts with 0", () =>
@@ -118,7 +108,7 @@ describe("SfcStateDao", () => {
       })
       expect(yield* Effect.flip(dao.compareAndSet(cas("job-missing", "s1", 3)))).toMatchObject({ _tag: "VersionConflict", actual: 0 })
       expect(yield* everything).toEqual(before)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("a duplicate event writes nothing and names the job that applied it, even after the state moved on", () =>
@@ -146,7 +136,7 @@ describe("SfcStateDao", () => {
       const ttl = yield* valkey.command("pttl", (c) => c.pttl(key))
       expect(ttl).toBeGreaterThan(3_500_000)
       expect(ttl).toBeLessThanOrEqual(3_600_000)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("keeps the scope immutable and writes nothing in either scope", () =>
@@ -157,7 +147,7 @@ describe("SfcStateDao", () => {
       const moved = yield* Effect.flip(dao.compareAndSet(cas("job-s", "away", 1, { entries: [{ type: "x" }], due: 1 })))
       expect(moved).toMatchObject({ _tag: "ScopeConflict", storedScope: "home", requestedScope: "away" })
       expect(yield* everything).toEqual(before)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("a WRONGTYPE index key fails the whole write before anything is written", () =>
@@ -180,7 +170,7 @@ describe("SfcStateDao", () => {
         expected: "zset"
       })
       expect(yield* everything).toEqual(before)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.live("publishes nudge:sfc with the scope when entries were appended, and only then", () =>
@@ -196,7 +186,7 @@ describe("SfcStateDao", () => {
       yield* dao.compareAndSet(cas("job-n1", "quiet scope", 0, { due: 1 }))
       yield* dao.compareAndSet(cas("job-n2", "loud:scope|ü", 0, { entries: [{ type: "start" }] }))
       expect(yield* Queue.take(messages)).toEqual([channel, "loud:scope|ü"])
-    }).pipe(Effect.scoped, Effect.provide(layer))
+    }).pipe(Effect.scoped, Effect.provide(services))
   )
 
   it.effect("deletes the state and every index entry it names", () =>
@@ -220,7 +210,7 @@ describe("SfcStateDao", () => {
       expect((yield* Effect.flip(dao.delete({ jobId: "job-x", waits: [] })))._tag).toBe("NotFound")
       // Created again after a delete, it starts over at version 1.
       expect((yield* dao.compareAndSet(cas("job-x", "sx", 0))).version).toBe(1)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("handles ids, scopes and type ids with ':', '|', '%', spaces and non-ASCII", () =>
@@ -243,7 +233,7 @@ describe("SfcStateDao", () => {
       expect((yield* dao.get(jobs[1]!)).scope).toBe(scope)
       // Parts are encoded, so this scope's keys are not those of the scope "line 1".
       expect(yield* dao.listActive("line 1")).toEqual([])
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("rejects bad input with InvalidInput and writes nothing", () =>
@@ -280,11 +270,11 @@ describe("SfcStateDao", () => {
       expect((yield* Effect.flip(dao.delete({ jobId: "job-b", waits: [""] })))._tag).toBe("InvalidInput")
       expect((yield* Effect.flip(dao.delete({ jobId: "job-b", waits: [], expectedVersion: 0 })))._tag).toBe("InvalidInput")
       expect(yield* everything).toEqual(before)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 })
 
-describe("SfcStateDao property", () => {
+layer(services)("SfcStateDao property", (it) => {
   const typeIds = ["T1", "T:2", "T|3 é"] as const
   const step = fc.record({
     job: fc.nat(2),
@@ -369,6 +359,6 @@ describe("SfcStateDao property", () => {
           { numRuns: 100 }
         )
       )
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

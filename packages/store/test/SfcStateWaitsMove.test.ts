@@ -1,13 +1,13 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
-import { randomPrefix } from "@microdcs/test-utils"
+import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
 import { type SfcCompareAndSet, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
 
 /** `waitsMove` of the SFC CAS: a job that stays in a waits set with a new wait start. */
 
 const prefix = randomPrefix()
-const layer = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const cas = (jobId: string, expectedVersion: number, extra: Partial<SfcCompareAndSet> = {}): SfcCompareAndSet => ({
   jobId,
@@ -25,13 +25,10 @@ const cas = (jobId: string, expectedVersion: number, extra: Partial<SfcCompareAn
 /** Every key of this file's prefix with its DUMP: any write changes it. */
 const everything = Effect.gen(function* () {
   const valkey = yield* Valkey
-  return yield* valkey.command("snapshot", async (c) => {
-    const keys = (await c.keys(`${prefix}:*`)).sort()
-    return new Map(await Promise.all(keys.map(async (k) => [k, await c.dumpBuffer(k)] as const)))
-  })
+  return yield* valkey.command("snapshot", (c) => dumpKeys(c, prefix))
 })
 
-describe("SfcStateDao waitsMove", () => {
+layer(services)("SfcStateDao waitsMove", (it) => {
   it.effect("replaces the wait start (where waitsAdd keeps the first one), so the job queues behind jobs that waited longer", () =>
     Effect.gen(function* () {
       const dao = yield* SfcStateDao
@@ -41,7 +38,7 @@ describe("SfcStateDao waitsMove", () => {
 
       yield* dao.compareAndSet(cas("job-a", 1, { waitsMove: [{ typeId: "scan", since: 300 }] }))
       expect(yield* dao.waiting("s-move", "scan")).toEqual([{ jobId: "job-b", since: 200 }, { jobId: "job-a", since: 300 }])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("refuses a bad moved wait with a clear error and writes nothing", () =>
@@ -60,6 +57,6 @@ describe("SfcStateDao waitsMove", () => {
         expect(error, JSON.stringify(override)).toMatchObject({ _tag: "InvalidInput", field })
       }
       expect(yield* everything).toEqual(before)
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

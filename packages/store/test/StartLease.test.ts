@@ -1,7 +1,7 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schedule } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
-import { randomPrefix } from "@microdcs/test-utils"
+import { randomPrefix, until } from "@microdcs/test-utils"
 import { PublisherLease, StartLease, Valkey, ValkeyLayer } from "@microdcs/store"
 
 const layerFor = (prefix: string) =>
@@ -9,7 +9,7 @@ const layerFor = (prefix: string) =>
     Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix }))
   )
 const prefix = randomPrefix()
-const layer = layerFor(prefix)
+const services = layerFor(prefix)
 
 describe("StartLease", () => {
   it.effect("acquires with a 30 s default TTL and stores the holder", () =>
@@ -24,7 +24,7 @@ describe("StartLease", () => {
       // Not reentrant: SET NX semantics, as Python's post-start lock.
       expect(yield* leases.acquire("cfg-1", "node-a")).toBe(false)
       expect(yield* leases.acquire("cfg-1", "node-b")).toBe(false)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("two holders acquiring at the same time: exactly one gets it", () =>
@@ -36,7 +36,7 @@ describe("StartLease", () => {
       expect(results.filter(Boolean)).toHaveLength(1)
       const winner = results[0] ? "node-a" : "node-b"
       expect(yield* leases.holder("cfg-race")).toEqual(Option.some(winner))
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("release by a non-holder is false and leaves the lease intact", () =>
@@ -51,7 +51,7 @@ describe("StartLease", () => {
       expect(yield* leases.holder("cfg-2")).toEqual(Option.none())
       expect(yield* leases.release("cfg-2", "node-a")).toBe(false)
       expect(yield* leases.acquire("cfg-2", "node-b")).toBe(true)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("renews only while the caller holds the lease", () =>
@@ -66,22 +66,19 @@ describe("StartLease", () => {
       expect(yield* valkey.command("pttl", (c) => c.pttl(key))).toBeLessThanOrEqual(90_000)
       expect(yield* leases.renew("cfg-absent", "node-a")).toBe(false)
       expect(yield* leases.holder("cfg-absent")).toEqual(Option.none())
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.live("an expired lease can be acquired by another holder; the old holder cannot renew or release it", () =>
     Effect.gen(function* () {
       const leases = yield* StartLease
       yield* leases.acquire("cfg-4", "node-a", 30)
-      yield* leases.holder("cfg-4").pipe(
-        Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: Option.isNone }),
-        Effect.timeout("5 seconds")
-      )
+      yield* until(leases.holder("cfg-4"), Option.isNone, { within: "5 seconds", every: "10 millis" })
       expect(yield* leases.acquire("cfg-4", "node-b")).toBe(true)
       expect(yield* leases.renew("cfg-4", "node-a")).toBe(false)
       expect(yield* leases.release("cfg-4", "node-a")).toBe(false)
       expect(yield* leases.holder("cfg-4")).toEqual(Option.some("node-b"))
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("a lease key of another type is WrongType", () =>
@@ -93,7 +90,7 @@ describe("StartLease", () => {
       for (const attempt of <ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>>>[leases.acquire("cfg-corrupt", "a"), leases.renew("cfg-corrupt", "a"), leases.release("cfg-corrupt", "a"), leases.holder("cfg-corrupt")]) {
         expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "WrongType", key, expected: "string", actual: "set" })
       }
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("bad input is InvalidInput and writes nothing", () => {
@@ -120,7 +117,7 @@ describe("StartLease", () => {
   })
 })
 
-describe("PublisherLease", () => {
+layer(services)("PublisherLease", (it) => {
   it.effect("is the same lease protocol on lock:publisher", () =>
     Effect.gen(function* () {
       const lease = yield* PublisherLease
@@ -134,6 +131,6 @@ describe("PublisherLease", () => {
       expect(yield* lease.release("pub-2")).toBe(false)
       expect(yield* lease.release("pub-1")).toBe(true)
       expect(yield* lease.holder).toEqual(Option.none())
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

@@ -1,11 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Exit, Schedule } from "effect"
 import { inject } from "vitest"
 import { defineScript } from "@microdcs/lua-scripts"
 import { randomPrefix, startValkeyServer } from "@microdcs/test-utils"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
 
-const layer = ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix() })
+const services = ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix() })
 
 describe("Valkey", () => {
   it.effect("runs commands and builds prefixed keys", () =>
@@ -14,7 +14,7 @@ describe("Valkey", () => {
       expect(yield* valkey.command("ping", (c) => c.ping())).toBe("PONG")
       const key = yield* valkey.key("jobOrder", { id: "a:b" })
       expect(key).toBe(`${valkey.keys.prefix}:joborder:a%3Ab`)
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("rejects a bad key part as InvalidInput naming the part", () =>
@@ -22,7 +22,7 @@ describe("Valkey", () => {
       const valkey = yield* Valkey
       const error = yield* Effect.flip(valkey.key("jobResponseByState", { scope: "s", state: "" }))
       expect(error).toMatchObject({ _tag: "InvalidInput", field: "state" })
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("fails to build with a prefix containing ':'", () =>
@@ -51,7 +51,7 @@ describe("Valkey", () => {
   )
 })
 
-describe("scripts", () => {
+layer(services)("scripts", (it) => {
   it.effect("falls back to the source after SCRIPT FLUSH", () =>
     Effect.gen(function* () {
       const valkey = yield* Valkey
@@ -64,7 +64,7 @@ describe("scripts", () => {
       expect(yield* valkey.script(script, { target: "k" }, "one")).toBe("k=one")
       yield* valkey.command("flush", (c) => c.script("FLUSH"))
       expect(yield* valkey.script(script, { target: "k" }, "two")).toBe("k=two")
-    }).pipe(Effect.provide(layer))
+    })
   )
 })
 

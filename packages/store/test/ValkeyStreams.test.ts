@@ -1,11 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Chunk, Effect, Layer, Metric, Stream } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { autoClaimDeletedCounter, Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
 
 const prefix = randomPrefix()
-const layer = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 /** A fresh work stream key per test, built by the key schema. */
 const streamOf = (scope: string) => Effect.flatMap(Valkey, (v) => v.key("sfcWork", { scope }))
@@ -35,7 +35,7 @@ describe("ValkeyStreams groups", () => {
       expect(yield* streams.ack(stream, "g", [early])).toBe(1)
       expect((yield* streams.pending(stream, "g")).count).toBe(0)
       expect(yield* streams.readGroup({ streams: [stream], group: "g", consumer: "c1" })).toEqual([])
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("a group created at $ skips what was there; MKSTREAM creates the stream", () =>
@@ -48,7 +48,7 @@ describe("ValkeyStreams groups", () => {
       const fresh = yield* append(stream, { n: "2" })
       const [batch] = yield* streams.readGroup({ streams: [stream], group: "late", consumer: "c" })
       expect(ids(batch!.entries)).toEqual([fresh])
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.effect("rejects bad input before sending, and maps wrong types and missing groups to typed errors", () =>
@@ -67,7 +67,7 @@ describe("ValkeyStreams groups", () => {
       const noConnection = yield* Effect.flip(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 10 }))
       expect(noConnection).toMatchObject({ _tag: "InvalidInput", field: "blockMs" })
       expect(yield* Effect.flip(streams.pendingEntries(stream, "g", { count: 0 }))).toMatchObject({ _tag: "InvalidInput", field: "count" })
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.live("a blocking read waits on a dedicated connection and returns as soon as an entry arrives", () =>
@@ -87,7 +87,7 @@ describe("ValkeyStreams groups", () => {
       const [batch] = yield* reader
       expect(Date.now() - started).toBeLessThan(1000)
       expect(ids(batch!.entries)).toEqual([id])
-    }).pipe(Effect.scoped, Effect.provide(layer))
+    }).pipe(Effect.scoped, Effect.provide(services))
   )
 })
 
@@ -118,7 +118,7 @@ describe("ValkeyStreams claims", () => {
       // Entries idle for less than minIdleMs stay where they are.
       const again = yield* Stream.runCollect(streams.autoClaim(stream, "claimers", "third", { minIdleMs: 60_000 }))
       expect(Chunk.toReadonlyArray(again).flatMap((p) => p.entries)).toEqual([])
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 
   it.live("XCLAIM re-delivers one's own pending entry and counts the delivery", () =>
@@ -133,11 +133,11 @@ describe("ValkeyStreams claims", () => {
       const [row] = yield* streams.pendingEntries(stream, "g", { consumer: "c" })
       expect(row).toMatchObject({ id, consumer: "c", deliveries: 2 })
       expect(yield* streams.claim(stream, "g", "c", 60_000, [id])).toEqual([])
-    }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(services))
   )
 })
 
-describe("ValkeyStreams dead letters", () => {
+layer(services)("ValkeyStreams dead letters", (it) => {
   it.effect("moves an entry with its error, id and delivery count, and acknowledges it atomically", () =>
     Effect.gen(function* () {
       const streams = yield* ValkeyStreams
@@ -168,7 +168,7 @@ describe("ValkeyStreams dead letters", () => {
       const listed = yield* streams.listDeadLetters("sfc")
       expect(listed).toEqual([{ key: deadLetter, kind: "sfc", scope: "dlq", length: 1 }])
       expect(yield* streams.listDeadLetters("changes")).toEqual([])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("pages through dead letters", () =>
@@ -184,11 +184,11 @@ describe("ValkeyStreams dead letters", () => {
       expect(first.entries.map((e) => e.fields["n"])).toEqual(["0", "1"])
       const second = yield* streams.readDeadLetters("sfc", "dlq-paged", { count: 2, after: first.next! })
       expect(second).toMatchObject({ next: null, entries: [{ fields: { n: "2" } }] })
-    }).pipe(Effect.provide(layer))
+    })
   )
 })
 
-describe("ValkeyStreams trim", () => {
+layer(services)("ValkeyStreams trim", (it) => {
   it.effect("removes only what every group has acknowledged", () =>
     Effect.gen(function* () {
       const streams = yield* ValkeyStreams
@@ -218,7 +218,7 @@ describe("ValkeyStreams trim", () => {
       // Everything acknowledged: only the last delivered entry is kept.
       expect(yield* streams.trim(stream)).toEqual({ removed: 1, threshold: all[5] })
       expect(yield* remaining()).toEqual([all[5]])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a group that has read nothing keeps the whole stream; a missing stream is a no-op", () =>
@@ -229,11 +229,11 @@ describe("ValkeyStreams trim", () => {
       yield* streams.ensureGroup(stream, "idle")
       expect(yield* streams.trim(stream)).toEqual({ removed: 0, threshold: "0-0" })
       expect(yield* streams.trim(yield* streamOf("trim-missing"))).toEqual({ removed: 0, threshold: null })
-    }).pipe(Effect.provide(layer))
+    })
   )
 })
 
-describe("ValkeyStreams lengths", () => {
+layer(services)("ValkeyStreams lengths", (it) => {
   it.effect("reads the stream length of every registered scope in one call, 0 for a scope without the stream", () =>
     Effect.gen(function* () {
       const streams = yield* ValkeyStreams
@@ -249,7 +249,7 @@ describe("ValkeyStreams lengths", () => {
       ])
       expect(yield* streams.lengths([full, yield* streamOf("len-empty")])).toEqual([3, 0])
       expect(yield* streams.lengths([])).toEqual([])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a key of another type where a stream belongs is a WrongType naming it", () =>
@@ -263,6 +263,6 @@ describe("ValkeyStreams lengths", () => {
       const error = yield* Effect.flip(streams.lengths([good, bad]))
       expect(error).toMatchObject({ _tag: "WrongType", key: bad, expected: "stream", actual: "string" })
       yield* valkey.command("del", (c) => c.del(bad))
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

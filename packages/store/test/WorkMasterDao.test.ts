@@ -1,15 +1,16 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { IndexReadHook, Valkey, ValkeyLayer, WorkMasterDao } from "@microdcs/store"
+import { Valkey, ValkeyLayer, WorkMasterDao } from "@microdcs/store"
+import { IndexReadHook } from "@microdcs/store/testing"
 
 const prefix = randomPrefix()
-const layer = WorkMasterDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = WorkMasterDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const doc = (id: string, extra: object = {}) => JSON.stringify({ ID: id, ...extra })
 
-describe("WorkMasterDao", () => {
+layer(services)("WorkMasterDao", (it) => {
   it.effect("creates, reads, updates with the expected version and deletes", () =>
     Effect.gen(function* () {
       const dao = yield* WorkMasterDao
@@ -29,7 +30,7 @@ describe("WorkMasterDao", () => {
       expect((yield* Effect.flip(dao.get("wm-1")))._tag).toBe("NotFound")
       expect(yield* dao.isMember("s1", "wm-1")).toBe(false)
       expect((yield* Effect.flip(dao.delete({ id: "wm-1" })))._tag).toBe("NotFound")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("create-only fails on an existing id, a stale version conflicts, -1 overwrites", () =>
@@ -45,7 +46,7 @@ describe("WorkMasterDao", () => {
       const staleDelete = yield* Effect.flip(dao.delete({ id: "wm-2", expectedVersion: 1 }))
       expect(staleDelete).toMatchObject({ _tag: "VersionConflict", expected: 1, actual: 2 })
       expect((yield* dao.get("wm-2")).version).toBe(2)
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("keeps the scope immutable; moving is a delete plus a put", () =>
@@ -59,7 +60,7 @@ describe("WorkMasterDao", () => {
       yield* dao.put({ id: "wm-3", scope: "s2", doc: doc("wm-3"), expectedVersion: 0 })
       expect(yield* dao.isMember("s1", "wm-3")).toBe(false)
       expect(yield* dao.isMember("s2", "wm-3")).toBe(true)
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("lists the ids of a scope, sorted", () =>
@@ -70,7 +71,7 @@ describe("WorkMasterDao", () => {
       expect(yield* dao.list("listed")).toEqual(["a", "b", "c"])
       expect(yield* dao.list("empty")).toEqual([])
       expect((yield* Effect.flip(dao.isMember("listed", "")))._tag).toBe("InvalidInput")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a delete whose scope moved after its read retries with the new scope", () =>
@@ -93,7 +94,7 @@ describe("WorkMasterDao", () => {
       expect(yield* dao.isMember("before", "wm-r")).toBe(false)
       expect(yield* dao.isMember("after", "wm-r")).toBe(false)
       expect((yield* Effect.flip(dao.get("wm-r")))._tag).toBe("NotFound")
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("a scope that keeps moving ends in StateMoved with nothing deleted", () =>
@@ -109,6 +110,6 @@ describe("WorkMasterDao", () => {
       const error = yield* Effect.flip(dao.delete({ id: "wm-s" }).pipe(Effect.provideService(IndexReadHook, hook)))
       expect(error).toMatchObject({ _tag: "StateMoved", key, attempts: 5 })
       expect(yield* dao.get("wm-s")).toMatchObject({ version: 1, scope: "s5" })
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

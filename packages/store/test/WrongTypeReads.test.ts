@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -8,7 +8,7 @@ import { JobOrderDao, JobResponseDao, SfcStateDao, Valkey, ValkeyLayer } from "@
 // WrongType naming the key, in the error channel, never a defect.
 
 const prefix = randomPrefix()
-const layer = Layer.mergeAll(JobOrderDao.Default, JobResponseDao.Default, SfcStateDao.Default).pipe(
+const services = Layer.mergeAll(JobOrderDao.Default, JobResponseDao.Default, SfcStateDao.Default).pipe(
   Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix }))
 )
 
@@ -35,7 +35,7 @@ const expectWrongType = <A, E>(call: Effect.Effect<A, E>, key: string, expected:
     expect(error).toMatchObject({ _tag: "WrongType", key, expected, actual })
   })
 
-describe("reads and deletes on a key of the wrong type", () => {
+layer(services)("reads and deletes on a key of the wrong type", (it) => {
   it.effect("JobOrderDao.get, delete, list and outcome fail with WrongType naming the key", () =>
     Effect.gen(function* () {
       const valkey = yield* Valkey
@@ -48,7 +48,7 @@ describe("reads and deletes on a key of the wrong type", () => {
       yield* expectWrongType(orders.list("wt-scope"), list, "zset")
       // Nothing was changed: the planted keys are still there as they were.
       expect(yield* valkey.command("get", (c) => Promise.all([c.get(doc), c.get(list)]))).toEqual(["planted", "planted"])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("JobResponseDao.getMany fails with WrongType naming the corrupted document", () =>
@@ -59,7 +59,7 @@ describe("reads and deletes on a key of the wrong type", () => {
       const bad = yield* plantString(yield* valkey.key("jobResponse", { id: "wt-jr" }))
       yield* expectWrongType(responses.getMany(["wt-ok", "wt-jr"]), bad, "hash")
       expect((yield* responses.getMany(["wt-ok", "wt-missing"])).map((d) => d.id)).toEqual(["wt-ok"])
-    }).pipe(Effect.provide(layer))
+    })
   )
 
   it.effect("SfcStateDao.get, listActive, due, waiting, eventApplied and delete fail with WrongType naming the key", () =>
@@ -78,6 +78,6 @@ describe("reads and deletes on a key of the wrong type", () => {
       const event = yield* plantList(yield* valkey.key("sfcEvent", { scope: "wt-scope", source: "src", id: "e1" }))
       yield* expectWrongType(sfc.eventApplied("wt-scope", "src", "e1"), event, "string", "list")
       expect(yield* valkey.command("get", (c) => c.get(state))).toBe("planted")
-    }).pipe(Effect.provide(layer))
+    })
   )
 })

@@ -2,3 +2,6 @@
 export * from "@microdcs/embedded"
 export * from "./Prefix.js"
 export * from "./Fixtures.js"
+export * from "./Until.js"
+export * from "./Instance.js"
+export * from "./KeyScan.js"

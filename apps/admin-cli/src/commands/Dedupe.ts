@@ -1,7 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { dedupeHash } from "@microdcs/keyschema"
-import { DedupeStore, Valkey } from "@microdcs/store"
+import { DedupeEntries } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { Missing } from "../ExitCode.js"
 import { humanDuration } from "../Format.js"
@@ -15,17 +14,12 @@ const eventOptions = {
   id: Options.text("id").pipe(Options.withDescription("the CloudEvent id"))
 }
 
-/** What the dedupe key of an event holds: `processing:{token}` while claimed, `done` (or `done:{kept reply}`) after. */
+/** What the dedupe key of an event holds, as the operator reads it: absent, processing (with its token), done or unknown. */
 const dedupeEntry = (source: string, id: string) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
-    // leaseRemaining validates source and id exactly as a claim does, before any key is read.
-    const remainingMs = yield* (yield* DedupeStore).leaseRemaining(source, id)
-    const key = yield* valkey.key("dedupe", { hash: dedupeHash(source, id) })
-    const value = yield* valkey.command("read dedupe entry", (c) => c.get(key))
-    const state = value === null ? "absent" : value === "done" || value.startsWith("done:") ? "done" : value.startsWith("processing:") ? "processing" : "unknown"
-    const token = value?.startsWith("processing:") ? value.slice("processing:".length) : null
-    return { source, id, key, state, token, remainingMs } as const
+    const { key, state, remainingMs } = yield* (yield* DedupeEntries).inspect(source, id)
+    const token = state._tag === "Processing" ? state.token : null
+    return { source, id, key, state: state._tag.toLowerCase() as Lowercase<typeof state._tag>, token, remainingMs } as const
   })
 
 const check = Command.make("check", eventOptions, ({ source, id }) =>
@@ -50,13 +44,12 @@ const check = Command.make("check", eventOptions, ({ source, id }) =>
 const forget = Command.make("forget", { ...eventOptions, yes: yesOption }, ({ source, id, yes }) =>
   island(
     Effect.gen(function* () {
-      const valkey = yield* Valkey
       const entry = yield* dedupeEntry(source, id)
       if (entry.state === "absent") return yield* new Missing({ message: `no dedupe entry for ${source} / ${id}` })
       yield* confirmDestructive(yes, `Forget the dedupe entry of ${source} / ${id} (${entry.state})? A redelivery will be processed again.`)
-      const deleted = yield* valkey.command("forget dedupe entry", (c) => c.del(entry.key))
-      yield* emit({ source, id, key: entry.key, forgotten: deleted === 1, was: entry.state }, () =>
-        deleted === 1 ? `forgot ${entry.state} entry of ${source} / ${id}` : `the entry of ${source} / ${id} expired meanwhile`
+      const forgotten = yield* (yield* DedupeEntries).forget(source, id)
+      yield* emit({ source, id, key: entry.key, forgotten, was: entry.state }, () =>
+        forgotten ? `forgot ${entry.state} entry of ${source} / ${id}` : `the entry of ${source} / ${id} expired meanwhile`
       )
     })
   )

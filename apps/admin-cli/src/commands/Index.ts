@@ -1,8 +1,9 @@
 import { Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
-import { type Inconsistency, IndexMaintenance, type RebuildSummary } from "@microdcs/store"
+import { Effect, Layer, Option } from "effect"
+import { type Inconsistency, type IndexedFamily, IndexMaintenance, IndexRegistry, type RebuildSummary } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { ProblemsFound } from "../ExitCode.js"
+import { extensionFamilies } from "../Extensions.js"
 import { island } from "../Island.js"
 import { emit, note } from "../Output.js"
 import { progressBar } from "../Progress.js"
@@ -24,10 +25,19 @@ const renderInconsistencies = (found: ReadonlyArray<Inconsistency>): string =>
     "no inconsistencies"
   )
 
+/**
+ * Index maintenance over the core families and those of the extensions in `MICRODCS_EXTENSIONS`,
+ * loaded before the command connects: a module that cannot be loaded is a usage error.
+ */
+const withMaintenance = <A, E, R>(body: (maintenance: IndexMaintenance) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(extensionFamilies, (families: ReadonlyArray<IndexedFamily>) =>
+    island(Effect.flatMap(Effect.provide(IndexMaintenance, IndexMaintenance.Default.pipe(Layer.provide(IndexRegistry.with(...families)))), body))
+  )
+
 const check = Command.make("check", { scope: scopeOption }, ({ scope }) =>
-  island(
+  withMaintenance((maintenance) =>
     Effect.gen(function* () {
-      const found = yield* (yield* IndexMaintenance).check({ scope: Option.getOrUndefined(scope) })
+      const found = yield* maintenance.check({ scope: Option.getOrUndefined(scope) })
       yield* emit({ scope: Option.getOrNull(scope), consistent: found.length === 0, inconsistencies: found }, () =>
         renderInconsistencies(found)
       )
@@ -51,12 +61,12 @@ const renderSummary = (summary: RebuildSummary): string =>
   )
 
 const rebuild = Command.make("rebuild", { scope: scopeOption, yes: yesOption }, ({ scope, yes }) =>
-  island(
+  withMaintenance((maintenance) =>
     Effect.gen(function* () {
       const where = Option.match(scope, { onNone: () => "the whole island", onSome: (s) => `scope ${s}` })
       yield* confirmDestructive(yes, `Rebuild the indexes of ${where} from the documents? Stale entries are removed.`)
-      const bar = progressBar()
-      const summary = yield* (yield* IndexMaintenance)
+      const bar = progressBar(process.stderr, maintenance.phases)
+      const summary = yield* maintenance
         .rebuild({ scope: Option.getOrUndefined(scope), onProgress: bar.update })
         .pipe(Effect.ensuring(bar.done))
       yield* emit({ scope: Option.getOrNull(scope), ...summary }, () => renderSummary(summary))

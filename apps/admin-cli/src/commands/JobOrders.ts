@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
 import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
-import { JobOrderDao, type JobOrderPage, type StoredDocument, Valkey } from "@microdcs/store"
+import { JobOrderDao, type JobOrderPage, JobOrderRetention, type StoredDocument } from "@microdcs/store"
 import { UsageError } from "../ExitCode.js"
 import { jobOrderActionCommands } from "./JobOrderActions.js"
 import { humanDuration } from "../Format.js"
@@ -113,13 +113,7 @@ const list = Command.make("list", { scope: Options.text("scope"), state: stateOp
 ).pipe(Command.withDescription("job orders of a scope, highest priority first"))
 
 /** Milliseconds until a retired job order expires, or null while it is live (no TTL). */
-const retention = (id: string) =>
-  Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const key = yield* valkey.key("jobOrder", { id })
-    const ms = yield* valkey.command("joborder ttl", (c) => c.pttl(key))
-    return ms > 0 ? ms : null
-  })
+const retention = (id: string) => Effect.flatMap(JobOrderRetention, (r) => r.expiresIn(id)).pipe(Effect.map(Option.getOrNull))
 
 const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
   island(

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { leaseOn, Valkey } from "@microdcs/store"
+import { LeaseOverview, type LeaseRow, PublisherLease, StartLease, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { Conflict, Missing, UsageError } from "../ExitCode.js"
 import { humanDuration } from "../Format.js"
@@ -9,60 +9,18 @@ import { emit } from "../Output.js"
 import { renderTable } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
-interface LeaseRow {
-  readonly lease: "publisher" | "start"
-  /** The configuration id of a start lease. */
-  readonly configId: string | null
-  readonly key: string
-  readonly holder: string | null
-  readonly remainingMs: number | null
-}
-
-/** Holder and remaining time of lease keys, in one pipelined round trip. */
-const readLeases = (leases: ReadonlyArray<Omit<LeaseRow, "holder" | "remainingMs">>) =>
-  Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const replies = yield* valkey.command("read leases", async (c) => {
-      const pipeline = c.pipeline()
-      for (const l of leases) pipeline.get(l.key).pttl(l.key)
-      return (await pipeline.exec()) ?? []
-    })
-    return leases.map((l, i): LeaseRow => {
-      const [holderError, holder] = replies[i * 2] ?? [null, null]
-      const ttl = Number(replies[i * 2 + 1]?.[1] ?? -2)
-      return { ...l, holder: holderError ? "(not a string key)" : ((holder as string | null) ?? null), remainingMs: ttl >= 0 ? ttl : null }
-    })
-  })
-
-/** Every start lease key of this prefix: a SCAN, never KEYS, so a large island is not blocked. */
-const startLeaseKeys = Effect.gen(function* () {
-  const valkey = yield* Valkey
-  const keys = yield* valkey.command("scan start leases", async (c) => {
-    const found = new Set<string>()
-    let cursor = "0"
-    do {
-      const [next, batch] = await c.scan(cursor, "MATCH", valkey.keys.pattern("startLease"), "COUNT", 1000)
-      cursor = next
-      batch.forEach((k) => found.add(k))
-    } while (cursor !== "0")
-    return [...found].sort()
-  })
-  return keys.flatMap((key) => {
-    const parsed = valkey.keys.parse(key)
-    return parsed?.family === "startLease" ? [{ lease: "start" as const, configId: (parsed.parts as { configId: string }).configId, key }] : []
-  })
-})
+/** What `leases show` prints per lease; a corrupted key shows as its holder. */
+const shown = ({ wrongType, ...row }: LeaseRow) => ({ ...row, holder: wrongType ? "(not a string key)" : row.holder })
+type ShownLease = ReturnType<typeof shown>
 
 const show = Command.make("show", {}, () =>
   island(
     Effect.gen(function* () {
-      const valkey = yield* Valkey
-      const publisher = { lease: "publisher" as const, configId: null, key: valkey.keys.key("publisherLease", {}) as string }
-      const rows = yield* readLeases([publisher, ...(yield* startLeaseKeys)])
+      const rows = (yield* (yield* LeaseOverview).list).map(shown)
       yield* emit({ leases: rows }, () =>
         renderTable(
           [
-            { header: "LEASE", value: (r: LeaseRow) => r.lease },
+            { header: "LEASE", value: (r: ShownLease) => r.lease },
             { header: "CONFIG", value: (r) => r.configId },
             { header: "HOLDER", value: (r) => r.holder ?? "(free)" },
             { header: "REMAINING", value: (r) => (r.remainingMs === null ? null : humanDuration(r.remainingMs)), align: "right" }
@@ -88,11 +46,9 @@ const release = Command.make(
         if (o.publisher === Option.isSome(o.start)) {
           return yield* new UsageError({ message: "name exactly one lease: --publisher or --start CONFIG_ID" })
         }
-        const key = Option.isSome(o.start)
-          ? yield* valkey.key("startLease", { configId: o.start.value })
-          : (valkey.keys.key("publisherLease", {}) as string)
+        const key = Option.isSome(o.start) ? yield* valkey.key("startLease", { configId: o.start.value }) : yield* valkey.key("publisherLease", {})
         const name = Option.isSome(o.start) ? `post-start lease of ${o.start.value}` : "publisher lease"
-        const lease = leaseOn(valkey, key)
+        const lease = Option.isSome(o.start) ? yield* startLeaseOf(o.start.value) : yield* PublisherLease
         const holder = yield* lease.holder
         if (Option.isNone(holder)) return yield* new Missing({ message: `the ${name} is not held` })
         yield* confirmDestructive(o.yes, `Release the ${name} held by ${holder.value}? Its holder may still be running.`)
@@ -103,6 +59,13 @@ const release = Command.make(
       })
     )
 ).pipe(Command.withDescription("force-release a lease whose holder died (destructive)"))
+
+/** The start lease of `configId` with the shape of the publisher lease, so `release` treats both alike. */
+const startLeaseOf = (configId: string) =>
+  Effect.map(StartLease, (leases) => ({
+    holder: leases.holder(configId),
+    release: (holder: string) => leases.release(configId, holder)
+  }))
 
 export const leasesCommand = Command.make("leases").pipe(
   Command.withDescription("the publisher and post-start leases"),

@@ -59,11 +59,7 @@ const republish = Command.make("republish", { scope: Options.text("scope"), yes:
       yield* valkey.key("changes", { scope }) // a scope that could never exist is bad input
       const previous = Option.getOrNull(yield* (yield* PublisherCursors).get(scope))
       yield* confirmDestructive(yes, `Reset the publisher cursor of ${scope} (now ${previous ?? "none"}) to 0, so every change still in the stream is published again?`)
-      // "0" = from the start of the stream. PublisherCursors.set only takes complete stream ids,
-      // so the reset is written directly, to the key the store's builder names (its type was
-      // checked by the read above: a corrupted key is a WrongType there).
-      const key = valkey.keys.key("publisherCursors", {}) as string
-      yield* valkey.command("reset publisher cursor", (c) => c.hset(key, scope, "0"))
+      yield* (yield* PublisherCursors).rewind(scope)
       yield* emit({ scope, previous, cursor: "0" }, () => `publisher cursor of ${scope} reset from ${previous ?? "(none)"} to 0`)
     })
   )

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
-import { SfcStateDao, Valkey } from "@microdcs/store"
+import { Effect, Option } from "effect"
+import { SfcCorrelations, SfcStateDao } from "@microdcs/store"
 import { type Applied, Executions } from "./Executions.js"
 
 /** An event or reply from a station, as the CloudEvents binding (or the in-process station) sees it. */
@@ -46,7 +46,7 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
  */
 export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEvents", {
   effect: Effect.gen(function* () {
-    const valkey = yield* Valkey
+    const correlations = yield* SfcCorrelations
     const states = yield* SfcStateDao
     const executions = yield* Executions
 
@@ -69,9 +69,9 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
         const applied = yield* states.eventApplied(event.scope, event.source, event.id)
         if (applied._tag === "Some") return { _tag: "Duplicate", jobId: applied.value } satisfies IngestOutcome
         if (event.correlationId !== undefined) {
-          const key = yield* valkey.key("sfcCorrelation", { correlationId: event.correlationId })
-          const jobId = yield* valkey.command("correlation", (c) => c.get(key))
-          if (jobId === null) return { _tag: "Ignored", reason: "unknown correlation id" } satisfies IngestOutcome
+          const pointer = yield* correlations.jobOf(event.correlationId)
+          if (Option.isNone(pointer)) return { _tag: "Ignored", reason: "unknown correlation id" } satisfies IngestOutcome
+          const jobId = pointer.value
           return outcomeOf(jobId, yield* applyTo(jobId, event)) ?? ({ _tag: "Ignored", reason: "no action waits for this reply" } satisfies IngestOutcome)
         }
         if (event.jobId !== undefined) {

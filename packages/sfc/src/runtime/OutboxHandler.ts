@@ -1,5 +1,5 @@
 import { Data, Effect } from "effect"
-import { JobResponseDao, StateMoved, Valkey } from "@microdcs/store"
+import { JobResponseDao, SfcCorrelations, StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import { awaitsSend, isHeld } from "../engine/HeldCommands.js"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
@@ -82,7 +82,6 @@ const sendCommand = (command: CommandEntry, options: EngineOptions) =>
 /** The gate for a running (or ended) execution, then the send. */
 const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: string, state: ExecutionState) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
     const open =
       state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
     const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
@@ -98,8 +97,7 @@ const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: strin
       )
     }
     // Replies carry only the correlation id: remember which job it belongs to before sending.
-    const key = yield* valkey.key("sfcCorrelation", { correlationId: command.correlationId })
-    yield* valkey.command("remember correlation", (c) => c.set(key, command.jobId, "PX", options.correlationTtlMs))
+    yield* (yield* SfcCorrelations).remember(command.correlationId, command.jobId, options.correlationTtlMs)
     const station = yield* StationPort
     yield* station.send(command)
   })

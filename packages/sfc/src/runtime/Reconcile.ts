@@ -1,6 +1,6 @@
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
-import { JobOrderDao, type JobOrderPage, ScopeRegistry, SfcStateDao, Valkey } from "@microdcs/store"
+import { IndexScores, JobOrderDao, type JobOrderPage, ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { startJob } from "./StartJob.js"
@@ -17,7 +17,7 @@ export interface ReconcileReport {
  */
 export const reconcileOnce = (options: EngineOptions) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
+    const scores = yield* IndexScores
     const scopes = yield* ScopeRegistry
     const jobOrders = yield* JobOrderDao
     const states = yield* SfcStateDao
@@ -36,10 +36,9 @@ export const reconcileOnce = (options: EngineOptions) =>
         }
         offset = page.next
       }
-      const dueKey = yield* valkey.key("sfcDue", { scope })
       for (const jobId of yield* states.listActive(scope)) {
-        const score = yield* valkey.command("due score", (c) => c.zscore(dueKey, jobId))
-        if (yield* executions.reindex(jobId, { due: score === null ? null : Number(score), active: true })) reindexed++
+        const due = Option.getOrNull(yield* scores.sfcDeadline(scope, jobId))
+        if (yield* executions.reindex(jobId, { due, active: true })) reindexed++
       }
     }
     return { started, reindexed } satisfies ReconcileReport

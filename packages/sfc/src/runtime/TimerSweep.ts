@@ -1,5 +1,5 @@
-import { Clock, Effect } from "effect"
-import { ScopeRegistry, SfcStateDao, Valkey } from "@microdcs/store"
+import { Clock, Effect, Option } from "effect"
+import { ScopeRegistry, SfcHeartbeat, SfcStateDao } from "@microdcs/store"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 
@@ -14,17 +14,15 @@ const DUE_BATCH = 200
  */
 export const sweepOnce = (options: EngineOptions) =>
   Effect.gen(function* () {
-    const valkey = yield* Valkey
+    const heartbeat = yield* SfcHeartbeat
     const scopes = yield* ScopeRegistry
     const states = yield* SfcStateDao
     const executions = yield* Executions
     const now = yield* Clock.currentTimeMillis
-    const heartbeatKey = valkey.keys.key("sfcHeartbeat", {}) as string
-    const previous = yield* valkey.command("heartbeat", (c) => c.set(heartbeatKey, String(now), "GET"))
-    const last = previous === null ? undefined : Number(previous)
+    const last = Option.getOrUndefined(yield* heartbeat.swap(now))
     const allScopes = yield* scopes.list
     let ticked = 0
-    if (last !== undefined && Number.isFinite(last) && now - last > options.outageThresholdMs) {
+    if (last !== undefined && now - last > options.outageThresholdMs) {
       yield* Effect.logWarning("outage detected: moving deadlines back").pipe(Effect.annotateLogs({ outageMs: now - last }))
       for (const scope of allScopes) {
         const active = yield* states.listActive(scope)

@@ -1,0 +1,254 @@
+import { Effect, type Option } from "effect"
+import { KeyPartError } from "@microdcs/keyschema"
+import type { WriteReply } from "@microdcs/lua-scripts"
+import { newOperationId, parseDocumentHash, type StoredDocument, type Written } from "./Document.js"
+import { documentProblem, expectedVersionProblem, keyProblem, numberProblem } from "./DocumentInput.js"
+import type {
+  DocumentDeleteInput,
+  DocumentPage,
+  DocumentPutInput,
+  DocumentSpec,
+  DocumentWrite,
+  ListSpec,
+  PageRequest,
+  StoredFields
+} from "./DocumentSpec.js"
+import { type ConnectionError, InvalidInput, NotFound, type StateMoved, type WrongType } from "./Errors.js"
+import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
+import { operationLanded, resolveUnknownOutcome, writeOutcome } from "./OutcomeCheck.js"
+import { typedCommand, typedPipeline } from "./TypeGuard.js"
+import type { ValkeyService } from "./Valkey.js"
+import { type SettleError, type Settled, settleFinal, settleWrite, type WriteContext, type WriteReplyError } from "./WriteReplies.js"
+
+/** The paged list of a scope, highest or lowest first as its index orders it. */
+export type PagedList<Item> = (
+  scope: string,
+  page?: PageRequest
+) => Effect.Effect<DocumentPage<Item>, WrongType | InvalidInput | ConnectionError>
+
+/** The methods every document DAO has; a type's own DAO adds its lookups (`byOrder`, ...). */
+export interface DocumentDao<Put, Delete, Stored, PutError, DeleteError> {
+  readonly put: (input: Put) => Effect.Effect<Written, PutError | InvalidInput | ConnectionError>
+  readonly get: (id: string) => Effect.Effect<Stored, NotFound | WrongType | InvalidInput | ConnectionError>
+  /** The documents of `ids` in one round trip, in order; missing ones are skipped. */
+  readonly getMany: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored>, WrongType | InvalidInput | ConnectionError>
+  readonly delete: (
+    input: Delete
+  ) => Effect.Effect<Written, DeleteError | NotFound | StateMoved | WrongType | InvalidInput | ConnectionError>
+  /** The unknown-outcome check: `Some(version)` when the write `op` of `id` landed (see {@link operationLanded}). */
+  readonly outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError>
+}
+
+/** A {@link DocumentDao} whose spec has a list: the scope's paged list too. */
+export interface ListedDocumentDao<Put, Delete, Stored, PutError, DeleteError, Item>
+  extends DocumentDao<Put, Delete, Stored, PutError, DeleteError> {
+  readonly list: PagedList<Item>
+}
+
+const DEFAULT_PAGE = 100
+
+// The implementation's view of a spec's inputs and failures.
+type Put = DocumentPutInput
+type Delete = DocumentDeleteInput
+type PR = WriteReply
+type DR = WriteReply
+type Stored = StoredDocument
+type AnyFailure = WriteReplyError<WriteReply>
+
+/**
+ * The document DAO of one type from its spec (see {@link DocumentSpec}): put, get, getMany,
+ * delete, outcome and, with a list spec, a paged list. A put checks its input synchronously,
+ * builds its keys, then sends one script (or, with `read`, reads the fields its keys depend on
+ * first and re-reads while the script says they moved); an `UnknownOutcome` is resolved with
+ * the op check. A delete reads the stored scope, and the fields of its `read`, the same way.
+ */
+export function makeDocumentDao<
+  Put extends DocumentPutInput,
+  PK extends string,
+  PA,
+  PR extends WriteReply,
+  Delete extends DocumentDeleteInput,
+  DK extends string,
+  DA,
+  DR extends WriteReply,
+  Item,
+  Stored extends StoredDocument = StoredDocument
+>(
+  valkey: ValkeyService,
+  spec: DocumentSpec<Put, PK, PA, PR, Delete, DK, DA, DR, Stored> & { readonly list: ListSpec<Item> }
+): ListedDocumentDao<Put, Delete, Stored, WriteReplyError<PR>, WriteReplyError<DR>, Item>
+export function makeDocumentDao<
+  Put extends DocumentPutInput,
+  PK extends string,
+  PA,
+  PR extends WriteReply,
+  Delete extends DocumentDeleteInput,
+  DK extends string,
+  DA,
+  DR extends WriteReply,
+  Stored extends StoredDocument = StoredDocument
+>(
+  valkey: ValkeyService,
+  spec: DocumentSpec<Put, PK, PA, PR, Delete, DK, DA, DR, Stored>
+): DocumentDao<Put, Delete, Stored, WriteReplyError<PR>, WriteReplyError<DR>>
+// The implementation works on the widest types; the overloads above give each spec its exact ones.
+export function makeDocumentDao(
+  valkey: ValkeyService,
+  spec: DocumentSpec<Put, string, any, WriteReply, Delete, string, any, WriteReply, StoredDocument>
+): DocumentDao<Put, Delete, StoredDocument, AnyFailure, AnyFailure> & { readonly list?: PagedList<unknown> } {
+  const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
+  const scopes = valkey.keys.key("scopes", {}) as string
+  const parse = spec.parse ?? (parseDocumentHash as (id: string, hash: Record<string, string>) => Stored | undefined)
+  const { kind, noun } = spec
+  const notFound = (key: string, id: string) => new NotFound({ key, message: `${noun} ${id} does not exist` })
+  const fail = (error: KeyPartError | InvalidInput) => Effect.fail(error instanceof KeyPartError ? keyProblem(error) : error)
+
+  /** The stored fields a write's keys depend on, after the test seam had its turn. */
+  const readFields = (key: string, attempt: number, fields: ReadonlyArray<string>, what: string) =>
+    readForWrite(
+      key,
+      attempt,
+      typedCommand(valkey, `read ${kind} ${what}`, key, "hash", (c) => c.hmget(key, ...fields) as Promise<StoredFields>)
+    )
+
+  const documentWrite = (key: string, changes: string, id: string, scope: string, op: string, expectedVersion: number, change: string) =>
+    ({ key, changes, scopes, args: { expectedVersion, scope, id, op, change, nudgeChannel } }) satisfies DocumentWrite
+
+  type PutResult = Effect.Effect<Written, WriteReplyError<PR> | InvalidInput | ConnectionError>
+  const put = (input: Put): PutResult =>
+    // The hot path of every island: checks and keys are plain synchronous code, so a put without
+    // a read is one suspended step, the script call and the reply mapping.
+    Effect.suspend((): PutResult => {
+      const problem =
+        expectedVersionProblem(input.expectedVersion) ??
+        spec.put.check?.(input) ??
+        documentProblem("doc", input.doc, valkey.maxDocumentBytes)
+      if (problem) return Effect.fail(problem)
+      const key = spec.documentKey(input.id)
+      if (key instanceof KeyPartError) return fail(key)
+      const changes = valkey.keys.key("changes", { scope: input.scope })
+      if (changes instanceof KeyPartError) return fail(changes)
+      const op = input.op ?? newOperationId()
+      const { expectedVersion } = input
+      const built = spec.put.call(input, documentWrite(key, changes, input.id, input.scope, op, expectedVersion, input.change ?? "put"))
+      if (built instanceof KeyPartError) return fail(built)
+      const context: WriteContext = { key, expectedVersion, requestedScope: input.scope }
+      const fields = spec.put.read
+      let write: Effect.Effect<number, SettleError<PR> | StateMoved | InvalidInput | ConnectionError>
+      if (fields === undefined) {
+        // Nothing was read, so nothing can have moved: a `retry` is final.
+        const call = typeof built === "function" ? built([]) : built
+        if (call instanceof KeyPartError) return fail(call)
+        write = valkey.script(spec.put.script, call.keys, call.args).pipe(Effect.flatMap((reply) => settleFinal(reply, context)))
+      } else {
+        const attempt = (n: number) =>
+          readFields(key, n, fields, "indexes").pipe(
+            Effect.flatMap((stored): Effect.Effect<Settled<PR>, SettleError<PR> | InvalidInput | ConnectionError> => {
+              const call = typeof built === "function" ? built(stored) : built
+              if (call instanceof KeyPartError) return fail(call)
+              return valkey.script(spec.put.script, call.keys, call.args).pipe(Effect.flatMap((reply) => settleWrite(reply, context)))
+            })
+          )
+        write = retryWhileMoved(key, attempt)
+      }
+      const record = { changes, kind, id: input.id }
+      return resolveUnknownOutcome(write, (elapsedMs) => writeOutcome(valkey, { key, op, expectedVersion, record, elapsedMs })).pipe(
+        Effect.map((version): Written => ({ version, op }))
+      )
+    })
+
+  type GetResult = Effect.Effect<Stored, NotFound | WrongType | InvalidInput | ConnectionError>
+  const get = (id: string): GetResult =>
+    Effect.suspend((): GetResult => {
+      const key = spec.documentKey(id)
+      if (key instanceof KeyPartError) return fail(key)
+      return typedCommand(valkey, `get ${kind}`, key, "hash", (c) => c.hgetall(key)).pipe(
+        Effect.flatMap((hash) => {
+          const found = parse(id, hash)
+          return found === undefined ? Effect.fail(notFound(key, id)) : Effect.succeed(found)
+        })
+      )
+    })
+
+  type ManyResult = Effect.Effect<ReadonlyArray<Stored>, WrongType | InvalidInput | ConnectionError>
+  const getMany = (ids: ReadonlyArray<string>): ManyResult =>
+    Effect.suspend((): ManyResult => {
+      if (!Array.isArray(ids)) return Effect.fail(new InvalidInput({ field: "ids", message: "ids must be an array" }))
+      if (ids.length === 0) return Effect.succeed([])
+      const keys: Array<string> = []
+      for (const id of ids) {
+        const key = spec.documentKey(id)
+        if (key instanceof KeyPartError) return fail(key)
+        keys.push(key)
+      }
+      return typedPipeline<Record<string, string>>(valkey, `get ${kind}s`, keys, "hash", (p, key) => p.hgetall(key)).pipe(
+        Effect.map((hashes) => ids.flatMap((id, i) => parse(id, hashes[i] ?? {}) ?? []))
+      )
+    })
+
+  type DeleteResult = Effect.Effect<Written, WriteReplyError<DR> | NotFound | StateMoved | WrongType | InvalidInput | ConnectionError>
+  const remove = (input: Delete): DeleteResult =>
+    Effect.suspend((): DeleteResult => {
+      const expectedVersion = input.expectedVersion ?? -1
+      const problem = expectedVersionProblem(expectedVersion)
+      if (problem) return Effect.fail(problem)
+      const key = spec.documentKey(input.id)
+      if (key instanceof KeyPartError) return fail(key)
+      const op = input.op ?? newOperationId()
+      const extra = spec.delete.read ?? []
+      const fields = ["scope", ...extra]
+      // The index keys depend on the stored scope (and fields): read, pass, let the script re-check.
+      const attempt = (n: number) =>
+        readFields(key, n, fields, extra.length === 0 ? "scope" : "indexes").pipe(
+          Effect.flatMap(([scope, ...stored]): Effect.Effect<Settled<DR>, SettleError<DR> | NotFound | InvalidInput | ConnectionError> => {
+            if (scope === null || scope === undefined) return Effect.fail(notFound(key, input.id))
+            const changes = valkey.keys.key("changes", { scope })
+            if (changes instanceof KeyPartError) return fail(changes)
+            const write = documentWrite(key, changes, input.id, scope, op, expectedVersion, input.change ?? "delete")
+            const call = spec.delete.call(input, write, stored)
+            if (call instanceof KeyPartError) return fail(call)
+            return valkey
+              .script(spec.delete.script, call.keys, call.args)
+              .pipe(Effect.flatMap((reply) => settleWrite(reply, { key, expectedVersion, requestedScope: scope })))
+          })
+        )
+      return retryWhileMoved(key, attempt).pipe(Effect.map((version): Written => ({ version: version as number, op })))
+    })
+
+  type OutcomeResult = Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError>
+  const outcome = (id: string, op: string): OutcomeResult =>
+    Effect.suspend((): OutcomeResult => {
+      const key = spec.documentKey(id)
+      return key instanceof KeyPartError ? fail(key) : operationLanded(valkey, key, op, { kind, id })
+    })
+
+  const dao = { put, get, getMany, delete: remove, outcome }
+  return spec.list === undefined ? dao : { ...dao, list: pagedList(spec.list) }
+}
+
+/** A page beyond this offset or count is no page any index holds, and Valkey refuses the range. */
+const MAX_PAGE_NUMBER = Number.MAX_SAFE_INTEGER - 1
+
+/** Why a page bound is refused, or `undefined`. */
+const pageProblem = (field: string, value: number): InvalidInput | undefined =>
+  numberProblem(field, value) ??
+  (value > MAX_PAGE_NUMBER ? new InvalidInput({ field, message: `${field} must be at most ${MAX_PAGE_NUMBER}` }) : undefined)
+
+/** `count` items of the index from `offset`, reading one more to tell whether a next page exists. */
+const pagedList =
+  <Item>(spec: ListSpec<Item>): PagedList<Item> =>
+  (scope, page = {}) =>
+    Effect.suspend((): ReturnType<PagedList<Item>> => {
+      const key = spec.key(scope)
+      if (key instanceof KeyPartError) return Effect.fail(keyProblem(key))
+      const problem = pageProblem("offset", page.offset ?? 0) ?? pageProblem("count", page.count ?? DEFAULT_PAGE)
+      if (problem) return Effect.fail(problem)
+      const offset = Math.max(0, Math.floor(page.offset ?? 0))
+      const count = Math.max(1, Math.floor(page.count ?? DEFAULT_PAGE))
+      return spec.read(key, offset, count + 1).pipe(
+        Effect.map((items): DocumentPage<Item> => {
+          const more = items.length > count
+          return { items: more ? items.slice(0, count) : items, next: more ? offset + count : null }
+        })
+      )
+    })

@@ -1,0 +1,25 @@
+import type { IndexedFamily } from "./IndexedFamily.js"
+import { type Finding, problemsOf } from "./IndexFinding.js"
+import { repairFinding } from "./IndexRepair.js"
+import { walkDocuments, walkReferences, walkScopes } from "./IndexWalk.js"
+
+/** A core family: one phase of the walk in IndexWalk.ts, repaired by the scripts of IndexRepair.ts. */
+const coreFamily = (name: string, inspect: IndexedFamily<Finding>["inspect"]): IndexedFamily<Finding> => ({
+  name,
+  inspect,
+  problemsOf,
+  repair: repairFinding
+})
+
+/**
+ * The families of the core documents, in the order the default {@link IndexRegistry} walks them:
+ * the `scopes` registry first (a registry of the wrong type is repaired before documents
+ * register their scopes in it), reference lists last.
+ */
+export const coreIndexedFamilies: ReadonlyArray<IndexedFamily<Finding>> = [
+  coreFamily("scopes", walkScopes),
+  coreFamily("joborder", (ctx, handle) => walkDocuments(ctx, "jobOrder", handle)),
+  coreFamily("jobresponse", (ctx, handle) => walkDocuments(ctx, "jobResponse", handle)),
+  coreFamily("workmaster", (ctx, handle) => walkDocuments(ctx, "workMaster", handle)),
+  coreFamily("references", walkReferences)
+]

@@ -1,0 +1,54 @@
+import { Effect, type Scope } from "effect"
+import type { KeyParts } from "@microdcs/keyschema"
+import { type InvalidInput, StoreUnavailable } from "./Errors.js"
+import { Valkey } from "./Valkey.js"
+
+export interface NudgeHandlers {
+  /** A nudge naming `scope` arrived. Runs on the connection's event loop: keep it short (offer to a queue). */
+  readonly onNudge: (scope: string) => void
+  /**
+   * The connection came back after a loss and resubscribed. Nudges sent meanwhile are lost:
+   * read everything that may have changed.
+   */
+  readonly onReconnect?: (() => void) | undefined
+}
+
+/**
+ * Nudges (`nudge:{kind}` channels, data-layer.md §7): the wake-ups the store's scripts publish
+ * with the scope they changed. Only wake-ups, never the truth: pub/sub loses messages across
+ * reconnects, so a listener also reads on a timer.
+ */
+export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+
+    /**
+     * Subscribes to `nudge:{kind}` on a connection of its own (named `connectionName`), open
+     * until the scope closes. It returns once subscribed, so a change made after it returns is
+     * nudged, not missed.
+     */
+    const listen = (
+      kind: KeyParts<"nudge">["kind"],
+      connectionName: string,
+      handlers: NudgeHandlers
+    ): Effect.Effect<void, InvalidInput | StoreUnavailable, Scope.Scope> =>
+      Effect.gen(function* () {
+        const channel = yield* valkey.key("nudge", { kind })
+        // No command timeout: a subscribed connection sends nothing for as long as nobody writes.
+        const subscriber = yield* valkey.dedicated(connectionName, { commandTimeoutMs: undefined })
+        subscriber.on("message", (from: string, scope: string) => {
+          if (from === channel) handlers.onNudge(scope)
+        })
+        // After a reconnect the client resubscribes by itself; "ready" is not emitted before,
+        // because the connection is ready when `dedicated` returns.
+        const onReconnect = handlers.onReconnect
+        if (onReconnect) subscriber.on("ready", () => onReconnect())
+        yield* Effect.tryPromise({
+          try: () => subscriber.subscribe(channel),
+          catch: (error) => new StoreUnavailable({ operation: `SUBSCRIBE ${channel}`, message: error instanceof Error ? error.message : String(error) })
+        })
+      })
+
+    return { listen } as const
+  })
+}) {}

@@ -1,0 +1,113 @@
+import { Effect } from "effect"
+import type { ConnectionError, InvalidInput } from "./Errors.js"
+import { decodeStreamGroups } from "./StreamGroups.js"
+import { Valkey } from "./Valkey.js"
+
+/** The two streams of a scope, by their dead-letter kind. */
+export type ScopeStreamName = "changes" | "sfc"
+
+export interface GroupFigures {
+  readonly stream: ScopeStreamName
+  readonly scope: string
+  readonly group: string
+  readonly lag: number | undefined
+  readonly pending: number
+}
+
+export interface ScopeFigures {
+  readonly scope: string
+  /** XLEN of `changes:{scope}` and `sfc:work:{scope}`. */
+  readonly streamLength: Readonly<Record<ScopeStreamName, number>>
+  readonly deadLetters: Readonly<Record<ScopeStreamName, number>>
+  readonly groups: ReadonlyArray<GroupFigures>
+  /** Job orders in the scope's list (stored and not yet cleared or cancelled). */
+  readonly jobOrders: number
+  /** Executions not yet terminal (Running, Interrupted). */
+  readonly activeExecutions: number
+  /** Job responses by state, from the by-state sets; states without responses are left out. */
+  readonly responsesByState: Readonly<Record<string, number>>
+}
+
+const STREAMS: ReadonlyArray<readonly [ScopeStreamName, "changes" | "sfcWork"]> = [
+  ["changes", "changes"],
+  ["sfc", "sfcWork"]
+]
+/** Scopes per pipelined round trip. */
+const SCOPES_PER_ROUND_TRIP = 50
+
+type Reply = [Error | null, unknown]
+
+/**
+ * The figures of `/metrics` (island.md §4), read from index and stream sizes only (XLEN, XINFO
+ * GROUPS, ZCARD, SCARD): no document is read, so a scrape costs the same on a scope with 20 job
+ * orders as on one with 20,000. A key that is missing or of another type counts 0: a scrape
+ * must not fail over one corrupted key (the index check names it).
+ */
+export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@microdcs/store/ScopeFiguresReader", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+
+    /**
+     * Every scope's figures, one pipelined round trip per batch of scopes. `responseStates` are
+     * the job response states to count (the store does not know the state machine).
+     */
+    const figures = (
+      scopes: ReadonlyArray<string>,
+      responseStates: ReadonlyArray<string>
+    ): Effect.Effect<ReadonlyArray<ScopeFigures>, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const out: Array<ScopeFigures> = []
+        for (let i = 0; i < scopes.length; i += SCOPES_PER_ROUND_TRIP) {
+          const batch = scopes.slice(i, i + SCOPES_PER_ROUND_TRIP)
+          const keyed = yield* Effect.forEach(batch, (scope) =>
+            Effect.all({
+              scope: Effect.succeed(scope),
+              streams: Effect.forEach(STREAMS, ([, family]) => valkey.key(family, { scope })),
+              dead: Effect.forEach(STREAMS, ([kind]) => valkey.key("deadLetterStream", { kind, scope })),
+              list: valkey.key("jobOrderList", { scope }),
+              active: valkey.key("sfcActive", { scope }),
+              byState: Effect.forEach(responseStates, (state) => valkey.key("jobResponseByState", { scope, state }))
+            })
+          )
+          const replies = yield* valkey.command("metrics figures", async (c) => {
+            const pipeline = c.pipeline()
+            for (const k of keyed) {
+              for (const stream of k.streams) pipeline.xlen(stream).xinfo("GROUPS", stream)
+              for (const dead of k.dead) pipeline.xlen(dead)
+              pipeline.zcard(k.list).scard(k.active)
+              for (const set of k.byState) pipeline.scard(set)
+            }
+            return ((await pipeline.exec()) ?? []) as Array<Reply>
+          })
+          let at = 0
+          const next = () => replies[at++]
+          const count = (reply: Reply | undefined) => (reply && reply[0] === null ? Number(reply[1]) : 0)
+          // A stream that does not exist yet has no groups: XINFO answers an error, which is no problem.
+          const groupsOf = (reply: Reply | undefined) => (reply && reply[0] === null ? decodeStreamGroups(reply[1]) : [])
+          for (const k of keyed) {
+            const streamLength = {} as Record<ScopeStreamName, number>
+            const deadLetters = {} as Record<ScopeStreamName, number>
+            const groups: Array<GroupFigures> = []
+            for (const [name] of STREAMS) {
+              streamLength[name] = count(next())
+              for (const g of groupsOf(next())) {
+                groups.push({ stream: name, scope: k.scope, group: g.group, lag: g.lag ?? undefined, pending: g.pending })
+              }
+            }
+            for (const [name] of STREAMS) deadLetters[name] = count(next())
+            const jobOrders = count(next())
+            const activeExecutions = count(next())
+            const responsesByState: Record<string, number> = {}
+            for (const state of responseStates) {
+              const n = count(next())
+              if (n > 0) responsesByState[state] = n
+            }
+            out.push({ scope: k.scope, streamLength, deadLetters, groups, jobOrders, activeExecutions, responsesByState })
+          }
+        }
+        return out
+      })
+
+    return { figures } as const
+  })
+}) {}

@@ -1,0 +1,28 @@
+import { Effect, Either } from "effect"
+import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
+import { JobOrderDao, JobResponseDao } from "@microdcs/store"
+import { eventually, type UntilDeadline } from "@microdcs/test-utils"
+
+/** The job order's normalized state name, `"malformed"` for an undecodable record, `undefined` when it does not exist. */
+export const jobOrderState = (id: string) =>
+  Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(
+    Effect.map((doc) => {
+      const decoded = decodeJobOrderRecord(doc.doc)
+      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
+    }),
+    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+/** Waits until the job order is in `state` (a normalized name such as `Ended_Completed`). */
+export const untilJobOrderIs = (id: string, state: string, deadline?: UntilDeadline) =>
+  eventually(jobOrderState(id).pipe(Effect.map((s) => (s === state ? s : undefined))), deadline)
+
+/** The job response the SFC engine stores for a job (`{jobId}-response`), or `undefined`. */
+export const responseOf = (jobId: string) =>
+  Effect.flatMap(JobResponseDao, (dao) => dao.get(`${jobId}-response`)).pipe(
+    Effect.map((doc) => JSON.parse(doc.doc) as Record<string, unknown>),
+    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+/** Waits for the job's response and returns it. */
+export const untilResponse = (jobId: string, deadline?: UntilDeadline) => eventually(responseOf(jobId), deadline)
