@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -60,3 +60,13 @@ export const makeCli = async (url: string, prefix: string): Promise<Cli> => {
   }
   return { main, run, json, dispose: () => rmSync(root, { recursive: true, force: true }) }
 }
+
+/** Whether util-linux `script` is here, to run the CLI on a pseudo-terminal. */
+export const hasScript = (() => {
+  try {
+    execFileSync("script", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()

@@ -1,11 +1,10 @@
-import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { JobAcceptanceDao } from "@microdcs/store"
 import { freePort, randomPrefix } from "@microdcs/test-utils"
-import { childEnv, type Cli, exec, makeCli } from "./Cli.js"
+import { childEnv, type Cli, exec, hasScript, makeCli } from "./Cli.js"
 import { SCOPE, seedIsland, withStore } from "./Seed.js"
 
 // Connection settings, usage errors, the source entry point and the interactive prompt.
@@ -18,15 +17,6 @@ beforeAll(async () => {
   ;[cli] = await Promise.all([makeCli(url, prefix), seedIsland(url, prefix)])
 })
 afterAll(() => cli?.dispose())
-
-const hasScript = (() => {
-  try {
-    execFileSync("script", ["--version"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 describe("connection and usage", () => {
   it("exit 4 when Valkey cannot be reached, with the reason on stderr (JSON with --json)", async () => {

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
@@ -8,7 +7,7 @@ import { randomPrefix } from "@microdcs/test-utils"
 import packageJson from "../package.json" with { type: "json" }
 import { colorsWanted, consoleFor, stripAnsi } from "../src/Colors.js"
 import { progressBar } from "../src/Progress.js"
-import { childEnv, type Cli, exec, makeCli } from "./Cli.js"
+import { childEnv, type Cli, exec, hasScript, makeCli } from "./Cli.js"
 import { SCOPE, seedIsland, withStore } from "./Seed.js"
 
 // What an operator needs beyond reading: job actions, redrive, and output fit for a terminal or a pipe.
@@ -30,15 +29,6 @@ const stateOf = (id: string) =>
       return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
     })
   )
-
-const hasScript = (() => {
-  try {
-    execFileSync("script", ["--version"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 describe("help and version", () => {
   it("lists nested commands once each (no 'config config'), and --version prints the package version", async () => {

@@ -48,11 +48,11 @@ export interface ListedDocumentDao<Put, Delete, Stored, PutError, DeleteError, I
 const DEFAULT_PAGE = 100
 
 // The implementation's view of a spec's inputs and failures.
-type Put = DocumentPutInput
-type Delete = DocumentDeleteInput
-type PR = WriteReply
-type DR = WriteReply
-type Stored = StoredDocument
+type AnyPut = DocumentPutInput
+type AnyDelete = DocumentDeleteInput
+type AnyPutReply = WriteReply
+type AnyDeleteReply = WriteReply
+type AnyStored = StoredDocument
 type AnyFailure = WriteReplyError<WriteReply>
 
 /**
@@ -94,11 +94,11 @@ export function makeDocumentDao<
 // The implementation works on the widest types; the overloads above give each spec its exact ones.
 export function makeDocumentDao(
   valkey: ValkeyService,
-  spec: DocumentSpec<Put, string, any, WriteReply, Delete, string, any, WriteReply, StoredDocument>
-): DocumentDao<Put, Delete, StoredDocument, AnyFailure, AnyFailure> & { readonly list?: PagedList<unknown> } {
+  spec: DocumentSpec<AnyPut, string, any, WriteReply, AnyDelete, string, any, WriteReply, StoredDocument>
+): DocumentDao<AnyPut, AnyDelete, StoredDocument, AnyFailure, AnyFailure> & { readonly list?: PagedList<unknown> } {
   const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
   const scopes = valkey.keys.key("scopes", {}) as string
-  const parse = spec.parse ?? (parseDocumentHash as (id: string, hash: Record<string, string>) => Stored | undefined)
+  const parse = spec.parse ?? parseDocumentHash
   const { kind, noun } = spec
   const notFound = (key: string, id: string) => new NotFound({ key, message: `${noun} ${id} does not exist` })
   const fail = (error: KeyPartError | InvalidInput) => Effect.fail(error instanceof KeyPartError ? keyProblem(error) : error)
@@ -114,8 +114,8 @@ export function makeDocumentDao(
   const documentWrite = (key: string, changes: string, id: string, scope: string, op: string, expectedVersion: number, change: string) =>
     ({ key, changes, scopes, args: { expectedVersion, scope, id, op, change, nudgeChannel } }) satisfies DocumentWrite
 
-  type PutResult = Effect.Effect<Written, WriteReplyError<PR> | InvalidInput | ConnectionError>
-  const put = (input: Put): PutResult =>
+  type PutResult = Effect.Effect<Written, WriteReplyError<AnyPutReply> | InvalidInput | ConnectionError>
+  const put = (input: AnyPut): PutResult =>
     // The hot path of every island: checks and keys are plain synchronous code, so a put without
     // a read is one suspended step, the script call and the reply mapping.
     Effect.suspend((): PutResult => {
@@ -134,7 +134,7 @@ export function makeDocumentDao(
       if (built instanceof KeyPartError) return fail(built)
       const context: WriteContext = { key, expectedVersion, requestedScope: input.scope }
       const fields = spec.put.read
-      let write: Effect.Effect<number, SettleError<PR> | StateMoved | InvalidInput | ConnectionError>
+      let write: Effect.Effect<number, SettleError<AnyPutReply> | StateMoved | InvalidInput | ConnectionError>
       if (fields === undefined) {
         // Nothing was read, so nothing can have moved: a `retry` is final.
         const call = typeof built === "function" ? built([]) : built
@@ -143,7 +143,7 @@ export function makeDocumentDao(
       } else {
         const attempt = (n: number) =>
           readFields(key, n, fields, "indexes").pipe(
-            Effect.flatMap((stored): Effect.Effect<Settled<PR>, SettleError<PR> | InvalidInput | ConnectionError> => {
+            Effect.flatMap((stored): Effect.Effect<Settled<AnyPutReply>, SettleError<AnyPutReply> | InvalidInput | ConnectionError> => {
               const call = typeof built === "function" ? built(stored) : built
               if (call instanceof KeyPartError) return fail(call)
               return valkey.script(spec.put.script, call.keys, call.args).pipe(Effect.flatMap((reply) => settleWrite(reply, context)))
@@ -157,7 +157,7 @@ export function makeDocumentDao(
       )
     })
 
-  type GetResult = Effect.Effect<Stored, NotFound | WrongType | InvalidInput | ConnectionError>
+  type GetResult = Effect.Effect<AnyStored, NotFound | WrongType | InvalidInput | ConnectionError>
   const get = (id: string): GetResult =>
     Effect.suspend((): GetResult => {
       const key = spec.documentKey(id)
@@ -170,7 +170,7 @@ export function makeDocumentDao(
       )
     })
 
-  type ManyResult = Effect.Effect<ReadonlyArray<Stored>, WrongType | InvalidInput | ConnectionError>
+  type ManyResult = Effect.Effect<ReadonlyArray<AnyStored>, WrongType | InvalidInput | ConnectionError>
   const getMany = (ids: ReadonlyArray<string>): ManyResult =>
     Effect.suspend((): ManyResult => {
       if (!Array.isArray(ids)) return Effect.fail(new InvalidInput({ field: "ids", message: "ids must be an array" }))
@@ -186,8 +186,8 @@ export function makeDocumentDao(
       )
     })
 
-  type DeleteResult = Effect.Effect<Written, WriteReplyError<DR> | NotFound | StateMoved | WrongType | InvalidInput | ConnectionError>
-  const remove = (input: Delete): DeleteResult =>
+  type DeleteResult = Effect.Effect<Written, WriteReplyError<AnyDeleteReply> | NotFound | StateMoved | WrongType | InvalidInput | ConnectionError>
+  const remove = (input: AnyDelete): DeleteResult =>
     Effect.suspend((): DeleteResult => {
       const expectedVersion = input.expectedVersion ?? -1
       const problem = expectedVersionProblem(expectedVersion)
@@ -200,7 +200,7 @@ export function makeDocumentDao(
       // The index keys depend on the stored scope (and fields): read, pass, let the script re-check.
       const attempt = (n: number) =>
         readFields(key, n, fields, extra.length === 0 ? "scope" : "indexes").pipe(
-          Effect.flatMap(([scope, ...stored]): Effect.Effect<Settled<DR>, SettleError<DR> | NotFound | InvalidInput | ConnectionError> => {
+          Effect.flatMap(([scope, ...stored]): Effect.Effect<Settled<AnyDeleteReply>, SettleError<AnyDeleteReply> | NotFound | InvalidInput | ConnectionError> => {
             if (scope === null || scope === undefined) return Effect.fail(notFound(key, input.id))
             const changes = valkey.keys.key("changes", { scope })
             if (changes instanceof KeyPartError) return fail(changes)

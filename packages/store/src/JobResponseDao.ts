@@ -90,8 +90,13 @@ const validatePageSize = (pageSize: number) =>
     ? Effect.void
     : Effect.fail(new InvalidInput({ field: "pageSize", message: `pageSize must be a positive integer, got ${pageSize}` }))
 
+/** SSCAN cursors are unsigned 64-bit: a longer decimal is a server error, so it is refused here. */
+const MAX_CURSOR = 2n ** 64n - 1n
+
 const validateCursor = (cursor: string) =>
-  /^\d+$/.test(cursor) ? Effect.void : Effect.fail(new InvalidInput({ field: "cursor", message: `cursor must be a decimal, got '${cursor}'` }))
+  typeof cursor === "string" && /^\d+$/.test(cursor) && BigInt(cursor) <= MAX_CURSOR
+    ? Effect.void
+    : Effect.fail(new InvalidInput({ field: "cursor", message: `cursor must be a decimal below 2^64, got '${cursor}'` }))
 
 /**
  * Job response documents (data-layer.md §5, R-12..R-15): `jobresponse:{id}` plus the list by

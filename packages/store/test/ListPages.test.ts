@@ -43,4 +43,15 @@ describe("paged lists", () => {
       expect(yield* orders.list("lp")).toEqual({ items: [{ id: "lp-j", priority: 1 }], next: null })
     }).pipe(Effect.provide(layer))
   )
+
+  it.effect("JobResponseDao.byState refuses a cursor beyond 64 bits with InvalidInput naming it", () =>
+    Effect.gen(function* () {
+      const responses = yield* JobResponseDao
+      yield* responses.put({ id: "lp-s", scope: "lp", orderId: "o-s", state: "Running", doc: "{}", expectedVersion: 0 })
+      for (const cursor of ["18446744073709551616", "99999999999999999999999"]) {
+        expect(yield* Effect.flip(responses.byState("lp", "Running", cursor)), cursor).toMatchObject({ _tag: "InvalidInput", field: "cursor" })
+      }
+      expect((yield* responses.byState("lp", "Running", "0")).ids).toEqual(["lp-s"])
+    }).pipe(Effect.provide(layer))
+  )
 })
