@@ -28,6 +28,10 @@ export const connectionOptions = (
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
+    // The client's own resubscribe after a reconnect sends SUBSCRIBE with no handler on its
+    // promise: a connection that closes again at once rejects it unhandled and ends the process.
+    // Subscribers resubscribe themselves on "ready" (Nudges, ScopeRegistry), catching the failure.
+    autoResubscribe: false,
     connectTimeout: options.connectTimeoutMs ?? defaults.connectTimeoutMs,
     ...(commandTimeout !== undefined ? { commandTimeout } : {}),
     // Exponential backoff with jitter, capped at 2 s: a restarted server is found quickly

@@ -42,7 +42,11 @@ export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
         // After a reconnect the client resubscribes by itself; "ready" is not emitted before,
         // because the connection is ready when `dedicated` returns.
         const onReconnect = handlers.onReconnect
-        if (onReconnect) subscriber.on("ready", () => onReconnect())
+        subscriber.on("ready", () => {
+          // A failure here is the connection going away again; the next "ready" tries again.
+          subscriber.subscribe(channel).catch(() => undefined)
+          onReconnect?.()
+        })
         yield* Effect.tryPromise({
           try: () => subscriber.subscribe(channel),
           catch: (error) => new StoreUnavailable({ operation: `SUBSCRIBE ${channel}`, message: error instanceof Error ? error.message : String(error) })

@@ -50,6 +50,11 @@ export class ScopeRegistry extends Effect.Service<ScopeRegistry>()("@microdcs/st
           subscriber.on("message", (channel: string, scope: string) => {
             if (channel === nudgeChannel && !seen.has(scope)) wake.unsafeOffer(undefined)
           })
+          // After a reconnect: subscribe again (the client does not), and re-read what was missed.
+          subscriber.on("ready", () => {
+            subscriber.subscribe(nudgeChannel).catch(() => undefined)
+            wake.unsafeOffer(undefined)
+          })
           yield* Effect.tryPromise({
             try: () => subscriber.subscribe(nudgeChannel),
             catch: (error) =>
