@@ -2,8 +2,9 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Queue, Runtime } from "effect"
 import fc from "fast-check"
 import { inject } from "vitest"
-import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
 import { type SfcCompareAndSet, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { casWith, snapshotOf } from "./SfcStateKit.js"
 
 const prefix = randomPrefix()
 const services = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -11,24 +12,10 @@ const services = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({
 const state = (step: string) => JSON.stringify({ status: "running", step })
 
 /** A CAS with nothing but the state; tests override what they exercise. */
-const cas = (jobId: string, scope: string, expectedVersion: number, extra: Partial<SfcCompareAndSet> = {}): SfcCompareAndSet => ({
-  jobId,
-  scope,
-  expectedVersion,
-  doc: state(`v${expectedVersion + 1}`),
-  entries: [],
-  due: null,
-  active: true,
-  waitsAdd: [],
-  waitsRemove: [],
-  ...extra
-})
+const cas = (jobId: string, scope: string, expectedVersion: number, extra: Partial<SfcCompareAndSet> = {}): SfcCompareAndSet =>
+  casWith(jobId, scope, expectedVersion, state(`v${expectedVersion + 1}`), extra)
 
-/** Every key of this test file's prefix with its DUMP: any write anywhere changes it. */
-const everything = Effect.gen(function* () {
-  const valkey = yield* Valkey
-  return yield* valkey.command("snapshot", (c) => dumpKeys(c, prefix))
-})
+const everything = snapshotOf(prefix)
 
 const xrange = (scope: string) =>
   Effect.gen(function* () {

@@ -1,32 +1,19 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
-import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
-import { type SfcCompareAndSet, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { randomPrefix } from "@microdcs/test-utils"
+import { type SfcCompareAndSet, SfcStateDao, ValkeyLayer } from "@microdcs/store"
+import { casWith, snapshotOf } from "./SfcStateKit.js"
 
 /** `waitsMove` of the SFC CAS: a job that stays in a waits set with a new wait start. */
 
 const prefix = randomPrefix()
 const services = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
-const cas = (jobId: string, expectedVersion: number, extra: Partial<SfcCompareAndSet> = {}): SfcCompareAndSet => ({
-  jobId,
-  scope: "s-move",
-  expectedVersion,
-  doc: JSON.stringify({ v: expectedVersion + 1 }),
-  entries: [],
-  due: null,
-  active: true,
-  waitsAdd: [],
-  waitsRemove: [],
-  ...extra
-})
+const cas = (jobId: string, expectedVersion: number, extra: Partial<SfcCompareAndSet> = {}): SfcCompareAndSet =>
+  casWith(jobId, "s-move", expectedVersion, JSON.stringify({ v: expectedVersion + 1 }), extra)
 
-/** Every key of this file's prefix with its DUMP: any write changes it. */
-const everything = Effect.gen(function* () {
-  const valkey = yield* Valkey
-  return yield* valkey.command("snapshot", (c) => dumpKeys(c, prefix))
-})
+const everything = snapshotOf(prefix)
 
 layer(services)("SfcStateDao waitsMove", (it) => {
   it.effect("replaces the wait start (where waitsAdd keeps the first one), so the job queues behind jobs that waited longer", () =>

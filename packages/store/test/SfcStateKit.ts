@@ -1,0 +1,30 @@
+import { Effect } from "effect"
+import { dumpKeys } from "@microdcs/test-utils"
+import { type SfcCompareAndSet, Valkey } from "@microdcs/store"
+
+/** A CAS with nothing but the state document; tests override what they exercise. */
+export const casWith = (
+  jobId: string,
+  scope: string,
+  expectedVersion: number,
+  doc: string,
+  extra: Partial<SfcCompareAndSet> = {}
+): SfcCompareAndSet => ({
+  jobId,
+  scope,
+  expectedVersion,
+  doc,
+  entries: [],
+  due: null,
+  active: true,
+  waitsAdd: [],
+  waitsRemove: [],
+  ...extra
+})
+
+/** Every key of a test file's prefix with its DUMP: any write anywhere changes it. */
+export const snapshotOf = (prefix: string) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    return yield* valkey.command("snapshot", (c) => dumpKeys(c, prefix))
+  })
