@@ -7,7 +7,7 @@ export default defineConfig({
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"] } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
     globalSetup: ["./packages/test-utils/src/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
