@@ -1,6 +1,7 @@
 import { Deferred, Effect } from "effect"
+import type { Redis } from "iovalkey"
 import { scriptKeys, sfcCompareAndSet } from "@microdcs/lua-scripts"
-import { makePoller } from "@microdcs/poller"
+import { makePoller, type PollerOptions } from "@microdcs/poller"
 import { SfcStateDao, storeLayer, Valkey } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { rawClient } from "./RawClient.js"
@@ -12,12 +13,121 @@ const FALLBACK_MS = 1000
 /** An execution state of realistic size (~2 KB). */
 const stateDoc = (i: number) => JSON.stringify({ jobId: `job-${i}`, status: "running", pad: "x".repeat(2000) })
 
+/** Entries per consumption run, runs per mode (the median is printed), and the read size of every mode. */
+const CONSUME_ENTRIES = THROUGHPUT_OPS
+const CONSUME_RUNS = Number(process.env["BENCH_CONSUME_RUNS"] ?? 3)
+const CONSUME_BATCH = 32 // the poller's default batchSize (2 × concurrency 16)
+
+interface ConsumeRun {
+  readonly perSecond: number
+  /** Node CPU (user + system, this process) per entry, µs. */
+  readonly cpuPerEntryUs: number
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+/** Fills a stream with `n` small entries (the SFC work entry's shape), pipelined; not measured. */
+const fill = (client: Redis, stream: string, group: string, n: number) =>
+  Effect.promise(async () => {
+    await client.call("XGROUP", "CREATE", stream, group, "0", "MKSTREAM")
+    for (let i = 0; i < n; i += 1000) {
+      const p = client.pipeline()
+      for (let j = i; j < Math.min(n, i + 1000); j++) p.xadd(stream, "*", "type", "command", "jobId", `job-${j}`, "entry", "{}")
+      await p.exec()
+    }
+  })
+
+/** Wall time and Node CPU of `consume`, which returns once all `n` entries are handled and acknowledged. */
+const measured = <E, R>(n: number, consume: Effect.Effect<void, E, R>): Effect.Effect<ConsumeRun, E, R> =>
+  Effect.gen(function* () {
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    yield* consume
+    const wall = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    return { perSecond: n / (wall / 1000), cpuPerEntryUs: (cpu.user + cpu.system) / n }
+  })
+
+/** The baseline: a plain iovalkey loop of XREADGROUP COUNT 32 and one XACK per read, until the stream is drained. */
+const rawConsume = (client: Redis, stream: string, group: string) =>
+  Effect.promise(async () => {
+    for (;;) {
+      const reply = (await client.xreadgroup("GROUP", group, "raw", "COUNT", CONSUME_BATCH, "STREAMS", stream, ">")) as
+        | Array<[string, Array<[string, Array<string>]>]>
+        | null
+      const entries = reply?.[0]?.[1] ?? []
+      if (entries.length > 0) await client.xack(stream, group, ...entries.map((e) => e[0]))
+      if (entries.length < CONSUME_BATCH) return
+    }
+  })
+
+/**
+ * Consumption of one stream with a no-op handler, per mode: the raw loop, the poller's per-entry
+ * handler and its batch handler, each on a fresh stream and group, `CONSUME_RUNS` times.
+ */
+const consumption = (plain: Redis) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const runs: Record<"raw" | "entry" | "batch", Array<ConsumeRun>> = { raw: [], entry: [], batch: [] }
+    const n = CONSUME_ENTRIES
+    for (let r = 0; r < CONSUME_RUNS; r++) {
+      for (const mode of ["raw", "entry", "batch"] as const) {
+        const scope = `consume-${mode}-${r}`
+        const stream = valkey.keys.key("sfcWork", { scope }) as string
+        const group = `consume-${r}`
+        yield* fill(plain, stream, group, n)
+        if (mode === "raw") {
+          runs.raw.push(yield* measured(n, rawConsume(plain, stream, group)))
+          continue
+        }
+        const done = yield* Deferred.make<void>()
+        let handled = 0
+        const common = {
+          kind: "bench",
+          stream: "sfcWork",
+          group,
+          batchSize: CONSUME_BATCH,
+          fallbackIntervalMs: 60_000,
+          trimIntervalMs: 0
+        } as const
+        const options: PollerOptions<never, never> =
+          mode === "entry"
+            ? { ...common, handler: () => Effect.suspend(() => (++handled === n ? Deferred.succeed(done, undefined) : Effect.void)) }
+            : { ...common, handleBatch: (es) => Effect.suspend(() => ((handled += es.length) === n ? Deferred.succeed(done, undefined) : Effect.void)) }
+        // The scope is not registered: `wake` discovers it, so no other poller of this run reads it.
+        const run = Effect.gen(function* () {
+          const poller = yield* makePoller(options)
+          yield* poller.wake(scope)
+          yield* Deferred.await(done)
+          // The last batch's XACK follows its handler: wait until the group holds nothing pending.
+          const pending = valkey.command("xpending", (c) => c.xpending(stream, group) as Promise<[number, ...Array<unknown>]>)
+          while ((yield* pending)[0] > 0) yield* Effect.sleep(1)
+        }).pipe(Effect.scoped)
+        runs[mode].push(yield* measured(n, run))
+      }
+    }
+    const row = (label: string, rs: ReadonlyArray<ConsumeRun>) => {
+      const perSecond = median(rs.map((x) => x.perSecond))
+      const cpu = median(rs.map((x) => x.cpuPerEntryUs))
+      const raw = median(runs.raw.map((x) => x.cpuPerEntryUs))
+      console.log(`  ${label.padEnd(52)} ${perSecond.toFixed(0).padStart(10)} ${cpu.toFixed(1).padStart(12)} ${(cpu / raw).toFixed(2).padStart(8)}`)
+    }
+    console.log(`\npoller consumption: ${n} entries, no-op handler, reads of ${CONSUME_BATCH}, median of ${CONSUME_RUNS} runs`)
+    console.log(`  ${"mode".padEnd(52)} ${"entries/s".padStart(10)} ${"CPU µs/entry".padStart(12)} ${"× raw".padStart(8)}`)
+    row("raw iovalkey XREADGROUP + XACK per read", runs.raw)
+    row("poller, per-entry handler", runs.entry)
+    row("poller, batch handler (handleBatch)", runs.batch)
+  })
+
 const program = Effect.gen(function* () {
   const valkey = yield* Valkey
   const states = yield* SfcStateDao
   // PING on the store's own connection (the spec's baseline); raw script calls on a plain client.
   const client = yield* valkey.command("client", async (c) => c)
   const plain = yield* rawClient(valkey.options.url!)
+  // BENCH_STREAMS=consume runs only the consumption figures.
+  yield* consumption(plain)
+  if (process.env["BENCH_STREAMS"] === "consume") return
   const opts = { warmup: 100, samples: Math.min(SAMPLES, 1000) }
   const ping = yield* latency("PING (raw, same connection)", opts, () => Effect.promise(() => client.ping()))
 

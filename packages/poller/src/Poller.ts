@@ -2,7 +2,7 @@ import { Context, Deferred, Duration, Effect, ExecutionStrategy, Fiber, Layer, Q
 import {
   type ConnectionError,
   ConsumerHeartbeats,
-  type InvalidInput,
+  InvalidInput,
   Nudges,
   ScopeRegistry,
   Valkey,
@@ -12,6 +12,7 @@ import {
 import { type PollerOptions, resolveOptions } from "./PollerOptions.js"
 import { makeStats, type PollerStats } from "./PollerStats.js"
 import { runWorker, type WorkerContext } from "./ScopeWorker.js"
+import { batchRunner, entryRunner, type RunnerEnv } from "./BatchRunner.js"
 
 /** A running poller. It stops when the scope it was made in closes. */
 export interface Poller {
@@ -51,21 +52,33 @@ export const makePoller = <E, R>(
 ): Effect.Effect<Poller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | Scope.Scope | R> =>
   Effect.gen(function* () {
     const opts = yield* resolveOptions(options)
+    const handlers = (typeof options.handler === "function" ? 1 : 0) + (typeof options.handleBatch === "function" ? 1 : 0)
+    if (handlers !== 1) {
+      return yield* new InvalidInput({ field: "handler", message: "give exactly one of handler (per entry) and handleBatch (per batch)" })
+    }
     const valkey = yield* Valkey
     const streams = yield* ValkeyStreams
     const registry = yield* ScopeRegistry
     const nudges = yield* Nudges
     const stats = yield* makeStats(opts.kind, opts.group)
     const stopping = yield* Deferred.make<void>()
+    // Set with `stopping`, read by plain code per entry.
+    let shuttingDown = false
     const heartbeat = yield* (yield* ConsumerHeartbeats).of(opts, opts.heartbeatTtlMs)
-    const ctx: WorkerContext<E, R> = {
+    const env: RunnerEnv = {
+      permits: yield* Effect.makeSemaphore(opts.concurrency),
+      concurrency: opts.concurrency,
+      stats,
+      isStopping: () => shuttingDown
+    }
+    const ctx: WorkerContext<R> = {
       options: opts,
       streams,
       heartbeat,
-      handler: options.handler,
+      run: options.handleBatch ? batchRunner(options.handleBatch, env) : entryRunner(options.handler, env),
       stats,
-      permits: yield* Effect.makeSemaphore(opts.concurrency),
-      stopping
+      stopping,
+      isStopping: env.isStopping
     }
     const workers = new Map<string, Worker>()
     const discovery = yield* Effect.makeSemaphore(1)
@@ -93,6 +106,7 @@ export const makePoller = <E, R>(
     const workerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
+        shuttingDown = true
         yield* Deferred.succeed(stopping, undefined)
         // Finalizers run uninterruptibly, and a timeout there would wait for its effect anyway.
         const finished = yield* Effect.interruptible(
@@ -116,7 +130,7 @@ export const makePoller = <E, R>(
           const signal = yield* Queue.sliding<void>(1)
           const fiber = yield* Effect.forkIn(runWorker(ctx, scope, stream, deadLetter, signal), workerScope)
           workers.set(scope, { signal, fiber })
-          yield* stats.gauge("scopes", 1)
+          stats.move("scopes", 1)
           return signal
         })
       )

@@ -2,6 +2,7 @@ import { hostname } from "node:os"
 import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import { InvalidInput, type ScopedFamily } from "@microdcs/store"
+import type { BatchOutcome } from "./BatchOutcome.js"
 
 /** Key families whose only part is the scope (`changes:{scope}`, `sfc:work:{scope}`): the streams a poller can read. */
 export type { ScopedFamily }
@@ -26,7 +27,8 @@ export interface PollerEntry {
   readonly deliveries: number
 }
 
-export interface PollerOptions<E, R> {
+/** Everything but the handler: the same for the per-entry and the batch handler. */
+export interface PollerSettings {
   /** Names the nudge channel `nudge:{kind}` and the dead letters `dlq:{kind}:{scope}` ("changes", "sfc"). */
   readonly kind: string
   /** The stream family read per scope, e.g. "changes" or "sfcWork". */
@@ -35,9 +37,7 @@ export interface PollerOptions<E, R> {
   readonly group: string
   /** Consumer name inside the group; default `{hostname}-{pid}-{random}`. */
   readonly consumer?: string | undefined
-  /** Runs once per delivery. Succeeding acknowledges the entry; failing (or dying) leaves it for a retry. */
-  readonly handler: (entry: PollerEntry) => Effect.Effect<void, E, R>
-  /** Handlers running at once over all scopes (default 16). */
+  /** Handlers running at once over all scopes (default 16); with `handleBatch`, batches running at once. */
   readonly concurrency?: number | undefined
   /** Entries per read (default 2 × concurrency, at most 1000). */
   readonly batchSize?: number | undefined
@@ -73,6 +73,26 @@ export interface PollerOptions<E, R> {
   readonly shutdownGraceMs?: number | undefined
 }
 
+/** The per-entry handler: runs once per delivery, up to `concurrency` at once. */
+export interface EntryHandlerOptions<E, R> extends PollerSettings {
+  /** Runs once per delivery. Succeeding acknowledges the entry; failing (or dying) leaves it for a retry. */
+  readonly handler: (entry: PollerEntry) => Effect.Effect<void, E, R>
+  readonly handleBatch?: undefined
+}
+
+/**
+ * The batch handler: one call per read (new entries, own retries or taken-over entries of one
+ * scope), in stream order; a scope's batches never overlap. See {@link BatchOutcome}. Failing (or
+ * dying) fails every entry of the batch; interrupted, it settles none (they stay pending).
+ */
+export interface BatchHandlerOptions<E, R> extends PollerSettings {
+  readonly handleBatch: (entries: ReadonlyArray<PollerEntry>) => Effect.Effect<BatchOutcome | void, E, R>
+  readonly handler?: undefined
+}
+
+/** A poller's options: the settings and exactly one of `handler` (per entry) or `handleBatch`. */
+export type PollerOptions<E, R> = EntryHandlerOptions<E, R> | BatchHandlerOptions<E, R>
+
 /** Options with every default applied and checked. */
 export interface ResolvedOptions {
   readonly kind: string
@@ -105,7 +125,7 @@ const text = (field: string, value: string): Effect.Effect<string, InvalidInput>
   typeof value === "string" && value.length > 0 ? Effect.succeed(value) : Effect.fail(new InvalidInput({ field, message: `${field} must be a non-empty string` }))
 
 /** Applies defaults and checks every option once, at start. */
-export const resolveOptions = <E, R>(options: PollerOptions<E, R>): Effect.Effect<ResolvedOptions, InvalidInput> =>
+export const resolveOptions = (options: PollerSettings): Effect.Effect<ResolvedOptions, InvalidInput> =>
   Effect.gen(function* () {
     const concurrency = yield* integer("concurrency", options.concurrency ?? 16, 1, 10_000)
     const backoffInitialMs = yield* integer("backoff.initialMs", options.backoff?.initialMs ?? 500, 1)

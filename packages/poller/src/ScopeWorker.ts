@@ -1,34 +1,22 @@
-import { Cause, Clock, Deferred, Effect, Exit, Option, Queue, Stream } from "effect"
+import { Clock, Deferred, Effect, Queue, Stream } from "effect"
 import type { ClaimedEntry, ConsumerHeartbeat, StreamEntry, ValkeyStreams } from "@microdcs/store"
 import { backoffMs, type PollerEntry, type ResolvedOptions } from "./PollerOptions.js"
 import type { Stats } from "./PollerStats.js"
+import type { BatchResult, BatchRunner } from "./BatchRunner.js"
 
 /** Everything a scope worker shares with its poller. */
-export interface WorkerContext<E, R> {
+export interface WorkerContext<R> {
   readonly options: ResolvedOptions
   readonly streams: ValkeyStreams
   /** Tells dead consumers of the group from live ones. */
   readonly heartbeat: ConsumerHeartbeat
-  readonly handler: (entry: PollerEntry) => Effect.Effect<void, E, R>
+  /** The handler (per entry or per batch) over one batch. */
+  readonly run: BatchRunner<R>
   readonly stats: Stats
-  /** Bounds handlers over all scopes. */
-  readonly permits: Effect.Semaphore
   /** Completed on shutdown: read no more, start no more handlers. */
   readonly stopping: Deferred.Deferred<void>
-}
-
-/** Longest error text kept in a dead letter. */
-const MAX_ERROR_CHARS = 4096
-
-const describeFailure = (cause: Cause.Cause<unknown>): string => {
-  const text = Option.match(Cause.failureOption(cause), {
-    onNone: () => Cause.pretty(cause),
-    onSome: (e) => {
-      if (e instanceof Error) return `${(e as { readonly _tag?: unknown })._tag ?? e.name}: ${e.message}`
-      return JSON.stringify(e) ?? String(e)
-    }
-  })
-  return text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) + "…" : text
+  /** The same as `stopping`, for plain code. */
+  readonly isStopping: () => boolean
 }
 
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
@@ -42,15 +30,15 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
  * (every trimIntervalMs).
  * Between rounds the worker sleeps until a wake (nudge, fallback tick) or its next deadline.
  */
-export const runWorker = <E, R>(
-  ctx: WorkerContext<E, R>,
+export const runWorker = <R>(
+  ctx: WorkerContext<R>,
   scope: string,
   stream: string,
   deadLetter: string,
   signal: Queue.Queue<void>
 ): Effect.Effect<void, never, R> =>
   Effect.gen(function* () {
-    const { options, streams, stats, stopping } = ctx
+    const { options, streams, stats } = ctx
     const { group, consumer } = options
     const start = yield* Clock.currentTimeMillis
     /** Last error per pending id, for the dead letter; what a restart forgot is described generically. */
@@ -64,7 +52,7 @@ export const runWorker = <E, R>(
       /** Whether this consumer may own pending entries (a failure, a lost ack, or a previous run). */
       ownPending: true
     }
-    const stopped = Deferred.isDone(stopping)
+    const stopped = Effect.sync(ctx.isStopping)
 
     const retryAfter = (at: number) => {
       state.ownPending = true
@@ -76,9 +64,8 @@ export const runWorker = <E, R>(
         Effect.flatMap((outcome) => {
           if (outcome.status !== "moved") return Effect.logDebug(`poller: dead letter skipped, entry ${outcome.status}`)
           lastError.delete(id)
-          return stats.add("deadLettered").pipe(
-            Effect.zipRight(Effect.logWarning("poller: entry moved to the dead-letter stream").pipe(Effect.annotateLogs({ id, error })))
-          )
+          stats.count("deadLettered")
+          return Effect.logWarning("poller: entry moved to the dead-letter stream").pipe(Effect.annotateLogs({ id, error }))
         }),
         Effect.catchAll((e) =>
           Effect.sync(() => (state.ownPending = true)).pipe(
@@ -87,48 +74,50 @@ export const runWorker = <E, R>(
         )
       )
 
-    const settle = (entry: PollerEntry, exit: Exit.Exit<void, E>) =>
+    /** One XACK for what succeeded; each failure is retried after its backoff or dead-lettered. */
+    const settle = ({ succeeded, failed }: BatchResult) =>
       Effect.gen(function* () {
-        if (Exit.isSuccess(exit)) {
-          const acked = yield* Effect.either(streams.ack(stream, group, [entry.id]))
-          lastError.delete(entry.id)
-          if (acked._tag === "Right") return yield* stats.add("processed")
-          state.ownPending = true
-          return yield* Effect.logWarning("poller: ack failed; the entry will be delivered again").pipe(
-            Effect.annotateLogs({ id: entry.id, error: errorText(acked.left) })
-          )
+        if (succeeded.length > 0) {
+          const ids = succeeded.map((e) => e.id)
+          const acked = yield* Effect.either(streams.ack(stream, group, ids))
+          if (lastError.size > 0) for (const id of ids) lastError.delete(id)
+          if (acked._tag === "Right") stats.count("processed", ids.length)
+          else {
+            state.ownPending = true
+            yield* Effect.logWarning("poller: ack failed; the entries will be delivered again").pipe(
+              Effect.annotateLogs({ ids: ids.slice(0, 20).join(","), count: ids.length, error: errorText(acked.left) })
+            )
+          }
         }
-        // Interrupted past the shutdown grace: not settled, it stays pending for a later delivery.
-        if (Cause.isInterruptedOnly(exit.cause)) return
-        const error = describeFailure(exit.cause)
-        yield* stats.add("failed")
-        lastError.set(entry.id, error)
-        if (entry.deliveries >= options.maxDeliveries) return yield* moveToDeadLetter(entry.id, error)
+        if (failed.length === 0) return
+        stats.count("failed", failed.length)
         const now = yield* Clock.currentTimeMillis
-        retryAfter(now + backoffMs(options, entry.deliveries))
-        yield* Effect.logDebug("poller: handler failed; retry after backoff").pipe(Effect.annotateLogs({ id: entry.id, error }))
+        for (const { entry, error } of failed) {
+          lastError.set(entry.id, error)
+          if (entry.deliveries >= options.maxDeliveries) {
+            yield* moveToDeadLetter(entry.id, error)
+            continue
+          }
+          retryAfter(now + backoffMs(options, entry.deliveries))
+          yield* Effect.logDebug("poller: handler failed; retry after backoff").pipe(Effect.annotateLogs({ id: entry.id, error }))
+        }
       })
 
-    /** One delivery: the handler may be interrupted, its settlement (ack or dead letter) may not. */
-    const handleOne = (entry: PollerEntry) =>
-      ctx.permits.withPermits(1)(
-        Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function* () {
-            if (yield* stopped) return // read but never started: it stays pending
-            yield* stats.gauge("inFlight", 1)
-            const exit = yield* Effect.exit(restore(ctx.handler(entry)))
-            yield* stats.gauge("inFlight", -1)
-            yield* settle(entry, exit)
-          })
-        )
-      )
-
-    const handleAll = (entries: ReadonlyArray<StreamEntry>, deliveries: (e: StreamEntry) => number) =>
-      Effect.forEach(
-        entries,
-        (e) => handleOne({ kind: options.kind, scope, stream, id: e.id, fields: e.fields, deliveries: deliveries(e) }),
-        { concurrency: "unbounded", discard: true }
-      )
+    /**
+     * One batch: decoded in a plain loop, run (interruptible), then settled (not interruptible:
+     * whatever finished before an interruption is still acknowledged or dead-lettered).
+     */
+    const handleAll = <A extends StreamEntry>(entries: ReadonlyArray<A>, deliveries: (e: A) => number) =>
+      Effect.suspend(() => {
+        if (entries.length === 0 || ctx.isStopping()) return Effect.void // read but never started: it stays pending
+        const batch = new Array<PollerEntry>(entries.length)
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i]!
+          batch[i] = { kind: options.kind, scope, stream, id: e.id, fields: e.fields, deliveries: deliveries(e) }
+        }
+        const result: BatchResult = { succeeded: [], failed: [] }
+        return Effect.uninterruptibleMask((restore) => Effect.exit(restore(ctx.run(batch, result))).pipe(Effect.zipRight(settle(result))))
+      })
 
     /** Orphans of dead or hung consumers, page by page; an entry past its last delivery is dead-lettered instead. */
     const claimOrphans = streams.autoClaim(stream, group, consumer, { minIdleMs: options.claimIdleMs, count: options.batchSize }).pipe(
@@ -150,7 +139,7 @@ export const runWorker = <E, R>(
           if (e.deliveries <= options.maxDeliveries) live.push(e)
           else yield* moveToDeadLetter(e.id, lastError.get(e.id) ?? `no acknowledgement after ${e.deliveries - 1} deliveries (consumer lost or hung)`)
         }
-        yield* handleAll(live, (e) => (e as ClaimedEntry).deliveries)
+        yield* handleAll(live, (e) => e.deliveries)
       })
 
     /**
@@ -251,7 +240,7 @@ export const runWorker = <E, R>(
     })
 
     while (!(yield* stopped)) {
-      yield* Effect.raceFirst(nextWake, Deferred.await(stopping))
+      yield* Effect.raceFirst(nextWake, Deferred.await(ctx.stopping))
       if (yield* stopped) return
       yield* round
     }

@@ -4,7 +4,8 @@ import { makePoller } from "../src/index.js"
 
 /**
  * A consumer as a process of its own, for the SIGKILL test (not a test file itself): it consumes
- * `sfc:work:*` of PREFIX as CONSUMER, prints `started <id>` for every entry and never finishes one.
+ * `sfc:work:*` of PREFIX as CONSUMER, prints `started <id>` for every entry and never finishes one
+ * (with the per-entry handler, or with HANDLER=batch the batch handler).
  * Run with `node --import tsx/esm --conditions=source packages/poller/test/KilledConsumer.ts`.
  */
 const env = (name: string): string => {
@@ -13,15 +14,26 @@ const env = (name: string): string => {
   return value
 }
 
-const consumer = makePoller({
+const settings = {
   kind: "sfc",
   stream: "sfcWork",
   group: "engine",
   consumer: env("CONSUMER"),
   fallbackIntervalMs: 200,
-  claimIdleMs: 120_000,
-  handler: (entry) => Effect.sync(() => console.log(`started ${entry.id}`)).pipe(Effect.zipRight(Effect.never))
-})
+  claimIdleMs: 120_000
+} as const
+
+// HANDLER=batch: one batch handler that starts every entry of its batch and never finishes.
+const consumer =
+  process.env["HANDLER"] === "batch"
+    ? makePoller({
+        ...settings,
+        handleBatch: (entries) => Effect.sync(() => entries.forEach((e) => console.log(`started ${e.id}`))).pipe(Effect.zipRight(Effect.never))
+      })
+    : makePoller({
+        ...settings,
+        handler: (entry) => Effect.sync(() => console.log(`started ${entry.id}`)).pipe(Effect.zipRight(Effect.never))
+      })
 
 const layer = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: env("VALKEY_URL"), prefix: env("PREFIX") })))
 

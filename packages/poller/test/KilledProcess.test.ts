@@ -13,12 +13,12 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 const HEARTBEAT_TTL_MS = 3000
 
 /** Starts packages/poller/test/KilledConsumer.ts under tsx; killed with SIGKILL when the test ends. */
-const spawnConsumer = (prefix: string, consumer: string) =>
+const spawnConsumer = (prefix: string, consumer: string, handler: "entry" | "batch" = "entry") =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const child = spawn(process.execPath, ["--import", "tsx/esm", "--conditions=source", "packages/poller/test/KilledConsumer.ts"], {
         cwd: ROOT,
-        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", VALKEY_URL: inject("valkeyUrl"), PREFIX: prefix, CONSUMER: consumer },
+        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", VALKEY_URL: inject("valkeyUrl"), PREFIX: prefix, CONSUMER: consumer, HANDLER: handler },
         stdio: ["ignore", "pipe", "pipe"]
       })
       const started = Effect.runSync(Queue.unbounded<string>())
@@ -62,6 +62,35 @@ describe("Poller takeover after SIGKILL", () => {
         expect(Date.now() - killedAt).toBeLessThan(HEARTBEAT_TTL_MS + 5000)
         expect(taken.map((e) => e.id).sort()).toEqual(orphans)
         expect(taken.map((e) => e.deliveries)).toEqual([2, 2])
+      }).pipe(Effect.scoped, Effect.provide(freshLayer(prefix)))
+    },
+    90_000
+  )
+
+  it.live(
+    "a batch handler's process killed mid-batch with SIGKILL leaves the batch pending; a live batch consumer takes it over",
+    () => {
+      const prefix = randomPrefix("poller")
+      return Effect.gen(function* () {
+        const orphans: Array<string> = []
+        for (let i = 0; i < 3; i++) orphans.push(yield* append("killed-batch", { n: String(i) }, { nudge: false }))
+        const doomed = yield* spawnConsumer(prefix, "doomed-batch", "batch")
+        const running = [] as Array<string>
+        while (running.length < 3) {
+          running.push(
+            yield* Queue.take(doomed.started).pipe(
+              Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started the batch: ${doomed.stderr()}`) })
+            )
+          )
+        }
+        expect(running).toEqual(orphans)
+        doomed.child.kill("SIGKILL")
+        const batches = yield* Queue.unbounded<ReadonlyArray<PollerEntry>>()
+        yield* start({ ...base, claimIdleMs: 120_000, consumer: "survivor", handleBatch: (entries) => Queue.offer(batches, entries).pipe(Effect.asVoid) })
+        const taken: Array<PollerEntry> = []
+        while (taken.length < 3) taken.push(...(yield* Queue.take(batches).pipe(Effect.timeout("20 seconds"))))
+        expect(taken.map((e) => e.id)).toEqual(orphans)
+        expect(taken.map((e) => e.deliveries)).toEqual([2, 2, 2])
       }).pipe(Effect.scoped, Effect.provide(freshLayer(prefix)))
     },
     90_000

@@ -1,0 +1,132 @@
+import { Cause, Effect, Exit, Fiber, Option } from "effect"
+import type { BatchOutcome } from "./BatchOutcome.js"
+import type { PollerEntry } from "./PollerOptions.js"
+import type { Stats } from "./PollerStats.js"
+
+/**
+ * What running one batch decided, filled in while it runs (so an interrupted batch still settles
+ * what finished): entries to acknowledge, and entries that failed with their error text. An entry
+ * in neither (never started, or interrupted) is not settled and stays pending.
+ */
+export interface BatchResult {
+  readonly succeeded: Array<PollerEntry>
+  readonly failed: Array<{ readonly entry: PollerEntry; readonly error: string }>
+}
+
+/** Runs the handler over one batch of one scope; never fails (failures go into the result). */
+export type BatchRunner<R> = (entries: ReadonlyArray<PollerEntry>, result: BatchResult) => Effect.Effect<void, never, R>
+
+/** What a runner shares with its poller. */
+export interface RunnerEnv {
+  /** Bounds handlers (or batches) over all scopes. */
+  readonly permits: Effect.Semaphore
+  readonly concurrency: number
+  readonly stats: Stats
+  /** True once shutdown began: start nothing more. */
+  readonly isStopping: () => boolean
+}
+
+/** Longest error text kept in a dead letter. */
+const MAX_ERROR_CHARS = 4096
+
+const clip = (text: string) => (text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) + "…" : text)
+
+/** An error value as dead-letter text: `_tag: message` for (tagged) errors, JSON otherwise. */
+export const describeError = (e: unknown): string => {
+  if (e instanceof Error) return clip(`${(e as { readonly _tag?: unknown })._tag ?? e.name}: ${e.message}`)
+  return clip(JSON.stringify(e) ?? String(e))
+}
+
+export const describeFailure = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), { onNone: () => clip(Cause.pretty(cause)), onSome: describeError })
+
+/**
+ * The per-entry handler over a batch: `min(batch, concurrency)` lanes, each holding one permit and
+ * taking the next entry in a plain loop, so a batch costs a few fibers, not one per entry.
+ */
+export const entryRunner =
+  <E, R>(handler: (entry: PollerEntry) => Effect.Effect<void, E, R>, env: RunnerEnv): BatchRunner<R> =>
+  (entries, result) =>
+    Effect.suspend(() => {
+      let next = 0
+      let running = 0
+      const lane = env.permits.withPermits(1)(
+        Effect.gen(function* () {
+          while (next < entries.length && !env.isStopping()) {
+            const entry = entries[next++]!
+            running++
+            env.stats.move("inFlight", 1)
+            // suspend: a handler that throws fails its entry instead of the lane.
+            const exit = yield* Effect.exit(Effect.suspend(() => handler(entry)))
+            running--
+            env.stats.move("inFlight", -1)
+            if (Exit.isSuccess(exit)) result.succeeded.push(entry)
+            // Interrupted past the shutdown grace: not settled, it stays pending for a later delivery.
+            else if (!Cause.isInterruptedOnly(exit.cause)) result.failed.push({ entry, error: describeFailure(exit.cause) })
+          }
+        })
+      )
+      const lanes = Math.min(entries.length, env.concurrency)
+      const all = lanes <= 1 ? lane : inParallel(lane, lanes)
+      // Lanes interrupted inside a handler never reach their decrement.
+      return Effect.ensuring(all, Effect.sync(() => env.stats.move("inFlight", -running)))
+    })
+
+/**
+ * `n` copies of `lane` at once: n - 1 plain forks and one on the current fiber, awaited (not
+ * `Effect.all`, whose joins merge every fiber's FiberRefs back; that was half the per-entry CPU).
+ * However the current one ends (interrupted at shutdown), the forks are interrupted and awaited
+ * first, so nothing writes into the batch's result once it is being settled.
+ */
+const inParallel = <R>(lane: Effect.Effect<void, never, R>, n: number): Effect.Effect<void, never, R> =>
+  Effect.suspend(() => {
+    const forks: Array<Fiber.RuntimeFiber<void>> = []
+    return Effect.gen(function* () {
+      for (let i = 1; i < n; i++) forks.push(yield* Effect.forkDaemon(lane))
+      yield* lane
+      yield* Fiber.awaitAll(forks)
+    }).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Fiber.interruptAll(forks))))
+  })
+
+const malformed = "handleBatch returned neither nothing nor { failures: [{ id, error }, ...] }"
+
+/** Splits a batch by the outcome its handler returned. */
+const recordOutcome = (entries: ReadonlyArray<PollerEntry>, outcome: BatchOutcome | void, result: BatchResult): void => {
+  if (outcome === undefined || outcome === null) {
+    for (const entry of entries) result.succeeded.push(entry)
+    return
+  }
+  const failures = (outcome as { readonly failures?: unknown }).failures
+  if (!Array.isArray(failures)) {
+    for (const entry of entries) result.failed.push({ entry, error: malformed })
+    return
+  }
+  const errors = new Map<string, unknown>()
+  for (const f of failures as ReadonlyArray<{ readonly id?: unknown; readonly error?: unknown }>) {
+    if (f !== null && typeof f === "object" && typeof f.id === "string" && !errors.has(f.id)) errors.set(f.id, f.error)
+  }
+  for (const entry of entries) {
+    if (errors.has(entry.id)) result.failed.push({ entry, error: describeError(errors.get(entry.id)) })
+    else result.succeeded.push(entry)
+  }
+}
+
+/** The batch handler: one call (and one permit) per batch. */
+export const batchRunner =
+  <E, R>(handleBatch: (entries: ReadonlyArray<PollerEntry>) => Effect.Effect<BatchOutcome | void, E, R>, env: RunnerEnv): BatchRunner<R> =>
+  (entries, result) =>
+    env.permits.withPermits(1)(
+      Effect.suspend(() => {
+        if (env.isStopping()) return Effect.void
+        env.stats.move("inFlight", entries.length)
+        return Effect.exit(Effect.suspend(() => handleBatch(entries))).pipe(
+          Effect.map((exit) => {
+            if (Exit.isSuccess(exit)) return recordOutcome(entries, exit.value, result)
+            if (Cause.isInterruptedOnly(exit.cause)) return
+            const error = describeFailure(exit.cause)
+            for (const entry of entries) result.failed.push({ entry, error })
+          }),
+          Effect.ensuring(Effect.sync(() => env.stats.move("inFlight", -entries.length)))
+        )
+      })
+    )
