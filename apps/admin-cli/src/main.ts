@@ -13,6 +13,7 @@ import { dedupeCommand } from "./commands/Dedupe.js"
 import { executionsCommand } from "./commands/Executions.js"
 import { indexCommand } from "./commands/Index.js"
 import { jobOrdersCommand } from "./commands/JobOrders.js"
+import { journalCommand } from "./commands/Journal.js"
 import { jobResponsesCommand } from "./commands/JobResponses.js"
 import { leasesCommand } from "./commands/Leases.js"
 import { publisherCommand } from "./commands/Publisher.js"
@@ -33,7 +34,8 @@ const command = root.pipe(
     leasesCommand,
     publisherCommand,
     purgeCommand,
-    indexCommand
+    indexCommand,
+    journalCommand
   ])
 )
 

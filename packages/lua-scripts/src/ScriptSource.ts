@@ -15,18 +15,31 @@ import { luaFile } from "./LuaFiles.js"
  * include cycle is refused when the script is defined.
  */
 
-/** A file as the splicer knows it: a path in the core folder, or a file URL of an extension's folder. */
-type Location = { readonly core: string } | { readonly url: URL }
+/**
+ * An extension's script folder held in memory: its `src/LuaFiles.ts` (`luaFile(path)`), which
+ * reads `../lua/` from source and which `embedLuaPlugin` replaces with the files inline in a
+ * build or bundle, so the extension's scripts need no folder on disk beside the bundle.
+ */
+export interface LuaFolder {
+  /** Names the folder in include errors, e.g. the package name. */
+  readonly name: string
+  /** The text of a file by its path in the folder (`put-widget-4.lua`, `lib/x.lua`). */
+  readonly read: (path: string) => string
+}
+
+/** A file as the splicer knows it: a path in the core folder, a file URL of an extension's folder, or a path in a {@link LuaFolder}. */
+type Location = { readonly core: string } | { readonly url: URL } | { readonly folder: LuaFolder; readonly path: string }
 
 const includeLine = /^--\s*@include\s+(\S+)\s*$/gm
 
-const read = (at: Location): string => ("core" in at ? luaFile(at.core) : readFileSync(at.url, "utf8"))
+const read = (at: Location): string => ("core" in at ? luaFile(at.core) : "url" in at ? readFileSync(at.url, "utf8") : at.folder.read(at.path))
 
-const nameOf = (at: Location): string => ("core" in at ? at.core : at.url.pathname)
+const nameOf = (at: Location): string => ("core" in at ? at.core : "url" in at ? at.url.pathname : `${at.folder.name}/${at.path}`)
 
 const resolveInclude = (from: Location, path: string): Location => {
   if (!path.startsWith(".")) return { core: posix.normalize(path) }
-  return "core" in from ? { core: posix.join(posix.dirname(from.core), path) } : { url: new URL(path, from.url) }
+  if ("core" in from) return { core: posix.join(posix.dirname(from.core), path) }
+  return "url" in from ? { url: new URL(path, from.url) } : { folder: from.folder, path: posix.join(posix.dirname(from.path), path) }
 }
 
 export class ScriptIncludeError extends Error {
@@ -50,17 +63,20 @@ const splice = (at: Location, chain: ReadonlyArray<string>, seen: Set<string>): 
   })
 }
 
-/** The folder of an extension's scripts: a `file:` URL (`new URL("../lua/", import.meta.url)`) or a path. */
-export type ScriptDir = URL | string
+/** The folder of an extension's scripts: a `file:` URL (`new URL("../lua/", import.meta.url)`), a path, or a {@link LuaFolder} (embeddable). */
+export type ScriptDir = URL | string | LuaFolder
 
-const asFolderUrl = (dir: ScriptDir): URL => {
+const isLuaFolder = (dir: ScriptDir): dir is LuaFolder => typeof dir === "object" && !(dir instanceof URL)
+
+const asFolderUrl = (dir: URL | string): URL => {
   const url = typeof dir === "string" ? new URL(`file://${posix.resolve(dir)}`) : dir
   return url.href.endsWith("/") ? url : new URL(`${url.href}/`)
 }
 
 /** The source of `file` with every include spliced in: from `dir` when given, else from the core folder. */
 export const loadScriptSource = (file: string, dir?: ScriptDir): string => {
-  const at: Location = dir === undefined ? { core: file } : { url: new URL(file, asFolderUrl(dir)) }
+  const at: Location =
+    dir === undefined ? { core: file } : isLuaFolder(dir) ? { folder: dir, path: posix.normalize(file) } : { url: new URL(file, asFolderUrl(dir)) }
   return splice(at, [], new Set())
 }
 

@@ -40,6 +40,8 @@ export const bundle = async (root: string): Promise<string> => {
     target: "node20",
     conditions: ["source"],
     plugins: [withoutFileParsers, embedLuaPlugin],
+    // The journal's LZ4 binding is a native addon: copied beside the bundle, loaded by the bundle's require().
+    loader: { ".node": "copy" },
     logLevel: "warning",
     banner: {
       // Bundled CommonJS dependencies (iovalkey, yaml) call require(); an ES module has none.

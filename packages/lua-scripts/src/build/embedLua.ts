@@ -9,7 +9,8 @@ export interface EmbedLuaBuild {
   ): void
 }
 
-const luaFilesModule = /lua-scripts[\\/]src[\\/]LuaFiles\.ts$/
+/** This package's `src/LuaFiles.ts`, and an extension's of the same name and shape (its `LuaFolder`). */
+const luaFilesModule = /[\\/]src[\\/]LuaFiles\.ts$/
 
 const luaFilesUnder = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -18,8 +19,10 @@ const luaFilesUnder = (dir: string): Array<string> =>
     .sort()
 
 /**
- * Replaces `LuaFiles.ts` with a module that holds every `.lua` file of the package inline, at build
- * time. The lua-scripts build uses it, and so must any bundler that bundles the package from source.
+ * Replaces `src/LuaFiles.ts` with a module that holds every `.lua` file of the package's `lua/`
+ * folder inline, at build time: this package's, and an extension's that keeps its scripts the
+ * same way (a `src/LuaFiles.ts` exporting `luaFile(path)`, read through a `LuaFolder`). The
+ * lua-scripts build uses it, and so must any bundler that bundles such a package from source.
  */
 export const embedLuaPlugin = {
   name: "microdcs-embed-lua",

@@ -1,0 +1,15 @@
+import { Context, Layer } from "effect"
+
+/**
+ * The journal's clock (epoch ms): reference times of arrivals, counter windows, retention, LRU
+ * stamps. Counter expiry takes the time from here as a script argument, so a test moves the
+ * clock instead of sleeping.
+ */
+export class JournalClock extends Context.Reference<JournalClock>()("@microdcs/journal/JournalClock", {
+  defaultValue: (): { readonly now: () => number } => ({ now: () => Date.now() })
+}) {
+  /** A clock that reads `now` (a test's movable time). */
+  static fixed(now: () => number): Layer.Layer<JournalClock> {
+    return Layer.succeed(JournalClock, { now })
+  }
+}

@@ -1,0 +1,100 @@
+import { Effect } from "effect"
+import { checkKeyPart, KeyFamilyError } from "@microdcs/keyschema"
+import { type ConnectionError, InvalidInput, typedCommand, Valkey, type WrongType, wrongTypeError } from "@microdcs/store"
+import { type ConditionLanguage, type JournalConfig, journalConfigJson, parseJournalConfig, scopeProblems } from "./JournalConfig.js"
+import { JournalConfigInvalid, JournalNotFound } from "./JournalErrors.js"
+import { journalKeyFamilies } from "./JournalKeys.js"
+import { journalConfigDelete, journalConfigPut } from "./JournalScripts.js"
+
+/** A stored configuration that no longer reads back (written by another version, edited by hand). */
+export interface UnreadableConfig {
+  readonly scope: string
+  readonly journal: string
+  readonly problems: ReadonlyArray<string>
+}
+
+/**
+ * Where journal configurations live: `journal:config:{scope}` (journal → JSON) and the
+ * `journal:scopes` registry. A put validates first (every problem listed, nothing stored on
+ * any), then one script stores it and nudges `nudge:journal` with the scope, so every process
+ * holding the configuration in memory reloads that scope.
+ */
+export class JournalConfigStore extends Effect.Service<JournalConfigStore>()("@microdcs/journal/JournalConfigStore", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const keys = valkey.keys.extend(journalKeyFamilies)
+    if (keys instanceof KeyFamilyError) return yield* Effect.die(keys)
+    const scopesKey = keys.key("journalScopes", {}) as string
+    const nudgeChannel = yield* valkey.key("nudge", { kind: "journal" }).pipe(Effect.orDie)
+
+    const configKey = (scope: string): Effect.Effect<string, InvalidInput> => {
+      const key = keys.key("journalConfig", { scope })
+      return typeof key === "string" ? Effect.succeed(key) : Effect.fail(new InvalidInput({ field: "scope", message: key.message }))
+    }
+
+    /** Every stored configuration of a scope, and those that do not read back. */
+    const read = (
+      scope: string,
+      conditions?: ConditionLanguage
+    ): Effect.Effect<{ readonly configs: ReadonlyArray<JournalConfig>; readonly unreadable: ReadonlyArray<UnreadableConfig> }, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const key = yield* configKey(scope)
+        const stored = yield* typedCommand(valkey, "journal configs", key, "hash", (c) => c.hgetall(key))
+        const configs: Array<JournalConfig> = []
+        const unreadable: Array<UnreadableConfig> = []
+        for (const [journal, text] of Object.entries(stored).sort(([a], [b]) => a.localeCompare(b))) {
+          let json: unknown
+          try {
+            json = JSON.parse(text)
+          } catch {
+            unreadable.push({ scope, journal, problems: ["not JSON"] })
+            continue
+          }
+          const parsed = parseJournalConfig(scope, json, conditions)
+          if ("config" in parsed) configs.push(parsed.config)
+          else unreadable.push({ scope, journal, problems: parsed.problems })
+        }
+        return { configs, unreadable }
+      })
+
+    const scopes: Effect.Effect<ReadonlyArray<string>, WrongType | ConnectionError> = typedCommand(
+      valkey, "journal scopes", scopesKey, "set", (c) => c.smembers(scopesKey)
+    ).pipe(Effect.map((members) => [...members].sort()))
+
+    /**
+     * Validates and stores one journal's configuration (JSON form, see `parseJournalConfig`).
+     * Refused with every problem (`JournalConfigInvalid`) and nothing stored when it is invalid
+     * or one of its counter names is another journal's in the scope.
+     */
+    const put = (
+      scope: string,
+      input: unknown,
+      conditions?: ConditionLanguage
+    ): Effect.Effect<{ readonly config: JournalConfig; readonly created: boolean }, JournalConfigInvalid | InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const journal = typeof input === "object" && input !== null && typeof (input as { name?: unknown }).name === "string" ? (input as { name: string }).name : undefined
+        const parsed = parseJournalConfig(scope, input, conditions)
+        if ("problems" in parsed) return yield* new JournalConfigInvalid({ scope, journal, problems: parsed.problems })
+        const { configs } = yield* read(scope)
+        const clashes = scopeProblems(parsed.config, configs)
+        if (clashes.length > 0) return yield* new JournalConfigInvalid({ scope, journal, problems: clashes })
+        const reply = yield* valkey.script(
+          journalConfigPut,
+          { config: yield* configKey(scope), scopes: scopesKey },
+          { scope, journal: parsed.config.name, json: JSON.stringify(journalConfigJson(parsed.config)), nudgeChannel }
+        )
+        return reply.status === "ok" ? { config: parsed.config, created: reply.created } : yield* wrongTypeError(reply)
+      })
+
+    const remove = (scope: string, journal: string): Effect.Effect<void, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const bad = checkKeyPart("journal", journal)
+        if (bad) return yield* new InvalidInput({ field: "journal", message: bad.message })
+        const reply = yield* valkey.script(journalConfigDelete, { config: yield* configKey(scope), scopes: scopesKey }, { scope, journal, nudgeChannel })
+        if (reply.status === "notfound") return yield* new JournalNotFound({ scope, journal })
+        if (reply.status === "wrongtype") return yield* wrongTypeError(reply)
+      })
+
+    return { read, scopes, put, remove } as const
+  })
+}) {}

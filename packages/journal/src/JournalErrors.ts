@@ -1,0 +1,32 @@
+import { Data } from "effect"
+
+/** A journal configuration was refused; every problem is listed and nothing was stored. */
+export class JournalConfigInvalid extends Data.TaggedError("JournalConfigInvalid")<{
+  readonly scope: string
+  readonly journal: string | undefined
+  readonly problems: ReadonlyArray<string>
+}> {
+  override get message() {
+    return `journal configuration${this.journal === undefined ? "" : ` '${this.journal}'`} of scope '${this.scope}' refused: ${this.problems.join("; ")}`
+  }
+}
+
+/** The scope has no journal (or no counter) of that name. */
+export class JournalNotFound extends Data.TaggedError("JournalNotFound")<{
+  readonly scope: string
+  readonly journal: string
+  readonly counter?: string | undefined
+}> {
+  override get message() {
+    return this.counter === undefined
+      ? `scope '${this.scope}' has no journal '${this.journal}'`
+      : `journal '${this.journal}' of scope '${this.scope}' has no counter '${this.counter}'`
+  }
+}
+
+/** A stored entry that cannot be decoded (another format version, a corrupted value). */
+export class CorruptEntry extends Data.TaggedError("CorruptEntry")<{
+  readonly key: string
+  readonly id: string
+  readonly message: string
+}> {}
