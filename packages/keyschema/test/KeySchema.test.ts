@@ -9,6 +9,8 @@ import {
   type KeyFamily,
   makeKeySchema,
   MAX_KEY_PART_BYTES,
+  MAX_NODE_SEQ,
+  nodeSeqPart,
   type KeySchema
 } from "@microdcs/keyschema"
 
@@ -31,7 +33,15 @@ const keyPart = fc
 
 const familyWithParts = fc.constantFrom(...(Object.keys(keyFamilies) as Array<KeyFamily>)).chain((family) =>
   fc
-    .tuple(...partsOf(family).map((name) => (name === "kind" ? fc.constantFrom("equipment", "personnel") : keyPart)))
+    .tuple(
+      ...partsOf(family).map((name) =>
+        name === "kind"
+          ? fc.constantFrom("equipment", "personnel")
+          : name === "seq"
+            ? fc.integer({ min: 0, max: MAX_NODE_SEQ }).map((n) => nodeSeqPart(n) as string)
+            : keyPart
+      )
+    )
     .map((values) => ({ family, parts: Object.fromEntries(partsOf(family).map((n, i) => [n, values[i]!])) }))
 )
 

@@ -1,0 +1,31 @@
+// The value encoding of the log (the engine encodes, readers decode; storage copies bytes).
+export * from "./LogRecord.js"
+// Storage: the table, the database (PG_URL or the embedded PGlite) and the role that commits into it.
+export {
+  LOG_TABLE,
+  LogStorage,
+  type LogStorageService,
+  logStorageLayer,
+  makeLogStorage,
+  prefixUpperBound,
+  ROWS_PER_STATEMENT,
+  type StoredRow,
+  type StoredValue
+} from "./LogStorage.js"
+export { type EmbeddedPostgres, embeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./EmbeddedPostgres.js"
+export { pgUrlConfig, storageDatabase, storageDatabaseFromEnv } from "./StorageDatabase.js"
+export { type CommitJudgement, judgeCommit, type RefusalReason } from "./CommitRequest.js"
+export {
+  commitBatch,
+  committedCounter,
+  makeStorageRole,
+  missingCounter,
+  refusedCounter,
+  STORAGE_GROUP,
+  StorageRole,
+  type StorageRoleOptions,
+  storageRoleLayer
+} from "./StorageRole.js"
+// Reads.
+export { ExecutionNotFound, executionTree, type ExecutionTreeError, type TreeRow } from "./ExecutionTree.js"
+export { DEFAULT_EXECUTION_CAP, retainExecutions } from "./LogRetention.js"

@@ -1,0 +1,85 @@
+import { Context, Effect, Layer, Metric } from "effect"
+import { testValkey } from "@microdcs/testkit"
+import { ExecutionLogStore, ValkeyStreams } from "@microdcs/store"
+import { startScoped } from "@microdcs/test-utils"
+import {
+  embeddedPostgres,
+  type EmbeddedPostgres,
+  encodeExecution,
+  encodeNode,
+  type ExecutionRecord,
+  LogStorage,
+  logStorageLayer,
+  makeStorageRole,
+  type NodeRecord,
+  storageDatabase,
+  type StorageRoleOptions
+} from "@microdcs/execution-log"
+
+/** Shared pieces of the execution log tests (not a test file itself). */
+
+export { until } from "@microdcs/test-utils"
+
+/** The embedded PostgreSQL of this test file, for its URL (the killed child connects to it). */
+export class TestPg extends Context.Tag("test/TestPg")<TestPg, EmbeddedPostgres>() {}
+
+/** One embedded PGlite, the store's log service and the SQL table over the run's Valkey with `prefix`. */
+export const logWorld = (prefix: string) => {
+  const pg = Layer.scoped(TestPg, embeddedPostgres())
+  const sql = Layer.unwrapEffect(Effect.map(TestPg, (p) => storageDatabase(p.url)))
+  return Layer.mergeAll(ExecutionLogStore.Default, ValkeyStreams.Default).pipe(
+    Layer.provideMerge(testValkey({ prefix })),
+    Layer.merge(logStorageLayer.pipe(Layer.provideMerge(sql))),
+    Layer.provideMerge(pg)
+  )
+}
+
+/** Quick settings so a test does not wait for the defaults' intervals. */
+export const quick: StorageRoleOptions = { consumer: "storage-1", fallbackIntervalMs: 100, claimIdleMs: 60_000, backoff: { initialMs: 20, maxMs: 100 } }
+
+/** Starts the storage role in a scope of its own (stop it to simulate a shutdown). */
+export const startRole = (options: StorageRoleOptions = quick) => startScoped(makeStorageRole(options))
+
+export const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
+  v: 1,
+  executionId,
+  jobId: "job-1",
+  scope: "line-1",
+  workMasterId: "wm-axle",
+  recipeDigest: "a".repeat(64),
+  openedAt: 1_700_000_000_000,
+  status: "completed",
+  lastSeq,
+  ...more
+})
+
+export const node = (seq: number, more: Partial<NodeRecord> = {}): NodeRecord => ({
+  v: 1,
+  seq,
+  kind: "step",
+  name: `step-${seq}`,
+  openedAt: 1_700_000_000_000 + seq,
+  closedAt: 1_700_000_000_000 + seq + 1,
+  ...more
+})
+
+/** Writes an execution and its nodes to Valkey as the engine will; returns every key written, record first. */
+export const writeExecution = (record: ExecutionRecord, nodes: ReadonlyArray<NodeRecord>) =>
+  Effect.gen(function* () {
+    const store = yield* ExecutionLogStore
+    const execKey = yield* store.execKey(record.executionId)
+    const values = [{ key: execKey, value: encodeExecution(record) }]
+    for (const n of nodes) values.push({ key: yield* store.nodeKey(record.executionId, n.seq), value: encodeNode(n) })
+    yield* store.write(values, [{ executionId: record.executionId, openedAt: record.openedAt }])
+    return values.map((v) => v.key)
+  })
+
+/** The rows stored under the keys, as `key → bytes`. */
+export const storedBytes = (keys: ReadonlyArray<string>) =>
+  Effect.flatMap(LogStorage, (s) => s.readKeys(keys)).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.key, Buffer.from(r.value)]))))
+
+/** The bytes in Valkey under the keys. */
+export const valkeyBytes = (keys: ReadonlyArray<string>) => Effect.flatMap(ExecutionLogStore, (s) => s.readValues(keys))
+
+/** A counter's count (these tests run one after the other in one process: deltas are theirs). */
+export const countOf = (counter: Metric.Metric.Counter<number>) => Effect.map(Metric.value(counter), (state) => state.count)

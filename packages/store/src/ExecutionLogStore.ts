@@ -1,0 +1,179 @@
+import { Effect, Option } from "effect"
+import { encodeKeyPartUnchecked, KeyPartError, MAX_NODE_SEQ, nodeSeqOf, nodeSeqPart } from "@microdcs/keyschema"
+import { type ConnectionError, InvalidInput, WrongType } from "./Errors.js"
+import { typedCommand } from "./TypeGuard.js"
+import { Valkey } from "./Valkey.js"
+
+/**
+ * The poller kind of the storage role: the commit nudge is `nudge:{kind}`, its dead letters
+ * `dlq:{kind}:{scope}`. A commit request publishes this nudge so the role reads it at once.
+ */
+export const EXECUTION_LOG_COMMIT_KIND = "dagcommit"
+
+/** The field of a commit request that holds its keys, a JSON array of full keys. */
+export const COMMIT_KEYS_FIELD = "keys"
+
+/** A key of the execution log, told apart by the store: the execution record or one of its nodes. */
+export type ExecutionLogKey =
+  | { readonly kind: "exec"; readonly executionId: string }
+  | { readonly kind: "node"; readonly executionId: string; readonly seq: number }
+
+/** One value of the log as stored: the full key and its bytes, never re-encoded. */
+export interface LogValue {
+  readonly key: string
+  readonly value: Uint8Array
+}
+
+/** An execution to remove from Valkey (retention): its id and its last sequence number. */
+export interface ExecutionExtent {
+  readonly executionId: string
+  readonly lastSeq: number
+}
+
+/** Keys per MGET/DEL: bounded replies, one round trip for most executions. */
+const CHUNK = 1000
+
+const chunks = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK))
+  return out
+}
+
+const partError = (e: KeyPartError) => new InvalidInput({ field: e.name, message: e.message })
+
+/**
+ * The execution log in Valkey (execution-log.md §1, §2): `dag:log:{executionId}:exec`,
+ * `dag:log:{executionId}:n:{seq}`, `dag:log:executions` and the commit streams
+ * `dag:commits:{scope}`. Values are bytes written once by the engine; this service writes and
+ * reads them as they are (no encoding here), so a value crosses to storage unchanged.
+ */
+export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@microdcs/store/ExecutionLogStore", {
+  effect: Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const schema = valkey.keys
+    /** Every log key starts with this (`{prefix}:dag:log:`); a commit may name nothing else. */
+    const logPrefix = `${encodeKeyPartUnchecked(schema.prefix)}:dag:log:`
+    const executionsKey = yield* valkey.key("executionLogExecutions", {})
+
+    const execKey = (executionId: string) => valkey.key("executionLogExec", { executionId })
+
+    const nodeKey = (executionId: string, seq: number): Effect.Effect<string, InvalidInput> => {
+      const part = nodeSeqPart(seq)
+      return part instanceof KeyPartError ? Effect.fail(partError(part)) : valkey.key("executionLogNode", { executionId, seq: part })
+    }
+
+    /** The key range of one execution, its record and its nodes: `{prefix}:dag:log:{executionId}:`. */
+    const executionKeyPrefix = (executionId: string): Effect.Effect<string, InvalidInput> =>
+      Effect.map(execKey(executionId), (key) => key.slice(0, key.length - "exec".length))
+
+    /** What a full key is in the log, or `undefined` for any other key (another family, prefix or shape). */
+    const parseKey = (key: string): ExecutionLogKey | undefined => {
+      if (!key.startsWith(logPrefix)) return undefined
+      const parsed = schema.parse(key)
+      if (parsed?.family === "executionLogExec") return { kind: "exec", executionId: parsed.parts.executionId }
+      if (parsed?.family === "executionLogNode") {
+        const seq = nodeSeqOf(parsed.parts.seq)
+        return seq === undefined ? undefined : { kind: "node", executionId: parsed.parts.executionId, seq }
+      }
+      return undefined
+    }
+
+    /**
+     * Writes log values (SET, pipelined) and registers opened executions in `dag:log:executions`
+     * (score: open time in ms). A key that is no exec or node key is `InvalidInput`, nothing written.
+     */
+    const write = (
+      values: ReadonlyArray<LogValue>,
+      opened: ReadonlyArray<{ readonly executionId: string; readonly openedAt: number }> = []
+    ): Effect.Effect<void, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const foreign = values.find((v) => parseKey(v.key) === undefined)
+        if (foreign) return yield* new InvalidInput({ field: "key", message: `'${foreign.key}' is no execution log key` })
+        const bad = opened.find((o) => !Number.isFinite(o.openedAt))
+        if (bad) return yield* new InvalidInput({ field: "openedAt", message: `openedAt of ${bad.executionId} is not a finite number` })
+        if (values.length === 0 && opened.length === 0) return
+        yield* valkey.command("write execution log", async (c) => {
+          const pipeline = c.pipeline()
+          for (const v of values) pipeline.set(v.key, Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength))
+          for (const o of opened) pipeline.zadd(executionsKey, o.openedAt, o.executionId)
+          for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+        })
+      })
+
+    /**
+     * Appends a commit request (the keys, never the values) to `dag:commits:{scope}`, registers the
+     * scope and nudges the storage role. The keys are not judged here: the storage role is the one
+     * guard (a request with any key outside the log is refused there, whoever appended it).
+     */
+    const commit = (scope: string, keys: ReadonlyArray<string>): Effect.Effect<string, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        if (keys.length === 0) return yield* new InvalidInput({ field: "keys", message: "a commit request names at least one key" })
+        const stream = yield* valkey.key("executionLogCommits", { scope })
+        const scopes = yield* valkey.key("scopes", {})
+        const channel = yield* valkey.key("nudge", { kind: EXECUTION_LOG_COMMIT_KIND })
+        const replies = yield* valkey.command("commit execution log", (c) =>
+          c.multi().xadd(stream, "*", COMMIT_KEYS_FIELD, JSON.stringify(keys)).sadd(scopes, scope).publish(channel, scope).exec()
+        )
+        const [error, id] = replies?.[0] ?? [new Error("commit: no reply"), null]
+        if (error?.message.startsWith("WRONGTYPE")) {
+          const actual = yield* valkey.command("type", (c) => c.type(stream))
+          return yield* new WrongType({ key: stream, expected: "stream", actual })
+        }
+        if (error) return yield* Effect.die(error)
+        return id as string
+      })
+
+    /** The bytes of each key, in order; `undefined` for a key that is gone (or holds no string). */
+    const readValues = (keys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Buffer | undefined>, ConnectionError> =>
+      Effect.map(
+        Effect.forEach(chunks(keys), (part) => valkey.command("read execution log", (c) => c.mgetBuffer(...part))),
+        (parts) => parts.flat().map((v) => v ?? undefined)
+      )
+
+    /** The execution record's bytes, or none. */
+    const readExec = (executionId: string): Effect.Effect<Option.Option<Buffer>, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const key = yield* execKey(executionId)
+        return Option.fromNullable(yield* typedCommand(valkey, "read execution", key, "string", (c) => c.getBuffer(key)))
+      })
+
+    /** The nodes `from..to` (inclusive) of an execution that are in Valkey, in sequence order. */
+    const readNodes = (
+      executionId: string,
+      from: number,
+      to: number
+    ): Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly key: string; readonly value: Buffer }>, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const first = Math.max(0, from)
+        const last = Math.min(to, MAX_NODE_SEQ)
+        const seqs: Array<number> = []
+        for (let seq = first; seq <= last; seq++) seqs.push(seq)
+        const keys = yield* Effect.forEach(seqs, (seq) => nodeKey(executionId, seq))
+        const values = yield* readValues(keys)
+        return seqs.flatMap((seq, i) => (values[i] === undefined ? [] : [{ seq, key: keys[i]!, value: values[i]! }]))
+      })
+
+    /** The ids of the oldest executions beyond the newest `cap`, oldest first. */
+    const oldestBeyond = (cap: number): Effect.Effect<ReadonlyArray<string>, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        if (!Number.isSafeInteger(cap) || cap < 0) return yield* new InvalidInput({ field: "cap", message: `cap ${cap} is not a whole number >= 0` })
+        const count = yield* typedCommand(valkey, "count executions", executionsKey, "zset", (c) => c.zcard(executionsKey))
+        if (count <= cap) return []
+        return yield* valkey.command("oldest executions", (c) => c.zrange(executionsKey, 0, count - cap - 1))
+      })
+
+    /** Removes executions from Valkey (retention): their record, nodes `0..lastSeq` and their place in `dag:log:executions`. */
+    const remove = (executions: ReadonlyArray<ExecutionExtent>): Effect.Effect<void, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const keys: Array<string> = []
+        for (const { executionId, lastSeq } of executions) {
+          keys.push(yield* execKey(executionId))
+          for (let seq = 0; seq <= Math.min(lastSeq, MAX_NODE_SEQ); seq++) keys.push(yield* nodeKey(executionId, seq))
+        }
+        for (const part of chunks(keys)) yield* valkey.command("remove executions", (c) => c.unlink(...part))
+        if (executions.length > 0) yield* valkey.command("forget executions", (c) => c.zrem(executionsKey, ...executions.map((e) => e.executionId)))
+      })
+
+    return { logPrefix, execKey, nodeKey, executionKeyPrefix, parseKey, write, commit, readValues, readExec, readNodes, oldestBeyond, remove } as const
+  })
+}) {}
