@@ -1,6 +1,7 @@
 import { KeyFamilyError, type RegisteredFamily, registerFamilies } from "./FamilyRegistration.js"
 import { defineKeyFamilies } from "./KeyFamilySet.js"
 import type { TemplateParts, TemplateToken } from "./KeyTemplate.js"
+import { nodeSeqRule } from "./ExecutionLogKeys.js"
 
 /**
  * Every key family of the island (data-layer.md §2), as templates after `{prefix}:`.
@@ -36,11 +37,21 @@ export const keyFamilies = {
   sfcWaits: "sfc:waits:{scope}:{typeId}",
   sfcEvent: "sfc:event:{scope}:{source}|{id}",
   sfcCorrelation: "sfc:correlation:{correlationId}",
+  /** A recipe as executions run it, stored once by its digest and never changed (many states share it). */
+  sfcRecipe: "sfc:recipe:{digest}",
   /** Dead letters of one poller kind and scope (`changes`, `sfc`): entries that failed every delivery. */
   deadLetterStream: "dlq:{kind}:{scope}",
   /** A poller consumer's liveness, a short-lived string it renews: gone means its pending entries may be taken over. */
   pollerHeartbeat: "poller:heartbeat:{kind}:{group}:{consumer}",
-  nudge: "nudge:{kind}"
+  nudge: "nudge:{kind}",
+  /** One execution of the log (execution-log.md §1): job, recipe digest, parent node, times, status, last sequence number. */
+  executionLogExec: "dag:log:{executionId}:exec",
+  /** One node of an execution; `seq` is six digits, zero-padded (`nodeSeqPart`), so key order is run order. */
+  executionLogNode: "dag:log:{executionId}:n:{seq}",
+  /** Every execution id by open time (a sorted set): retention and listing. */
+  executionLogExecutions: "dag:log:executions",
+  /** Commit requests of one scope (a stream of log keys), consumed by the storage role; outside `dag:log:` on purpose. */
+  executionLogCommits: "dag:commits:{scope}"
 } as const
 
 export type KeyFamily = keyof typeof keyFamilies
@@ -58,7 +69,8 @@ export const isReferenceKind = (value: string): value is ReferenceKind =>
 /** The core families with their part rules: every schema starts from these. */
 export const coreKeyFamilies = defineKeyFamilies({
   ...keyFamilies,
-  referenceList: { template: keyFamilies.referenceList, parts: { kind: { oneOf: referenceKinds } } }
+  referenceList: { template: keyFamilies.referenceList, parts: { kind: { oneOf: referenceKinds } } },
+  executionLogNode: { template: keyFamilies.executionLogNode, parts: { seq: nodeSeqRule } }
 })
 
 const registered = registerFamilies([], coreKeyFamilies)

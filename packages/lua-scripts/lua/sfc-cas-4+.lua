@@ -13,6 +13,8 @@
     sfc:waits:{scope}:{typeId} x ARGV[10] zset   waits sets the job joins (ZADD NX: first start kept)
     sfc:waits:{scope}:{typeId} x ARGV[11] zset   waits sets whose wait start moves (ZADD: new start)
     sfc:waits:{scope}:{typeId} x ARGV[12] zset   waits sets the job leaves (ZREM)
+    sfc:correlation:{correlationId} x P   string only with the trailer: pointers set to the job id
+    joborder:{jobId}                      hash   only with the trailer and R = 1: read after the write
 
   ARGV[1]  expected version: 0 = create only, n > 0 = must equal the stored version
   ARGV[2]  scope (immutable once stored)
@@ -31,9 +33,13 @@
   then M wait starts, one per moved waits set, in tail order;
   then the entry count E; then per entry its item count n (even, > 0) and n items
   field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
+  then, optionally, the trailer of a direct send (the writer sends its commands itself):
+  the pointer count P, the pointers' lifetime in ms, and R ("1" = read the job order, "0" = not)
 
   Replies:
     {"ok", newVersion, entryId1, entryId2, ...}   one stream id per entry, in order
+    {"ok", newVersion, entryId1, ..., "joborder", doc}   with R = 1: the job order's doc field
+                                                  after the write (false when it does not exist)
     {"conflict", storedVersion}                   0 when the state does not exist
     {"scope", storedScope}
     {"duplicate", jobId}                          the event was already applied (to jobId)
@@ -57,23 +63,7 @@ local function bad(what) return redis.error_reply('sfc-cas: malformed arguments:
 if not expected or not joinCount or not moveCount or not leaveCount or not tonumber(eventLifetime) then return bad('counts') end
 if due ~= '' and not tonumber(due) then return bad('deadline') end
 
--- The tail of KEYS, split as ARGV[9..12] describe it.
-local nextKey = 5
-local eventKey = false
-if hasEvent then
-  eventKey = KEYS[nextKey]
-  nextKey = nextKey + 1
-end
-local joinKeys, moveKeys, leaveKeys = {}, {}, {}
-for i = 1, joinCount do joinKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + joinCount
-for i = 1, moveCount do moveKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + moveCount
-for i = 1, leaveCount do leaveKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + leaveCount
-if nextKey - 1 ~= #KEYS then return bad('KEYS tail does not match the counts') end
-
--- The variable part of ARGV: wait starts, then the entries.
+-- The variable part of ARGV: wait starts, then the entries, then the optional trailer.
 local cursor = 14
 local joinSince, moveSince = {}, {}
 for i = 1, joinCount do
@@ -98,7 +88,38 @@ for e = 1, entryCount do
   entries[e] = items
   cursor = cursor + n + 1
 end
+local pointerCount, pointerLifetime, readOrder = 0, false, false
+if cursor <= #ARGV then
+  pointerCount, pointerLifetime, readOrder = tonumber(ARGV[cursor]), ARGV[cursor + 1], ARGV[cursor + 2] == '1'
+  if not pointerCount or not tonumber(pointerLifetime) or (ARGV[cursor + 2] ~= '0' and ARGV[cursor + 2] ~= '1') then
+    return bad('direct-send trailer')
+  end
+  cursor = cursor + 3
+end
 if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') end
+
+-- The tail of KEYS, split as ARGV[9..12] and the trailer describe it.
+local nextKey = 5
+local eventKey = false
+if hasEvent then
+  eventKey = KEYS[nextKey]
+  nextKey = nextKey + 1
+end
+local joinKeys, moveKeys, leaveKeys, pointerKeys = {}, {}, {}, {}
+for i = 1, joinCount do joinKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + joinCount
+for i = 1, moveCount do moveKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + moveCount
+for i = 1, leaveCount do leaveKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + leaveCount
+for i = 1, pointerCount do pointerKeys[i] = KEYS[nextKey + i - 1] end
+nextKey = nextKey + pointerCount
+local orderKey = false
+if readOrder then
+  orderKey = KEYS[nextKey]
+  nextKey = nextKey + 1
+end
+if nextKey - 1 ~= #KEYS then return bad('KEYS tail does not match the counts') end
 
 -- Validate everything before the first write: Valkey never rolls a script back.
 local typed = { { stateKey, 'hash' }, { workKey, 'stream' }, { dueKey, 'zset' }, { activeKey, 'set' } }
@@ -106,6 +127,8 @@ if eventKey then typed[#typed + 1] = { eventKey, 'string' } end
 for _, k in ipairs(joinKeys) do typed[#typed + 1] = { k, 'zset' } end
 for _, k in ipairs(moveKeys) do typed[#typed + 1] = { k, 'zset' } end
 for _, k in ipairs(leaveKeys) do typed[#typed + 1] = { k, 'zset' } end
+-- The trailer's keys are not the state's: SET replaces a pointer of any type, and a job order
+-- that is no hash reads as missing rather than failing the engine's write.
 local badKey, badType, wantType = wrongType(typed)
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
@@ -145,5 +168,12 @@ for i, k in ipairs(joinKeys) do redis.call('ZADD', k, 'NX', joinSince[i], jobId)
 for i, k in ipairs(moveKeys) do redis.call('ZADD', k, moveSince[i], jobId) end
 for _, k in ipairs(leaveKeys) do redis.call('ZREM', k, jobId) end
 
+for _, k in ipairs(pointerKeys) do redis.call('SET', k, jobId, 'PX', pointerLifetime) end
+
 if entryCount > 0 then redis.call('PUBLISH', channel, scope) end
+if orderKey then
+  reply[#reply + 1] = 'joborder'
+  local orderType = redis.call('TYPE', orderKey)['ok']
+  reply[#reply + 1] = orderType == 'hash' and redis.call('HGET', orderKey, 'doc') or false
+end
 return reply

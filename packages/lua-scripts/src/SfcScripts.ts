@@ -30,10 +30,26 @@ export interface SfcCompareAndSetArgs {
   readonly waitsLeave: ReadonlyArray<string>
   /** Work and outbox entries appended to `sfc:work:{scope}`, in order. */
   readonly entries: ReadonlyArray<SfcEntryPairs>
+  /**
+   * The trailer of a direct send (the writer sends its commands itself): correlation pointer keys
+   * set to the job id with a lifetime, and the job order key whose `doc` the reply carries, read
+   * after the write. Default none (the script's arguments are then exactly as without it).
+   */
+  readonly directSend?: {
+    readonly pointerKeys: ReadonlyArray<string>
+    readonly pointerLifetimeMs: number
+    readonly jobOrderKey: string | null
+  } | undefined
 }
 
 export type SfcCompareAndSetReply =
-  | { readonly status: "ok"; readonly version: number; readonly entryIds: ReadonlyArray<string> }
+  | {
+      readonly status: "ok"
+      readonly version: number
+      readonly entryIds: ReadonlyArray<string>
+      /** With a job order key in the trailer: its `doc` after the write (`null` when missing); absent otherwise. */
+      readonly jobOrderDoc?: string | null
+    }
   | { readonly status: "duplicate"; readonly jobId: string }
   | Extract<WriteReply, { readonly status: "conflict" | "scope" | "wrongtype" }>
 
@@ -44,7 +60,13 @@ const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
   const reply = asArray(casName, raw)
   const status = asText(casName, reply[0])
   if (status === "ok") {
-    return { status, version: asInteger(casName, reply[1]), entryIds: reply.slice(2).map((id) => asText(casName, id)) }
+    const version = asInteger(casName, reply[1])
+    // Stream ids never read "joborder", so the marker cannot be taken for an entry id.
+    const marked = reply.length >= 4 && reply[reply.length - 2] === "joborder"
+    const ids = (marked ? reply.slice(2, -2) : reply.slice(2)).map((id) => asText(casName, id))
+    if (!marked) return { status, version, entryIds: ids }
+    const doc = reply[reply.length - 1]
+    return { status, version, entryIds: ids, jobOrderDoc: doc === null || doc === undefined ? null : asText(casName, doc) }
   }
   if (status === "duplicate") return { status, jobId: asText(casName, reply[1]) }
   return decodeFailure(raw)
@@ -54,7 +76,7 @@ const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
  * The one write of SFC execution state (data-layer.md §6): compare the version, store the state,
  * append entries, maintain due, active and waits, record the applied event, nudge. KEYS are the
  * four named keys, then the tail: the event key (if any), the joined, the moved and the left
- * waits sets.
+ * waits sets, then with `directSend` the correlation pointers and the job order key (if any).
  */
 export const sfcCompareAndSet = defineScript({
   file: "sfc-cas-4+.lua",
@@ -63,7 +85,8 @@ export const sfcCompareAndSet = defineScript({
     ...(a.event ? [a.event.key] : []),
     ...a.waitsJoin.map((w) => w.key),
     ...(a.waitsMove ?? []).map((w) => w.key),
-    ...a.waitsLeave
+    ...a.waitsLeave,
+    ...(a.directSend ? [...a.directSend.pointerKeys, ...(a.directSend.jobOrderKey !== null ? [a.directSend.jobOrderKey] : [])] : [])
   ],
   encodeArgs: (a: SfcCompareAndSetArgs) => [
     a.expectedVersion,
@@ -82,7 +105,8 @@ export const sfcCompareAndSet = defineScript({
     ...a.waitsJoin.map((w) => w.since),
     ...(a.waitsMove ?? []).map((w) => w.since),
     a.entries.length,
-    ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()])
+    ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
+    ...(a.directSend ? [a.directSend.pointerKeys.length, a.directSend.pointerLifetimeMs, a.directSend.jobOrderKey !== null ? "1" : "0"] : [])
   ],
   decodeReply: decodeCompareAndSet
 })

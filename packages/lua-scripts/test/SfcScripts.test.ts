@@ -43,6 +43,18 @@ describe("sfc scripts", () => {
     expect(() => sfcCompareAndSet.decodeReply(["notfound"])).toThrow(/unexpected reply/)
   })
 
+  it("append the direct-send trailer only when it is given: pointer keys and the job order key last", () => {
+    const direct = { ...args, directSend: { pointerKeys: ["p:sfc:correlation:c1"], pointerLifetimeMs: 60_000, jobOrderKey: "p:joborder:j" } }
+    expect(scriptKeys(sfcCompareAndSet, { state: "st", work: "wk", due: "du", active: "ac" }, direct).slice(-2)).toEqual([
+      "p:sfc:correlation:c1",
+      "p:joborder:j"
+    ])
+    expect(sfcCompareAndSet.encodeArgs(direct).slice(-3)).toEqual([1, 60_000, "1"])
+    expect(sfcCompareAndSet.encodeArgs({ ...direct, directSend: { ...direct.directSend, jobOrderKey: null } }).slice(-3)).toEqual([1, 60_000, "0"])
+    expect(sfcCompareAndSet.decodeReply(["ok", 3, "1-0", "joborder", "{}"])).toEqual({ status: "ok", version: 3, entryIds: ["1-0"], jobOrderDoc: "{}" })
+    expect(sfcCompareAndSet.decodeReply(["ok", 3, "joborder", null])).toEqual({ status: "ok", version: 3, entryIds: [], jobOrderDoc: null })
+  })
+
   it("a tail needs both the +.lua name and a tailKeys function", () => {
     expect(() =>
       defineScript({ file: "test/echo-1.lua", keys: ["a"], tailKeys: () => [], encodeArgs: () => [], decodeReply: (r) => r })

@@ -1,3 +1,4 @@
+// The recipe model and its validation.
 export {
   Action,
   Branch,
@@ -14,7 +15,9 @@ export {
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
 export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
+// The condition language: parser, evaluator, printer and the AST constructors.
 export * from "./condition/index.js"
-// The engine core (src/engine) adds its exports below.
+// The pure engine core (src/engine/index.ts says what it exports).
 export * from "./engine/index.js"
+// The runtime over the store and the poller (src/runtime/index.ts).
 export * from "./runtime/index.js"

@@ -51,6 +51,16 @@ export interface SfcCompareAndSet {
   readonly waitsRemove: ReadonlyArray<string>
   /** The event this write applies; a second write with the same event is a `DuplicateEvent`. */
   readonly appliedEvent?: { readonly source: string; readonly id: string } | undefined
+  /**
+   * The writer sends the write's commands itself: the same script points each correlation id at
+   * the job (`sfc:correlation:{id}`, for `pointerTtlMs`) and, with `readJobOrder`, returns the job
+   * order's document as it is after the write (the gate of the send), saving the round trips.
+   */
+  readonly directSend?: {
+    readonly correlationIds: ReadonlyArray<string>
+    readonly pointerTtlMs: number
+    readonly readJobOrder: boolean
+  } | undefined
 }
 
 export interface SfcWritten {
@@ -61,6 +71,8 @@ export interface SfcWritten {
    * check showed the write landed (the entries are in the stream, their ids are not known here).
    */
   readonly entryIds: ReadonlyArray<string> | null
+  /** With `directSend.readJobOrder`: the job order document after the write, `null` when it does not exist; absent when not read (or the reply was lost). */
+  readonly jobOrderDoc?: string | null
 }
 
 export interface DeleteSfcState {
@@ -93,7 +105,12 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
     ): Effect.Effect<SfcWritten, VersionConflict | ScopeConflict | WrongType | DuplicateEvent> => {
       switch (reply.status) {
         case "ok":
-          return Effect.succeed({ version: reply.version, op, entryIds: reply.entryIds })
+          return Effect.succeed({
+            version: reply.version,
+            op,
+            entryIds: reply.entryIds,
+            ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {})
+          })
         case "duplicate":
           return Effect.fail(new DuplicateEvent({ key: keys.event ?? keys.state, jobId: reply.jobId }))
         default:
@@ -126,6 +143,13 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
           Effect.map(valkey.key("sfcWaits", { scope, typeId: w.typeId }), (key) => ({ key, since: w.since }))
         )
         const waitsLeave = yield* Effect.forEach(waits.leave, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
+        const directSend = input.directSend
+          ? {
+              pointerKeys: yield* Effect.forEach(input.directSend.correlationIds, (correlationId) => valkey.key("sfcCorrelation", { correlationId })),
+              pointerLifetimeMs: yield* checkPositiveMs("directSend.pointerTtlMs", input.directSend.pointerTtlMs),
+              jobOrderKey: input.directSend.readJobOrder ? yield* valkey.key("jobOrder", { id: jobId }) : null
+            }
+          : undefined
         const op = input.op ?? newOperationId()
         const write = valkey
           .script(sfcCompareAndSet, { state, work, due, active }, {
@@ -141,7 +165,8 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
             waitsJoin,
             waitsMove,
             waitsLeave,
-            entries
+            entries,
+            directSend
           })
           .pipe(Effect.flatMap((reply) => casResult(reply, input, { state, event }, op)))
         // The SFC state has no change stream: only the document itself can answer.
@@ -246,6 +271,11 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
     return { compareAndSet, get, listActive, due: dueJobs, waiting, eventApplied, delete: remove, outcome } as const
   })
 }) {}
+
+const checkPositiveMs = (field: string, value: number): Effect.Effect<number, InvalidInput> =>
+  Number.isSafeInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(new InvalidInput({ field, message: `${field} must be a positive integer (ms)` }))
 
 const positiveCount = (field: string, value: number): Effect.Effect<number, InvalidInput> =>
   Number.isSafeInteger(value) && value > 0

@@ -15,6 +15,7 @@ import { SfcStateDao } from "./SfcStateDao.js"
 import { ValkeyStreams } from "./ValkeyStreams.js"
 import { WorkMasterDao } from "./WorkMasterDao.js"
 import { SfcCorrelations } from "./SfcCorrelations.js"
+import { SfcRecipes } from "./SfcRecipes.js"
 import { SfcHeartbeat } from "./SfcHeartbeat.js"
 import { DedupeEntries } from "./DedupeEntries.js"
 import { ScopeSizes } from "./ScopeSizes.js"
@@ -48,6 +49,7 @@ export const StoreServices = Layer.mergeAll(
   IndexMaintenance.Default,
   // The small DAOs: every key outside the document DAOs is read and written through one of these.
   SfcCorrelations.Default,
+  SfcRecipes.Default,
   SfcHeartbeat.Default,
   DedupeEntries.Default,
   ScopeSizes.Default,

@@ -58,6 +58,8 @@ export interface StartParams {
   readonly scope: string
   readonly workMasterId: string
   readonly recipe: Recipe
+  /** Where the runtime stored the recipe (see `ExecutionState.recipeDigest`). */
+  readonly recipeDigest?: string | undefined
   /** Sends of one push command before it fails (default 3). */
   readonly maxAttempts?: number
 }
@@ -117,6 +119,7 @@ export const start = (params: StartParams, now: number): EngineOutput => {
     scope: params.scope,
     workMasterId: params.workMasterId,
     recipe: params.recipe,
+    ...(params.recipeDigest !== undefined ? { recipeDigest: params.recipeDigest } : {}),
     status: "running",
     revision: 0,
     startedAt: now,

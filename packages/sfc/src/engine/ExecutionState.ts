@@ -63,6 +63,12 @@ export interface ExecutionState {
   readonly workMasterId: string
   /** Snapshot taken at start: a work master changed mid-run does not affect the job. */
   readonly recipe: Recipe
+  /**
+   * The digest the runtime stored the snapshot under (`sfc:recipe:{digest}`, immutable): the
+   * stored document then names the digest instead of carrying the recipe. Absent in states
+   * written before, which carry the recipe itself.
+   */
+  readonly recipeDigest?: string
   readonly status: ExecutionStatus
   /** Grows with every change of this document (the core's own version, independent of Valkey's). */
   readonly revision: number

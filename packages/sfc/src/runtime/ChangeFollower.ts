@@ -19,6 +19,16 @@ const followed: Readonly<Record<string, EngineInput | "start" | "remove" | "hold
   Cancel: "remove"
 }
 
+/** The job and what the engine does for a change entry, or `undefined` for one it does not follow. */
+export const followedChange = (fields: Readonly<Record<string, string>>) => {
+  if (fields["kind"] !== "joborder") return undefined
+  const jobId = fields["id"]
+  const change = fields["change"]
+  if (jobId === undefined || change === undefined) return undefined
+  const action = followed[change]
+  return action === undefined ? undefined : { jobId, action }
+}
+
 /** Rounds of `followHold` before giving up (the entry is then retried by the poller). */
 const MAX_HOLD_ROUNDS = 10
 
@@ -47,12 +57,9 @@ export const followHold = (jobId: string) =>
  */
 export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry) =>
   Effect.gen(function* () {
-    if (entry.fields["kind"] !== "joborder") return
-    const jobId = entry.fields["id"]
-    const change = entry.fields["change"]
-    if (jobId === undefined || change === undefined) return
-    const action = followed[change]
-    if (action === undefined) return
+    const followedEntry = followedChange(entry.fields)
+    if (followedEntry === undefined) return
+    const { jobId, action } = followedEntry
     const executions = yield* Executions
     if (action === "start") {
       const outcome = yield* startJob(jobId, options.maxAttempts)

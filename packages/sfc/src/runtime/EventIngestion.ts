@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import { SfcCorrelations, SfcStateDao } from "@microdcs/store"
+import { CommandDispatch } from "./CommandDispatch.js"
 import { type Applied, Executions } from "./Executions.js"
 
 /** An event or reply from a station, as the CloudEvents binding (or the in-process station) sees it. */
@@ -31,7 +32,7 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
     case "Written":
       return { _tag: "Applied", jobId }
     case "Duplicate":
-      return { _tag: "Duplicate", jobId }
+      return { _tag: "Duplicate", jobId: applied.jobId ?? jobId }
     case "NoExecution":
       return undefined
     case "Unchanged":
@@ -49,6 +50,7 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
     const correlations = yield* SfcCorrelations
     const states = yield* SfcStateDao
     const executions = yield* Executions
+    const dispatch = yield* CommandDispatch
 
     const applyTo = (jobId: string, event: StationEvent) =>
       executions.apply(
@@ -62,14 +64,13 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
         { source: event.source, id: event.id }
       )
 
-    const ingest = (event: StationEvent) =>
+    /** Routes the event; `Ignored` may still be a duplicate, which `ingest` then finds out. */
+    const route = (event: StationEvent) =>
       Effect.gen(function* () {
-        // An event applied before is a duplicate even when the job moved on (or ended) since:
-        // without this check it would be ignored at best, or applied to a later wait.
-        const applied = yield* states.eventApplied(event.scope, event.source, event.id)
-        if (applied._tag === "Some") return { _tag: "Duplicate", jobId: applied.value } satisfies IngestOutcome
         if (event.correlationId !== undefined) {
-          const pointer = yield* correlations.jobOf(event.correlationId)
+          // A reply to a command this process sent finds its job in memory; any other reads the pointer.
+          const known = dispatch.jobOf(event.correlationId)
+          const pointer = known !== undefined ? Option.some(known) : yield* correlations.jobOf(event.correlationId)
           if (Option.isNone(pointer)) return { _tag: "Ignored", reason: "unknown correlation id" } satisfies IngestOutcome
           const jobId = pointer.value
           return outcomeOf(jobId, yield* applyTo(jobId, event)) ?? ({ _tag: "Ignored", reason: "no action waits for this reply" } satisfies IngestOutcome)
@@ -82,6 +83,17 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
           if (outcome) return outcome
         }
         return { _tag: "Ignored", reason: "no job waits for this event type" } satisfies IngestOutcome
+      })
+
+    const ingest = (event: StationEvent) =>
+      Effect.gen(function* () {
+        const outcome = yield* route(event)
+        if (outcome._tag !== "Ignored") return outcome
+        // An event applied before is a duplicate even when the job moved on (or ended) since.
+        // A write that would apply it again fails in the CAS (which checks the event record
+        // first), so only an event that changed nothing needs this read.
+        const applied = yield* states.eventApplied(event.scope, event.source, event.id)
+        return applied._tag === "Some" ? ({ _tag: "Duplicate", jobId: applied.value } satisfies IngestOutcome) : outcome
       }).pipe(
         Effect.tap((outcome) =>
           outcome._tag === "Ignored"

@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Deferred, Effect, Option } from "effect"
 import {
   type ConnectionError,
   type InvalidInput,
@@ -8,11 +8,18 @@ import {
   type WrongType
 } from "@microdcs/store"
 import { type EngineInput, type EngineOutput, indexesOf, start, type StartParams, step } from "../engine/Engine.js"
-import type { ExecutionState } from "../engine/ExecutionState.js"
+import { type ExecutionState, isTerminalStatus } from "../engine/ExecutionState.js"
+import type { CommandEntry } from "../engine/Outbox.js"
+import { BoundedMap } from "./BoundedMap.js"
+import { CommandDispatch } from "./CommandDispatch.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
+import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 /** How often a write re-reads and recomputes after losing the CAS to another engine instance. */
 const MAX_CAS_ATTEMPTS = 20
+
+/** Execution states one process keeps in memory (the jobs it moved last). */
+const STATE_CACHE_SIZE = 10_000
 
 export interface LoadedExecution {
   readonly state: ExecutionState
@@ -23,8 +30,15 @@ export interface LoadedExecution {
 export type Applied =
   | { readonly _tag: "Written"; readonly output: EngineOutput; readonly version: number }
   | { readonly _tag: "Unchanged"; readonly output: EngineOutput }
-  | { readonly _tag: "Duplicate" }
+  /** The event was applied before (to `jobId`, when the store says which job). */
+  | { readonly _tag: "Duplicate"; readonly jobId?: string | undefined }
   | { readonly _tag: "NoExecution" }
+
+/** The index entries of a job as Valkey holds them (what reconcile compares a state against). */
+export interface IndexEntries {
+  readonly due: number | null
+  readonly active: boolean
+}
 
 export type ExecutionError = InvalidInput | WrongType | ConnectionError | StateMoved
 
@@ -33,29 +47,84 @@ export type ExecutionError = InvalidInput | WrongType | ConnectionError | StateM
  * script. A lost CAS means another instance moved the job: read again and recompute.
  */
 export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Executions", {
+  dependencies: [CommandDispatch.Default, RecipeSnapshots.Default],
   effect: Effect.gen(function* () {
     const states = yield* SfcStateDao
+    const dispatch = yield* CommandDispatch
+    const snapshots = yield* RecipeSnapshots
+
+    // The states this process wrote last, with their store version: the next input of a job
+    // starts from here instead of re-reading it. Another instance's write meanwhile shows as a
+    // VersionConflict of the CAS, and the loop below re-reads and recomputes.
+    const cache = new BoundedMap<string, LoadedExecution>(STATE_CACHE_SIZE)
 
     const load = (jobId: string): Effect.Effect<Option.Option<LoadedExecution>, InvalidInput | WrongType | ConnectionError> =>
       states.get(jobId).pipe(
-        Effect.map((doc) => Option.some({ state: JSON.parse(doc.doc) as ExecutionState, version: doc.version })),
-        Effect.catchTag("NotFound", () => Effect.succeed(Option.none()))
+        Effect.flatMap((doc) => {
+          return snapshots.decodeState(doc.doc).pipe(
+            Effect.map((state) => {
+              const loaded = { state, version: doc.version }
+              remember(jobId, loaded)
+              return Option.some(loaded)
+            })
+          )
+        }),
+        Effect.catchTag("NotFound", () => Effect.sync(() => cache.delete(jobId)).pipe(Effect.as(Option.none())))
       )
 
-    const write = (expectedVersion: number, output: EngineOutput, appliedEvent?: { source: string; id: string }) =>
-      states.compareAndSet({
-        jobId: output.state.jobId,
-        scope: output.state.scope,
-        expectedVersion,
-        doc: JSON.stringify(output.state),
-        entries: output.outbox.map((entry) => encodeOutboxEntry(entry, expectedVersion + 1)),
-        due: output.due,
-        active: output.active,
-        waitsAdd: output.waitsAdd,
-        waitsMove: output.waitsMove,
-        waitsRemove: output.waitsRemove,
-        appliedEvent
+    const remember = (jobId: string, loaded: LoadedExecution) => {
+      if (isTerminalStatus(loaded.state.status)) cache.delete(jobId)
+      else cache.set(jobId, loaded)
+    }
+
+    /**
+     * One CAS; on success the commands it emitted go to the station at once, from here (the
+     * outbox entries stay the recovery path, see CommandDispatch).
+     */
+    const write = (expectedVersion: number, output: EngineOutput, appliedEvent?: { source: string; id: string }) => {
+      const sender = dispatch.current()
+      const commands = sender ? output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []
+      const run = (pending: ReadonlyArray<Deferred.Deferred<boolean>>) => Effect.gen(function* () {
+        const written = yield* states
+          .compareAndSet({
+            jobId: output.state.jobId,
+            scope: output.state.scope,
+            expectedVersion,
+            doc: snapshots.encodeState(output.state),
+            entries: output.outbox.map((entry) =>
+              encodeOutboxEntry(entry, expectedVersion + 1, sender && entry.type === "command" ? sender.consumer : undefined)
+            ),
+            due: output.due,
+            active: output.active,
+            waitsAdd: output.waitsAdd,
+            waitsMove: output.waitsMove,
+            waitsRemove: output.waitsRemove,
+            appliedEvent,
+            // The CAS sets the pointers and reads the job order for the send: no round trip more.
+            directSend:
+              sender && commands.length > 0
+                ? { correlationIds: commands.map((c) => c.correlationId), pointerTtlMs: sender.correlationTtlMs, readJobOrder: true }
+                : undefined
+          })
+
+        remember(output.state.jobId, { state: output.state, version: written.version })
+        if (sender) {
+          let at = 0
+          let nth = 0
+          for (const entry of output.outbox) {
+            const entryId = written.entryIds?.[at++]
+            if (entry.type !== "command") continue
+            yield* dispatch.settle(entry, pending[nth++]!, yield* sender.handle(entry, output.state, entryId, written.jobOrderDoc))
+          }
+        }
+        return written
       })
+      // Whatever ends the write (a lost CAS, an error, an interruption), no handler of this
+      // process may wait for a send that will not come: what is unsettled counts as not sent.
+      return Effect.acquireUseRelease(dispatch.begin(commands), run, (pending) =>
+        Effect.forEach(commands, (command, i) => dispatch.settle(command, pending[i]!, false), { discard: true })
+      )
+    }
 
     /** Creates a job's execution (create-only: a second start of the same job does nothing). */
     const create = (params: StartParams): Effect.Effect<Applied, ExecutionError> =>
@@ -81,18 +150,24 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
       appliedEvent?: { readonly source: string; readonly id: string }
     ): Effect.Effect<Applied, ExecutionError> =>
       Effect.gen(function* () {
+        let cached = cache.get(jobId)
         for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-          const loaded = yield* load(jobId)
+          const fromCache = cached !== undefined
+          const loaded = cached !== undefined ? Option.some(cached) : yield* load(jobId)
+          cached = undefined
           if (Option.isNone(loaded)) return { _tag: "NoExecution" } as const
           const { state, version } = loaded.value
           const now = yield* Clock.currentTimeMillis
           const output = step(state, typeof input === "function" ? input(state) : input, now)
+          // A cached state may be behind another instance's write: "nothing to do" is only
+          // believed from a fresh read.
+          if (!output.changed && fromCache) continue
           if (!output.changed) return { _tag: "Unchanged", output } as const
           const result = yield* write(version, output, appliedEvent).pipe(
             Effect.map((written): Applied => ({ _tag: "Written", output, version: written.version })),
             Effect.catchTags({
-              VersionConflict: () => Effect.succeed(undefined),
-              DuplicateEvent: () => Effect.succeed<Applied>({ _tag: "Duplicate" }),
+              VersionConflict: () => Effect.sync(() => void cache.delete(jobId)),
+              DuplicateEvent: (e) => Effect.succeed<Applied>({ _tag: "Duplicate", jobId: e.jobId }),
               ScopeConflict: (e) => Effect.die(e)
             })
           )
@@ -105,16 +180,22 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
      * Rewrites a state unchanged so that its due, active and waits entries match it again
      * (reconcile after a lost write or a manual edit). Returns false when nothing needed it.
      */
-    const reindex = (jobId: string, present: { readonly due: number | null; readonly active: boolean }) =>
+    const reindex = <E = never, R = never>(
+      jobId: string,
+      present: IndexEntries | Effect.Effect<IndexEntries, E, R>
+    ) =>
       Effect.gen(function* () {
         const loaded = yield* load(jobId)
         if (Option.isNone(loaded)) return false
         const { state, version } = loaded.value
+        // Read after the state: an index entry written after this read came with a newer
+        // version, so the CAS below conflicts instead of rewriting a state that had moved.
+        const found = Effect.isEffect(present) ? yield* present : present
         const wanted = indexesOf(state)
-        if (wanted.due === present.due && wanted.active === present.active) return false
+        if (wanted.due === found.due && wanted.active === found.active) return false
         yield* states
           .compareAndSet({
-            jobId, scope: state.scope, expectedVersion: version, doc: JSON.stringify(state), entries: [],
+            jobId, scope: state.scope, expectedVersion: version, doc: snapshots.encodeState(state), entries: [],
             due: wanted.due, active: wanted.active, waitsAdd: wanted.waits, waitsRemove: []
           })
           .pipe(Effect.catchTags({ VersionConflict: () => Effect.void, DuplicateEvent: () => Effect.void, ScopeConflict: (e) => Effect.die(e) }))
@@ -127,6 +208,7 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
         const loaded = yield* load(jobId)
         if (Option.isNone(loaded)) return false
         const waits = loaded.value.state.recipe.Actions.filter((a) => a.Interaction === "pull_event").map((a) => a.TypeId)
+        cache.delete(jobId)
         yield* states.delete({ jobId, waits: [...new Set(waits)] }).pipe(
           Effect.catchTags({ NotFound: () => Effect.void, VersionConflict: () => Effect.void })
         )

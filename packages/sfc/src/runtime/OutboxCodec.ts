@@ -2,13 +2,15 @@ import type { OutboxEntry } from "../engine/Outbox.js"
 
 /**
  * Outbox entries as stream fields: `type`, `jobId`, `version` (the state version that produced
- * it) and the entry as JSON in `entry`. The JSON is built by JSON.stringify, never by hand.
+ * it) and the entry as JSON in `entry`. The JSON is built by JSON.stringify, never by hand. A
+ * command the writing instance sends itself names that instance's consumer in `sender`.
  */
-export const encodeOutboxEntry = (entry: OutboxEntry, version: number): Record<string, string> => ({
+export const encodeOutboxEntry = (entry: OutboxEntry, version: number, sender?: string): Record<string, string> => ({
   type: entry.type,
   jobId: entry.jobId,
   version: String(version),
-  entry: JSON.stringify(entry)
+  entry: JSON.stringify(entry),
+  ...(sender !== undefined ? { sender } : {})
 })
 
 /** The entry a stream record carries, or `undefined` for a record that is no outbox entry. */

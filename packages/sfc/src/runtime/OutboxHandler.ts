@@ -1,9 +1,10 @@
-import { Data, Effect } from "effect"
-import { JobResponseDao, SfcCorrelations, StateMoved } from "@microdcs/store"
+import { Clock, Data, Effect } from "effect"
+import { ConsumerHeartbeats, JobResponseDao, SfcCorrelations, StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import { awaitsSend, isHeld } from "../engine/HeldCommands.js"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import { followHold } from "./ChangeFollower.js"
+import { CommandDispatch } from "./CommandDispatch.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
@@ -26,7 +27,7 @@ export const handleWorkEntry = (options: EngineOptions) => (entry: PollerEntry) 
     const version = entry.fields["version"] ?? "0"
     switch (outbox.type) {
       case "command":
-        return yield* sendCommand(outbox, options)
+        return yield* handleCommandEntry(outbox, entry, options)
       case "joborder":
         return yield* moveJobOrder(outbox, version)
       case "jobresponse":
@@ -35,7 +36,42 @@ export const handleWorkEntry = (options: EngineOptions) => (entry: PollerEntry) 
   })
 
 /** Job order states in which the engine dispatches (before `Run` lands, and while running). */
-const dispatchable = (main: string) => main === "Running" || main === "AllowedToStart"
+export const dispatchable = (main: string) => main === "Running" || main === "AllowedToStart"
+
+/** A command entry another live instance is sending itself; retried by the poller until that settles. */
+export class LeftToSender extends Data.TaggedError("LeftToSender")<{ readonly sender: string; readonly correlationId: string }> {}
+
+/**
+ * How long a command entry belongs to the instance that wrote it (and sends it directly) while
+ * that instance is alive. After that another instance sends it too: a resend with the same
+ * correlation id is harmless, a lost command is not.
+ */
+export const DIRECT_SEND_GRACE_MS = 5_000
+
+/** Epoch ms of a stream id (`{ms}-{seq}`). */
+const entryTime = (id: string) => Number(id.slice(0, id.indexOf("-")))
+
+/**
+ * The outbox entry of a command: skipped when this process already sent it directly; left to
+ * the instance that did (or is doing) so while it lives; otherwise handled as the recovery path.
+ */
+const handleCommandEntry = (command: CommandEntry, entry: PollerEntry, options: EngineOptions) =>
+  Effect.gen(function* () {
+    const dispatch = yield* CommandDispatch
+    if (yield* dispatch.handledHere(command)) return
+    const sender = entry.fields["sender"]
+    const own = dispatch.current()?.consumer
+    if (sender !== undefined && sender !== own && (yield* Clock.currentTimeMillis) - entryTime(entry.id) < DIRECT_SEND_GRACE_MS) {
+      const heartbeats = yield* ConsumerHeartbeats
+      const heartbeat = yield* heartbeats.of({ kind: "sfc", group: options.workGroup, consumer: own ?? sender }, HEARTBEAT_PROBE_TTL_MS)
+      const dead = yield* heartbeat.dead([sender])
+      if (dead.length === 0) return yield* new LeftToSender({ sender, correlationId: command.correlationId })
+    }
+    return yield* sendCommand(command, options)
+  })
+
+/** Only `dead` of the probe is used: its lifetime is never written. */
+const HEARTBEAT_PROBE_TTL_MS = 3_000
 
 /** Rounds of `sendCommand` before giving up (the entry is then retried by the poller). */
 const MAX_SEND_ROUNDS = 10
@@ -50,7 +86,7 @@ const MAX_SEND_ROUNDS = 10
  * state), so the Resume that follows that write sends it. A Resume that came first makes the
  * CAS find a running state; the next round then sends.
  */
-const sendCommand = (command: CommandEntry, options: EngineOptions) =>
+export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
@@ -79,25 +115,33 @@ const sendCommand = (command: CommandEntry, options: EngineOptions) =>
     return yield* new StateMoved({ key: command.jobId, attempts: MAX_SEND_ROUNDS })
   })
 
+/**
+ * The gate for a running (or ended) execution: whether `command` goes out, given the job
+ * order's main state and the execution state read after the write that emitted it.
+ */
+export const wantsSend = (command: CommandEntry, main: string, state: ExecutionState): boolean => {
+  const open =
+    state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
+  const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
+  // Completed or failed by the engine itself: the job order follows (or already followed) to
+  // Ended/Aborted; stopped, aborted or paused executions are the MES's doing.
+  const endedByEngine = state.status === "completed" || state.status === "failed"
+  return open
+    ? dispatchable(main)
+    : pulse && ((state.status === "running" && dispatchable(main)) || (endedByEngine && (dispatchable(main) || main === "Ended" || main === "Aborted")))
+}
+
 /** The gate for a running (or ended) execution, then the send. */
 const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: string, state: ExecutionState) =>
   Effect.gen(function* () {
-    const open =
-      state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
-    const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
-    // Completed or failed by the engine itself: the job order follows (or already followed) to
-    // Ended/Aborted; stopped, aborted or paused executions are the MES's doing.
-    const endedByEngine = state.status === "completed" || state.status === "failed"
-    const send = open
-      ? dispatchable(main)
-      : pulse && ((state.status === "running" && dispatchable(main)) || (endedByEngine && (dispatchable(main) || main === "Ended" || main === "Aborted")))
-    if (!send) {
+    if (!wantsSend(command, main, state)) {
       return yield* Effect.logDebug("command not sent: the job order or the execution no longer wants it").pipe(
         Effect.annotateLogs({ jobId: command.jobId, action: command.action, jobOrder: main, execution: state.status })
       )
     }
     // Replies carry only the correlation id: remember which job it belongs to before sending.
     yield* (yield* SfcCorrelations).remember(command.correlationId, command.jobId, options.correlationTtlMs)
+    ;(yield* CommandDispatch).rememberJob(command.correlationId, command.jobId)
     const station = yield* StationPort
     yield* station.send(command)
   })

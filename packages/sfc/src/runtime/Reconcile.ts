@@ -37,8 +37,8 @@ export const reconcileOnce = (options: EngineOptions) =>
         offset = page.next
       }
       for (const jobId of yield* states.listActive(scope)) {
-        const due = Option.getOrNull(yield* scores.sfcDeadline(scope, jobId))
-        if (yield* executions.reindex(jobId, { due, active: true })) reindexed++
+        const present = Effect.map(scores.sfcDeadline(scope, jobId), (due) => ({ due: Option.getOrNull(due), active: true }))
+        if (yield* executions.reindex(jobId, present)) reindexed++
       }
     }
     return { started, reindexed } satisfies ReconcileReport

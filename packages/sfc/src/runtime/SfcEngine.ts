@@ -1,10 +1,14 @@
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
 import { Effect, Layer, Schedule } from "effect"
 import { makePoller } from "@microdcs/poller"
-import { handleChangeEntry } from "./ChangeFollower.js"
+import { CommandDispatch } from "./CommandDispatch.js"
+import { installDirectSend } from "./DirectSend.js"
+import { RecipeSnapshots } from "./RecipeSnapshots.js"
 import { defaultEngineOptions, type EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
-import { handleWorkEntry } from "./OutboxHandler.js"
+import { handleChangeBatch, handleWorkBatch } from "./WorkBatches.js"
 import { reconcileOnce } from "./Reconcile.js"
 import { SfcEvents } from "./EventIngestion.js"
 import { sweepOnce } from "./TimerSweep.js"
@@ -32,7 +36,9 @@ const every = <E, R>(name: string, intervalMs: number, round: Effect.Effect<unkn
  */
 export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: EngineRoles = { engine: true, sweep: true }) => {
   const resolved: EngineOptions = { ...defaultEngineOptions, ...options }
-  const consumer = resolved.consumer !== undefined ? { consumer: resolved.consumer } : {}
+  // Named here, not by the poller: the direct sender marks its entries with the same name.
+  const consumerName = resolved.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`
+  const consumer = { consumer: consumerName }
   const pollerDefaults = {
     concurrency: resolved.concurrency,
     fallbackIntervalMs: resolved.fallbackIntervalMs,
@@ -43,8 +49,9 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
   }
   const run = Effect.gen(function* () {
     if (roles.engine) {
-      yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handler: handleWorkEntry(resolved), ...pollerDefaults, trimIntervalMs: resolved.workTrimIntervalMs })
-      yield* makePoller({ kind: "changes", stream: "changes", group: resolved.changesGroup, handler: handleChangeEntry(resolved), ...pollerDefaults })
+      yield* installDirectSend(resolved, consumerName)
+      yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handleBatch: handleWorkBatch(resolved), ...pollerDefaults, trimIntervalMs: resolved.workTrimIntervalMs })
+      yield* makePoller({ kind: "changes", stream: "changes", group: resolved.changesGroup, handleBatch: handleChangeBatch(resolved), ...pollerDefaults })
       yield* Effect.forkScoped(every("reconcile", resolved.reconcileIntervalMs, reconcileOnce(resolved)))
     }
     if (roles.sweep) yield* Effect.forkScoped(every("timer sweep", resolved.sweepIntervalMs, sweepOnce(resolved)))
@@ -54,5 +61,6 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
 
 /** The services the runtime is built from; also what an event-ingesting binding needs. */
 export const SfcRuntimeServices = Layer.mergeAll(SfcEvents.Default, JobOrderTransitions.Default).pipe(
-  Layer.provideMerge(Executions.Default)
+  Layer.provideMerge(Executions.DefaultWithoutDependencies),
+  Layer.provideMerge(Layer.merge(CommandDispatch.Default, RecipeSnapshots.Default))
 )

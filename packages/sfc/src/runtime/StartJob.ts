@@ -1,9 +1,9 @@
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { firstWorkMasterId } from "@microdcs/job-state"
 import { WorkMasterDao } from "@microdcs/store"
-import { validateWorkMasterRecipe } from "../recipe/validateRecipe.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
+import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 export type StartOutcome = "started" | "already-started" | "not-startable" | "no-recipe" | "missing"
 
@@ -11,12 +11,14 @@ export type StartOutcome = "started" | "already-started" | "not-startable" | "no
  * Starts a job when its order is `AllowedToStart` and its first work master carries a valid
  * recipe (sfc.md §3 Start). The execution is created create-only, so a duplicate start (two
  * instances, a redelivered change) does nothing. A job order without a recipe is left to the MES.
+ * The recipe is stored once by digest (RecipeSnapshots) before the state that names it.
  */
 export const startJob = (jobId: string, maxAttempts: number) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const workMasters = yield* WorkMasterDao
     const executions = yield* Executions
+    const snapshots = yield* RecipeSnapshots
     const order = yield* jobOrders.load(jobId)
     if (!order) return "missing" satisfies StartOutcome
     if (order.state.main !== "AllowedToStart") return "not-startable" satisfies StartOutcome
@@ -27,17 +29,12 @@ export const startJob = (jobId: string, maxAttempts: number) =>
       Effect.catchTag("NotFound", () => Effect.succeed(undefined))
     )
     if (workMaster === undefined) return "no-recipe" satisfies StartOutcome
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(workMaster)
-    } catch {
+    const checked = snapshots.workMasterRecipe(workMaster)
+    if (checked._tag !== "Recipe") {
+      if (checked._tag === "Invalid") yield* Effect.logWarning("work master recipe is invalid; the job is left to the MES").pipe(Effect.annotateLogs({ jobId, workMasterId }))
       return "no-recipe" satisfies StartOutcome
     }
-    const recipe = validateWorkMasterRecipe(parsed)
-    if (recipe === undefined || Either.isLeft(recipe)) {
-      if (recipe !== undefined) yield* Effect.logWarning("work master recipe is invalid; the job is left to the MES").pipe(Effect.annotateLogs({ jobId, workMasterId }))
-      return "no-recipe" satisfies StartOutcome
-    }
-    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe: recipe.right, maxAttempts })
+    const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
+    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe, recipeDigest: digest, maxAttempts })
     return (created._tag === "Written" ? "started" : "already-started") satisfies StartOutcome
   })

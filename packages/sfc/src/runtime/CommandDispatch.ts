@@ -1,0 +1,124 @@
+import { Deferred, Effect } from "effect"
+import type { CommandEntry } from "../engine/Outbox.js"
+import type { ExecutionState } from "../engine/ExecutionState.js"
+import { BoundedMap } from "./BoundedMap.js"
+
+/**
+ * Hands a command to the station right after the CAS that emitted it; `true` when it was
+ * carried out (sent, or held back for a paused job) and the outbox entry needs nothing more.
+ */
+export interface DirectSender {
+  /** The work-stream consumer name of this instance: what the entry's `sender` field says. */
+  readonly consumer: string
+  /** How long the correlation pointers the CAS sets live (`EngineOptions.correlationTtlMs`). */
+  readonly correlationTtlMs: number
+  /**
+   * `jobOrderDoc` is the job order as the CAS read it after the write (`null`: missing), when it
+   * did; then the correlation pointer is set too.
+   */
+  readonly handle: (
+    command: CommandEntry,
+    state: ExecutionState,
+    entryId: string | undefined,
+    jobOrderDoc: string | null | undefined
+  ) => Effect.Effect<boolean>
+}
+
+/** How many commands and correlation ids one process remembers. */
+const REMEMBERED = 50_000
+
+/** How long a handler waits for a direct send of this process that is under way. */
+const IN_FLIGHT_WAIT = "5 seconds"
+
+const keyOf = (command: Pick<CommandEntry, "correlationId" | "attempt">) => `${command.correlationId}|${command.attempt}`
+
+/**
+ * The direct send of commands (the hot path): the instance that wins a CAS sends its commands
+ * itself, at once, and its work-stream handler later skips their outbox entries. The outbox
+ * entry stays the recovery path: if the instance dies between the CAS and the send, another
+ * instance (or this one, restarted) finds the entry unhandled and sends it, with the same
+ * correlation id. A process without the engine role installs no sender; then every command
+ * goes through the outbox as before.
+ *
+ * It also remembers which job each correlation id it sent belongs to, so a reply that comes back
+ * to this process finds its job without reading the correlation pointer.
+ */
+export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdcs/sfc/CommandDispatch", {
+  sync: () => {
+    let sender: DirectSender | undefined
+    // Per command, the direct sends under way: two writes may emit the same command (a lost CAS
+    // recomputed while the won one sends), and only their joint outcome tells a handler enough.
+    const inFlight = new Map<string, Set<Deferred.Deferred<boolean>>>()
+    const handled = new BoundedMap<string, true>(REMEMBERED)
+    const jobs = new BoundedMap<string, string>(REMEMBERED)
+
+    const install = (next: DirectSender) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          sender = next
+        }),
+        () =>
+          Effect.sync(() => {
+            if (sender === next) sender = undefined
+          })
+      )
+
+    /**
+     * Marks the commands of a write about to be sent directly, before the CAS: the work-stream
+     * handler of this process may see their entries before the direct send finished, and then
+     * waits for it instead of sending a second time.
+     */
+    const begin = (commands: ReadonlyArray<CommandEntry>) =>
+      Effect.forEach(commands, (command) =>
+        Effect.map(Deferred.make<boolean>(), (done) => {
+          const key = keyOf(command)
+          const running = inFlight.get(key) ?? new Set()
+          running.add(done)
+          inFlight.set(key, running)
+          return done
+        })
+      )
+
+    /** Records how the direct send of `command` under `done` (from `begin`) ended; a second call does nothing. */
+    const settle = (command: CommandEntry, done: Deferred.Deferred<boolean>, sent: boolean) =>
+      Effect.suspend(() => {
+        const key = keyOf(command)
+        const running = inFlight.get(key)
+        if (running?.delete(done) && running.size === 0) inFlight.delete(key)
+        if (sent) handled.set(key, true)
+        return Deferred.succeed(done, sent)
+      })
+
+    /** Whether this process already carried out the command (waits for direct sends under way). */
+    const handledHere = (command: CommandEntry): Effect.Effect<boolean> =>
+      Effect.suspend(() => {
+        const key = keyOf(command)
+        if (handled.delete(key)) return Effect.succeed(true)
+        const running = inFlight.get(key)
+        if (!running) return Effect.succeed(false)
+        // A send that hangs (a station link that never answers) must not hold the handler forever:
+        // past the bound the entry is handled as if nothing was sent (a resend is harmless).
+        return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
+          Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
+          Effect.map(() => handled.delete(key))
+        )
+      })
+
+    /** The synchronous check for a batch: `true` (and forgotten) when already carried out here. */
+    const takeHandled = (command: Pick<CommandEntry, "correlationId" | "attempt">): boolean => handled.delete(keyOf(command))
+
+    const rememberJob = (correlationId: string, jobId: string) => jobs.set(correlationId, jobId)
+    const jobOf = (correlationId: string): string | undefined => jobs.get(correlationId)
+
+    return {
+      install,
+      current: (): DirectSender | undefined => sender,
+      begin,
+      settle,
+      handledHere,
+      takeHandled,
+      rememberJob,
+      jobOf
+    } as const
+  }
+}) {}

@@ -1,0 +1,108 @@
+import { Effect, Either } from "effect"
+import { decodeJobOrderRecord } from "@microdcs/job-state"
+import { SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
+import type { ExecutionState } from "../engine/ExecutionState.js"
+import type { CommandEntry } from "../engine/Outbox.js"
+import { CommandDispatch } from "./CommandDispatch.js"
+import type { EngineOptions } from "./EngineOptions.js"
+import { JobOrderTransitions } from "./JobOrderTransitions.js"
+import { sendCommand, wantsSend } from "./OutboxHandler.js"
+import { StationPort } from "./StationPort.js"
+
+/**
+ * Installs this instance's direct sender (see CommandDispatch) for the life of the current
+ * scope: after a CAS, a command whose job order allows it goes to the station at once. The
+ * gate is the outbox handler's own, on the job order as the CAS script read it right after the
+ * write (the same script set the correlation pointers) and on the state just written. A paused or pausing job takes
+ * the handler's full path (held back until Resume). Whatever fails here is left to the outbox
+ * entry, which another instance, or this one, then handles as the recovery path.
+ */
+/** How long a direct send may take before its outbox entry takes over. */
+const DIRECT_SEND_TIMEOUT = "5 seconds"
+
+export const installDirectSend = (options: EngineOptions, consumer: string) =>
+  Effect.gen(function* () {
+    const dispatch = yield* CommandDispatch
+    const jobOrders = yield* JobOrderTransitions
+    const correlations = yield* SfcCorrelations
+    const station = yield* StationPort
+    const streams = yield* ValkeyStreams
+    const valkey = yield* Valkey
+    const context = yield* Effect.context<
+      Effect.Effect.Context<ReturnType<typeof sendCommand>>
+    >()
+
+    /** The job order's main state: from the CAS's read when there was one, else read now (with the pointer). */
+    const jobOrderMain = (command: CommandEntry, jobOrderDoc: string | null | undefined) => {
+      if (jobOrderDoc === null) return Effect.succeed(undefined)
+      if (jobOrderDoc !== undefined) {
+        const decoded = decodeJobOrderRecord(jobOrderDoc)
+        return Effect.succeed(Either.isRight(decoded) ? decoded.right.state.main : undefined)
+      }
+      return Effect.all(
+        [jobOrders.load(command.jobId), correlations.remember(command.correlationId, command.jobId, options.correlationTtlMs)],
+        { concurrency: "unbounded" }
+      ).pipe(Effect.map(([order]) => order?.state.main))
+    }
+
+    const send = (command: CommandEntry, state: ExecutionState, jobOrderDoc: string | null | undefined) =>
+      Effect.gen(function* () {
+        if (state.status === "paused") return yield* Effect.as(sendCommand(command, options), true)
+        let main: string | undefined = yield* jobOrderMain(command, jobOrderDoc)
+        if (main === undefined) return true
+        // Run has not landed yet (the start write's first commands): move the job order first,
+        // as the Run entry would (same operation id: the start write is always version 1), so a
+        // job never races ahead of its order reaching Running, where the MES can Stop it. The
+        // Run entry then finds it done. A refused Run is the entry's to sort out.
+        if (main === "AllowedToStart") {
+          const ran = yield* jobOrders.apply(command.jobId, "Run", `sfc:${command.jobId}:1:Run`)
+          if (ran._tag !== "Applied") return false
+          main = ran.to.split("_")[0]!
+        }
+        if (state.status === "running" && main === "Interrupted") return yield* Effect.as(sendCommand(command, options), true)
+        if (!wantsSend(command, main, state)) return true
+        dispatch.rememberJob(command.correlationId, command.jobId)
+        yield* station.send(command)
+        return true
+      })
+
+    /**
+     * Another instance may hold the entry pending and wait for this one: settle it for the group.
+     * Acknowledgements gather for one turn of the event loop and go out as one XACK per stream.
+     */
+    const toAck = new Map<string, Array<string>>()
+    const flush = Effect.suspend(() => {
+      const batches = [...toAck]
+      toAck.clear()
+      return Effect.forEach(batches, ([scope, ids]) =>
+        valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ack(stream, options.workGroup, ids)), Effect.ignore)
+      )
+    })
+    const acknowledge = (scope: string, entryId: string) =>
+      Effect.suspend(() => {
+        const first = toAck.size === 0
+        const ids = toAck.get(scope) ?? []
+        ids.push(entryId)
+        toAck.set(scope, ids)
+        return first ? Effect.forkDaemon(Effect.sleep(0).pipe(Effect.zipRight(flush))) : Effect.void
+      })
+
+    yield* dispatch.install({
+      consumer,
+      correlationTtlMs: options.correlationTtlMs,
+      handle: (command, state, entryId, jobOrderDoc) =>
+        send(command, state, jobOrderDoc).pipe(
+          // A station link that hangs must not hold the write's caller (an ingest, a batch):
+          // past the bound the outbox entry takes over, as after a crash.
+          Effect.timeoutFail({ duration: DIRECT_SEND_TIMEOUT, onTimeout: () => "the direct send took too long" }),
+          Effect.tap((sent) => (sent && entryId !== undefined ? acknowledge(state.scope, entryId) : Effect.void)),
+          Effect.provide(context),
+          Effect.catchAllCause((cause) =>
+            Effect.logInfo("direct send failed; the outbox entry takes over", cause).pipe(
+              Effect.annotateLogs({ jobId: command.jobId, action: command.action }),
+              Effect.as(false)
+            )
+          )
+        )
+    })
+  })

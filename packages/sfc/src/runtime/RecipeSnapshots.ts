@@ -1,0 +1,91 @@
+import { Effect, Either, Option } from "effect"
+import { type ConnectionError, InvalidInput, recipeDigestOf, SfcRecipes, type WrongType } from "@microdcs/store"
+import type { ExecutionState } from "../engine/ExecutionState.js"
+import type { Recipe } from "../recipe/Recipe.js"
+import { validateWorkMasterRecipe } from "../recipe/validateRecipe.js"
+import { BoundedMap } from "./BoundedMap.js"
+
+/** Recipes and validated work master documents (each by digest) one process keeps. */
+const CACHED_RECIPES = 1_000
+
+/** What a work master's document says about its recipe. */
+export type WorkMasterRecipe =
+  | { readonly _tag: "Recipe"; readonly recipe: Recipe }
+  | { readonly _tag: "NoRecipe" }
+  | { readonly _tag: "Invalid" }
+
+/**
+ * The recipe snapshots of executions (sfc.md §2), stored once per recipe by digest
+ * (`sfc:recipe:{digest}`, immutable) instead of inside every state write. Jobs of one recipe
+ * share one stored copy and one in-memory recipe object, so the core's recipe index (cached by
+ * the recipe's identity) is built once per process, not per write. A work master changed or
+ * deleted mid-run changes nothing: the state names the digest of what it started with.
+ */
+export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdcs/sfc/RecipeSnapshots", {
+  effect: Effect.gen(function* () {
+    const recipes = yield* SfcRecipes
+    const byDigest = new BoundedMap<string, Recipe>(CACHED_RECIPES)
+    const workMasters = new BoundedMap<string, WorkMasterRecipe>(CACHED_RECIPES)
+
+    /** Stores the snapshot (once per process and digest) and returns the digest and the shared recipe. */
+    const snapshot = (recipe: Recipe): Effect.Effect<{ readonly digest: string; readonly recipe: Recipe }, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const text = JSON.stringify(recipe)
+        const digest = recipeDigestOf(text)
+        const known = byDigest.get(digest)
+        if (known !== undefined) return { digest, recipe: known }
+        yield* recipes.store(text)
+        byDigest.set(digest, recipe)
+        return { digest, recipe }
+      })
+
+    const recipeOf = (digest: string): Effect.Effect<Recipe, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const known = byDigest.get(digest)
+        if (known !== undefined) return known
+        const text = yield* recipes.get(digest)
+        if (Option.isNone(text)) {
+          return yield* new InvalidInput({ field: "recipeDigest", message: `the execution's recipe ${digest} is not stored` })
+        }
+        // Stored by `snapshot` from a validated recipe: trusted like the snapshot inside old states.
+        const recipe = JSON.parse(text.value) as Recipe
+        byDigest.set(digest, recipe)
+        return recipe
+      })
+
+    /** The state a stored document holds: with the recipe from its digest, or the one it carries. */
+    const decodeState = (doc: string): Effect.Effect<ExecutionState, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const stored = JSON.parse(doc) as Omit<ExecutionState, "recipe"> & { readonly recipe?: Recipe }
+        if (stored.recipe !== undefined || stored.recipeDigest === undefined) return stored as ExecutionState
+        return { ...stored, recipe: yield* recipeOf(stored.recipeDigest) }
+      })
+
+    /** The document text of a state: without the recipe when it names its digest. */
+    const encodeState = (state: ExecutionState): string => {
+      if (state.recipeDigest === undefined) return JSON.stringify(state)
+      const { recipe: _recipe, ...rest } = state
+      return JSON.stringify(rest)
+    }
+
+    /** The recipe of a work master document, validated once per document text (keyed by its digest). */
+    const workMasterRecipe = (doc: string): WorkMasterRecipe => {
+      const key = recipeDigestOf(doc)
+      const known = workMasters.get(key)
+      if (known !== undefined) return known
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(doc)
+      } catch {
+        parsed = undefined
+      }
+      const checked = parsed === undefined ? undefined : validateWorkMasterRecipe(parsed)
+      const result: WorkMasterRecipe =
+        checked === undefined ? { _tag: "NoRecipe" } : Either.isLeft(checked) ? { _tag: "Invalid" } : { _tag: "Recipe", recipe: checked.right }
+      workMasters.set(key, result)
+      return result
+    }
+
+    return { snapshot, recipeOf, decodeState, encodeState, workMasterRecipe } as const
+  })
+}) {}
