@@ -1,21 +1,29 @@
 /**
  * The island's MQTT front door: request-to-reply latency of job control methods and sustained
  * methods per second, each next to the raw MQTT round trip (mqtt.js, QoS 1, loopback) measured
- * against the same broker in the same run.
+ * against the same broker in the same run. Then the sustained load: StoreAndStart at
+ * BENCH_LOAD_RATE per second (default 200) for BENCH_LOAD_SECONDS (default 20; 0 skips it, 60 for
+ * the issue's figure) with the engine running, p50/p99 end to end. BENCH_LOAD_ONLY=1 runs the
+ * load alone.
  */
 import { randomUUID } from "node:crypto"
-import { Deferred, Effect, Either, Layer, Stream } from "effect"
+import { Deferred, Effect, Either, Fiber, Layer, Stream } from "effect"
 import { connectAsync, type MqttClient } from "mqtt"
 import { makeCloudEvent, makeMqttConnection, MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobControlIngress } from "@microdcs/island-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
+import { InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
+import { ChangeStream, storeLayer, WorkMasterDao } from "@microdcs/store"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { latency, type Latency, throughputOf, throughputOfEffect } from "./Measure.js"
+import { latency, type Latency, summarize, throughputOf, throughputOfEffect } from "./Measure.js"
 import { SAMPLES } from "./Settings.js"
 
 const IN_FLIGHT = 32
+// The sustained load: StoreAndStart at a fixed rate for a while, with the engine running.
+const LOAD_RATE = Number(process.env["BENCH_LOAD_RATE"] ?? 200)
+const LOAD_SECONDS = Number(process.env["BENCH_LOAD_SECONDS"] ?? 20)
+const LOAD_STEPS = 5
 const OPS = Number(process.env["BENCH_MQTT_OPS"] ?? 5000)
 const SCOPE = "bench-line"
 
@@ -94,7 +102,7 @@ const makeMes = (url: string, prefix: string) =>
         pending.delete(correlationId)
         if (status !== 1) return yield* Effect.dieMessage(`${type} answered ReturnStatus ${status}`)
       })
-    const call = (method: "Store" | "Start", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
+    const call = (method: "Store" | "Start" | "StoreAndStart", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
     return { call, request } as const
   })
 
@@ -129,9 +137,123 @@ const printRows = (baseline: Latency, rows: ReadonlyArray<Latency>) => {
   }
 }
 
+/** A linear recipe of LOAD_STEPS steps, one push command each, answered at once by the station. */
+const loadWorkMaster = {
+  ID: "wm-load",
+  dataschema: RECIPE_SCHEMA_ID,
+  data: {
+    Steps: Array.from({ length: LOAD_STEPS }, (_, i) => ({ Name: `S${i}`, ...(i === 0 ? { Initial: true } : {}) })),
+    Transitions: Array.from({ length: LOAD_STEPS - 1 }, (_, i) => ({ Source: `S${i}`, Target: `S${i + 1}`, Condition: "true" })),
+    Actions: Array.from({ length: LOAD_STEPS }, (_, i) => ({
+      Name: `a${i}`, Step: `S${i}`, Qualifier: "N", Interaction: "push_command", TypeId: `bench.load${i}.v1`, TimeoutSeconds: 60
+    }))
+  }
+}
+
+interface LoadFigures {
+  readonly submitted: number
+  readonly replied: number
+  readonly completed: number
+  readonly endToEnd: Latency
+  readonly reply: Latency
+  readonly seconds: number
+}
+
+/**
+ * The sustained load (issue 11): StoreAndStart over MQTT at LOAD_RATE per second for LOAD_SECONDS,
+ * open loop (each request is sent at its scheduled time, whatever the earlier ones are doing, and
+ * timed from then), into one island with its engine and an instant in-process station. End to
+ * end is the scheduled submission to the job order's Complete (Ended_Completed) in the scope's
+ * change stream, polled every 5 ms.
+ */
+const runLoad = (brokerUrl: string, valkeyUrl: string) =>
+  Effect.gen(function* () {
+    const prefix = randomPrefix("bench-load")
+    const store = storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-load" })
+    const engine = SfcEngineProcesses({ consumer: "load-engine" }).pipe(
+      Layer.provideMerge(InProcessStation({ onCommand: () => ({}) }).layer),
+      Layer.provideMerge(SfcRuntimeServices)
+    )
+    const ingress = JobControlIngress({ topics: { prefix, wildcardLevels: 1 }, source: "urn:bench:island", concurrency: IN_FLIGHT }).pipe(
+      Layer.provide(jobControlLayer()),
+      Layer.provide(MqttConnection.layer({ url: brokerUrl, clientIdBase: "bench-load-island", receiveMaximum: 2 * IN_FLIGHT }))
+    )
+    return yield* Effect.gen(function* () {
+      const workMasters = yield* WorkMasterDao
+      const changes = yield* ChangeStream
+      yield* workMasters.put({ id: loadWorkMaster.ID, scope: SCOPE, doc: JSON.stringify(loadWorkMaster), expectedVersion: -1 })
+      const { call } = yield* makeMes(brokerUrl, prefix)
+      const total = Math.max(1, Math.round(LOAD_RATE * LOAD_SECONDS))
+      const scheduledAt = new Map<string, number>()
+      const replyMs: Array<number> = []
+      const endMs: Array<number> = []
+      // The watcher: every job order that reached Ended_Completed, from the change stream.
+      const watcher = yield* Effect.gen(function* () {
+        let cursor = "0"
+        while (endMs.length < total) {
+          const page = yield* changes.read(SCOPE, { after: cursor, count: 1000 })
+          const now = performance.now()
+          for (const entry of page.entries) {
+            const at = entry.kind === "joborder" && entry.change === "Complete" ? scheduledAt.get(entry.id) : undefined
+            if (at !== undefined) endMs.push(now - at)
+          }
+          cursor = page.next
+          if (page.entries.length < 1000) yield* Effect.sleep("5 millis")
+        }
+      }).pipe(Effect.fork)
+      const start = performance.now() + 50
+      const senders = yield* Effect.forEach(
+        Array.from({ length: total }, (_, i) => i),
+        (i) =>
+          Effect.gen(function* () {
+            const at = start + (i * 1000) / LOAD_RATE
+            const wait = at - performance.now()
+            if (wait > 1) yield* Effect.sleep(`${Math.floor(wait)} millis`)
+            const id = `load-${i}`
+            scheduledAt.set(id, at)
+            const jobOrder = { JobOrder: { JobOrderID: id, Priority: 1, WorkMasterID: [{ ID: loadWorkMaster.ID }] } }
+            return yield* call("StoreAndStart", jobOrder).pipe(
+              Effect.tap(() => Effect.sync(() => replyMs.push(performance.now() - at))),
+              Effect.fork
+            )
+          })
+      )
+      // A request without a reply a minute after the last submission is counted as missing: a
+      // broker whose queue for the island overflowed (mosquitto keeps 1000 per client) drops the
+      // rest, and waiting longer would hang the run.
+      yield* Effect.forEach(senders, Fiber.join, { discard: true }).pipe(Effect.timeout("60 seconds"), Effect.ignore)
+      yield* Effect.forEach(senders, Fiber.interrupt, { discard: true })
+      yield* Fiber.join(watcher).pipe(Effect.timeout("30 seconds"), Effect.ignore)
+      yield* Fiber.interrupt(watcher)
+      return {
+        submitted: total,
+        replied: replyMs.length,
+        completed: endMs.length,
+        endToEnd: summarize(`end to end (StoreAndStart → Ended_Completed)`, endMs),
+        reply: summarize(`StoreAndStart, request → reply`, replyMs),
+        seconds: (performance.now() - start) / 1000
+      } satisfies LoadFigures
+    }).pipe(Effect.provide(Layer.merge(ingress, engine).pipe(Layer.provideMerge(store))))
+  }).pipe(Effect.scoped)
+
+const printLoad = (load: LoadFigures) => {
+  console.log(
+    `\nSustained load: StoreAndStart over MQTT at ${LOAD_RATE}/s for ${LOAD_SECONDS} s (BENCH_LOAD_RATE, BENCH_LOAD_SECONDS), ` +
+      `one island with its engine, ${LOAD_STEPS}-step recipe, instant in-process station`
+  )
+  console.log(`  ${"operation".padEnd(48)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)}  target`)
+  for (const row of [load.reply, load.endToEnd]) {
+    const target = row === load.endToEnd ? `p99 < 1000 ${row.p99 < 1000 && load.completed === load.submitted ? "ok" : "MISSED"}` : ""
+    console.log(`  ${row.name.padEnd(48)} ${fmt(row.median, 1).padStart(9)} ${fmt(row.p99, 1).padStart(9)}  ${target}`)
+  }
+  console.log(`  replies ${load.replied}, completed ${load.completed} of ${load.submitted} job orders`)
+}
+
 export const runMqttBench = async (valkeyUrl: string) => {
   const broker = await startMosquitto()
   try {
+    // BENCH_LOAD_ONLY=1: the sustained load alone.
+    if (process.env["BENCH_LOAD_ONLY"] === "1") return printLoad(await Effect.runPromise(runLoad(broker.url, valkeyUrl)))
     const prefix = randomPrefix("bench-mqtt")
     const raw = await rawFigures(broker.url, prefix)
     const island = JobControlIngress({ topics: { prefix, wildcardLevels: 1 }, source: "urn:bench:island", concurrency: IN_FLIGHT }).pipe(
@@ -161,6 +283,7 @@ export const runMqttBench = async (valkeyUrl: string) => {
       `  ${`Store methods/s, ${IN_FLIGHT} in flight`.padEnd(40)} ${figures.perSecond.toFixed(0).padStart(10)} ` +
         `${`${((figures.perSecond / raw.echoPerSecond) * 100).toFixed(0)}%`.padStart(8)}  of the raw echo`
     )
+    if (LOAD_SECONDS > 0) printLoad(await Effect.runPromise(runLoad(broker.url, valkeyUrl)))
   } finally {
     await broker.stop()
   }

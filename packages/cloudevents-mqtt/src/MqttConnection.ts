@@ -159,22 +159,31 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     const live = yield* acquireClient(options, clientId, sink)
     const client: MqttClient = live.client
 
+    // The PUBACK timeout is a timer inside the one async step, not `Effect.timeoutFail`: that
+    // races a second fiber on every publish, which cost more than the publish itself.
     const send = (topic: string, payload: Buffer, publishOptions: IClientPublishOptions): Effect.Effect<void, MqttPublishError> =>
       Effect.async<void, MqttPublishError>((resume) => {
         if (live.isClosing()) return resume(Effect.fail(new MqttPublishError({ topic, reason: "closed", message: "connection is closing" })))
-        client.publish(topic, payload, publishOptions, (error) =>
+        let settled = false
+        const timer = setTimeout(() => {
+          settled = true
+          resume(Effect.fail(new MqttPublishError({ topic, reason: "timeout", message: `no PUBACK within ${Duration.format(publishTimeout)}` })))
+        }, Duration.toMillis(publishTimeout))
+        client.publish(topic, payload, publishOptions, (error) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
           resume(
             error
               ? Effect.fail(new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message, reasonCode: reasonCodeOf(error) }))
               : Effect.void
           )
-        )
-      }).pipe(
-        Effect.timeoutFail({
-          duration: publishTimeout,
-          onTimeout: () => new MqttPublishError({ topic, reason: "timeout", message: `no PUBACK within ${Duration.format(publishTimeout)}` })
         })
-      )
+        return Effect.sync(() => {
+          settled = true
+          clearTimeout(timer)
+        })
+      })
 
     const expiryProperty = (topic: string, seconds: number | undefined) =>
       seconds === undefined

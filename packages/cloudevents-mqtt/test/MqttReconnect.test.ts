@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { makeCloudEvent, makeMqttConnection, type MqttStatus, reconnectDelay } from "@microdcs/cloudevents-mqtt"
+import { makeCloudEvent, makeMqttConnection, type MqttStatus } from "@microdcs/cloudevents-mqtt"
+import { reconnectDelay } from "@microdcs/cloudevents-mqtt/testing"
 
 const waitFor = (changes: Stream.Stream<MqttStatus>, wanted: MqttStatus) =>
   changes.pipe(Stream.filter((s) => s === wanted), Stream.take(1), Stream.runDrain, Effect.timeout("10 seconds"))

@@ -1,4 +1,4 @@
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Either, Layer } from "effect"
 import {
   type CloudEvent,
   commandFilters,
@@ -11,7 +11,7 @@ import {
 } from "@microdcs/cloudevents-mqtt"
 import { exactlyOnce, JobControl, parseRequest, type StatusEvent } from "@microdcs/job-control"
 import { badInputReply, replyEvent, statusEvent, toJobControlRequest } from "./JobControlEvents.js"
-import { hold, retrySchedule, runWorker, type WorkerOptions } from "./MessageWorker.js"
+import { hold, retryFailed, retrySchedule, runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { logRequest, logText, noteOutcome, noteReply } from "./RequestLog.js"
 import { decodeStoredReply, encodeStoredReply } from "./StoredReply.js"
 
@@ -62,7 +62,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
     // way forever and hold its worker slot: it is dropped and counted. True when it was sent.
     const publishing = (what: "reply" | "status event", effect: Effect.Effect<void, PublishFailure>): Effect.Effect<boolean> =>
       effect.pipe(
-        Effect.retry({ schedule, while: (error) => error._tag === "MqttPublishError" && error.reason !== "rejected" }),
+        retryFailed({ schedule, while: (error: PublishFailure) => error._tag === "MqttPublishError" && error.reason !== "rejected" }),
         Effect.as(true),
         Effect.catchAll((error) =>
           Effect.sync(() => options.onPublishDropped?.(what, dropReasonOf(error))).pipe(
@@ -158,7 +158,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
     // One log line per request handled or refused; a held one is logged once it is handled.
     const logged = (message: IncomingMessage) => logRequest(message, handle(message), (result) => result !== undefined)
-    yield* runWorker("job control ingress", Stream.mergeAll(streams, { concurrency: "unbounded" }), logged, options)
+    yield* runWorker("job control ingress", streams, logged, options)
   })
 
 /** {@link runJobControlIngress} as a layer; it needs `MqttConnection`, `JobControl` and the store's `DedupeStore`. */

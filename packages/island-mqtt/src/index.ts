@@ -1,5 +1,6 @@
 export * from "./StationTopics.js"
-export * from "./MessageWorker.js"
+// The shared worker (its retry schedule stays inside).
+export { hold, type Hold, holdDelayMs, runWorker, workerDefaults, type WorkerOptions, type WorkerOutcome } from "./MessageWorker.js"
 export * from "./JobControlEvents.js"
 export * from "./JobControlIngress.js"
 export * from "./MqttStationPort.js"

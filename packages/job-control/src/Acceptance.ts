@@ -32,13 +32,16 @@ export const makeAcceptance = Effect.gen(function* () {
   /** Every referenced id that is not in its scope list, grouped by list; empty when all are known. */
   const missingReferences = (scope: string, referenced: JobOrderReferences) =>
     Effect.gen(function* () {
-      // One SMISMEMBER per list kind; the lists are independent, so ask them all at once.
+      // One SMISMEMBER per list kind and one SISMEMBER per work master. The lists are
+      // independent, so several are asked at once; one or two go one after the other, since
+      // forking fibers for them costs more CPU (about 60 µs) than the round trip they save.
+      const concurrency = referenced.lists.length + referenced.workMasters.length > 2 ? "unbounded" : 1
       const lists = yield* Effect.forEach(
         referenced.lists,
         ({ kind, ids }) => Effect.map(references.missing(kind, scope, ids), (absent) => ({ kind, ids: absent })),
-        { concurrency: "unbounded" }
+        { concurrency }
       )
-      const known = yield* Effect.forEach(referenced.workMasters, (id) => workMasters.isMember(scope, id), { concurrency: "unbounded" })
+      const known = yield* Effect.forEach(referenced.workMasters, (id) => workMasters.isMember(scope, id), { concurrency })
       const absentWorkMasters = referenced.workMasters.filter((_, i) => !known[i])
       const all: ReadonlyArray<MissingReferences> = [...lists, { kind: "workmaster", ids: absentWorkMasters }]
       return all.filter((m) => m.ids.length > 0)

@@ -64,7 +64,8 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
               Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))
             ),
             Effect.map((answer) => toResult(parsed.replyType, answer)),
-            Effect.withSpan("JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" } })
+            // No call-site stack trace: capturing one costs an Error per request.
+            Effect.withSpan("JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" }, captureStackTrace: false })
           )
       })
     }

@@ -74,16 +74,20 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       const { jobOrder, scope, method } = command
       const id = jobOrder.JobOrderID
       const alreadyExists = () => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
-      const exists = yield* jobOrders.get(id).pipe(Effect.as(true), Effect.catchTag("NotFound", () => Effect.succeed(false)))
+      // Whether the id is taken and the scope's limit, in one round trip: judged in the old order
+      // (an existing id first, then the references, then the limit).
+      const { exists, limit: storedLimit } = yield* jobOrders.admission(id, scope)
       // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
       const target = yield* Either.match(transition(JobStates.InitialState, method), { onLeft: Effect.die, onRight: Effect.succeed })
       if (exists) {
         const landed = yield* ownEarlierWrite(id, op)
         return Option.isSome(landed) ? moved(method, scope, id, target, landed.value) : alreadyExists()
       }
+      // Read one after the other: forking fibers to send them together cost more CPU (about
+      // 60 µs per Effect.all) than the round trips it saved.
       const missing = yield* acceptance.missingReferences(scope, command.references)
       if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
-      const limit = yield* acceptance.limitOf(scope)
+      const limit = Option.getOrElse(storedLimit, () => options.defaultAcceptanceLimit)
       return yield* jobOrders
         .put({
           id,

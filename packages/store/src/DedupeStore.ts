@@ -1,11 +1,17 @@
 import { Data, Effect } from "effect"
-import { dedupeHash } from "@microdcs/keyschema"
+import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
 import { dedupeClaim, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
-import { Busy, type ConnectionError, type InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
-import { validateDocument } from "./Document.js"
-import { validatePositiveMs, validateText } from "./Input.js"
+import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
+import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
+import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+
+/** The same refusal as `validatePositiveMs`, synchronously: PX rejects 0 and fractions. */
+const positiveMsProblem = (field: string, value: number): InvalidInput | undefined =>
+  Number.isSafeInteger(value) && value > 0
+    ? undefined
+    : new InvalidInput({ field, message: `${field} must be a positive integer number of ms, got ${value}` })
 
 /** What a claim found: the caller may process the event, or it was processed before. */
 export type ClaimResult = Data.TaggedEnum<{
@@ -26,6 +32,14 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
 
+    /** The dedupe key of an event, or why its source or id cannot name one (synchronous, for the hot path). */
+    const dedupeKeyOf = (source: string, id: string): string | InvalidInput => {
+      const problem = keyPartProblem("source", source) ?? keyPartProblem("id", id)
+      if (problem) return problem
+      const key = valkey.keys.key("dedupe", { hash: dedupeHash(source, id) })
+      return key instanceof KeyPartError ? keyProblem(key) : key
+    }
+
     const dedupeKey = (source: string, id: string): Effect.Effect<string, InvalidInput> =>
       Effect.gen(function* () {
         yield* validateText("source", source)
@@ -40,21 +54,25 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
       token: string,
       leaseMs: number
     ): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* dedupeKey(source, id)
-        yield* validateText("token", token)
-        yield* validatePositiveMs("leaseMs", leaseMs)
-        const reply = yield* valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs })
-        switch (reply.status) {
-          case "claimed":
-            return ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })
-          case "done":
-            return ClaimResult.Done({ key, reply: reply.reply ?? undefined })
-          case "busy":
-            return yield* new Busy({ key, remainingMs: reply.remainingMs })
-          case "wrongtype":
-            return yield* wrongTypeError(reply)
-        }
+      // Every job control request claims and marks done: the checks are plain synchronous code,
+      // so the call is one script step and the reply mapping.
+      Effect.suspend((): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> => {
+        const key = dedupeKeyOf(source, id)
+        if (typeof key !== "string") return Effect.fail(key)
+        const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
+        if (problem) return Effect.fail(problem)
+        return Effect.flatMap(valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs }), (reply): Effect.Effect<ClaimResult, Busy | WrongType> => {
+          switch (reply.status) {
+            case "claimed":
+              return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld }))
+            case "done":
+              return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
+            case "busy":
+              return Effect.fail(new Busy({ key, remainingMs: reply.remainingMs }))
+            case "wrongtype":
+              return Effect.fail(wrongTypeError(reply))
+          }
+        })
       })
 
     /**
@@ -69,18 +87,23 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
       ttlMs: number,
       storedReply?: string
     ): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* dedupeKey(source, id)
-        yield* validateText("token", token)
-        yield* validatePositiveMs("ttlMs", ttlMs)
-        if (storedReply !== undefined) yield* validateDocument("reply", storedReply, valkey.maxDocumentBytes)
-        const reply = yield* valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs, reply: storedReply })
-        if (reply.status === "wrongtype") return yield* wrongTypeError(reply)
-        if (reply.status === "lost") {
-          const done = reply.stored === "done" || reply.stored?.startsWith("done:") === true
-          const now = reply.stored === null ? "the lease expired" : done ? "it is already done" : "another token holds it"
-          return yield* new LeaseLost({ key, message: `token ${token} no longer holds ${key}: ${now}` })
-        }
+      Effect.suspend((): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> => {
+        const key = dedupeKeyOf(source, id)
+        if (typeof key !== "string") return Effect.fail(key)
+        const problem =
+          keyPartProblem("token", token) ??
+          positiveMsProblem("ttlMs", ttlMs) ??
+          (storedReply === undefined ? undefined : documentProblem("reply", storedReply, valkey.maxDocumentBytes))
+        if (problem) return Effect.fail(problem)
+        return Effect.flatMap(valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs, reply: storedReply }), (reply): Effect.Effect<void, LeaseLost | WrongType> => {
+          if (reply.status === "wrongtype") return Effect.fail(wrongTypeError(reply))
+          if (reply.status === "lost") {
+            const done = reply.stored === "done" || reply.stored?.startsWith("done:") === true
+            const now = reply.stored === null ? "the lease expired" : done ? "it is already done" : "another token holds it"
+            return Effect.fail(new LeaseLost({ key, message: `token ${token} no longer holds ${key}: ${now}` }))
+          }
+          return Effect.void
+        })
       })
 
     /** Gives the caller's own lease back (processing failed); `true` when it was deleted. */

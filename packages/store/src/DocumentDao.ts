@@ -1,4 +1,4 @@
-import { Effect, type Option } from "effect"
+import { Effect, Either, type Option } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
 import type { WriteReply } from "@microdcs/lua-scripts"
 import { newOperationId, parseDocumentHash, type StoredDocument, type Written } from "./Document.js"
@@ -18,7 +18,7 @@ import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
 import { operationLanded, resolveUnknownOutcome, writeOutcome } from "./OutcomeCheck.js"
 import { typedCommand, typedPipeline } from "./TypeGuard.js"
 import type { ValkeyService } from "./Valkey.js"
-import { type SettleError, type Settled, settleFinal, settleWrite, type WriteContext, type WriteReplyError } from "./WriteReplies.js"
+import { type SettleError, type Settled, settleFinal, settleWrite, stateMoved, writeFailure, type WriteContext, type WriteReplyError } from "./WriteReplies.js"
 
 /** The paged list of a scope, highest or lowest first as its index orders it. */
 export type PagedList<Item> = (
@@ -29,6 +29,12 @@ export type PagedList<Item> = (
 /** The methods every document DAO has; a type's own DAO adds its lookups (`byOrder`, ...). */
 export interface DocumentDao<Put, Delete, Stored, PutError, DeleteError> {
   readonly put: (input: Put) => Effect.Effect<Written, PutError | InvalidInput | ConnectionError>
+  /**
+   * Many puts in one batch (see {@link PutOutcome}): each item is checked as `put` checks it,
+   * and the valid ones are sent together. Each item succeeds or fails on its own, never all
+   * or nothing; the outcomes come back in the order of `inputs`.
+   */
+  readonly putMany: (inputs: ReadonlyArray<Put>) => Effect.Effect<ReadonlyArray<PutOutcome<PutError | InvalidInput | ConnectionError>>, InvalidInput>
   readonly get: (id: string) => Effect.Effect<Stored, NotFound | WrongType | InvalidInput | ConnectionError>
   /** The documents of `ids` in one round trip, in order; missing ones are skipped. */
   readonly getMany: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Stored>, WrongType | InvalidInput | ConnectionError>
@@ -39,6 +45,13 @@ export interface DocumentDao<Put, Delete, Stored, PutError, DeleteError> {
   readonly outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError>
 }
 
+/**
+ * What became of one item of a `putMany`: `Right` with the new version and op, or `Left` with
+ * the error a `put` of that item alone would have failed with. A refused item (`InvalidInput`)
+ * was not sent; a conflicting one wrote nothing.
+ */
+export type PutOutcome<E> = Either.Either<Written, E>
+
 /** A {@link DocumentDao} whose spec has a list: the scope's paged list too. */
 export interface ListedDocumentDao<Put, Delete, Stored, PutError, DeleteError, Item>
   extends DocumentDao<Put, Delete, Stored, PutError, DeleteError> {
@@ -46,6 +59,12 @@ export interface ListedDocumentDao<Put, Delete, Stored, PutError, DeleteError, I
 }
 
 const DEFAULT_PAGE = 100
+
+/** `settleFinal` as a plain value, for a batch that maps many replies in one step. */
+const settledFinal = (reply: WriteReply, context: WriteContext): Either.Either<number, AnyFailure> =>
+  reply.status === "ok"
+    ? Either.right(reply.version)
+    : Either.left((reply.status === "retry" ? stateMoved(context.key) : writeFailure(reply, context)) as AnyFailure)
 
 // The implementation's view of a spec's inputs and failures.
 type AnyPut = DocumentPutInput
@@ -157,6 +176,102 @@ export function makeDocumentDao(
       )
     })
 
+  type PutFailure = WriteReplyError<AnyPutReply> | InvalidInput | ConnectionError
+  type Prepared = {
+    readonly input: AnyPut
+    readonly call: { readonly keys: Readonly<Record<string, string>>; readonly args: unknown }
+    readonly context: WriteContext
+    readonly op: string
+    readonly changes: string
+  }
+
+  /** `put`'s checks and keys for a put without `read`: the one call to send, or why it is refused. */
+  const prepare = (input: AnyPut): Prepared | InvalidInput => {
+    const problem =
+      expectedVersionProblem(input.expectedVersion) ?? spec.put.check?.(input) ?? documentProblem("doc", input.doc, valkey.maxDocumentBytes)
+    if (problem) return problem
+    const key = spec.documentKey(input.id)
+    if (key instanceof KeyPartError) return keyProblem(key)
+    const changes = valkey.keys.key("changes", { scope: input.scope })
+    if (changes instanceof KeyPartError) return keyProblem(changes)
+    const op = input.op ?? newOperationId()
+    const { expectedVersion } = input
+    const built = spec.put.call(input, documentWrite(key, changes, input.id, input.scope, op, expectedVersion, input.change ?? "put"))
+    if (built instanceof KeyPartError) return keyProblem(built)
+    const call = typeof built === "function" ? built([]) : built
+    if (call instanceof KeyPartError) return keyProblem(call)
+    return { input, call, context: { key, expectedVersion, requestedScope: input.scope }, op, changes }
+  }
+
+  /** A batched item whose call failed: resent alone when it was never sent, else its op decides. */
+  const settleFailed = (item: Prepared, error: ConnectionError, elapsedMs: number): Effect.Effect<Written, PutFailure> => {
+    // Never sent: `put` sends it again, with its own retries, under the same op.
+    if (error._tag !== "UnknownOutcome") return error._tag === "StoreUnavailable" ? put({ ...item.input, op: item.op }) : Effect.fail(error)
+    const { key, expectedVersion } = item.context
+    const record = { changes: item.changes, kind, id: item.input.id }
+    return writeOutcome(valkey, { key, op: item.op, expectedVersion, record, elapsedMs }).pipe(
+      Effect.orElseFail(() => error),
+      Effect.flatMap((outcome): Effect.Effect<Written, PutFailure> => {
+        switch (outcome._tag) {
+          case "Landed":
+            return Effect.succeed({ version: outcome.value, op: item.op })
+          case "NotLanded":
+            return put({ ...item.input, op: item.op })
+          case "Undetermined":
+            return Effect.fail(error)
+        }
+      })
+    )
+  }
+
+  type ManyPutResult = Effect.Effect<ReadonlyArray<PutOutcome<PutFailure>>, InvalidInput>
+  const putMany = (inputs: ReadonlyArray<AnyPut>): ManyPutResult =>
+    Effect.suspend((): ManyPutResult => {
+      if (!Array.isArray(inputs)) return Effect.fail(new InvalidInput({ field: "inputs", message: "inputs must be an array" }))
+      if (inputs.length === 0) return Effect.succeed([])
+      // A put that reads stored fields first has a read-recheck loop of its own per item.
+      if (spec.put.read !== undefined) return Effect.forEach(inputs, (input) => Effect.either(put(input)), { concurrency: "unbounded" })
+      const outcomes: Array<PutOutcome<PutFailure> | undefined> = []
+      const batch: Array<Prepared> = []
+      const slots: Array<number> = []
+      inputs.forEach((input, i) => {
+        const prepared = prepare(input)
+        if (prepared instanceof InvalidInput) outcomes[i] = Either.left(prepared)
+        else {
+          outcomes[i] = undefined
+          slots.push(i)
+          batch.push(prepared)
+        }
+      })
+      if (batch.length === 0) return Effect.succeed(outcomes as ReadonlyArray<PutOutcome<PutFailure>>)
+      const sentAt = performance.now()
+      return valkey.scriptMany(spec.put.script, batch.map((item) => item.call)).pipe(
+        Effect.flatMap((results) => {
+          const failed: Array<number> = []
+          results.forEach((result, j) => {
+            const item = batch[j]!
+            if (result._tag === "Failed") {
+              failed.push(j)
+              return
+            }
+            // Nothing was read, so nothing can have moved: a `retry` is final (as in `put`).
+            outcomes[slots[j]!] = Either.map(settledFinal(result.reply, item.context), (version): Written => ({ version, op: item.op }))
+          })
+          if (failed.length === 0) return Effect.succeed(outcomes as ReadonlyArray<PutOutcome<PutFailure>>)
+          const elapsedMs = performance.now() - sentAt
+          return Effect.forEach(
+            failed,
+            (j) => {
+              const result = results[j]!
+              if (result._tag !== "Failed") return Effect.void
+              return Effect.either(settleFailed(batch[j]!, result.error, elapsedMs)).pipe(Effect.map((outcome) => void (outcomes[slots[j]!] = outcome)))
+            },
+            { concurrency: "unbounded", discard: true }
+          ).pipe(Effect.as(outcomes as ReadonlyArray<PutOutcome<PutFailure>>))
+        })
+      )
+    })
+
   type GetResult = Effect.Effect<AnyStored, NotFound | WrongType | InvalidInput | ConnectionError>
   const get = (id: string): GetResult =>
     Effect.suspend((): GetResult => {
@@ -180,6 +295,16 @@ export function makeDocumentDao(
         const key = spec.documentKey(id)
         if (key instanceof KeyPartError) return fail(key)
         keys.push(key)
+      }
+      // One id needs no pipeline object: a plain HGETALL, and a missing one builds no error.
+      if (keys.length === 1) {
+        const [key] = keys as [string]
+        return typedCommand(valkey, `get ${kind}s`, key, "hash", (c) => c.hgetall(key)).pipe(
+          Effect.map((hash) => {
+            const found = parse(ids[0]!, hash)
+            return found === undefined ? [] : [found]
+          })
+        )
       }
       return typedPipeline<Record<string, string>>(valkey, `get ${kind}s`, keys, "hash", (p, key) => p.hgetall(key)).pipe(
         Effect.map((hashes) => ids.flatMap((id, i) => parse(id, hashes[i] ?? {}) ?? []))
@@ -222,7 +347,7 @@ export function makeDocumentDao(
       return key instanceof KeyPartError ? fail(key) : operationLanded(valkey, key, op, { kind, id })
     })
 
-  const dao = { put, get, getMany, delete: remove, outcome }
+  const dao = { put, putMany, get, getMany, delete: remove, outcome }
   return spec.list === undefined ? dao : { ...dao, list: pagedList(spec.list) }
 }
 

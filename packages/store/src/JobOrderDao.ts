@@ -1,17 +1,18 @@
-import { Effect, type Option } from "effect"
+import { Effect, Option } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
 import { deleteJobOrder, listJobOrders, putJobOrder } from "@microdcs/lua-scripts"
 import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
-import { numberProblem } from "./DocumentInput.js"
-import { makeDocumentDao } from "./DocumentDao.js"
-import type {
-  ConnectionError,
-  InvalidInput,
-  LimitReached,
-  NotFound,
-  ScopeConflict,
-  StateMoved,
-  VersionConflict,
+import { keyProblem, numberProblem } from "./DocumentInput.js"
+import { makeDocumentDao, type PutOutcome } from "./DocumentDao.js"
+import { isReplyError } from "./FailureKind.js"
+import {
+  type ConnectionError,
+  type InvalidInput,
+  type LimitReached,
+  type NotFound,
+  type ScopeConflict,
+  type StateMoved,
+  type VersionConflict,
   WrongType
 } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
@@ -40,6 +41,16 @@ export interface DeleteJobOrder {
   readonly expectedVersion?: ExpectedVersion | undefined
   readonly op?: string | undefined
   readonly change?: string | undefined
+}
+
+const wrongTypeMarker = { wrongType: true } as const
+
+/** What Store and StoreAndStart read before their put: whether the id is taken, and the scope's limit. */
+export interface JobOrderAdmission {
+  /** A document (of any scope) holds the id. */
+  readonly exists: boolean
+  /** The scope's acceptance limit (`jobacceptance:{scope}`), none when unset. */
+  readonly limit: Option.Option<number>
 }
 
 export interface JobOrderPage {
@@ -92,7 +103,20 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
     const put: (
       input: PutJobOrder
     ) => Effect.Effect<Written, VersionConflict | ScopeConflict | LimitReached | WrongType | InvalidInput | ConnectionError> = documents.put
+    /**
+     * Many puts in one batch: each item checked as `put` checks it, the valid ones sent together,
+     * one outcome per item in order (a refused or conflicting item fails alone; see `PutOutcome`).
+     */
+    const putMany: (
+      inputs: ReadonlyArray<PutJobOrder>
+    ) => Effect.Effect<
+      ReadonlyArray<PutOutcome<VersionConflict | ScopeConflict | LimitReached | WrongType | InvalidInput | ConnectionError>>,
+      InvalidInput
+    > = documents.putMany
     const get: (id: string) => Effect.Effect<StoredDocument, NotFound | WrongType | InvalidInput | ConnectionError> = documents.get
+    /** The job orders of `ids` in one round trip, in order; missing ones are skipped (no `NotFound` to build). */
+    const getMany: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDocument>, WrongType | InvalidInput | ConnectionError> =
+      documents.getMany
     const remove: (
       input: DeleteJobOrder
     ) => Effect.Effect<Written, NotFound | VersionConflict | StateMoved | WrongType | InvalidInput | ConnectionError> = documents.delete
@@ -105,6 +129,44 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
     const outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =
       documents.outcome
 
-    return { put, get, delete: remove, list, outcome } as const
+    /**
+     * Whether job order `id` exists and the acceptance limit of `scope`, in one round trip (the
+     * two reads Store makes before its create-only put). A key of another type is `WrongType`.
+     */
+    const admission = (id: string, scope: string): Effect.Effect<JobOrderAdmission, WrongType | InvalidInput | ConnectionError> =>
+      Effect.suspend((): Effect.Effect<JobOrderAdmission, WrongType | InvalidInput | ConnectionError> => {
+        const key = valkey.keys.key("jobOrder", { id })
+        if (key instanceof KeyPartError) return Effect.fail(keyProblem(key))
+        const limitKey = valkey.keys.key("jobAcceptance", { scope })
+        if (limitKey instanceof KeyPartError) return Effect.fail(keyProblem(limitKey))
+        // TYPE never fails on a key of another type, so the three go out together and the
+        // limit's own type tells a WRONGTYPE of its GET apart.
+        return valkey
+          .command("read job order admission", (c) =>
+            Promise.all([
+              c.type(key),
+              c.type(limitKey),
+              c.get(limitKey).catch((error: unknown) => {
+                if (isReplyError(error) && error.message.startsWith("WRONGTYPE")) return wrongTypeMarker
+                throw error
+              })
+            ])
+          )
+          .pipe(
+            Effect.flatMap(([docType, limitType, stored]): Effect.Effect<JobOrderAdmission, WrongType> => {
+              if (docType !== "none" && docType !== "hash") return Effect.fail(new WrongType({ key, expected: "hash", actual: docType }))
+              if (limitType !== "none" && limitType !== "string") return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
+              // The key changed type between its TYPE and its GET.
+              if (stored === wrongTypeMarker) return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
+              if (stored === null) return Effect.succeed({ exists: docType === "hash", limit: Option.none() })
+              // Only JobAcceptanceDao.set writes this key: anything but an integer is corruption, as there.
+              if (typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
+              if (!/^\d+$/.test(stored)) return Effect.dieMessage(`${limitKey} holds '${stored}', not an integer limit`)
+              return Effect.succeed({ exists: docType === "hash", limit: Option.some(Number(stored)) })
+            })
+          )
+      })
+
+    return { put, putMany, get, getMany, admission, delete: remove, list, outcome } as const
   })
 }) {}

@@ -1,5 +1,5 @@
 import type { Redis } from "iovalkey"
-import { Context, Duration, Effect, Layer, Runtime, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, Either, Layer, Runtime, Schedule, Scope } from "effect"
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
 import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
@@ -42,12 +42,26 @@ export interface ValkeyService {
     keys: Readonly<Record<K, string>>,
     args: A
   ) => Effect.Effect<R, ConnectionError>
+  /**
+   * Runs one script for many calls at once: every call is written to the socket in the same
+   * step (one pipeline, no fiber per call) and each gets its own result, in order: the reply,
+   * or the call's `ConnectionError`. Nothing is retried here: a `StoreUnavailable` call was
+   * never sent and may be sent again, an `UnknownOutcome` one needs its op check (as `script`'s
+   * callers do). With `minReplicasAck` the batch shares one `WAIT`.
+   */
+  readonly scriptMany: <K extends string, A, R>(
+    script: ScriptDescriptor<K, A, R>,
+    calls: ReadonlyArray<{ readonly keys: Readonly<Record<K, string>>; readonly args: A }>
+  ) => Effect.Effect<ReadonlyArray<ScriptResult<R>>>
   /** A connection of its own for blocking reads or pub/sub, closed with the scope. */
   readonly dedicated: (
     name: string,
     options?: { readonly commandTimeoutMs?: number | undefined }
   ) => Effect.Effect<Redis, StoreUnavailable, Scope.Scope>
 }
+
+/** One call's result in {@link ValkeyService.scriptMany}: its reply, or how the call failed. */
+export type ScriptResult<R> = { readonly _tag: "Reply"; readonly reply: R } | { readonly _tag: "Failed"; readonly error: ConnectionError }
 
 export class Valkey extends Context.Tag("@microdcs/store/Valkey")<Valkey, ValkeyService>() {}
 
@@ -181,6 +195,58 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
         )
       })
 
+    const scriptMany = <K extends string, A, R>(
+      descriptor: ScriptDescriptor<K, A, R>,
+      calls: ReadonlyArray<{ readonly keys: Readonly<Record<K, string>>; readonly args: A }>
+    ): Effect.Effect<ReadonlyArray<ScriptResult<R>>> =>
+      Effect.async<ReadonlyArray<ScriptResult<R>>>((resume) => {
+        const operation = descriptor.name
+        if (client.status !== "ready") {
+          const error = new StoreUnavailable({ operation, message: `connection is ${client.status}` })
+          resume(Effect.succeed(calls.map((): ScriptResult<R> => ({ _tag: "Failed", error }))))
+          return
+        }
+        const evalOne = async (c: Redis, callKeys: ReadonlyArray<string>, argv: ReadonlyArray<string | number | Buffer>) => {
+          try {
+            return await c.evalsha(descriptor.sha1, callKeys.length, ...argv)
+          } catch (error) {
+            if (isNoScript(error)) return await c.eval(descriptor.source, callKeys.length, ...argv)
+            throw error
+          }
+        }
+        // Every call is issued before the first await, so they leave in one write burst.
+        const sent = calls.map(({ keys: scriptKeys, args }) => {
+          const callKeys = keysOfCall(descriptor, scriptKeys, args)
+          const argv = [...callKeys, ...descriptor.encodeArgs(args)]
+          return replicaAck === undefined
+            ? evalOne(client, callKeys, argv)
+            : replicaAck.send(client, (c) => evalOne(c, callKeys, argv)).then((confirmed) => Effect.runSync(Effect.either(replicaAck.settle(operation, confirmed))))
+        })
+        void Promise.allSettled(sent).then((settled) => {
+          const results: Array<ScriptResult<R>> = []
+          for (const outcome of settled) {
+            if (outcome.status === "rejected") {
+              const failure = classifyFailure(operation, outcome.reason)
+              if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
+              // Any other server error is a bug, as in `script`: the whole batch dies with it.
+              if (failure === undefined) return resume(Effect.die(outcome.reason))
+              results.push({ _tag: "Failed", error: failure })
+              continue
+            }
+            const value: unknown = outcome.value
+            if (replicaAck !== undefined) {
+              const confirmed = value as Either.Either<unknown, ConnectionError>
+              if (Either.isLeft(confirmed)) {
+                results.push({ _tag: "Failed", error: confirmed.left })
+                continue
+              }
+              results.push({ _tag: "Reply", reply: descriptor.decodeReply(confirmed.right) })
+            } else results.push({ _tag: "Reply", reply: descriptor.decodeReply(value) })
+          }
+          resume(Effect.succeed(results))
+        }).catch((defect: unknown) => resume(Effect.die(defect)))
+      })
+
     const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {
       const built = keys.key(family, parts)
       return built instanceof KeyPartError ? Effect.fail(keyProblem(built)) : Effect.succeed(built)
@@ -197,6 +263,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       command,
       durable,
       script,
+      scriptMany,
       dedicated
     } satisfies ValkeyService
   })
