@@ -1,0 +1,50 @@
+import { Effect } from "effect"
+import { SfcStateDao, Valkey } from "@microdcs/store"
+import { randomPrefix } from "@microdcs/test-utils"
+import { Redis } from "iovalkey"
+import { BENCH_SCOPE, engineInstance, putWorkMaster, submitJobs } from "./EngineIsland.js"
+import { JOBS, SINGLE_JOBS, STEPS, systemRound, type SystemRound } from "./Figures.js"
+import { countSendsOf } from "./SentCommands.js"
+import type { ServerProbe } from "./ServerProbe.js"
+import type { StateWriteSample } from "./StateWriteLimit.js"
+import { StepLog } from "./StepLog.js"
+import { openWindow } from "./Window.js"
+
+/** The state document of job-0 and the last command entry the engine appended, as written. */
+const stateWriteSample = (probe: ServerProbe) =>
+  Effect.gen(function* () {
+    const states = yield* SfcStateDao
+    const valkey = yield* Valkey
+    const state = yield* states.get("job-0")
+    const work = valkey.keys.key("sfcWork", { scope: BENCH_SCOPE }) as string
+    const recent = yield* Effect.promise(() => probe.client.xrevrange(work, "+", "-", "COUNT", 50))
+    const fields = recent.map(([, flat]) => flat).find((flat) => flat[0] === "type" && flat[1] === "command")
+    if (!fields) return yield* Effect.dieMessage("no command entry left in the work stream to model the state write on")
+    const entry: Array<readonly [string, string]> = []
+    for (let i = 0; i < fields.length; i += 2) entry.push([fields[i]!, fields[i + 1]!])
+    return { doc: state.doc, entry } satisfies StateWriteSample
+  })
+
+/** One island on a fresh prefix with one engine in this process; submits `jobs` and waits for them. */
+const island = (url: string, probe: ServerProbe, jobs: number, oneAtATime: boolean) =>
+  Effect.gen(function* () {
+    const steps = new StepLog()
+    const layer = engineInstance({ url, prefix: randomPrefix("bench-engine"), consumer: "engine-0", steps })
+    return yield* Effect.gen(function* () {
+      yield* putWorkMaster
+      const window = yield* Effect.promise(() => openWindow(probe))
+      yield* submitJobs(probe, jobs, oneAtATime)
+      const figures = yield* Effect.promise(() => window.close())
+      return { figures, gaps: StepLog.gaps(steps.times), sample: yield* stateWriteSample(probe) }
+    }).pipe(Effect.provide(layer))
+  })
+
+/** One engine round: event to next dispatch one job at a time, then JOBS jobs at once. */
+export const runEngineRound = (url: string, probe: ServerProbe) =>
+  Effect.gen(function* () {
+    countSendsOf(Redis.prototype)
+    const single = yield* island(url, probe, SINGLE_JOBS, true)
+    const loaded = yield* island(url, probe, JOBS, false)
+    const round: SystemRound = systemRound(JOBS * STEPS, loaded.figures, single.gaps, loaded.gaps)
+    return { round, sample: loaded.sample }
+  })
