@@ -1,12 +1,21 @@
-export * from "./KeyPart.js"
-export * from "./DedupeHash.js"
-export { type TemplatePartNames, type TemplateParts, type TemplateToken, tokenize } from "./KeyTemplate.js"
-export { type PartRule, ruleValues } from "./PartRule.js"
+// Key parts on their own: the encoding, its limits and its error.
+export {
+  checkKeyPart,
+  decodeKeyPart,
+  encodeKeyPart,
+  encodeKeyPartUnchecked,
+  KeyPartError,
+  type KeyPartProblem,
+  MAX_KEY_PART_BYTES
+} from "./KeyPart.js"
+export { dedupeHash } from "./DedupeHash.js"
+// Families of one's own (extensions): templates, part rules, sets, registration.
+export { type TemplatePartNames, type TemplateParts } from "./KeyTemplate.js"
+export { type PartRule } from "./PartRule.js"
 export { defineKeyFamilies, type FamilyTemplates, type KeyFamilyDefinition, type KeyFamilySet } from "./KeyFamilySet.js"
 export { KeyFamilyError, type KeyFamilyProblem, type RegisteredFamily } from "./FamilyRegistration.js"
+// The core families.
 export {
-  compiledFamilies,
-  compiledFamily,
   coreKeyFamilies,
   isReferenceKind,
   type KeyFamily,
@@ -15,5 +24,15 @@ export {
   type ReferenceKind,
   referenceKinds
 } from "./KeyFamilies.js"
-export * from "./KeySchema.js"
-export * from "./KeySchemaLaws.js"
+// The execution log's node sequence part: the one place its six-digit width is defined.
+export { MAX_NODE_SEQ, NODE_SEQ_DIGITS, nodeSeqOf, nodeSeqPart, nodeSeqRule } from "./ExecutionLogKeys.js"
+// The schema: key builders and the parser. The key laws, a test helper, are in `@microdcs/keyschema/testing`.
+export {
+  type CoreFamilyTemplates,
+  DEFAULT_PREFIX,
+  type KeySchema,
+  type KeySchemaOf,
+  makeKeySchema,
+  type ParsedKey,
+  type ParsedKeyOf
+} from "./KeySchema.js"

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import {
-  type KeyDraw,
-  keySchemaLawProblems,
-  makeKeySchema,
-  MAX_KEY_PART_BYTES,
-  type RegisteredFamily,
-  ruleValues,
-  trickyDraws
-} from "@microdcs/keyschema"
+import { makeKeySchema, MAX_KEY_PART_BYTES, type RegisteredFamily } from "@microdcs/keyschema"
+import { type KeyDraw, keySchemaLawProblems, ruleValues, trickyDraws } from "@microdcs/keyschema/testing"
 import { ok, widgetFamilies } from "./SampleFamilies.js"
 
 /** Any well-formed string that is a valid key part, biased towards separators and escapes. */

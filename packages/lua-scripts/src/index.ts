@@ -1,10 +1,12 @@
+// Scripts of one's own (extensions): the descriptor, its header check and the reply decoders.
 export * from "./ScriptDescriptor.js"
-export * from "./ScriptSource.js"
-export * from "./ScriptHeader.js"
+export { type LuaFolder, ScriptIncludeError, type ScriptDir } from "./ScriptSource.js"
+export { scriptHeaderProblems } from "./ScriptHeader.js"
 export * from "./Reply.js"
 export * from "./WriteReply.js"
-export * from "./JobOrderScripts.js"
 export * from "./WrongTypeReply.js"
+// The island's scripts, one descriptor per Lua file, with their argument and reply types.
+export * from "./JobOrderScripts.js"
 export * from "./DedupeScripts.js"
 export * from "./LeaseScripts.js"
 export * from "./ReferenceListScripts.js"

@@ -1,7 +1,7 @@
 export * from "./Errors.js"
 export * from "./ValkeyOptions.js"
 export * as ValkeyLayer from "./Valkey.js"
-export { Valkey, type ValkeyService, makeValkey } from "./Valkey.js"
+export { Valkey, type ScriptResult, type ValkeyService, makeValkey } from "./Valkey.js"
 export * from "./Document.js"
 // A document DAO of one's own: the generic DAO, its spec, the input checks and the one reply mapping.
 export * from "./DocumentDao.js"
@@ -22,24 +22,55 @@ export * from "./JobAcceptanceDao.js"
 export * from "./ScopeRegistry.js"
 export * from "./ChangeStream.js"
 export * from "./PublisherCursors.js"
-export * from "./StreamEntries.js"
-export * from "./ValkeyStreams.js"
+// Stream reads and their entries (the RESP decoders stay inside; the autoclaim metric is in `/testing`).
+export type { ClaimedEntry, ClaimPage, DeadLetterEntry, PendingEntry, PendingSummary, StreamBatch, StreamEntry } from "./StreamEntries.js"
+export {
+  type DeadLetterMove,
+  type DeadLetterOutcome,
+  type DeadLetterPage,
+  type DeadLetterStreamInfo,
+  type PendingQuery,
+  type ReadGroupOptions,
+  type ScopedFamily,
+  type ScopeStreamLength,
+  ValkeyStreams
+} from "./ValkeyStreams.js"
 export * from "./DeadLetterRedrive.js"
 export * from "./IndexMaintenance.js"
-export * from "./IndexFacts.js"
+// What an index check reports; the per-member judgement helpers are in `@microdcs/store/testing`.
+export {
+  type DocumentFamily,
+  type DocumentMissingFromIndex,
+  type Inconsistency,
+  inconsistencyId,
+  type InconsistencyKind,
+  type IndexEntryWithoutDocument,
+  type IndexFamily,
+  type MalformedDocument,
+  type MemberDocument,
+  type MemberIndexFamily,
+  type MemberRule,
+  type Membership,
+  type ScopeNotRegistered,
+  type StaleMember,
+  type StalePointer,
+  type WrongScore,
+  type WrongTypeKey
+} from "./IndexFacts.js"
 export type { IndexPhase, RebuildOptions, RebuildProgress, RebuildSummary } from "./IndexRebuild.js"
 export * from "./IndexedFamily.js"
-export * from "./IndexRegistry.js"
+export { IndexRegistry } from "./IndexRegistry.js"
 export { coreIndexedFamilies } from "./IndexCoreFamilies.js"
 export * from "./IndexDocumentFamily.js"
 export type { IndexContext } from "./IndexFinding.js"
 export type { RepairTally } from "./IndexRepair.js"
 export * from "./SfcCorrelations.js"
+export * from "./SfcRecipes.js"
 export * from "./SfcHeartbeat.js"
-export * from "./DedupeEntries.js"
+export { DedupeEntries, type DedupeEntry, DedupeState } from "./DedupeEntries.js"
 export * from "./ScopeSizes.js"
 export * from "./ScopeFigures.js"
-export * from "./StreamGroups.js"
+export type { StreamGroup } from "./StreamGroups.js"
 export * from "./StreamSummary.js"
 export * from "./IndexScores.js"
 export * from "./ConsumerHeartbeats.js"
@@ -49,3 +80,4 @@ export * from "./LeaseOverview.js"
 export * from "./StoreHealth.js"
 export * from "./StoreLayer.js"
 export { typedCommand, typedPipeline } from "./TypeGuard.js"
+export * from "./ExecutionLogStore.js"

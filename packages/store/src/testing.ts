@@ -2,5 +2,10 @@
  * `@microdcs/store/testing`: seams for tests, not for production code. `IndexReadHook` runs
  * between a write's read of the stored values and the script that re-checks them, so a test
  * can move them in between and make the `retry` path deterministic instead of a race.
+ * `membershipOf`, `judgeMember` and `startScore` are the index check's per-member judgement, to
+ * test on their own; `autoClaimDeletedCounter` is the metric a test reads to see XAUTOCLAIM
+ * report deleted entries.
  */
 export { IndexReadHook } from "./IndexPrecondition.js"
+export { judgeMember, membershipOf, startScore } from "./IndexFacts.js"
+export { autoClaimDeletedCounter } from "./ValkeyStreams.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { judgeMember, membershipOf, startScore } from "@microdcs/store"
+import { judgeMember, membershipOf, startScore } from "@microdcs/store/testing"
 
 const doc = (extra: object) => JSON.stringify({ ID: "x", ...extra })
 

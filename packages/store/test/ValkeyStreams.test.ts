@@ -2,7 +2,8 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Chunk, Effect, Layer, Metric, Stream } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { autoClaimDeletedCounter, Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { autoClaimDeletedCounter } from "@microdcs/store/testing"
 
 const prefix = randomPrefix()
 const services = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
