@@ -1,9 +1,13 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Either } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
-import { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
+import { InvalidInput, JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
+import { requireToken } from "./HttpAccess.js"
+import { withIsland } from "./HttpContext.js"
+import { jsonReply } from "./HttpReply.js"
 
-/** A JSON reply of the read-only API. */
-export interface ApiReply {
+/** A JSON answer of the read-only API. */
+interface ApiReply {
   readonly status: number
   readonly body: unknown
 }
@@ -12,16 +16,95 @@ const ok = (body: unknown): ApiReply => ({ status: 200, body })
 const notFound = (what: string): ApiReply => ({ status: 404, body: { error: "not-found", message: `${what} does not exist` } })
 const badRequest = (message: string): ApiReply => ({ status: 400, body: { error: "bad-request", message } })
 
-const pageSize = (query: URLSearchParams): number | undefined => {
-  const text = query.get("limit")
+/** The query string, read as the standard URL parser does (`+` is a space). */
+const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://localhost").searchParams)
+
+/** A path parameter of the matched route, percent-decoded by the router. */
+const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
+
+const pageSize = (q: URLSearchParams): number | undefined => {
+  const text = q.get("limit")
   if (text === null) return 100
   const n = Number(text)
   return Number.isInteger(n) && n > 0 && n <= 1000 ? n : undefined
 }
 
+const LIMIT_PROBLEM = "limit must be an integer from 1 to 1000"
+
 /**
- * The read-only JSON API (island.md §4), with cursor paging: `next` is the cursor of the following
- * page, `null` on the last one.
+ * One API route's answer over the running island (503 while it starts or stops): a refused input
+ * 400 naming the field, any other store failure 503.
+ */
+const islandReply = <E extends { readonly _tag: string }, R>(answer: Effect.Effect<ApiReply, E, R>) =>
+  withIsland(
+    answer.pipe(
+      Effect.catchAll((e) =>
+        Effect.succeed<ApiReply>(e instanceof InvalidInput ? badRequest(`${e.field}: ${e.message}`) : { status: 503, body: { error: e._tag, message: "store unavailable" } })
+      ),
+      Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
+    )
+  )
+
+const scopes = Effect.gen(function* () {
+  return ok({ items: yield* Effect.flatMap(ScopeRegistry, (s) => s.list), next: null })
+})
+
+const jobOrdersOfScope = Effect.gen(function* () {
+  const q = yield* query
+  const limit = pageSize(q)
+  if (limit === undefined) return badRequest(LIMIT_PROBLEM)
+  const offset = Number(q.get("cursor") ?? "0")
+  if (!Number.isInteger(offset) || offset < 0) return badRequest("cursor must come from a previous page")
+  const dao = yield* JobOrderDao
+  const page = yield* dao.list(yield* param("scope"), { offset, count: limit })
+  const items = yield* Effect.forEach(page.items, (item) =>
+    dao.get(item.id).pipe(
+      Effect.map((doc) => {
+        const decoded = decodeJobOrderRecord(doc.doc)
+        return { id: item.id, priority: item.priority, version: doc.version, state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null }
+      }),
+      Effect.catchTag("NotFound", () => Effect.succeed({ id: item.id, priority: item.priority, version: null, state: null }))
+    )
+  )
+  return ok({ items, next: page.next === null ? null : String(page.next) })
+})
+
+const jobOrder = Effect.gen(function* () {
+  const id = yield* param("id")
+  const doc = yield* Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(Effect.option)
+  if (doc._tag === "None") return notFound(`job order ${id}`)
+  const decoded = decodeJobOrderRecord(doc.value.doc)
+  return ok({
+    id,
+    scope: doc.value.scope,
+    version: doc.value.version,
+    state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null,
+    document: JSON.parse(doc.value.doc) as unknown
+  })
+})
+
+const jobResponsesOfScope = Effect.gen(function* () {
+  const q = yield* query
+  const limit = pageSize(q)
+  if (limit === undefined) return badRequest(LIMIT_PROBLEM)
+  const state = q.get("state")
+  if (!state) return badRequest("state is required, e.g. state=Ended_Completed")
+  const dao = yield* JobResponseDao
+  const page = yield* dao.byState(yield* param("scope"), state, q.get("cursor") ?? "0", limit)
+  const docs = yield* dao.getMany(page.ids)
+  return ok({ items: docs.map((d) => ({ id: d.id, version: d.version, document: JSON.parse(d.doc) as unknown })), next: page.next })
+})
+
+const execution = Effect.gen(function* () {
+  const jobId = yield* param("jobId")
+  const doc = yield* Effect.flatMap(SfcStateDao, (dao) => dao.get(jobId)).pipe(Effect.option)
+  if (doc._tag === "None") return notFound(`execution ${jobId}`)
+  return ok({ jobId, scope: doc.value.scope, version: doc.value.version, state: JSON.parse(doc.value.doc) as unknown })
+})
+
+/**
+ * The read-only JSON API (island.md §4), behind the token when one is set, with cursor paging:
+ * `next` is the cursor of the following page, `null` on the last one.
  *
  *   GET /api/scopes
  *   GET /api/scopes/{scope}/joborders?cursor=&limit=
@@ -29,57 +112,32 @@ const pageSize = (query: URLSearchParams): number | undefined => {
  *   GET /api/scopes/{scope}/jobresponses?state=&cursor=&limit=
  *   GET /api/executions/{jobId}
  */
-export const routeApi = (path: ReadonlyArray<string>, query: URLSearchParams) =>
-  Effect.gen(function* () {
-    const limit = pageSize(query)
-    if (limit === undefined) return badRequest("limit must be an integer from 1 to 1000")
-    const [first, second, third] = path
-    if (first === "scopes" && second === undefined) {
-      return ok({ items: yield* Effect.flatMap(ScopeRegistry, (s) => s.list), next: null })
-    }
-    if (first === "scopes" && second !== undefined && third === "joborders") {
-      const offset = Number(query.get("cursor") ?? "0")
-      if (!Number.isInteger(offset) || offset < 0) return badRequest("cursor must come from a previous page")
-      const dao = yield* JobOrderDao
-      const page = yield* dao.list(second, { offset, count: limit })
-      const items = yield* Effect.forEach(page.items, (item) =>
-        dao.get(item.id).pipe(
-          Effect.map((doc) => {
-            const decoded = decodeJobOrderRecord(doc.doc)
-            return { id: item.id, priority: item.priority, version: doc.version, state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null }
-          }),
-          Effect.catchTag("NotFound", () => Effect.succeed({ id: item.id, priority: item.priority, version: null, state: null }))
-        )
-      )
-      return ok({ items, next: page.next === null ? null : String(page.next) })
-    }
-    if (first === "joborders" && second !== undefined) {
-      const doc = yield* Effect.flatMap(JobOrderDao, (dao) => dao.get(second)).pipe(Effect.option)
-      if (doc._tag === "None") return notFound(`job order ${second}`)
-      const decoded = decodeJobOrderRecord(doc.value.doc)
-      return ok({
-        id: second,
-        scope: doc.value.scope,
-        version: doc.value.version,
-        state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null,
-        document: JSON.parse(doc.value.doc) as unknown
-      })
-    }
-    if (first === "scopes" && second !== undefined && third === "jobresponses") {
-      const state = query.get("state")
-      if (!state) return badRequest("state is required, e.g. state=Ended_Completed")
-      const dao = yield* JobResponseDao
-      const page = yield* dao.byState(second, state, query.get("cursor") ?? "0", limit)
-      const docs = yield* dao.getMany(page.ids)
-      return ok({ items: docs.map((d) => ({ id: d.id, version: d.version, document: JSON.parse(d.doc) as unknown })), next: page.next })
-    }
-    if (first === "executions" && second !== undefined) {
-      const doc = yield* Effect.flatMap(SfcStateDao, (dao) => dao.get(second)).pipe(Effect.option)
-      if (doc._tag === "None") return notFound(`execution ${second}`)
-      return ok({ jobId: second, scope: doc.value.scope, version: doc.value.version, state: JSON.parse(doc.value.doc) as unknown })
-    }
-    return notFound(`/api/${path.join("/")}`)
-  }).pipe(
-    Effect.catchTag("InvalidInput", (e) => Effect.succeed(badRequest(`${e.field}: ${e.message}`))),
-    Effect.catchAll((e) => Effect.succeed<ApiReply>({ status: 503, body: { error: e._tag, message: "store unavailable" } }))
+export const apiRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/scopes", islandReply(scopes)),
+  HttpRouter.get("/api/scopes/:scope/joborders", islandReply(jobOrdersOfScope)),
+  HttpRouter.get("/api/joborders/:id", islandReply(jobOrder)),
+  HttpRouter.get("/api/scopes/:scope/jobresponses", islandReply(jobResponsesOfScope)),
+  HttpRouter.get("/api/executions/:jobId", islandReply(execution)),
+  HttpRouter.use(requireToken)
+)
+
+/** Where the API's routes live: a path under it that no route matches is answered by `apiNotFound`. */
+export const API_PREFIX = "/api/"
+
+/**
+ * A path under `/api/` that no route matches: 401 without the token, 503 while the island starts
+ * or stops (as for every API path), 400 for a malformed percent-encoding, else 404 naming it.
+ */
+export const apiNotFound = requireToken(
+  islandReply(
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+      const pathname = new URL(request.url, "http://localhost").pathname
+      try {
+        const segments = pathname.slice(API_PREFIX.length).split("/").filter((p) => p.length > 0).map(decodeURIComponent)
+        return notFound(`/api/${segments.join("/")}`)
+      } catch {
+        return badRequest("malformed percent-encoding in the path")
+      }
+    })
   )
+)

@@ -1,18 +1,17 @@
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Runtime, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schedule, Scope } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
 import { JobControlIngress, MqttStation } from "@microdcs/island-mqtt"
 import { Publisher, PublisherLive } from "@microdcs/publisher"
 import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
-import { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao, storeLayer } from "@microdcs/store"
-import { routeApi } from "./Api.js"
+import { storeLayer } from "@microdcs/store"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import { withEmbeddedServers } from "./Embedded.js"
-import { type IslandEndpoints, serveHttp } from "./Http.js"
+import { serveHttp } from "./Http.js"
+import { type IslandEndpoints, makeIslandEndpoints } from "./HttpContext.js"
 import { accountedConnection } from "./MessageAccounting.js"
 import { makeMetrics, type MessageKind, type Metrics } from "./Metrics.js"
 import { mqttNamesProblem } from "./MqttNameChecks.js"
-import { makeReadiness } from "./Readiness.js"
 import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
 
 /**
@@ -116,17 +115,6 @@ const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
   )
 }
 
-/** `/readyz` and the API over the running island. */
-const makeEndpoints = (config: DaemonConfig) =>
-  Effect.gen(function* () {
-    const readiness = yield* makeReadiness(config)
-    const runtime = yield* Effect.runtime<JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao>()
-    return {
-      readiness: () => Effect.runPromise(readiness),
-      api: (path, query) => Runtime.runPromise(runtime)(routeApi(path, query))
-    } satisfies IslandEndpoints
-  })
-
 /**
  * Starts the island in the current scope and returns once it is serving: the embedded servers
  * (when no URLs are set), the HTTP server, then the store, the MQTT connection and the roles
@@ -168,7 +156,7 @@ export const startIsland = (configured: DaemonConfig) =>
     const started = yield* Effect.gen(function* () {
       yield* metrics.followStore
       const publisher = yield* Effect.serviceOption(Publisher)
-      const island = yield* makeEndpoints(config)
+      const island = yield* makeIslandEndpoints(config)
       yield* Effect.acquireRelease(
         Effect.sync(() => void (endpoints = island)),
         () => Effect.sync(() => void (endpoints = undefined))

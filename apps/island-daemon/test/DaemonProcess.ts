@@ -20,6 +20,7 @@ export interface DaemonExit {
 
 export interface HttpReply {
   readonly status: number
+  readonly headers: Headers
   readonly text: string
   readonly json: () => unknown
 }
@@ -44,6 +45,8 @@ export interface DaemonProcess extends ScriptProcess {
   readonly logs: () => ReadonlyArray<{ readonly message?: string; readonly logLevel?: string; readonly annotations?: Record<string, unknown> }>
   /** GET on the daemon's HTTP server, with extra request headers if given. */
   readonly get: (path: string, headers?: Readonly<Record<string, string>>) => Promise<HttpReply>
+  /** A request of any method (a body for the ones that carry one) on the daemon's HTTP server. */
+  readonly request: (method: string, path: string, headers?: Readonly<Record<string, string>>) => Promise<HttpReply>
   /** Waits until `/readyz` answers 200; fails early if the process exits. */
   readonly waitReady: (timeoutMs?: number) => Promise<void>
 }
@@ -146,11 +149,13 @@ export const spawnDaemon = async (env: Readonly<Record<string, string>>, timeout
     } else await sleep(25)
   }
   const base = `http://127.0.0.1:${port}`
-  const get = async (path: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpReply> => {
-    const response = await fetch(`${base}${path}`, { headers, signal: AbortSignal.timeout(5_000) })
+  const request = async (method: string, path: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpReply> => {
+    const body = method === "GET" || method === "HEAD" ? {} : { body: "{}" }
+    const response = await fetch(`${base}${path}`, { method, headers, ...body, signal: AbortSignal.timeout(5_000) })
     const text = await response.text()
-    return { status: response.status, text, json: () => JSON.parse(text) as unknown }
+    return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) as unknown }
   }
+  const get = (path: string, headers: Readonly<Record<string, string>> = {}) => request("GET", path, headers)
   const waitReady = async (readyTimeoutMs = 30_000) => {
     const until = Date.now() + readyTimeoutMs
     let last = ""
@@ -163,7 +168,7 @@ export const spawnDaemon = async (env: Readonly<Record<string, string>>, timeout
     }
     throw new Error(`daemon not ready within ${readyTimeoutMs} ms (last /readyz: ${last})${describe(script)}`)
   }
-  return { ...script, instanceId: env["ISLAND_INSTANCE_ID"] ?? "", port, logs, get, waitReady }
+  return { ...script, instanceId: env["ISLAND_INSTANCE_ID"] ?? "", port, logs, get, request, waitReady }
 }
 
 /** A daemon for the current scope: started and ready; killed (SIGKILL) when the scope closes if still running. */

@@ -1,0 +1,55 @@
+import { Context, type Deferred, Effect, type Redacted } from "effect"
+import type { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
+import type { DaemonConfig } from "./DaemonConfig.js"
+import { errorReply } from "./HttpReply.js"
+import type { Metrics } from "./Metrics.js"
+import { makeReadiness, type ReadinessReport } from "./Readiness.js"
+
+/**
+ * The island's services the routes read. A route module that needs another one adds it here; the
+ * island provides them all once it runs.
+ */
+export type IslandServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao
+
+/**
+ * What needs the island up (the store, the MQTT connection): absent while it is starting or
+ * stopping, and then `/readyz` answers 503 and the API 503.
+ */
+export interface IslandEndpoints {
+  /** Each readiness check by name, each role's health and the problems; ready only when all checks pass. */
+  readonly readiness: Effect.Effect<ReadinessReport>
+  readonly services: Context.Context<IslandServices>
+}
+
+/** `/readyz` and the routes' services over the running island. */
+export const makeIslandEndpoints = (config: DaemonConfig) =>
+  Effect.gen(function* () {
+    const readiness = yield* makeReadiness(config)
+    const services = yield* Effect.context<IslandServices>()
+    return { readiness, services } satisfies IslandEndpoints
+  })
+
+/** What every route module may read; the server provides it. */
+export class HttpContext extends Context.Tag("@microdcs/island-daemon/HttpContext")<
+  HttpContext,
+  {
+    readonly metrics: Metrics
+    /** The running island, or `undefined` while it starts or stops. */
+    readonly island: () => IslandEndpoints | undefined
+    /** Required as a bearer token by the routes behind `requireToken`. */
+    readonly token: Redacted.Redacted<string> | undefined
+    /** Done once the server begins to close: a long-lived answer (a stream) ends then. */
+    readonly closing: Deferred.Deferred<void>
+  }
+>() {}
+
+/**
+ * Runs a handler that reads the island's services over the running island; 503 while it starts
+ * or stops.
+ */
+export const withIsland = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const island = (yield* HttpContext).island()
+    if (island === undefined) return yield* errorReply(503, "not-ready", "the island is starting or stopping")
+    return yield* Effect.provide(handler, island.services)
+  })

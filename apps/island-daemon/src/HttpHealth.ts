@@ -1,0 +1,22 @@
+import { HttpRouter } from "@effect/platform"
+import { Effect } from "effect"
+import { HttpContext } from "./HttpContext.js"
+import { jsonReply } from "./HttpReply.js"
+
+/**
+ * The probes, open without a token: `/healthz` answers while the process runs, `/readyz` 200
+ * only when every readiness check of the running island passes (503 while it starts or stops).
+ */
+export const healthRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/healthz", jsonReply(200, { status: "alive" })),
+  HttpRouter.get(
+    "/readyz",
+    Effect.gen(function* () {
+      const island = (yield* HttpContext).island()
+      if (island === undefined) return yield* jsonReply(503, { ready: false, checks: { started: false } })
+      const report = yield* island.readiness
+      const ready = Object.values(report.checks).every(Boolean)
+      return yield* jsonReply(ready ? 200 : 503, { ready, ...report })
+    })
+  )
+)

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Layer } from "effect"
+import { inject } from "vitest"
+import { JobStates, MethodEventTypes } from "@microdcs/job-state"
+import { storeLayer } from "@microdcs/store"
+import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { putJobOrder, snapshot } from "@microdcs/testkit"
+import { daemonRoutes } from "../src/HttpRoutes.js"
+import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
+import { axleJobOrder, axleStation, completedCount, configureAxleStation, eventually, makeMes, SCOPE } from "./IslandKit.js"
+
+/**
+ * Nothing served over HTTP changes the island, and whatever it shows comes back as JSON text.
+ *
+ * A first daemon runs one axle job to completion (so every route has something to read: a scope,
+ * job orders, a job response, an execution) and stops; a job order whose id and document carry
+ * markup is put beside it. A second daemon with the job-control role only (it writes nothing
+ * while no command comes) then serves every registered route, and every key under the prefix is
+ * compared before and after requests of every method to each of them.
+ */
+
+let broker: MosquittoServer
+let reader: DaemonProcess | undefined
+const prefix = randomPrefix("ro")
+const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix }))
+
+const JOB = "jo-ro-01"
+const MARKUP_ID = `jo-<script>alert("x")</script>&'`
+const MARKUP_NOTE = `<img src=x onerror="alert(1)">`
+
+/** A value for each path parameter of the routes; a route with another parameter fails the walk until it is added. */
+const paramValues: Readonly<Record<string, string>> = { scope: SCOPE, id: JOB, jobId: JOB }
+/** The query a route needs to answer 200. */
+const queries: Readonly<Record<string, string>> = { "/api/scopes/:scope/jobresponses": "?state=Ended_Completed" }
+
+const concretePath = (path: string): string =>
+  path.replace(/:(\w+)/g, (_, name: string) => {
+    const value = paramValues[name]
+    if (value === undefined) throw new Error(`route ${path}: no test value for the parameter :${name}, add it to paramValues`)
+    return encodeURIComponent(value)
+  }) + (queries[path] ?? "")
+
+const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"]
+
+beforeAll(async () => {
+  broker = await startMosquitto()
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      const env = daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "ro-writer" })
+      const writer = yield* Effect.promise(() => spawnDaemon(env))
+      yield* Effect.promise(() => writer.waitReady())
+      yield* axleStation(broker.url, prefix)
+      const mes = yield* makeMes(broker.url, prefix)
+      yield* configureAxleStation(mes)
+      yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(JOB) })
+      yield* eventually(Effect.map(completedCount([JOB]), (n) => (n === 1 ? n : undefined)), 30_000, "the job completed")
+      const exit = yield* Effect.promise(() => writer.stop("SIGTERM"))
+      expect(exit.code, writer.stderr()).toBe(0)
+      yield* putJobOrder(SCOPE, { JobOrderID: MARKUP_ID, Description: [{ Text: MARKUP_NOTE }] }, { state: JobStates.NotAllowedToStart_Ready, change: "Store" })
+      reader = yield* Effect.promise(() => spawnDaemon({ ...env, ISLAND_INSTANCE_ID: "ro-reader", ISLAND_ROLES: "job-control" }))
+      yield* Effect.promise(() => reader!.waitReady())
+    }).pipe(Effect.scoped, Effect.provide(store))
+  )
+}, 60_000)
+
+afterAll(async () => {
+  await reader?.stop("SIGKILL")
+  await broker?.stop()
+})
+
+describe("HTTP is read-only", () => {
+  it("every registered route is a GET", () => {
+    const routes = Chunk.toReadonlyArray(daemonRoutes.routes)
+    expect(routes.length).toBeGreaterThan(0)
+    for (const route of routes) expect(route.method, route.path).toBe("GET")
+    expect(Chunk.size(daemonRoutes.mounts)).toBe(0)
+  })
+
+  it.live(
+    "requests of every method to every route change no key: GET and HEAD answer, a write method is 405 with Allow",
+    () =>
+      Effect.gen(function* () {
+        const d = reader!
+        const paths = Chunk.toReadonlyArray(daemonRoutes.routes).map((route) => concretePath(route.path))
+        const before = yield* snapshot
+        expect(Object.keys(before).length).toBeGreaterThan(0)
+        for (const path of paths) {
+          const got = yield* Effect.promise(() => d.get(path))
+          expect(got.status, `GET ${path}: ${got.text}`).toBe(200)
+          const head = yield* Effect.promise(() => d.request("HEAD", path))
+          expect(head.status, `HEAD ${path}`).toBe(200)
+          expect(head.text).toBe("")
+          for (const method of WRITE_METHODS) {
+            const reply = yield* Effect.promise(() => d.request(method, path))
+            expect(reply.status, `${method} ${path}`).toBe(405)
+            expect(reply.headers.get("allow")).toBe("GET, HEAD")
+            expect(reply.json()).toEqual({ error: "method-not-allowed" })
+          }
+        }
+        // A write method is refused everywhere, also where no route is.
+        expect((yield* Effect.promise(() => d.request("POST", "/api/nothing-here"))).status).toBe(405)
+        expect((yield* Effect.promise(() => d.request("DELETE", "/"))).status).toBe(405)
+        expect(yield* snapshot).toEqual(before)
+      }).pipe(Effect.provide(store)),
+    30_000
+  )
+})
+
+describe("HTTP escapes what it shows", () => {
+  it.live(
+    "an id and a document with markup come back as JSON text, as application/json with nosniff",
+    () =>
+      Effect.gen(function* () {
+        const d = reader!
+        const one = yield* Effect.promise(() => d.get(`/api/joborders/${encodeURIComponent(MARKUP_ID)}`))
+        expect(one.status, one.text).toBe(200)
+        expect(one.headers.get("content-type")).toBe("application/json")
+        expect(one.headers.get("x-content-type-options")).toBe("nosniff")
+        // JSON text: the markup is inside JSON strings, quotes escaped, nothing else around it.
+        expect(one.text.startsWith("{")).toBe(true)
+        expect(one.text).toContain(JSON.stringify(MARKUP_ID))
+        expect(one.text).toContain(JSON.stringify(MARKUP_NOTE))
+        expect(one.json()).toMatchObject({ id: MARKUP_ID, document: { JobOrder: { JobOrderID: MARKUP_ID, Description: [{ Text: MARKUP_NOTE }] } } })
+
+        const listed = yield* Effect.promise(() => d.get(`/api/scopes/${SCOPE}/joborders`))
+        expect(listed.headers.get("content-type")).toBe("application/json")
+        expect((listed.json() as { items: ReadonlyArray<{ id: string }> }).items.map((i) => i.id)).toContain(MARKUP_ID)
+
+        // Not found: the id is echoed inside the JSON error, also for a path no route has.
+        const missing = yield* Effect.promise(() => d.get(`/api/joborders/${encodeURIComponent("<script>x</script>")}`))
+        expect(missing.status).toBe(404)
+        expect(missing.headers.get("content-type")).toBe("application/json")
+        expect(missing.headers.get("x-content-type-options")).toBe("nosniff")
+        expect(missing.json()).toEqual({ error: "not-found", message: "job order <script>x</script> does not exist" })
+        const nowhere = yield* Effect.promise(() => d.get(`/api/${encodeURIComponent("<b>")}`))
+        expect(nowhere.headers.get("content-type")).toBe("application/json")
+        expect(nowhere.json()).toEqual({ error: "not-found", message: "/api/<b> does not exist" })
+
+        // Every answer, the probes and the metrics too, forbids sniffing and caching.
+        for (const path of ["/healthz", "/readyz", "/metrics", "/nowhere"]) {
+          const reply = yield* Effect.promise(() => d.get(path))
+          expect(reply.headers.get("x-content-type-options"), path).toBe("nosniff")
+          expect(reply.headers.get("cache-control"), path).toBe("no-store")
+        }
+      }),
+    30_000
+  )
+})
