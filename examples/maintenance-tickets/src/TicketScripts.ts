@@ -1,4 +1,4 @@
-import { asArray, asInteger, asText, decodeWriteReply, defineScript, type RepairReply, UnexpectedReply } from "@microdcs/lua-scripts"
+import { decodeRepairReply, decodeWriteReply, defineScript } from "@microdcs/lua-scripts"
 
 /**
  * The ticket's scripts, one `.lua` file each in `../lua/` (shipped in the package's `files`).
@@ -44,24 +44,12 @@ export const setTicketStatus = defineScript({
   decodeReply: decodeWriteReply("set-ticket-status", ["ok", "notfound", "conflict", "retry", "wrongtype"])
 })
 
-const decodeRepair = (raw: unknown): RepairReply => {
-  const reply = asArray("repair-ticket", raw)
-  const status = asText("repair-ticket", reply[0])
-  if (status === "ok") return { status, fixes: asInteger("repair-ticket", reply[1]) }
-  if (status === "gone") return { status }
-  if (status === "retry") return { status, stored: asText("repair-ticket", reply[1]) }
-  if (status === "wrongtype") {
-    return { status, key: asText("repair-ticket", reply[1]), actual: asText("repair-ticket", reply[2]), expected: asText("repair-ticket", reply[3]) }
-  }
-  throw new UnexpectedReply("repair-ticket", raw)
-}
-
 export const repairTicket = defineScript({
   file: "repair-ticket-3.lua",
   dir: lua,
   keys: ["doc", "list", "status"],
   encodeArgs: (a: { id: string; version: string; scope: string; severity: number }) => [a.id, a.version, a.scope, a.severity],
-  decodeReply: decodeRepair
+  decodeReply: decodeRepairReply("repair-ticket")
 })
 
 /** Every script of the extension, for the header check in its tests. */

@@ -14,7 +14,11 @@ export type RepairReply =
   | { readonly status: "retry"; readonly stored: string }
   | WrongTypeReply
 
-const decodeRepair =
+/**
+ * The decoder of a repair script's reply (`ok` with the number of fixes, `gone`, `retry` with the
+ * stored version, `wrongtype`): the core repair scripts use it, and so can an extension's.
+ */
+export const decodeRepairReply =
   (script: string) =>
   (raw: unknown): RepairReply => {
     const reply = asArray(script, raw)
@@ -49,7 +53,7 @@ export const repairJobOrder = defineScript({
   file: "repair-joborder-3.lua",
   keys: ["doc", "list", "scopes"],
   encodeArgs: (a: RepairJobOrderArgs) => [a.id, a.version, a.scope, a.priority, a.score, a.nudgeChannel],
-  decodeReply: decodeRepair("repair-joborder")
+  decodeReply: decodeRepairReply("repair-joborder")
 })
 
 export interface RepairJobResponseArgs {
@@ -76,7 +80,7 @@ export const repairJobResponse = defineScript({
   encodeArgs: (a: RepairJobResponseArgs) => [
     a.id, a.version, a.scope, a.state, a.orderId, a.start, a.pointerId, a.score, a.nudgeChannel
   ],
-  decodeReply: decodeRepair("repair-jobresponse")
+  decodeReply: decodeRepairReply("repair-jobresponse")
 })
 
 export interface RepairWorkMasterArgs {
@@ -90,7 +94,7 @@ export const repairWorkMaster = defineScript({
   file: "repair-workmaster-3.lua",
   keys: ["doc", "list", "scopes"],
   encodeArgs: (a: RepairWorkMasterArgs) => [a.id, a.version, a.scope, a.nudgeChannel],
-  decodeReply: decodeRepair("repair-workmaster")
+  decodeReply: decodeRepairReply("repair-workmaster")
 })
 
 /** Reply of the scripts that remove a stale index entry. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { inject } from "vitest"
 import { defineKeyFamilies, KeyFamilyError } from "@microdcs/keyschema"
-import { asArray, asInteger, asText, defineScript, type RepairReply, scriptHeaderProblems, UnexpectedReply } from "@microdcs/lua-scripts"
+import { asArray, asText, decodeRepairReply, defineScript, scriptHeaderProblems } from "@microdcs/lua-scripts"
 import { randomPrefix } from "@microdcs/test-utils"
 import {
   coreIndexedFamilies,
@@ -36,24 +36,12 @@ const putWidget = defineScript({
   decodeReply: (raw) => asText("put-widget", asArray("put-widget", raw)[0])
 })
 
-const decodeRepair = (raw: unknown): RepairReply => {
-  const reply = asArray("repair-widget", raw)
-  const status = asText("repair-widget", reply[0])
-  if (status === "ok") return { status, fixes: asInteger("repair-widget", reply[1]) }
-  if (status === "gone") return { status }
-  if (status === "retry") return { status, stored: asText("repair-widget", reply[1]) }
-  if (status === "wrongtype") {
-    return { status, key: asText("repair-widget", reply[1]), actual: asText("repair-widget", reply[2]), expected: asText("repair-widget", reply[3]) }
-  }
-  throw new UnexpectedReply("repair-widget", raw)
-}
-
 const repairWidget = defineScript({
   file: "repair-widget-3.lua",
   dir: fixtures,
   keys: ["doc", "byColor", "bySize"],
   encodeArgs: (a: { id: string; version: string; scope: string; size: string }) => [a.id, a.version, a.scope, a.size],
-  decodeReply: decodeRepair
+  decodeReply: decodeRepairReply("repair-widget")
 })
 
 const widgetIndexes = documentIndexedFamily({
