@@ -159,6 +159,23 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
         ? Effect.succeed(0)
         : run("XACK", [stream], (c) => c.xack(stream, group, ...ids))
 
+    /**
+     * Acknowledges `ids` for `group` and deletes them from the stream, in one MULTI: for entries
+     * whose work was carried out before the group read them (the engine's direct send of a
+     * command), so that nobody is ever delivered them, not even this consumer after a restart.
+     * Only for a stream read by this one group. The reply is the number of entries deleted.
+     */
+    const ackAndDelete = (stream: string, group: string, ids: ReadonlyArray<string>) =>
+      ids.length === 0
+        ? Effect.succeed(0)
+        : run("XACK XDEL", [stream], (c) =>
+            c.multi().xack(stream, group, ...ids).xdel(stream, ...ids).exec().then((replies) => {
+              const failed = (replies ?? []).find(([error]) => error)
+              if (failed) throw failed[0]
+              return Number(replies?.[1]?.[1] ?? 0)
+            })
+          )
+
     const pending = (stream: string, group: string): Effect.Effect<PendingSummary, NotFound | WrongType | ConnectionError> =>
       run("XPENDING", [stream], (c) => c.call("XPENDING", stream, group)).pipe(Effect.map(decodePendingSummary))
 
@@ -341,6 +358,7 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
       ensureGroup,
       readGroup,
       ack,
+      ackAndDelete,
       pending,
       pendingEntries,
       claim,

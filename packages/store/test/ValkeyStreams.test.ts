@@ -39,6 +39,24 @@ describe("ValkeyStreams groups", () => {
     }).pipe(Effect.provide(services))
   )
 
+  it.effect("ackAndDelete settles an entry already read and keeps one not yet read from ever being delivered", () =>
+    Effect.gen(function* () {
+      const streams = yield* ValkeyStreams
+      const stream = yield* streamOf("ack-delete")
+      yield* streams.ensureGroup(stream, "g")
+      const read = yield* append(stream, { job: "read" })
+      yield* streams.readGroup({ streams: [stream], group: "g", consumer: "c1" })
+      const unread = yield* append(stream, { job: "unread" })
+      const kept = yield* append(stream, { job: "kept" })
+      expect(yield* streams.ackAndDelete(stream, "g", [read, unread])).toBe(2)
+      expect((yield* streams.pending(stream, "g")).count).toBe(0)
+      // A consumer that restarts (or another one) gets only the entry nobody settled.
+      const [batch] = yield* streams.readGroup({ streams: [stream], group: "g", consumer: "c1" })
+      expect(ids(batch!.entries)).toEqual([kept])
+      expect(yield* streams.ackAndDelete(stream, "g", [])).toBe(0)
+    }).pipe(Effect.provide(services))
+  )
+
   it.effect("a group created at $ skips what was there; MKSTREAM creates the stream", () =>
     Effect.gen(function* () {
       const streams = yield* ValkeyStreams

@@ -67,15 +67,17 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
       })
 
     /**
-     * Another instance may hold the entry pending and wait for this one: settle it for the group.
-     * Acknowledgements gather for one turn of the event loop and go out as one XACK per stream.
+     * Settles a sent command's entry for the group: acknowledged (another instance may hold it
+     * pending and wait for this one) and deleted from the work stream, so that no one reads it
+     * later, not even this instance after a restart, which no longer remembers having sent it.
+     * They gather for one turn of the event loop and go out as one XACK and XDEL per stream.
      */
     const toAck = new Map<string, Array<string>>()
     const flush = Effect.suspend(() => {
       const batches = [...toAck]
       toAck.clear()
       return Effect.forEach(batches, ([scope, ids]) =>
-        valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ack(stream, options.workGroup, ids)), Effect.ignore)
+        valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ackAndDelete(stream, options.workGroup, ids)), Effect.ignore)
       )
     })
     const acknowledge = (scope: string, entryId: string) =>
