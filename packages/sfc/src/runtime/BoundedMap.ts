@@ -28,6 +28,10 @@ export class BoundedMap<K, V> {
     return this.entries.delete(key)
   }
 
+  values(): Array<V> {
+    return [...this.entries.values()]
+  }
+
   get size(): number {
     return this.entries.size
   }

@@ -51,6 +51,9 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
     const inFlight = new Map<string, Set<Deferred.Deferred<boolean>>>()
     const handled = new BoundedMap<string, true>(REMEMBERED)
     const jobs = new BoundedMap<string, string>(REMEMBERED)
+    // Where the outbox entry of each command sent here is, until this process's handler has seen
+    // it: at shutdown those entries are deleted, since a restarted process would not remember.
+    const unseen = new BoundedMap<string, { readonly scope: string; readonly entryId: string }>(REMEMBERED)
 
     const install = (next: DirectSender) =>
       Effect.acquireRelease(
@@ -93,19 +96,33 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
     const handledHere = (command: CommandEntry): Effect.Effect<boolean> =>
       Effect.suspend(() => {
         const key = keyOf(command)
-        if (handled.delete(key)) return Effect.succeed(true)
+        if (handled.delete(key)) return Effect.succeed(unseen.delete(key) || true)
         const running = inFlight.get(key)
         if (!running) return Effect.succeed(false)
         // A send that hangs (a station link that never answers) must not hold the handler forever:
         // past the bound the entry is handled as if nothing was sent (a resend is harmless).
         return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
           Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
-          Effect.map(() => handled.delete(key))
+          Effect.map(() => {
+            unseen.delete(key)
+            return handled.delete(key)
+          })
         )
       })
 
     /** The synchronous check for a batch: `true` (and forgotten) when already carried out here. */
-    const takeHandled = (command: Pick<CommandEntry, "correlationId" | "attempt">): boolean => handled.delete(keyOf(command))
+    const takeHandled = (command: Pick<CommandEntry, "correlationId" | "attempt">): boolean => {
+      const key = keyOf(command)
+      unseen.delete(key)
+      return handled.delete(key)
+    }
+
+    /** Notes where the outbox entry of a command sent here is (see `unseenEntries`). */
+    const locate = (command: Pick<CommandEntry, "correlationId" | "attempt">, scope: string, entryId: string) =>
+      unseen.set(keyOf(command), { scope, entryId })
+
+    /** The outbox entries of commands sent here that this process's handler has not seen yet. */
+    const unseenEntries = (): ReadonlyArray<{ readonly scope: string; readonly entryId: string }> => unseen.values()
 
     const rememberJob = (correlationId: string, jobId: string) => jobs.set(correlationId, jobId)
     const jobOf = (correlationId: string): string | undefined => jobs.get(correlationId)
@@ -117,6 +134,8 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       settle,
       handledHere,
       takeHandled,
+      locate,
+      unseenEntries,
       rememberJob,
       jobOf
     } as const

@@ -67,17 +67,15 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
       })
 
     /**
-     * Settles a sent command's entry for the group: acknowledged (another instance may hold it
-     * pending and wait for this one) and deleted from the work stream, so that no one reads it
-     * later, not even this instance after a restart, which no longer remembers having sent it.
-     * They gather for one turn of the event loop and go out as one XACK and XDEL per stream.
+     * Another instance may hold the entry pending and wait for this one: settle it for the group.
+     * Acknowledgements gather for one turn of the event loop and go out as one XACK per stream.
      */
     const toAck = new Map<string, Array<string>>()
     const flush = Effect.suspend(() => {
       const batches = [...toAck]
       toAck.clear()
       return Effect.forEach(batches, ([scope, ids]) =>
-        valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ackAndDelete(stream, options.workGroup, ids)), Effect.ignore)
+        valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ack(stream, options.workGroup, ids)), Effect.ignore)
       )
     })
     const acknowledge = (scope: string, entryId: string) =>
@@ -89,6 +87,17 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         return first ? Effect.forkDaemon(Effect.sleep(0).pipe(Effect.zipRight(flush))) : Effect.void
       })
 
+    // At shutdown, the entries of commands sent here that the handler has not read yet are
+    // deleted: restarted, this instance would not remember sending them and would send them again.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        const byScope = new Map<string, Array<string>>()
+        for (const { scope, entryId } of dispatch.unseenEntries()) byScope.set(scope, [...(byScope.get(scope) ?? []), entryId])
+        return Effect.forEach(byScope, ([scope, ids]) =>
+          valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ackAndDelete(stream, options.workGroup, ids)), Effect.ignore)
+        )
+      })
+    )
     yield* dispatch.install({
       consumer,
       correlationTtlMs: options.correlationTtlMs,
@@ -97,7 +106,11 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
           // A station link that hangs must not hold the write's caller (an ingest, a batch):
           // past the bound the outbox entry takes over, as after a crash.
           Effect.timeoutFail({ duration: DIRECT_SEND_TIMEOUT, onTimeout: () => "the direct send took too long" }),
-          Effect.tap((sent) => (sent && entryId !== undefined ? acknowledge(state.scope, entryId) : Effect.void)),
+          Effect.tap((sent) => {
+            if (!sent || entryId === undefined) return Effect.void
+            dispatch.locate(command, state.scope, entryId)
+            return acknowledge(state.scope, entryId)
+          }),
           Effect.provide(context),
           Effect.catchAllCause((cause) =>
             Effect.logInfo("direct send failed; the outbox entry takes over", cause).pipe(
