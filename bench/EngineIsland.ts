@@ -34,7 +34,7 @@ export const engineInstance = (options: { readonly url: string; readonly prefix:
     options.steps.record(command.jobId, Number(command.action.slice(1)), wallClock())
     return {}
   }
-  return SfcEngineProcesses({ consumer: options.consumer }).pipe(
+  return SfcEngineProcesses({ consumer: options.consumer, directSend: true }).pipe(
     Layer.provideMerge(InProcessStation({ onCommand }).layer),
     Layer.provideMerge(SfcRuntimeServices),
     Layer.provideMerge(storeLayer({ url: options.url, prefix: options.prefix, connectionName: `bench-${options.consumer}` }))

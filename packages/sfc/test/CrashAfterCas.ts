@@ -23,7 +23,7 @@ const dieOnSend = Layer.succeed(StationPort, {
     })
 })
 
-const island = SfcEngineProcesses({ consumer: env("CONSUMER"), fallbackIntervalMs: 100, sweepIntervalMs: 50, reconcileIntervalMs: 60_000 }).pipe(
+const island = SfcEngineProcesses({ consumer: env("CONSUMER"), directSend: true, fallbackIntervalMs: 100, sweepIntervalMs: 50, reconcileIntervalMs: 60_000 }).pipe(
   Layer.provideMerge(dieOnSend),
   Layer.provideMerge(SfcRuntimeServices),
   Layer.provideMerge(storeLayer({ url: env("VALKEY_URL"), prefix: env("PREFIX") }))

@@ -29,6 +29,12 @@ export interface EngineOptions {
   readonly correlationTtlMs: number
   /** How often the work stream is trimmed below what every group acknowledged (0 = never). */
   readonly workTrimIntervalMs: number
+  /**
+   * Send a command from the instance that won its CAS, at once, with the outbox entry as the
+   * crash fallback (the hot path). Off by default until a graceful restart can never send a
+   * command twice (a restarted instance forgets what it sent; see the sfc README).
+   */
+  readonly directSend: boolean
 }
 
 export const defaultEngineOptions: EngineOptions = {
@@ -44,7 +50,8 @@ export const defaultEngineOptions: EngineOptions = {
   claimIntervalMs: 5_000,
   shutdownGraceMs: 10_000,
   correlationTtlMs: 24 * 60 * 60 * 1000,
-  workTrimIntervalMs: 10_000
+  workTrimIntervalMs: 10_000,
+  directSend: false
 }
 
 /** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
@@ -61,5 +68,6 @@ export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
   claimIntervalMs: Config.integer("SFC_CLAIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.claimIntervalMs)),
   shutdownGraceMs: Config.integer("SFC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(defaultEngineOptions.shutdownGraceMs)),
   correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs)),
-  workTrimIntervalMs: Config.integer("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs))
+  workTrimIntervalMs: Config.integer("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs)),
+  directSend: Config.boolean("SFC_DIRECT_SEND").pipe(Config.withDefault(defaultEngineOptions.directSend))
 })

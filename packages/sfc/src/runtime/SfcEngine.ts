@@ -49,7 +49,7 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
   }
   const run = Effect.gen(function* () {
     if (roles.engine) {
-      yield* installDirectSend(resolved, consumerName)
+      if (resolved.directSend) yield* installDirectSend(resolved, consumerName)
       yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handleBatch: handleWorkBatch(resolved), ...pollerDefaults, trimIntervalMs: resolved.workTrimIntervalMs })
       yield* makePoller({ kind: "changes", stream: "changes", group: resolved.changesGroup, handleBatch: handleChangeBatch(resolved), ...pollerDefaults })
       yield* Effect.forkScoped(every("reconcile", resolved.reconcileIntervalMs, reconcileOnce(resolved)))
