@@ -203,12 +203,24 @@ export const acquireClient = (
     const close = (c: MqttClient) =>
       Effect.gen(function* () {
         state.closing = true
-        // A clean DISCONNECT first (the broker then drops the will and keeps a persistent session);
-        // if the broker is gone it never completes, so the socket is torn down after 2 s.
-        yield* Effect.async<void>((resume) => {
-          c.end(false, {}, () => resume(Effect.void))
-        }).pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
-        c.end(true)
+        // A clean DISCONNECT first (the broker then drops the will and keeps a persistent session).
+        // mqtt.js sends it only once no publish waits for its PUBACK, so with the broker gone it
+        // never completes: then, or when not connected at all, the socket is torn down at once
+        // (`end(true)` after a started `end(false)` does nothing, hence the stream itself).
+        // A release runs uninterruptibly, where a timeout could not stop the wait: hence `interruptible`.
+        const ended = c.connected
+          ? yield* Effect.interruptible(
+              Effect.async<boolean>((resume) => {
+                c.end(false, {}, () => resume(Effect.succeed(true)))
+              })
+            ).pipe(Effect.timeout(Duration.seconds(2)), Effect.orElseSucceed(() => false))
+          : false
+        // Publishes still waiting get their callback (with an error) instead of being kept for a reconnect.
+        for (const messageId of Object.keys(c.outgoing)) c.removeOutgoingMessage(Number(messageId))
+        if (!ended) {
+          if (c.disconnecting) c.stream?.destroy()
+          else c.end(true)
+        }
         yield* SubscriptionRef.set(status, "closed")
       })
 

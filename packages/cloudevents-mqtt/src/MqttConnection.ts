@@ -8,6 +8,7 @@ import { acquireClient, type MqttSession, type MqttStatus } from "./MqttClient.j
 import { limitsProblem, mqttDefaults, type MqttOptions } from "./MqttOptions.js"
 import { mqttStringProblem, toMqttString } from "./MqttString.js"
 import { prepareReply } from "./Reply.js"
+import { subscriptionIdFor, subscriptionIdsOf } from "./SubscriptionIds.js"
 import { topicMatches, uniqueClientId, validateClientId, validateFilter, validateResponseTopic, validateTopicName } from "./Topics.js"
 
 export interface PublishOptions {
@@ -59,7 +60,9 @@ export interface MqttConnectionService {
   readonly publishRaw: (topic: string, payload: Buffer, options?: PublishRawOptions) => Effect.Effect<void, InvalidTopic | MqttPublishError>
   /**
    * Subscribes (done when the SUBACK arrived) and returns the messages matching the filter; the
-   * subscription ends with the scope. A message matching several live filters goes to the first.
+   * subscription ends with the scope. Each subscription has its own MQTT 5 subscription
+   * identifier, so a message matching several live filters reaches each of their streams once.
+   * Subscribing one filter twice on a connection is one broker subscription: its first stream gets the messages.
    */
   readonly subscribe: (
     filter: string,
@@ -81,7 +84,22 @@ export class MqttConnection extends Context.Tag("@microdcs/cloudevents-mqtt/Mqtt
 
 interface Route {
   readonly filter: string
+  /** Its MQTT 5 subscription identifier: the broker tags each copy it sends for this subscription with it. */
+  readonly id: number
   readonly queue: Queue.Queue<IncomingMessage>
+}
+
+/** One ack for several streams (a single copy for several subscriptions): the PUBACK goes when all have acked. */
+const sharedAck = (ack: Effect.Effect<void>, holders: number): (() => Effect.Effect<void>) => {
+  let left = holders
+  return () => {
+    let done = false
+    return Effect.suspend(() => {
+      if (done) return Effect.void
+      done = true
+      return --left === 0 ? ack : Effect.void
+    })
+  }
 }
 
 /**
@@ -125,6 +143,11 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     const publishTimeout = Duration.millis(options.publishTimeoutMs ?? mqttDefaults.publishTimeoutMs)
     const routes: Array<Route> = []
     const unrouted: Array<IncomingMessage> = []
+    // Identifiers of subscriptions this process ended with UNSUBSCRIBE: their late copies are duplicates.
+    const retired = new Set<number>()
+    // Publishes waiting for their PUBACK: failed with `closed` when the connection is released.
+    const pending = new Set<() => void>()
+    let released = false
 
     const toIncoming = (topic: string, payload: Buffer, packet: IPublishPacket, ack: Effect.Effect<void>): IncomingMessage => {
       const properties: PublishProperties = packet.properties ?? {}
@@ -142,37 +165,85 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
       }
     }
 
+    /**
+     * Where a copy goes. With subscription identifiers: to the live routes holding them (a filter that
+     * does not match the topic is an identifier of another process's session, and is ignored).
+     * Without any: to the first route whose filter matches, as before identifiers (a session kept
+     * from an older version). An identifier no live route holds waits in `unrouted` for its
+     * subscription (a resumed session delivering before the re-subscribe), unless it was retired.
+     */
+    const routesFor = (topic: string, ids: ReadonlyArray<number>): ReadonlyArray<Route> => {
+      if (ids.length === 0) {
+        const route = routes.find((r) => topicMatches(r.filter, topic))
+        return route ? [route] : []
+      }
+      const found: Array<Route> = []
+      for (const id of ids) {
+        const route = routes.find((r) => r.id === id && topicMatches(r.filter, topic))
+        if (route && !found.includes(route)) found.push(route)
+      }
+      return found
+    }
+
+    const deliver = (found: ReadonlyArray<Route>, message: IncomingMessage) => {
+      if (found.length === 1) return Queue.unsafeOffer(found[0]!.queue, message)
+      const ackFor = sharedAck(message.ack, found.length)
+      for (const route of found) Queue.unsafeOffer(route.queue, { ...message, ack: ackFor() })
+    }
+
     const sink = (topic: string, payload: Buffer, packet: IPublishPacket, ack: Effect.Effect<void>) => {
-      const route = routes.find((r) => topicMatches(r.filter, topic))
+      const ids = subscriptionIdsOf(packet.properties)
+      const found = routesFor(topic, ids)
       // Receive Maximum bounds only QoS 1 and 2. A QoS 0 flood is held to the same count and the
       // rest dropped, which QoS 0 (at most once) allows, before it is even decoded.
-      if (packet.qos === 0 && route && Option.getOrElse(route.queue.unsafeSize(), () => 0) >= receiveMaximum) return
-      const message = toIncoming(topic, payload, packet, ack)
-      if (route) {
-        Queue.unsafeOffer(route.queue, message)
+      if (packet.qos === 0 && found.some((route) => Option.getOrElse(route.queue.unsafeSize(), () => 0) >= receiveMaximum)) return
+      if (found.length === 0 && ids.length > 0 && ids.every((id) => retired.has(id))) {
+        // A copy for a subscription we ended, sent before the broker saw the UNSUBSCRIBE: any other
+        // matching subscription has a copy of its own. Acknowledged so it frees its in-flight slot.
+        Effect.runSync(ack)
         return
       }
+      const message = toIncoming(topic, payload, packet, ack)
+      if (found.length > 0) return deliver(found, message)
       if (unrouted.length >= MAX_UNROUTED) unrouted.shift()
       unrouted.push(message)
     }
 
     const live = yield* acquireClient(options, clientId, sink)
     const client: MqttClient = live.client
+    // Runs before the client's own release: a publish still waiting for its PUBACK (the broker
+    // gone, say) fails with `closed` instead of holding the release until its timeout.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        released = true
+        for (const fail of [...pending]) fail()
+        pending.clear()
+      })
+    )
 
     // The PUBACK timeout is a timer inside the one async step, not `Effect.timeoutFail`: that
     // races a second fiber on every publish, which cost more than the publish itself.
     const send = (topic: string, payload: Buffer, publishOptions: IClientPublishOptions): Effect.Effect<void, MqttPublishError> =>
       Effect.async<void, MqttPublishError>((resume) => {
-        if (live.isClosing()) return resume(Effect.fail(new MqttPublishError({ topic, reason: "closed", message: "connection is closing" })))
+        if (released || live.isClosing()) return resume(Effect.fail(new MqttPublishError({ topic, reason: "closed", message: "connection is closing" })))
         let settled = false
         const timer = setTimeout(() => {
           settled = true
+          pending.delete(onClose)
           resume(Effect.fail(new MqttPublishError({ topic, reason: "timeout", message: `no PUBACK within ${Duration.format(publishTimeout)}` })))
         }, Duration.toMillis(publishTimeout))
+        const onClose = () => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          resume(Effect.fail(new MqttPublishError({ topic, reason: "closed", message: "connection closed before the PUBACK" })))
+        }
+        pending.add(onClose)
         client.publish(topic, payload, publishOptions, (error) => {
           if (settled) return
           settled = true
           clearTimeout(timer)
+          pending.delete(onClose)
           resume(
             error
               ? Effect.fail(new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message, reasonCode: reasonCodeOf(error) }))
@@ -182,6 +253,7 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
         return Effect.sync(() => {
           settled = true
           clearTimeout(timer)
+          pending.delete(onClose)
         })
       })
 
@@ -215,35 +287,51 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
         yield* send(topic, payload, { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) })
       })
 
-    const sendSubscribe = (filter: string, qos: 0 | 1) =>
-      Effect.async<void, MqttSubscribeError>((resume) => {
-        client.subscribe(filter, { qos }, (error, granted) => {
-          const refused = granted?.find((g) => g.qos >= 128)
-          if (error || refused) resume(Effect.fail(new MqttSubscribeError({ filter, message: error?.message ?? `SUBACK reason code ${refused?.qos}` })))
-          else resume(Effect.void)
+    // mqtt.js keeps the properties for its re-subscribe after a reconnect, identifier included.
+    // It is an acquire, which runs uninterruptibly: `interruptible` lets the timeout end the wait.
+    const sendSubscribe = (filter: string, qos: 0 | 1, subscriptionIdentifier: number) =>
+      Effect.interruptible(
+        Effect.async<void, MqttSubscribeError>((resume) => {
+          client.subscribe(filter, { qos, properties: { subscriptionIdentifier } }, (error, granted) => {
+            const refused = granted?.find((g) => g.qos >= 128)
+            if (error || refused) resume(Effect.fail(new MqttSubscribeError({ filter, message: error?.message ?? `SUBACK reason code ${refused?.qos}` })))
+            else resume(Effect.void)
+          })
         })
-      }).pipe(
+      ).pipe(
         Effect.timeoutFail({ duration: publishTimeout, onTimeout: () => new MqttSubscribeError({ filter, message: "no SUBACK in time" }) })
       )
 
+    // Disconnected, mqtt.js queues the UNSUBSCRIBE and calls back only at the next connection attempt
+    // (up to `reconnectMaxMs` away); it forgets the filter at once (no re-subscribe), so there is
+    // nothing to wait for. This runs in a release, which is uninterruptible: without
+    // `interruptible` the timeout could not end the wait.
     const sendUnsubscribe = (filter: string) =>
-      Effect.async<void>((resume) => {
-        if (live.isClosing()) return resume(Effect.void)
-        client.unsubscribe(filter, () => resume(Effect.void))
-      }).pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
+      Effect.interruptible(
+        Effect.async<void>((resume) => {
+          if (live.isClosing()) return resume(Effect.void)
+          const connected = client.connected
+          client.unsubscribe(filter, () => resume(Effect.void))
+          if (!connected) resume(Effect.void)
+        })
+      ).pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
 
     const subscribe = (filter: string, opts: SubscribeOptions = {}) =>
       Effect.gen(function* () {
         yield* validateFilter(filter)
         const queue = yield* Effect.acquireRelease(Queue.unbounded<IncomingMessage>(), Queue.shutdown)
         // The route exists before SUBSCRIBE, so retained messages sent right after the SUBACK find it.
-        yield* Effect.acquireRelease(
+        const route = yield* Effect.acquireRelease(
           Effect.sync(() => {
-            const route = { filter, queue }
+            const id = subscriptionIdFor(filter, (candidate) => routes.some((r) => r.id === candidate && r.filter !== filter))
+            const route: Route = { filter, id, queue }
             routes.push(route)
+            retired.delete(id)
+            // Copies kept by the session for this subscription (its identifier), or without one.
             for (let i = 0; i < unrouted.length; ) {
               const message = unrouted[i]
-              if (message && topicMatches(filter, message.topic)) {
+              const ids = message ? subscriptionIdsOf(message.properties) : []
+              if (message && topicMatches(filter, message.topic) && (ids.length === 0 || ids.includes(id))) {
                 Queue.unsafeOffer(queue, message)
                 unrouted.splice(i, 1)
               } else i++
@@ -252,7 +340,16 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
           }),
           (route) => Effect.sync(() => void routes.splice(routes.indexOf(route), 1))
         )
-        yield* Effect.acquireRelease(sendSubscribe(filter, opts.qos ?? 1), () => (opts.keepInSession ? Effect.void : sendUnsubscribe(filter)))
+        yield* Effect.acquireRelease(sendSubscribe(filter, opts.qos ?? 1, route.id), () =>
+          opts.keepInSession
+            ? Effect.void
+            : Effect.zipRight(
+                Effect.sync(() => {
+                  if (!routes.some((r) => r !== route && r.id === route.id)) retired.add(route.id)
+                }),
+                sendUnsubscribe(filter)
+              )
+        )
         return Stream.fromQueue(queue)
       })
 

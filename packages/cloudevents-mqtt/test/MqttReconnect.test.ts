@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Chunk, Effect, Either, Fiber, Stream } from "effect"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { makeCloudEvent, makeMqttConnection, type MqttStatus } from "@microdcs/cloudevents-mqtt"
 import { reconnectDelay } from "@microdcs/cloudevents-mqtt/testing"
@@ -38,6 +38,52 @@ describe("reconnect", () => {
       const [message] = yield* messages.pipe(Stream.take(1), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
       expect(message && Either.getOrThrow(message.decoded)).toEqual(event)
       yield* message!.ack
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a QoS 1 publish waiting for its PUBACK with the broker down fails with closed when the connection is released", () =>
+    Effect.gen(function* () {
+      const broker = yield* Effect.promise(() => startMosquitto())
+      let running = true
+      const stop = Effect.promise(() => (running ? ((running = false), broker.stop()) : Promise.resolve()))
+      yield* Effect.addFinalizer(() => stop)
+      const outcome = yield* Effect.scoped(
+        Effect.gen(function* () {
+          // A publish timeout far beyond the test's: only the release can end the publish.
+          const conn = yield* makeMqttConnection({ url: broker.url, reconnectMinMs: 50, publishTimeoutMs: 600_000 })
+          yield* stop
+          yield* waitFor(conn.statusChanges, "reconnecting")
+          const publishing = yield* Effect.forkDaemon(Effect.flip(conn.publish("a/b", makeCloudEvent({ source: "s", type: "t" }))))
+          // The publish runs up to its wait for the PUBACK in one go, before the scope closes.
+          yield* Effect.repeatN(Effect.yieldNow(), 3)
+          return publishing
+        })
+      )
+      expect(yield* Fiber.join(outcome)).toMatchObject({ _tag: "MqttPublishError", reason: "closed", message: "connection closed before the PUBACK" })
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("with the broker down, ending a subscription and then the connection returns", () =>
+    Effect.gen(function* () {
+      const broker = yield* Effect.promise(() => startMosquitto())
+      let running = true
+      const stop = Effect.promise(() => (running ? ((running = false), broker.stop()) : Promise.resolve()))
+      yield* Effect.addFinalizer(() => stop)
+      const conn = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const conn = yield* makeMqttConnection({ url: broker.url, reconnectMinMs: 50 })
+          yield* Effect.scoped(
+            Effect.gen(function* () {
+              yield* conn.subscribe(`${randomPrefix()}/events`)
+              yield* stop
+              yield* waitFor(conn.statusChanges, "reconnecting")
+            })
+          )
+          expect(yield* conn.subscriptions).toEqual([])
+          return conn
+        })
+      )
+      expect(yield* conn.status).toBe("closed")
     }).pipe(Effect.scoped)
   )
 
