@@ -29,12 +29,19 @@ type Command = Parameters<NonNullable<StationScript["onCommand"]>>[0]
  * in-process station that logs when each step's command arrived (the reply goes out at once, so
  * that is also when the step was done).
  */
-export const engineInstance = (options: { readonly url: string; readonly prefix: string; readonly consumer: string; readonly steps: StepLog }) => {
+export const engineInstance = (options: {
+  readonly url: string
+  readonly prefix: string
+  readonly consumer: string
+  readonly steps: StepLog
+  /** The execution log (on by default, as in production); off for the log's on/off comparison. */
+  readonly executionLog?: boolean
+}) => {
   const onCommand = (command: Command) => {
     options.steps.record(command.jobId, Number(command.action.slice(1)), wallClock())
     return {}
   }
-  return SfcEngineProcesses({ consumer: options.consumer, directSend: true }).pipe(
+  return SfcEngineProcesses({ consumer: options.consumer, directSend: true, executionLog: options.executionLog ?? true }).pipe(
     Layer.provideMerge(InProcessStation({ onCommand }).layer),
     Layer.provideMerge(SfcRuntimeServices),
     Layer.provideMerge(storeLayer({ url: options.url, prefix: options.prefix, connectionName: `bench-${options.consumer}` }))

@@ -26,10 +26,10 @@ const stateWriteSample = (probe: ServerProbe) =>
   })
 
 /** One island on a fresh prefix with one engine in this process; submits `jobs` and waits for them. */
-const island = (url: string, probe: ServerProbe, jobs: number, oneAtATime: boolean) =>
+const island = (url: string, probe: ServerProbe, jobs: number, oneAtATime: boolean, executionLog: boolean) =>
   Effect.gen(function* () {
     const steps = new StepLog()
-    const layer = engineInstance({ url, prefix: randomPrefix("bench-engine"), consumer: "engine-0", steps })
+    const layer = engineInstance({ url, prefix: randomPrefix("bench-engine"), consumer: "engine-0", steps, executionLog })
     return yield* Effect.gen(function* () {
       yield* putWorkMaster
       const window = yield* Effect.promise(() => openWindow(probe))
@@ -39,12 +39,15 @@ const island = (url: string, probe: ServerProbe, jobs: number, oneAtATime: boole
     }).pipe(Effect.provide(layer))
   })
 
-/** One engine round: event to next dispatch one job at a time, then JOBS jobs at once. */
-export const runEngineRound = (url: string, probe: ServerProbe) =>
+/**
+ * One engine round: event to next dispatch one job at a time, then JOBS jobs at once. The
+ * execution log is on (the production default) unless `executionLog` is false.
+ */
+export const runEngineRound = (url: string, probe: ServerProbe, executionLog = true) =>
   Effect.gen(function* () {
     countSendsOf(Redis.prototype)
-    const single = yield* island(url, probe, SINGLE_JOBS, true)
-    const loaded = yield* island(url, probe, JOBS, false)
+    const single = yield* island(url, probe, SINGLE_JOBS, true, executionLog)
+    const loaded = yield* island(url, probe, JOBS, false, executionLog)
     const round: SystemRound = systemRound(JOBS * STEPS, loaded.figures, single.gaps, loaded.gaps)
     return { round, sample: loaded.sample }
   })

@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { BULLMQ_CONCURRENCY, runBullmqRound } from "./bullmq.js"
 import { printComparison } from "./ComparisonTable.js"
+import { printExecutionLogCost } from "./ExecutionLogCost.js"
 import { runEngineProcesses } from "./EngineProcesses.js"
 import { runEngineRound } from "./EngineRound.js"
 import { JOBS, SINGLE_JOBS, STEPS, type SystemRound } from "./Figures.js"
@@ -23,17 +24,27 @@ export const runEngineBench = async (url: string): Promise<void> => {
     )
     console.log(`  engine: one process, a linear recipe, an instant in-process station; BullMQ: one worker, concurrency ${BULLMQ_CONCURRENCY}`)
     const engine: Array<SystemRound> = []
+    const engineLogOff: Array<SystemRound> = []
     const bullmq: Array<SystemRound> = []
     let sample: StateWriteSample | undefined
+    // The engine with its execution log off runs in the same rounds (the log's cost), before the
+    // engine in odd rounds and after BullMQ in even ones, so neither gets the warmer process.
+    const logOff = async () => engineLogOff.push((await Effect.runPromise(runEngineRound(url, probe, false))).round)
     for (let r = 0; r < ROUNDS; r++) {
+      if (r % 2 === 1) await logOff()
       const e = await Effect.runPromise(runEngineRound(url, probe))
       engine.push(e.round)
       sample = e.sample
       bullmq.push(await runBullmqRound(url, probe))
-      console.log(`  round ${r + 1}: engine ${engine[r]!.stepsPerSecond.toFixed(0)} steps/s, BullMQ ${bullmq[r]!.stepsPerSecond.toFixed(0)} steps/s`)
+      if (r % 2 === 0) await logOff()
+      console.log(
+        `  round ${r + 1}: engine ${engine[r]!.stepsPerSecond.toFixed(0)} steps/s (log off ${engineLogOff[r]!.stepsPerSecond.toFixed(0)}), ` +
+          `BullMQ ${bullmq[r]!.stepsPerSecond.toFixed(0)} steps/s`
+      )
     }
     const limit = await stateWriteLimit(url, sample!)
     printComparison(engine, bullmq, limit, JOBS)
+    printExecutionLogCost(engine, engineLogOff, JOBS)
     await runEngineProcesses(url, probe)
   } finally {
     await probe.close()

@@ -14,6 +14,7 @@ export {
 } from "./recipe/Recipe.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
+export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
 export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 // The condition language: parser, evaluator, printer and the AST constructors.
 export * from "./condition/index.js"

@@ -1,6 +1,7 @@
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { encodeKeyPartUnchecked, KeyPartError, MAX_NODE_SEQ, nodeSeqOf, nodeSeqPart } from "@microdcs/keyschema"
 import { type ConnectionError, InvalidInput, WrongType } from "./Errors.js"
+import { decodeExecution } from "./ExecutionLogRecord.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
@@ -18,10 +19,13 @@ export type ExecutionLogKey =
   | { readonly kind: "exec"; readonly executionId: string }
   | { readonly kind: "node"; readonly executionId: string; readonly seq: number }
 
-/** One value of the log as stored: the full key and its bytes, never re-encoded. */
+/**
+ * One value of the log as stored: the full key and its bytes, never re-encoded. Text is written as
+ * its UTF-8 bytes (the engine hands over its JSON text: one socket write per batch, no copy).
+ */
 export interface LogValue {
   readonly key: string
-  readonly value: Uint8Array
+  readonly value: Uint8Array | string
 }
 
 /** An execution to remove from Valkey (retention): its id and its last sequence number. */
@@ -29,6 +33,15 @@ export interface ExecutionExtent {
   readonly executionId: string
   readonly lastSeq: number
 }
+
+/** One commit request: the scope whose stream gets it and the keys it hands over. */
+export interface CommitRequest {
+  readonly scope: string
+  readonly keys: ReadonlyArray<string>
+}
+
+/** An execution log key: its execution's part (through the last ':') and `exec` or a six-digit node. */
+const LOG_KEY_SUFFIX = /^(.*:)(?:exec|n:\d{6})$/
 
 /** Keys per MGET/DEL: bounded replies, one round trip for most executions. */
 const CHUNK = 1000
@@ -79,7 +92,7 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
     }
 
     /**
-     * Writes log values (SET, pipelined) and registers opened executions in `dag:log:executions`
+     * Writes log values (MSET, pipelined) and registers opened executions in `dag:log:executions`
      * (score: open time in ms). A key that is no exec or node key is `InvalidInput`, nothing written.
      */
     const write = (
@@ -87,15 +100,28 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
       opened: ReadonlyArray<{ readonly executionId: string; readonly openedAt: number }> = []
     ): Effect.Effect<void, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
-        const foreign = values.find((v) => parseKey(v.key) === undefined)
+        // Each execution's part is parsed once per call: a batch holds many keys of few executions.
+        const valid = new Set<string>()
+        const isLogKey = (key: string) => {
+          const base = LOG_KEY_SUFFIX.exec(key)?.[1]
+          if (base === undefined) return false
+          if (valid.has(base)) return true
+          const ok = parseKey(key) !== undefined
+          if (ok) valid.add(base)
+          return ok
+        }
+        const foreign = values.find((v) => !isLogKey(v.key))
         if (foreign) return yield* new InvalidInput({ field: "key", message: `'${foreign.key}' is no execution log key` })
         const bad = opened.find((o) => !Number.isFinite(o.openedAt))
         if (bad) return yield* new InvalidInput({ field: "openedAt", message: `openedAt of ${bad.executionId} is not a finite number` })
         if (values.length === 0 && opened.length === 0) return
+        // One MSET per chunk and one ZADD: a batch costs a few commands, however many values it has.
         yield* valkey.command("write execution log", async (c) => {
           const pipeline = c.pipeline()
-          for (const v of values) pipeline.set(v.key, Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength))
-          for (const o of opened) pipeline.zadd(executionsKey, o.openedAt, o.executionId)
+          for (const part of chunks(values)) {
+            pipeline.mset(part.flatMap((v) => [v.key, typeof v.value === "string" ? v.value : Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength)]))
+          }
+          for (const part of chunks(opened)) pipeline.zadd(executionsKey, ...part.flatMap((o) => [o.openedAt, o.executionId]))
           for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
         })
       })
@@ -121,6 +147,28 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         }
         if (error) return yield* Effect.die(error)
         return id as string
+      })
+
+    /**
+     * Appends several commit requests in one pipelined round trip (the engine's log writer hands
+     * over every execution a batch closed): one XADD each, the scopes registered, one nudge per
+     * scope. A request without keys is `InvalidInput` and nothing is appended.
+     */
+    const commitAll = (requests: ReadonlyArray<CommitRequest>): Effect.Effect<void, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        if (requests.some((r) => r.keys.length === 0)) return yield* new InvalidInput({ field: "keys", message: "a commit request names at least one key" })
+        if (requests.length === 0) return
+        const streams = yield* Effect.forEach(requests, (r) => valkey.key("executionLogCommits", { scope: r.scope }))
+        const scopesKey = yield* valkey.key("scopes", {})
+        const channel = yield* valkey.key("nudge", { kind: EXECUTION_LOG_COMMIT_KIND })
+        const scopes = [...new Set(requests.map((r) => r.scope))]
+        yield* valkey.command("commit execution logs", async (c) => {
+          const pipeline = c.pipeline()
+          requests.forEach((r, i) => pipeline.xadd(streams[i]!, "*", COMMIT_KEYS_FIELD, JSON.stringify(r.keys)))
+          pipeline.sadd(scopesKey, ...scopes)
+          for (const scope of scopes) pipeline.publish(channel, scope)
+          for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+        })
       })
 
     /** The bytes of each key, in order; `undefined` for a key that is gone (or holds no string). */
@@ -174,6 +222,28 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         if (executions.length > 0) yield* valkey.command("forget executions", (c) => c.zrem(executionsKey, ...executions.map((e) => e.executionId)))
       })
 
-    return { logPrefix, execKey, nodeKey, executionKeyPrefix, parseKey, write, commit, readValues, readExec, readNodes, oldestBeyond, remove } as const
+    /**
+     * Retention (execution-log.md §1): removes the oldest executions beyond the newest `cap` (by
+     * open time), their record and nodes `0..lastSeq` (read from the record). An execution whose
+     * record is unreadable loses only its record and place in the list. Returns the ids removed.
+     */
+    const retain = (cap: number): Effect.Effect<ReadonlyArray<string>, InvalidInput | WrongType | ConnectionError> =>
+      Effect.gen(function* () {
+        const ids = yield* oldestBeyond(cap)
+        const extents = yield* Effect.forEach(ids, (executionId) =>
+          Effect.gen(function* () {
+            const exec = yield* readExec(executionId)
+            if (Option.isNone(exec)) return { executionId, lastSeq: -1 }
+            const record = decodeExecution(yield* execKey(executionId), exec.value)
+            return { executionId, lastSeq: Either.isRight(record) ? record.right.lastSeq : -1 }
+          })
+        )
+        yield* remove(extents)
+        return ids
+      })
+
+    return {
+      logPrefix, execKey, nodeKey, executionKeyPrefix, parseKey, write, commit, commitAll, readValues, readExec, readNodes, oldestBeyond, remove, retain
+    } as const
   })
 }) {}

@@ -6,6 +6,7 @@ export type ConditionAst =
   | Literal
   | Name
   | ActionField
+  | Counter
   | Not
   | Logical
   | Compare
@@ -26,6 +27,16 @@ export interface ActionField {
   readonly _tag: "ActionField"
   readonly action: string
   readonly field: string
+}
+
+/**
+ * `counter.nok_torque_1h`: a journal counter's current value (journal.md §6), which the runtime
+ * reads before the core evaluates the transition. `counter` before a `.` is always a counter, so
+ * an action called `counter` cannot be read as `counter.field`.
+ */
+export interface Counter {
+  readonly _tag: "Counter"
+  readonly name: string
 }
 
 export interface Not {
@@ -61,6 +72,7 @@ export const keywords: ReadonlyMap<string, boolean> = new Map([
 export const literal = (value: boolean | number | string): Literal => ({ _tag: "Literal", value })
 export const name = (name: string): Name => ({ _tag: "Name", name })
 export const actionField = (action: string, field: string): ActionField => ({ _tag: "ActionField", action, field })
+export const counterRef = (name: string): Counter => ({ _tag: "Counter", name })
 export const not = (operand: ConditionAst): Not => ({ _tag: "Not", operand })
 export const logical = (operator: "&&" | "||", left: ConditionAst, right: ConditionAst): Logical => ({
   _tag: "Logical",

@@ -1,8 +1,12 @@
+import { Either } from "effect"
 import type { CompareOperator, ConditionAst } from "./ConditionAst.js"
+import { ConditionEvaluationError } from "./ConditionError.js"
 
 /** The results a condition can read: the source step's actions of the current visit, in recipe order. */
 export interface ConditionScope {
   readonly results: ReadonlyArray<{ readonly action: string; readonly result: unknown }>
+  /** Counter values by name (`counter.x`); the runtime reads them before the core evaluates. */
+  readonly counters?: Readonly<Record<string, number>> | undefined
 }
 
 /** Booleans as they are, numbers other than 0, non-empty strings; anything else (missing, null, objects) is false. */
@@ -61,8 +65,18 @@ const compareValues = (operator: CompareOperator, left: unknown, right: unknown)
   }
 }
 
-/** The value of an expression: a scalar, a looked-up result value, or `undefined` for an unknown name. */
-export const evaluateValue = (ast: ConditionAst, scope: ConditionScope): unknown => {
+// Thrown only inside this module and caught in `tryEvaluateCondition`, so the evaluator stays a
+// plain recursive function.
+class MissingCounter {
+  constructor(readonly name: string) {}
+}
+
+type OnMissing = (counter: string) => unknown
+
+const counterValue = (scope: ConditionScope, counter: string, onMissing: OnMissing): unknown =>
+  scope.counters !== undefined && Object.hasOwn(scope.counters, counter) ? scope.counters[counter] : onMissing(counter)
+
+const valueOf = (ast: ConditionAst, scope: ConditionScope, onMissing: OnMissing): unknown => {
   switch (ast._tag) {
     case "Literal":
       return ast.value
@@ -70,16 +84,51 @@ export const evaluateValue = (ast: ConditionAst, scope: ConditionScope): unknown
       return lookup(scope, ast.name)
     case "ActionField":
       return lookup(scope, ast.field, ast.action)
+    case "Counter":
+      return counterValue(scope, ast.name, onMissing)
     case "Not":
-      return !isTruthy(evaluateValue(ast.operand, scope))
+      return !isTruthy(valueOf(ast.operand, scope, onMissing))
     case "Logical":
       return ast.operator === "&&"
-        ? isTruthy(evaluateValue(ast.left, scope)) && isTruthy(evaluateValue(ast.right, scope))
-        : isTruthy(evaluateValue(ast.left, scope)) || isTruthy(evaluateValue(ast.right, scope))
+        ? isTruthy(valueOf(ast.left, scope, onMissing)) && isTruthy(valueOf(ast.right, scope, onMissing))
+        : isTruthy(valueOf(ast.left, scope, onMissing)) || isTruthy(valueOf(ast.right, scope, onMissing))
     case "Compare":
-      return compareValues(ast.operator, evaluateValue(ast.left, scope), evaluateValue(ast.right, scope))
+      return compareValues(ast.operator, valueOf(ast.left, scope, onMissing), valueOf(ast.right, scope, onMissing))
   }
 }
 
-/** Whether a condition holds for the given results. Never throws. */
+const asUndefined: OnMissing = () => undefined
+
+/**
+ * The value of an expression: a scalar, a looked-up result value, or `undefined` for an unknown
+ * name (and for a counter the scope has no value for: `tryEvaluateCondition` reports that one).
+ */
+export const evaluateValue = (ast: ConditionAst, scope: ConditionScope): unknown => valueOf(ast, scope, asUndefined)
+
+/**
+ * Whether a condition holds for the given results. Never throws. For conditions without counters
+ * (a counter the scope has no value for reads as missing, so its comparisons are false); the engine
+ * evaluates with `tryEvaluateCondition`.
+ */
 export const evaluateCondition = (ast: ConditionAst, scope: ConditionScope): boolean => isTruthy(evaluateValue(ast, scope))
+
+/**
+ * Whether a condition holds, or an error when it reads a counter the scope has no value for:
+ * a transition is never taken (or skipped) on a counter nobody read. `&&` and `||` stop early, so
+ * a counter behind a decided operand is not needed. Never throws.
+ */
+export const tryEvaluateCondition = (ast: ConditionAst, scope: ConditionScope): Either.Either<boolean, ConditionEvaluationError> => {
+  try {
+    return Either.right(
+      isTruthy(
+        valueOf(ast, scope, (counter) => {
+          throw new MissingCounter(counter)
+        })
+      )
+    )
+  } catch (error) {
+    if (!(error instanceof MissingCounter)) throw error
+    const why = scope.counters === undefined ? "no counter source is configured" : "the counter source has no value for it"
+    return Either.left(new ConditionEvaluationError({ message: `counter ${error.name} has no value (${why})`, counter: error.name }))
+  }
+}

@@ -5,6 +5,7 @@ import {
   type CompareOperator,
   compareOperators,
   type ConditionAst,
+  counterRef,
   keywords,
   literal,
   logical,
@@ -12,7 +13,7 @@ import {
   not
 } from "./ConditionAst.js"
 import { ConditionError } from "./ConditionError.js"
-import { type Token, tokenize } from "./tokenize.js"
+import { COUNTER_PREFIX, type Token, tokenize } from "./tokenize.js"
 
 /** Conditions are short; the limits keep recursion (parse and evaluate) far from the stack's end. */
 export const maxConditionLength = 4096
@@ -32,6 +33,8 @@ const describe = (token: Token): string => {
       return `'${token.text}'`
     case "punctuation":
       return `'${token.text}'`
+    case "counter":
+      return `counter.${token.name}`
     case "number":
       return `number ${token.value}`
     case "string":
@@ -97,6 +100,8 @@ class Parser {
         return literal(token.value)
       case "identifier":
         return this.reference(token.text)
+      case "counter":
+        return counterRef(token.name)
       case "punctuation":
         if (token.text === "(") {
           const inner = this.nested(token, () => this.or())
@@ -109,7 +114,10 @@ class Parser {
 
   /** `field`, `action.field`, or a keyword literal when the word stands alone. */
   private reference(word: string): ConditionAst {
+    const dot = this.peek()
     if (this.accept(".")) {
+      // `counter.x` is one token (tokenize.ts); spaced out it would silently read an action's field.
+      if (word === COUNTER_PREFIX) this.fail("write a counter as counter.<name>, without spaces", dot)
       const field = this.next()
       if (field.kind !== "identifier") return this.fail(`expected a field name after '${word}.' but found ${describe(field)}`, field)
       const after = this.peek()

@@ -32,6 +32,8 @@ export const printCondition = (ast: ConditionAst): string => {
       return ast.name
     case "ActionField":
       return `${ast.action}.${ast.field}`
+    case "Counter":
+      return `counter.${ast.name}`
     case "Not":
       return `!${wrap(ast.operand, 4)}`
     case "Logical": {

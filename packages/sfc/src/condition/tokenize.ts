@@ -8,6 +8,8 @@ export type Token =
   | { readonly kind: "number"; readonly value: number; readonly position: number }
   | { readonly kind: "string"; readonly value: string; readonly position: number }
   | { readonly kind: "punctuation"; readonly text: Punctuation; readonly position: number }
+  /** `counter.<name>`: read as one token because counter names may hold `.` and `-`. */
+  | { readonly kind: "counter"; readonly name: string; readonly position: number }
   | { readonly kind: "end"; readonly position: number }
 
 // Longest first, so `<=` is not read as `<` followed by `=`.
@@ -17,6 +19,12 @@ const identifier = /[A-Za-z_][A-Za-z0-9_]*/y
 // A leading `-` belongs to the literal: there is no arithmetic, so `x > -1` needs no unary minus.
 const number = /-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
 const whitespace = /[ \t\r\n]+/y
+// The characters of a journal counter name; whether the name is well formed is the recipe
+// validation's to say (`isCounterName`), so a condition with a bad name still parses and is listed.
+const counterName = /[A-Za-z0-9_.-]*/y
+
+/** The word that starts a counter reference. */
+export const COUNTER_PREFIX = "counter"
 
 const simpleEscapes: ReadonlyMap<string, string> = new Map([
   ["\\", "\\"],
@@ -97,6 +105,15 @@ export const tokenize = (text: string): Either.Either<ReadonlyArray<Token>, Cond
       continue
     }
     const word = match(identifier, text, position)
+    if (word === COUNTER_PREFIX && text[position + word.length] === ".") {
+      const counter = match(counterName, text, position + word.length + 1) ?? ""
+      if (counter === "") {
+        return Either.left(new ConditionError({ message: "expected a counter name right after 'counter.'", position: position + word.length + 1 }))
+      }
+      tokens.push({ kind: "counter", name: counter, position })
+      position += word.length + 1 + counter.length
+      continue
+    }
     if (word !== undefined) {
       tokens.push({ kind: "identifier", text: word, position })
       position += word.length

@@ -1,7 +1,10 @@
 import type { ActionRun, ActiveStep, BranchRun, ExecutionState, StepRecord } from "./ExecutionState.js"
 import { HISTORY_LIMIT } from "./ExecutionState.js"
+import { LogDraft, type LogIdentity } from "./LogDraft.js"
+import type { LogWrite } from "./ExecutionLog.js"
 import type { OutboxEntry } from "./Outbox.js"
 import { indexRecipe, type RecipeIndex } from "./RecipeIndex.js"
+import { CounterReadings } from "./TransitionCounters.js"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
@@ -12,7 +15,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 export class Draft {
   readonly index: RecipeIndex
   readonly now: number
-  state: Mutable<Omit<ExecutionState, "visits" | "active" | "branches" | "actions" | "results" | "history">>
+  state: Mutable<Omit<ExecutionState, "visits" | "active" | "branches" | "actions" | "results" | "history" | "log">>
   visits: Record<string, number>
   active: Array<ActiveStep>
   branches: Array<BranchRun>
@@ -23,9 +26,17 @@ export class Draft {
   /** Steps entered during this call: a second entry means the recipe cycles without waiting. */
   readonly entered = new Set<string>()
   changed = false
+  /** The counter values the runtime read for this call (see TransitionCounters.ts); none by default. */
+  counters = new CounterReadings([])
+  /** The execution log of this call; undefined when the state has none and no id was given. */
+  readonly log: LogDraft | undefined
+  private readonly sourceLog: ExecutionState["log"]
 
-  constructor(source: ExecutionState, now: number) {
-    const { visits, active, branches, actions, results, history, ...rest } = source
+  /** `freshExecutionId`: the id a state without a log gets (the runtime's choice, at start or first touch). */
+  constructor(source: ExecutionState, now: number, freshExecutionId?: string) {
+    const { visits, active, branches, actions, results, history, log, ...rest } = source
+    this.sourceLog = log
+    this.log = log !== undefined ? LogDraft.of(log) : freshExecutionId !== undefined ? LogDraft.fresh(freshExecutionId, source.startedAt) : undefined
     this.index = indexRecipe(source.recipe)
     this.now = now
     this.state = { ...rest }
@@ -59,8 +70,14 @@ export class Draft {
     if (this.history.length > HISTORY_LIMIT) this.history.splice(0, this.history.length - HISTORY_LIMIT)
   }
 
-  /** The new state; the revision grows only when something changed. */
+  /** The log writes of this call: none when nothing changed (nothing is stored then). */
+  logWrites(identity: LogIdentity): ReadonlyArray<LogWrite> {
+    return this.changed && this.log !== undefined ? this.log.writes(identity) : []
+  }
+
+  /** The new state; the revision grows only when something changed (and only then does the log move). */
   finish(): ExecutionState {
+    const log = this.changed && this.log !== undefined ? this.log.finish() : this.sourceLog
     return {
       ...this.state,
       revision: this.changed ? this.state.revision + 1 : this.state.revision,
@@ -69,7 +86,8 @@ export class Draft {
       branches: this.branches,
       actions: this.actions,
       results: this.results,
-      history: this.history
+      history: this.history,
+      ...(log !== undefined ? { log } : {})
     }
   }
 }

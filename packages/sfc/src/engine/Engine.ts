@@ -3,6 +3,9 @@ import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { abortJob, enterStep, failJob, settle, stopJob } from "./Flow.js"
 import { holdCommand, releaseHeldCommands } from "./HeldCommands.js"
 import { retryAction } from "./RetryAction.js"
+import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
+import type { LogWrite } from "./ExecutionLog.js"
+import { logActionWritten, logInstant } from "./LogNodes.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
 
@@ -51,6 +54,16 @@ export interface EngineOutput {
   readonly active: boolean
   /** Why an input was ignored, for the log. */
   readonly note?: string
+  /**
+   * Set when the call stopped at transitions that name counters it has no values for: nothing
+   * changed, and the runtime reads these counters and calls again (TransitionCounters.ts).
+   */
+  readonly needsCounters?: CounterNeed
+  /**
+   * The execution log's writes of this call (execution-log.md §1), in order: the runtime queues
+   * them after its CAS succeeded. Empty when nothing changed or the state has no log.
+   */
+  readonly log: ReadonlyArray<LogWrite>
 }
 
 export interface StartParams {
@@ -62,6 +75,11 @@ export interface StartParams {
   readonly recipeDigest?: string | undefined
   /** Sends of one push command before it fails (default 3). */
   readonly maxAttempts?: number
+  /**
+   * The id of the execution in the execution log, chosen by the runtime (fresh per start, never
+   * the job id alone). Absent: the state has no log.
+   */
+  readonly executionId?: string | undefined
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
@@ -108,12 +126,27 @@ const output = (before: ExecutionState | undefined, draft: Draft, note?: string)
     waitsMove: changes.filter((w) => oldWaits.has(w.typeId) && oldWaits.get(w.typeId) !== w.since),
     waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
     active: !isTerminalStatus(state.status),
-    ...(note !== undefined ? { note } : {})
+    ...(note !== undefined ? { note } : {}),
+    log: draft.logWrites(state)
+  }
+}
+
+/**
+ * Runs one core call; a call that reached a transition naming counters it has no values for
+ * changes nothing and says what to read (`needsCounters`). The caller reads them and calls again
+ * with the values appended to `counters` (see TransitionCounters.ts).
+ */
+const askingForCounters = (before: ExecutionState, now: number, run: () => EngineOutput): EngineOutput => {
+  try {
+    return run()
+  } catch (error) {
+    if (!(error instanceof CountersNeeded)) throw error
+    return { ...output(before, new Draft(before, now)), needsCounters: error.need }
   }
 }
 
 /** Creates the execution of a job: enters the initial step and moves the job order to Running. */
-export const start = (params: StartParams, now: number): EngineOutput => {
+export const start = (params: StartParams, now: number, counters: ReadonlyArray<CounterValues> = []): EngineOutput => {
   const initial: ExecutionState = {
     jobId: params.jobId,
     scope: params.scope,
@@ -131,11 +164,14 @@ export const start = (params: StartParams, now: number): EngineOutput => {
     results: {},
     history: []
   }
-  const draft = new Draft(initial, now)
-  draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
-  enterStep(draft, draft.index.initialStep)
-  settle(draft)
-  return output(undefined, draft)
+  return askingForCounters(initial, now, () => {
+    const draft = new Draft(initial, now, params.executionId)
+    draft.counters = new CounterReadings(counters)
+    draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
+    enterStep(draft, draft.index.initialStep)
+    settle(draft)
+    return output(undefined, draft)
+  })
 }
 
 const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>): string | undefined => {
@@ -147,13 +183,19 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
         )
   if (at < 0) return `no action is waiting for this event (${input.correlationId ?? input.eventType ?? "no id"})`
   const run = draft.actions[at]!
+  // A reply carries no type into the core: its node is named like the reply event, `{TypeId}.reply`.
+  logInstant(draft, "event", input.eventType ?? `${draft.index.action(run.action)?.TypeId ?? run.action}.reply`, {
+    action: run.action, ...(input.correlationId !== undefined ? { correlationId: input.correlationId } : {}), ...(input.error !== undefined ? { error: input.error } : {})
+  }, { run })
   if (input.error !== undefined) {
     draft.updateAction(at, { state: "failed", error: input.error, deadline: undefined })
+    logActionWritten(draft, at, true)
     failJob(draft, `action ${run.action} failed: ${input.error}`)
     return undefined
   }
   draft.updateAction(at, { state: "completed", result: input.data ?? null, deadline: undefined, remainingMs: undefined })
   draft.results[run.action] = input.data ?? null
+  logActionWritten(draft, at, true)
   if (draft.state.status === "running") settle(draft)
   return undefined
 }
@@ -168,13 +210,17 @@ const applyTick = (draft: Draft): void => {
     if (run.state === "dispatched" && run.attempts - (run.attemptBase ?? 0) < draft.state.maxAttempts) continue
     const action = draft.index.action(run.action)!
     const why = run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
+    logInstant(draft, "timeout", run.action, { error: why }, { run })
     draft.updateAction(at, { state: "failed", error: why, deadline: undefined })
+    logActionWritten(draft, at, true)
     return failJob(draft, `action ${run.action} timed out: ${why}`)
   }
   for (const at of expired) {
     const run = draft.actions[at]!
     const action = draft.index.action(run.action)!
+    logInstant(draft, "timeout", run.action, { resend: run.attempts + 1 }, { run })
     draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
+    logActionWritten(draft, at, false)
     draft.emit({
       type: "command", jobId: draft.state.jobId, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
       parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
@@ -198,6 +244,7 @@ const pause = (draft: Draft): void => {
     if (run.deadline !== undefined) draft.updateAction(at, { deadline: undefined, remainingMs: Math.max(0, run.deadline - draft.now) })
   })
   draft.touch()
+  logInstant(draft, "pause", "pause")
 }
 
 const resume = (draft: Draft): void => {
@@ -208,14 +255,27 @@ const resume = (draft: Draft): void => {
     if (run.remainingMs !== undefined) draft.updateAction(at, { remainingMs: undefined, deadline: draft.now + run.remainingMs })
   })
   draft.touch()
+  logInstant(draft, "resume", "resume")
   releaseHeldCommands(draft)
   // Events that arrived while paused completed actions; advancing waited for now.
   settle(draft)
 }
 
-/** Applies one input. A terminal state is absorbing: it comes back unchanged. */
-export const step = (state: ExecutionState, input: EngineInput, now: number): EngineOutput => {
-  const draft = new Draft(state, now)
+/**
+ * Applies one input. A terminal state is absorbing: it comes back unchanged. `freshExecutionId`
+ * is the execution id a state without a log gets on this touch (a state stored before the log).
+ */
+export const step = (
+  state: ExecutionState,
+  input: EngineInput,
+  now: number,
+  freshExecutionId?: string,
+  counters: ReadonlyArray<CounterValues> = []
+): EngineOutput => askingForCounters(state, now, () => stepOnce(state, input, now, freshExecutionId, counters))
+
+const stepOnce = (state: ExecutionState, input: EngineInput, now: number, freshExecutionId: string | undefined, counters: ReadonlyArray<CounterValues>): EngineOutput => {
+  const draft = new Draft(state, now, freshExecutionId)
+  draft.counters = new CounterReadings(counters)
   if (isTerminalStatus(state.status)) return output(state, draft, `execution is ${state.status}`)
   let note: string | undefined
   switch (input.type) {

@@ -1,4 +1,5 @@
 import type { Recipe } from "../recipe/Recipe.js"
+import type { ExecutionLogState } from "./ExecutionLog.js"
 import type { CommandEntry } from "./Outbox.js"
 
 /**
@@ -32,6 +33,8 @@ export interface ActionRun {
   readonly waitSince?: number
   readonly result?: unknown
   readonly error?: string
+  /** Its open node in the execution log: the sequence number and when it opened. */
+  readonly logNode?: { readonly seq: number; readonly at: number }
 }
 
 /** Where an active step sits: at top level, or on a path of a branch. */
@@ -40,6 +43,8 @@ export interface ActiveStep {
   readonly visit: number
   readonly enteredAt: number
   readonly branch?: { readonly name: string; readonly path: number }
+  /** The sequence number of this visit's node in the execution log. */
+  readonly logSeq?: number
 }
 
 /** A branch being executed: which of its paths are still running. */
@@ -47,6 +52,8 @@ export interface BranchRun {
   readonly name: string
   readonly enteredAt: number
   readonly runningPaths: ReadonlyArray<number>
+  /** A simultaneous branch's node in the execution log: its visit and the child execution of each path. */
+  readonly logNode?: { readonly seq: number; readonly visit: number; readonly children: ReadonlyArray<string> }
 }
 
 /** One entry of the step history (bounded; the newest are kept). */
@@ -89,6 +96,12 @@ export interface ExecutionState {
   /** Latest result per action name: the data of the job response. */
   readonly results: Readonly<Record<string, unknown>>
   readonly history: ReadonlyArray<StepRecord>
+  /**
+   * The execution log's ids and sequence numbers (execution-log.md §1), kept here so they are the
+   * same on every engine instance and after a restart. Absent in states written before the log
+   * (or with the log off): the runtime gives one an execution id on its first touch.
+   */
+  readonly log?: ExecutionLogState
 }
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */

@@ -1,7 +1,20 @@
+import { Either } from "effect"
 import { correlationIdOf } from "./Correlation.js"
 import type { Draft } from "./Draft.js"
 import type { ActionRun, ActiveStep } from "./ExecutionState.js"
-import { type ActionResult, chooseTransition } from "./RecipeIndex.js"
+import type { ActionResult } from "./RecipeIndex.js"
+import { chooseTransitionOf } from "./TransitionCounters.js"
+import {
+  logActionOpened,
+  logBranchClosed,
+  logBranchOpened,
+  logFinished,
+  logInstant,
+  logPathEnded,
+  logRunsLeft,
+  logStepClosed,
+  logStepOpened
+} from "./LogNodes.js"
 
 /**
  * Step entry, advancing, branches and finishing (sfc.md §3). Every function changes one draft;
@@ -22,26 +35,28 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
   draft.entered.add(step)
   const visit = (draft.visits[step] ?? 0) + 1
   draft.visits[step] = visit
-  draft.active.push({ step, visit, enteredAt: draft.now, ...(branch ? { branch } : {}) })
+  // The step's node opens before its actions' nodes: the log shows the visit, then what it did.
+  const logSeq = logStepOpened(draft, step, visit, branch)
+  draft.active.push({ step, visit, enteredAt: draft.now, ...(branch ? { branch } : {}), ...(logSeq !== undefined ? { logSeq } : {}) })
   draft.record({ step, visit, enteredAt: draft.now })
   for (const action of draft.index.actionsOf(step)) {
     const timeoutMs = action.TimeoutSeconds * 1000
     const pulse = action.Qualifier === "P"
     if (action.Interaction === "push_command") {
       const correlationId = correlationIdOf(draft.state.jobId, action.Name, visit)
-      draft.actions.push({
+      draft.actions.push(logActionOpened(draft, {
         action: action.Name, step, visit, state: "dispatched", correlationId, attempts: 1,
         ...(pulse ? {} : { deadline: draft.now + timeoutMs })
-      })
+      }, branch))
       draft.emit({
         type: "command", jobId: draft.state.jobId, action: action.Name, correlationId, typeId: action.TypeId,
         parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: 1
       })
     } else {
-      draft.actions.push({
+      draft.actions.push(logActionOpened(draft, {
         action: action.Name, step, visit, state: "waiting", attempts: 0, waitSince: draft.now,
         ...(pulse ? {} : { deadline: draft.now + timeoutMs })
-      })
+      }, branch))
     }
   }
   draft.touch()
@@ -57,11 +72,15 @@ const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<Action
     paths = firstSteps.map((_, i) => i)
   } else {
     const into = draft.index.outgoing(branch.Name).filter((t) => firstSteps.includes(t.Target))
-    const chosen = into.length > 0 ? chooseTransition(draft.index, into, results) : undefined
+    const choice = into.length > 0 ? chooseTransitionOf(draft.index, draft.counters, branch.Name, into, results) : Either.right(undefined)
+    if (Either.isLeft(choice)) return failJob(draft, `selection branch ${branch.Name}: ${choice.left.message}`)
+    const chosen = choice.right
     if (into.length > 0 && !chosen) return failJob(draft, `no path of selection branch ${branch.Name} has a condition that holds`)
     paths = [chosen ? firstSteps.indexOf(chosen.Target) : 0]
   }
-  draft.branches.push({ name: branch.Name, enteredAt: draft.now, runningPaths: paths })
+  // A simultaneous branch runs each path as a child execution of the log; a selection path runs inline.
+  const logged = branch.Type === "simultaneous" ? logBranchOpened(draft, branch.Name, paths) : {}
+  draft.branches.push({ name: branch.Name, enteredAt: draft.now, runningPaths: paths, ...logged })
   for (const path of paths) enterStep(draft, firstSteps[path]!, { name: branch.Name, path })
 }
 
@@ -74,6 +93,8 @@ const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<ActionRe
 
 const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
   const runs = draft.actions.filter((r) => r.step === active.step && r.visit === active.visit)
+  logRunsLeft(draft, active, runs)
+  logStepClosed(draft, active)
   draft.actions = draft.actions.filter((r) => !(r.step === active.step && r.visit === active.visit))
   draft.active = draft.active.filter((a) => a !== active)
   const at = draft.history.findLastIndex((h) => h.step === active.step && h.visit === active.visit)
@@ -94,8 +115,11 @@ const takeTransition = (draft: Draft, source: string, results: ReadonlyArray<Act
     if (draft.active.length === 0) completeJob(draft)
     return
   }
-  const chosen = chooseTransition(draft.index, outgoing, results)
+  const choice = chooseTransitionOf(draft.index, draft.counters, source, outgoing, results)
+  if (Either.isLeft(choice)) return failJob(draft, `transition out of ${source}: ${choice.left.message}`)
+  const chosen = choice.right
   if (!chosen) return failJob(draft, `no transition out of ${source} has a condition that holds`)
+  logInstant(draft, "transition", `${source} -> ${chosen.Target}`)
   enterTarget(draft, chosen.Target, results)
 }
 
@@ -111,11 +135,13 @@ const advance = (draft: Draft, active: ActiveStep): void => {
   if (next !== undefined) return enterStep(draft, next, active.branch)
 
   const at = draft.branches.findIndex((b) => b.name === branch.Name)
+  logPathEnded(draft, draft.branches[at]!, active.branch.path)
   const running = draft.branches[at]!.runningPaths.filter((p) => p !== active.branch!.path)
   if (running.length > 0) {
     draft.branches[at] = { ...draft.branches[at]!, runningPaths: running }
     return
   }
+  logBranchClosed(draft, draft.branches[at]!)
   draft.branches.splice(at, 1)
   // The branch converges: leave it like a step, by the transitions whose source is its name
   // (the ones into its own paths are for choosing a selection path, not for leaving).
@@ -151,7 +177,10 @@ const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
   delete draft.state.pausedAt
   // A command held back by a pause never goes out once the job has ended.
   delete draft.state.heldCommands
+  if (error !== undefined) logInstant(draft, "error", status, { error })
   for (const active of [...draft.active]) leaveStep(draft, active)
+  for (const run of draft.branches) logBranchClosed(draft, run)
+  logFinished(draft, status)
   draft.branches = []
   draft.actions = []
   draft.touch()

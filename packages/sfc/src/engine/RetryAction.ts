@@ -1,4 +1,5 @@
 import type { Draft } from "./Draft.js"
+import { logActionWritten } from "./LogNodes.js"
 
 /**
  * An operator's retry of an open action, for a station that was unreachable and is back: a push
@@ -21,6 +22,7 @@ export const retryAction = (draft: Draft, name: string): string | undefined => {
   }
   const attempt = run.attempts + 1
   draft.updateAction(at, { attempts: attempt, attemptBase: run.attempts, deadline })
+  logActionWritten(draft, at, false)
   draft.emit({
     type: "command",
     jobId: draft.state.jobId,

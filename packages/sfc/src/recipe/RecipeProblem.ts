@@ -9,6 +9,7 @@ export type RecipeRule =
   | "branch-path"
   | "timeout"
   | "condition"
+  | "counter"
   | "qualifier"
   | "unreachable"
 

@@ -1,8 +1,10 @@
 import { Either } from "effect"
+import { isCounterName, maxCounterNameLength } from "../condition/conditionCounters.js"
 import { parseCondition } from "../condition/parseCondition.js"
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
 import { reachableSteps } from "./reachability.js"
+import { countersOfCondition } from "./recipeCounters.js"
 
 /** One rule of §1: the problems it finds in a structurally sound recipe, in recipe order. */
 export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
@@ -148,6 +150,34 @@ export const conditionsParse: RecipeCheck = (recipe) =>
     ]
   })
 
+/**
+ * `counter.<name>` must name something a journal can define (journal.md §1): a letter, then up
+ * to 63 letters, digits, `_`, `.` or `-`. And with counters in the conditions, an action called
+ * `counter` could never be read as `counter.field`: its author meant one or the other.
+ */
+export const counterNames: RecipeCheck = (recipe) => {
+  const bad = recipe.Transitions.flatMap((t, i) =>
+    countersOfCondition(t.Condition)
+      .filter((name) => !isCounterName(name))
+      .map((name) =>
+        problem(
+          "counter",
+          ["Transitions", i, "Condition"],
+          `${transitionLabel(t, i)}: counter.${name} is not a counter name (a letter, then at most ${maxCounterNameLength - 1} letters, digits, '_', '.' or '-')`
+        )
+      )
+  )
+  const usesCounters = recipe.Transitions.some((t) => countersOfCondition(t.Condition).length > 0)
+  const shadowed = usesCounters
+    ? recipe.Actions.flatMap((a, i) =>
+        a.Name === "counter"
+          ? [problem("counter", ["Actions", i, "Name"], `action "counter": conditions read counter.<name> as a journal counter, so this action's results cannot be read as counter.<field>; rename the action`)]
+          : []
+      )
+    : []
+  return [...bad, ...shadowed]
+}
+
 /** The IEC 61131-3 action qualifiers this engine does not run, so a rejection can say what was meant. */
 const unsupportedQualifiers: ReadonlyMap<string, string> = new Map([
   ["S", "stored"],
@@ -192,6 +222,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   pathTransitions,
   positiveTimeouts,
   conditionsParse,
+  counterNames,
   supportedQualifiers,
   stepsReachable
 ]

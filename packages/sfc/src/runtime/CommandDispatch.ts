@@ -1,12 +1,17 @@
-import { Deferred, Effect } from "effect"
+import { Deferred, type Duration, Effect } from "effect"
 import type { CommandEntry } from "../engine/Outbox.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import { BoundedMap } from "./BoundedMap.js"
 
 /**
- * Hands a command to the station right after the CAS that emitted it; `true` when it was
- * carried out (sent, or held back for a paused job) and the outbox entry needs nothing more.
+ * How a direct send ended: `true` carried out (sent, or held back for a paused job), the outbox
+ * entry needs nothing more; `false` not sent, the entry is the way; `"unknown"` still under way
+ * when the engine's stop stopped waiting for it: the station may have it, so this process neither
+ * sends the entry nor acknowledges it, and the next instance resends it (same correlation id).
  */
+export type DirectSendOutcome = boolean | "unknown"
+
+/** Hands a command to the station right after the CAS that emitted it (see {@link DirectSendOutcome}). */
 export interface DirectSender {
   /** The work-stream consumer name of this instance: what the entry's `sender` field says. */
   readonly consumer: string
@@ -21,7 +26,7 @@ export interface DirectSender {
     state: ExecutionState,
     entryId: string | undefined,
     jobOrderDoc: string | null | undefined
-  ) => Effect.Effect<boolean>
+  ) => Effect.Effect<DirectSendOutcome>
 }
 
 /** How many commands and correlation ids one process remembers. */
@@ -48,11 +53,13 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
     let sender: DirectSender | undefined
     // Per command, the direct sends under way: two writes may emit the same command (a lost CAS
     // recomputed while the won one sends), and only their joint outcome tells a handler enough.
-    const inFlight = new Map<string, Set<Deferred.Deferred<boolean>>>()
-    const handled = new BoundedMap<string, true>(REMEMBERED)
+    const inFlight = new Map<string, Set<Deferred.Deferred<DirectSendOutcome>>>()
+    const handled = new BoundedMap<string, true | "unknown">(REMEMBERED)
     const jobs = new BoundedMap<string, string>(REMEMBERED)
-    // Where the outbox entry of each command sent here is, until this process's handler has seen
-    // it: at shutdown those entries are deleted, since a restarted process would not remember.
+    // Where the outbox entry of each command sent here is, until this process's work poller has
+    // acknowledged it: at shutdown those entries are deleted, since a restarted process would not
+    // remember having sent them. Seeing an entry is not enough: a batch cut at shutdown is not
+    // acknowledged, and its entries stay pending for whoever comes next.
     const unseen = new BoundedMap<string, { readonly scope: string; readonly entryId: string }>(REMEMBERED)
 
     const install = (next: DirectSender) =>
@@ -73,7 +80,7 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
      */
     const begin = (commands: ReadonlyArray<CommandEntry>) =>
       Effect.forEach(commands, (command) =>
-        Effect.map(Deferred.make<boolean>(), (done) => {
+        Effect.map(Deferred.make<DirectSendOutcome>(), (done) => {
           const key = keyOf(command)
           const running = inFlight.get(key) ?? new Set()
           running.add(done)
@@ -83,46 +90,71 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       )
 
     /** Records how the direct send of `command` under `done` (from `begin`) ended; a second call does nothing. */
-    const settle = (command: CommandEntry, done: Deferred.Deferred<boolean>, sent: boolean) =>
+    const settle = (command: CommandEntry, done: Deferred.Deferred<DirectSendOutcome>, outcome: DirectSendOutcome) =>
       Effect.suspend(() => {
         const key = keyOf(command)
         const running = inFlight.get(key)
         if (running?.delete(done) && running.size === 0) inFlight.delete(key)
-        if (sent) handled.set(key, true)
-        return Deferred.succeed(done, sent)
+        if (outcome !== false) handled.set(key, outcome)
+        return Deferred.succeed(done, outcome)
       })
 
+    /** What this process knows now: carried out (then forgotten), not sent, or unknown (kept). */
+    const known = (key: string): DirectSendOutcome => {
+      const outcome = handled.get(key)
+      if (outcome === true) handled.delete(key)
+      return outcome ?? false
+    }
+
     /** Whether this process already carried out the command (waits for direct sends under way). */
-    const handledHere = (command: CommandEntry): Effect.Effect<boolean> =>
+    const handledHere = (command: CommandEntry): Effect.Effect<DirectSendOutcome> =>
       Effect.suspend(() => {
         const key = keyOf(command)
-        if (handled.delete(key)) return Effect.succeed(unseen.delete(key) || true)
         const running = inFlight.get(key)
-        if (!running) return Effect.succeed(false)
+        if (!running || handled.get(key) !== undefined) return Effect.succeed(known(key))
         // A send that hangs (a station link that never answers) must not hold the handler forever:
         // past the bound the entry is handled as if nothing was sent (a resend is harmless).
         return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
           Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
-          Effect.map(() => {
-            unseen.delete(key)
-            return handled.delete(key)
-          })
+          Effect.map(() => known(key))
         )
       })
 
     /** The synchronous check for a batch: `true` (and forgotten) when already carried out here. */
     const takeHandled = (command: Pick<CommandEntry, "correlationId" | "attempt">): boolean => {
       const key = keyOf(command)
-      unseen.delete(key)
-      return handled.delete(key)
+      return handled.get(key) === true && handled.delete(key)
+    }
+
+    /** A send whose outcome was unknown ended after all: what a later delivery of its entry finds. */
+    const resolveUnknown = (command: Pick<CommandEntry, "correlationId" | "attempt">, sent: boolean) => {
+      const key = keyOf(command)
+      if (handled.get(key) !== "unknown") return
+      if (sent) handled.set(key, true)
+      else handled.delete(key)
     }
 
     /** Notes where the outbox entry of a command sent here is (see `unseenEntries`). */
     const locate = (command: Pick<CommandEntry, "correlationId" | "attempt">, scope: string, entryId: string) =>
       unseen.set(keyOf(command), { scope, entryId })
 
-    /** The outbox entries of commands sent here that this process's handler has not seen yet. */
+    /** The work poller acknowledged the entry of `command`: nothing is left to delete at shutdown. */
+    const acknowledged = (command: Pick<CommandEntry, "correlationId" | "attempt">) => void unseen.delete(keyOf(command))
+
+    /** The outbox entries of commands sent here that this process's work poller has not acknowledged. */
     const unseenEntries = (): ReadonlyArray<{ readonly scope: string; readonly entryId: string }> => unseen.values()
+
+    /** Waits (at most `bound`) for the direct sends under way now, e.g. before `unseenEntries` at shutdown. */
+    const awaitUnderway = (bound: Duration.DurationInput): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const running = [...inFlight.values()].flatMap((set) => [...set])
+        // Interruptible, so the bound holds in a finalizer too (uninterruptible otherwise).
+        return Effect.interruptible(
+          Effect.forEach(running, (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
+            Effect.timeoutTo({ duration: bound, onTimeout: () => undefined, onSuccess: () => undefined })
+          )
+        )
+      })
 
     const rememberJob = (correlationId: string, jobId: string) => jobs.set(correlationId, jobId)
     const jobOf = (correlationId: string): string | undefined => jobs.get(correlationId)
@@ -134,8 +166,11 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       settle,
       handledHere,
       takeHandled,
+      resolveUnknown,
       locate,
+      acknowledged,
       unseenEntries,
+      awaitUnderway,
       rememberJob,
       jobOf
     } as const

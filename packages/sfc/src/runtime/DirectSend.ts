@@ -1,13 +1,19 @@
-import { Effect, Either } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, FiberId } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import { SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { CommandEntry } from "../engine/Outbox.js"
-import { CommandDispatch } from "./CommandDispatch.js"
+import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { sendCommand, wantsSend } from "./OutboxHandler.js"
 import { StationPort } from "./StationPort.js"
+
+/** How long a direct send may take before its outbox entry takes over. */
+const DIRECT_SEND_TIMEOUT = "5 seconds"
+
+/** How long the engine's stop waits for direct sends under way (a write may send a few commands). */
+const UNDERWAY_WAIT = "15 seconds"
 
 /**
  * Installs this instance's direct sender (see CommandDispatch) for the life of the current
@@ -16,10 +22,16 @@ import { StationPort } from "./StationPort.js"
  * write (the same script set the correlation pointers) and on the state just written. A paused or pausing job takes
  * the handler's full path (held back until Resume). Whatever fails here is left to the outbox
  * entry, which another instance, or this one, then handles as the recovery path.
+ *
+ * A send, once started, ends on its own: it runs in a fiber of its own, bounded by
+ * DIRECT_SEND_TIMEOUT only, and the write waits for it without being interruptible (see
+ * Executions). A writer interrupted by a stopping engine (the reconcile or sweep loop, a handler
+ * past the shutdown grace) therefore never counts as not sent a command the station may already
+ * have, which the outbox handler, or the restarted instance, would then send a second time. Once
+ * the engine has been stopping for its shutdown grace, writes stop waiting: a send still under
+ * way then has the outcome "unknown" (see DirectSendOutcome), and its entry is the next
+ * instance's to send.
  */
-/** How long a direct send may take before its outbox entry takes over. */
-const DIRECT_SEND_TIMEOUT = "5 seconds"
-
 export const installDirectSend = (options: EngineOptions, consumer: string) =>
   Effect.gen(function* () {
     const dispatch = yield* CommandDispatch
@@ -87,37 +99,87 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         return first ? Effect.forkDaemon(Effect.sleep(0).pipe(Effect.zipRight(flush))) : Effect.void
       })
 
-    // At shutdown, the entries of commands sent here that the handler has not read yet are
-    // deleted: restarted, this instance would not remember sending them and would send them again.
-    yield* Effect.addFinalizer(() =>
+    /** One direct send with its outcome: `true` when carried out (the entry then needs nothing more). */
+    const attempt = (command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
+      Effect.interruptible(send(command, state, jobOrderDoc)).pipe(
+        // A station link that hangs must not hold the write's caller (an ingest, a batch):
+        // past the bound the outbox entry takes over, as after a crash.
+        Effect.timeoutFail({ duration: DIRECT_SEND_TIMEOUT, onTimeout: () => "the direct send took too long" }),
+        Effect.tap((sent) => {
+          if (!sent || entryId === undefined) return Effect.void
+          dispatch.locate(command, state.scope, entryId)
+          return acknowledge(state.scope, entryId)
+        }),
+        Effect.provide(context),
+        Effect.catchAllCause((cause) =>
+          Effect.logInfo("direct send failed; the outbox entry takes over", cause).pipe(
+            Effect.annotateLogs({ jobId: command.jobId, action: command.action }),
+            Effect.as(false)
+          )
+        )
+      )
+
+    // The writes waiting for their send; `stopping` lets them go after the shutdown grace.
+    const waiting = new Set<Deferred.Deferred<DirectSendOutcome>>()
+    let gaveUp = false
+    let closed = false
+    let graceTimer: Fiber.RuntimeFiber<void> | undefined
+    const giveUp = Effect.sync(() => {
+      gaveUp = true
+      for (const outcome of waiting) Deferred.unsafeDone(outcome, Exit.succeed("unknown"))
+    })
+
+    const handOver = (command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
       Effect.suspend(() => {
-        const byScope = new Map<string, Array<string>>()
-        for (const { scope, entryId } of dispatch.unseenEntries()) byScope.set(scope, [...(byScope.get(scope) ?? []), entryId])
-        return Effect.forEach(byScope, ([scope, ids]) =>
-          valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ackAndDelete(stream, options.workGroup, ids)), Effect.ignore)
+        // Stopping: the outbox entry is the way (this process's handler, or the next instance).
+        if (closed || gaveUp) return Effect.succeed<DirectSendOutcome>(false)
+        const outcome = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
+        waiting.add(outcome)
+        const run = attempt(command, state, entryId, jobOrderDoc).pipe(
+          Effect.flatMap((sent) =>
+            Effect.map(Deferred.succeed(outcome, sent), (first) => {
+              // The write stopped waiting: a later delivery of the entry finds what happened.
+              if (!first) dispatch.resolveUnknown(command, sent)
+            })
+          )
+        )
+        return Effect.forkDaemon(run).pipe(
+          Effect.zipRight(Deferred.await(outcome)),
+          Effect.ensuring(Effect.sync(() => waiting.delete(outcome)))
         )
       })
+
+    // At shutdown (after the pollers stopped), no send starts any more and those under way end
+    // (or are given up on after the grace); then the entries of commands sent here that the work
+    // poller has not acknowledged are deleted: restarted, this instance would not remember
+    // sending them and would send them again.
+    const deleteUnseen = Effect.suspend(() => {
+      const byScope = new Map<string, Array<string>>()
+      for (const { scope, entryId } of dispatch.unseenEntries()) byScope.set(scope, [...(byScope.get(scope) ?? []), entryId])
+      return Effect.forEach(byScope, ([scope, ids]) =>
+        valkey.key("sfcWork", { scope }).pipe(Effect.flatMap((stream) => streams.ackAndDelete(stream, options.workGroup, ids)), Effect.ignore)
+      )
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        return dispatch.awaitUnderway(UNDERWAY_WAIT)
+      }).pipe(
+        Effect.zipRight(Effect.suspend(() => (graceTimer ? Fiber.interrupt(graceTimer) : Effect.void))),
+        Effect.zipRight(deleteUnseen)
+      )
     )
     yield* dispatch.install({
       consumer,
       correlationTtlMs: options.correlationTtlMs,
-      handle: (command, state, entryId, jobOrderDoc) =>
-        send(command, state, jobOrderDoc).pipe(
-          // A station link that hangs must not hold the write's caller (an ingest, a batch):
-          // past the bound the outbox entry takes over, as after a crash.
-          Effect.timeoutFail({ duration: DIRECT_SEND_TIMEOUT, onTimeout: () => "the direct send took too long" }),
-          Effect.tap((sent) => {
-            if (!sent || entryId === undefined) return Effect.void
-            dispatch.locate(command, state.scope, entryId)
-            return acknowledge(state.scope, entryId)
-          }),
-          Effect.provide(context),
-          Effect.catchAllCause((cause) =>
-            Effect.logInfo("direct send failed; the outbox entry takes over", cause).pipe(
-              Effect.annotateLogs({ jobId: command.jobId, action: command.action }),
-              Effect.as(false)
-            )
-          )
-        )
+      handle: handOver
     })
+
+    /** The engine began to stop: after `graceMs`, writes no longer wait for their sends. */
+    const stopping = (graceMs: number) =>
+      // Interruptible: forked in a finalizer, it would not be otherwise (and the stop would wait for it).
+      Effect.forkDaemon(Effect.interruptible(Effect.sleep(graceMs).pipe(Effect.zipRight(giveUp)))).pipe(
+        Effect.map((timer) => void (graceTimer = timer))
+      )
+    return { stopping } as const
   })

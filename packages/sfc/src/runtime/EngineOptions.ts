@@ -31,10 +31,18 @@ export interface EngineOptions {
   readonly workTrimIntervalMs: number
   /**
    * Send a command from the instance that won its CAS, at once, with the outbox entry as the
-   * crash fallback (the hot path). Off by default until a graceful restart can never send a
-   * command twice (a restarted instance forgets what it sent; see the sfc README).
+   * crash fallback (the hot path; on by default). Off: every command goes through the outbox
+   * handler, one work-stream read later.
    */
   readonly directSend: boolean
+  /** Write the execution log (execution-log.md §1), best effort, off the critical path. */
+  readonly executionLog: boolean
+  /** Executions the log keeps in Valkey; the oldest beyond are removed (every 100th open). */
+  readonly executionLogCap: number
+  /** Log writes waiting to be written at most; beyond, they are dropped and counted. */
+  readonly executionLogQueueSize: number
+  /** A node's result, reply or error is cut to this many bytes of JSON, with a marker. */
+  readonly executionLogDetailBytes: number
 }
 
 export const defaultEngineOptions: EngineOptions = {
@@ -51,8 +59,16 @@ export const defaultEngineOptions: EngineOptions = {
   shutdownGraceMs: 10_000,
   correlationTtlMs: 24 * 60 * 60 * 1000,
   workTrimIntervalMs: 10_000,
-  directSend: false
+  directSend: true,
+  executionLog: true,
+  executionLogCap: 5000,
+  executionLogQueueSize: 10_000,
+  executionLogDetailBytes: 4096
 }
+
+/** A whole number of at least `min`, or a config error naming the variable's bound. */
+const atLeast = (config: Config.Config<number>, min: number) =>
+  config.pipe(Config.validate({ message: `must be a whole number of at least ${min}`, validation: (n: number) => n >= min }))
 
 /** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
 export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
@@ -69,5 +85,9 @@ export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
   shutdownGraceMs: Config.integer("SFC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(defaultEngineOptions.shutdownGraceMs)),
   correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs)),
   workTrimIntervalMs: Config.integer("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs)),
-  directSend: Config.boolean("SFC_DIRECT_SEND").pipe(Config.withDefault(defaultEngineOptions.directSend))
+  directSend: Config.boolean("SFC_DIRECT_SEND").pipe(Config.withDefault(defaultEngineOptions.directSend)),
+  executionLog: Config.boolean("SFC_EXECUTION_LOG").pipe(Config.withDefault(defaultEngineOptions.executionLog)),
+  executionLogCap: atLeast(Config.integer("SFC_EXECUTION_LOG_CAP"), 0).pipe(Config.withDefault(defaultEngineOptions.executionLogCap)),
+  executionLogQueueSize: atLeast(Config.integer("SFC_EXECUTION_LOG_QUEUE_SIZE"), 0).pipe(Config.withDefault(defaultEngineOptions.executionLogQueueSize)),
+  executionLogDetailBytes: atLeast(Config.integer("SFC_EXECUTION_LOG_DETAIL_BYTES"), 16).pipe(Config.withDefault(defaultEngineOptions.executionLogDetailBytes))
 })

@@ -11,8 +11,12 @@ import { type EngineInput, type EngineOutput, indexesOf, start, type StartParams
 import { type ExecutionState, isTerminalStatus } from "../engine/ExecutionState.js"
 import type { CommandEntry } from "../engine/Outbox.js"
 import { BoundedMap } from "./BoundedMap.js"
-import { CommandDispatch } from "./CommandDispatch.js"
+import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
+import { makeCounterReads } from "./CounterReads.js"
+import type { CounterUnavailable } from "./CounterSource.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
+import { newExecutionId } from "./ExecutionLogIds.js"
+import { ExecutionLogWriter } from "./ExecutionLogWriter.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 /** How often a write re-reads and recomputes after losing the CAS to another engine instance. */
@@ -40,18 +44,22 @@ export interface IndexEntries {
   readonly active: boolean
 }
 
-export type ExecutionError = InvalidInput | WrongType | ConnectionError | StateMoved
+/** `CounterUnavailable`: counters a transition needs could not be read; nothing moved, retry later. */
+export type ExecutionError = InvalidInput | WrongType | ConnectionError | StateMoved | CounterUnavailable
 
 /**
  * Reads execution states, runs the pure core on them and writes the result with the one CAS
  * script. A lost CAS means another instance moved the job: read again and recompute.
  */
 export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Executions", {
-  dependencies: [CommandDispatch.Default, RecipeSnapshots.Default],
+  dependencies: [CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default],
   effect: Effect.gen(function* () {
     const states = yield* SfcStateDao
     const dispatch = yield* CommandDispatch
     const snapshots = yield* RecipeSnapshots
+    const executionLog = yield* ExecutionLogWriter
+    // Counters named by transitions are read before the core runs (CounterReads.ts).
+    const counters = yield* makeCounterReads
 
     // The states this process wrote last, with their store version: the next input of a job
     // starts from here instead of re-reading it. Another instance's write meanwhile shows as a
@@ -84,7 +92,7 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
     const write = (expectedVersion: number, output: EngineOutput, appliedEvent?: { source: string; id: string }) => {
       const sender = dispatch.current()
       const commands = sender ? output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []
-      const run = (pending: ReadonlyArray<Deferred.Deferred<boolean>>) => Effect.gen(function* () {
+      const run = (pending: ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>) => Effect.gen(function* () {
         const written = yield* states
           .compareAndSet({
             jobId: output.state.jobId,
@@ -108,7 +116,13 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
           })
 
         remember(output.state.jobId, { state: output.state, version: written.version })
-        if (sender) {
+        // The log after the CAS, never waited for (queued; dropped and counted when full).
+        yield* executionLog.append(output.state.scope, output.log)
+        // Not interruptible: a send once started is waited for and its outcome recorded, so a
+        // writer stopped meanwhile never counts as unsent a command the station may have (sent
+        // again then by the outbox handler or the restarted instance). Each wait is bounded: by
+        // the send's timeout, and by the shutdown grace once the engine stops (see DirectSend).
+        if (sender) yield* Effect.uninterruptible(Effect.gen(function* () {
           let at = 0
           let nth = 0
           for (const entry of output.outbox) {
@@ -116,7 +130,7 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
             if (entry.type !== "command") continue
             yield* dispatch.settle(entry, pending[nth++]!, yield* sender.handle(entry, output.state, entryId, written.jobOrderDoc))
           }
-        }
+        }))
         return written
       })
       // Whatever ends the write (a lost CAS, an error, an interruption), no handler of this
@@ -129,7 +143,9 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
     /** Creates a job's execution (create-only: a second start of the same job does nothing). */
     const create = (params: StartParams): Effect.Effect<Applied, ExecutionError> =>
       Effect.gen(function* () {
-        const output = start(params, yield* Clock.currentTimeMillis)
+        const now = yield* Clock.currentTimeMillis
+        const executionId = params.executionId ?? (executionLog.enabled() ? newExecutionId(params.jobId, now) : undefined)
+        const output = yield* counters.run(params.scope, params.jobId, (values) => start({ ...params, executionId }, now, values))
         return yield* write(0, output).pipe(
           Effect.map((written): Applied => ({ _tag: "Written", output, version: written.version })),
           Effect.catchTags({
@@ -158,7 +174,11 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
           if (Option.isNone(loaded)) return { _tag: "NoExecution" } as const
           const { state, version } = loaded.value
           const now = yield* Clock.currentTimeMillis
-          const output = step(state, typeof input === "function" ? input(state) : input, now)
+          // A state stored before the log (or while it was off) gets its execution id on this touch.
+          const freshId = state.log === undefined && executionLog.enabled() ? newExecutionId(jobId, state.startedAt) : undefined
+          const stepInput = typeof input === "function" ? input(state) : input
+          // Counters the transitions name are read first; the core itself reads nothing.
+          const output = yield* counters.run(state.scope, jobId, (values) => step(state, stepInput, now, freshId, values))
           // A cached state may be behind another instance's write: "nothing to do" is only
           // believed from a fresh read.
           if (!output.changed && fromCache) continue

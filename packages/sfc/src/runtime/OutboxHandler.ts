@@ -42,6 +42,12 @@ export const dispatchable = (main: string) => main === "Running" || main === "Al
 export class LeftToSender extends Data.TaggedError("LeftToSender")<{ readonly sender: string; readonly correlationId: string }> {}
 
 /**
+ * A command entry whose direct send this process gave up waiting for while stopping: the station
+ * may have it. Failed, so the entry stays pending; the next instance sends it (same correlation id).
+ */
+export class SendOutcomeUnknown extends Data.TaggedError("SendOutcomeUnknown")<{ readonly correlationId: string }> {}
+
+/**
  * How long a command entry belongs to the instance that wrote it (and sends it directly) while
  * that instance is alive. After that another instance sends it too: a resend with the same
  * correlation id is harmless, a lost command is not.
@@ -58,7 +64,9 @@ const entryTime = (id: string) => Number(id.slice(0, id.indexOf("-")))
 const handleCommandEntry = (command: CommandEntry, entry: PollerEntry, options: EngineOptions) =>
   Effect.gen(function* () {
     const dispatch = yield* CommandDispatch
-    if (yield* dispatch.handledHere(command)) return
+    const here = yield* dispatch.handledHere(command)
+    if (here === "unknown") return yield* new SendOutcomeUnknown({ correlationId: command.correlationId })
+    if (here) return
     const sender = entry.fields["sender"]
     const own = dispatch.current()?.consumer
     if (sender !== undefined && sender !== own && (yield* Clock.currentTimeMillis) - entryTime(entry.id) < DIRECT_SEND_GRACE_MS) {

@@ -1,5 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import { type ConnectionError, InvalidInput, recipeDigestOf, SfcRecipes, type WrongType } from "@microdcs/store"
+import { canonicalJson, type ConnectionError, InvalidInput, recipeDigestOf, SfcRecipes, type WrongType } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { Recipe } from "../recipe/Recipe.js"
 import { validateWorkMasterRecipe } from "../recipe/validateRecipe.js"
@@ -30,7 +30,8 @@ export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdc
     /** Stores the snapshot (once per process and digest) and returns the digest and the shared recipe. */
     const snapshot = (recipe: Recipe): Effect.Effect<{ readonly digest: string; readonly recipe: Recipe }, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
-        const text = JSON.stringify(recipe)
+        // Canonical JSON: the digest is the catalogue's (execution-log.md §5), whatever key order a sender wrote.
+        const text = canonicalJson(recipe)
         const digest = recipeDigestOf(text)
         const known = byDigest.get(digest)
         if (known !== undefined) return { digest, recipe: known }

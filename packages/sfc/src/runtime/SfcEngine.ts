@@ -7,6 +7,7 @@ import { installDirectSend } from "./DirectSend.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 import { defaultEngineOptions, type EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
+import { ExecutionLogWriter } from "./ExecutionLogWriter.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { handleChangeBatch, handleWorkBatch } from "./WorkBatches.js"
 import { reconcileOnce } from "./Reconcile.js"
@@ -48,13 +49,22 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
     ...consumer
   }
   const run = Effect.gen(function* () {
+    // First, so that its scope closes last: the log drains after the consumers' last writes.
+    if (resolved.executionLog) {
+      yield* Effect.flatMap(ExecutionLogWriter, (log) =>
+        log.install({ queueSize: resolved.executionLogQueueSize, cap: resolved.executionLogCap, detailBytes: resolved.executionLogDetailBytes })
+      )
+    }
+    const directSend = roles.engine && resolved.directSend ? yield* installDirectSend(resolved, consumerName) : undefined
     if (roles.engine) {
-      if (resolved.directSend) yield* installDirectSend(resolved, consumerName)
       yield* makePoller({ kind: "sfc", stream: "sfcWork", group: resolved.workGroup, handleBatch: handleWorkBatch(resolved), ...pollerDefaults, trimIntervalMs: resolved.workTrimIntervalMs })
       yield* makePoller({ kind: "changes", stream: "changes", group: resolved.changesGroup, handleBatch: handleChangeBatch(resolved), ...pollerDefaults })
       yield* Effect.forkScoped(every("reconcile", resolved.reconcileIntervalMs, reconcileOnce(resolved)))
     }
     if (roles.sweep) yield* Effect.forkScoped(every("timer sweep", resolved.sweepIntervalMs, sweepOnce(resolved)))
+    // Last, so it runs first when the engine stops (finalizers run in reverse): from then on,
+    // direct sends under way get the shutdown grace, as the pollers' handlers do.
+    if (directSend) yield* Effect.addFinalizer(() => directSend.stopping(resolved.shutdownGraceMs))
   })
   return Layer.scopedDiscard(run)
 }
@@ -62,5 +72,5 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
 /** The services the runtime is built from; also what an event-ingesting binding needs. */
 export const SfcRuntimeServices = Layer.mergeAll(SfcEvents.Default, JobOrderTransitions.Default).pipe(
   Layer.provideMerge(Executions.DefaultWithoutDependencies),
-  Layer.provideMerge(Layer.merge(CommandDispatch.Default, RecipeSnapshots.Default))
+  Layer.provideMerge(Layer.mergeAll(CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default))
 )

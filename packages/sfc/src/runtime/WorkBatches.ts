@@ -5,6 +5,7 @@ import { followedChange, handleChangeEntry } from "./ChangeFollower.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { handleWorkEntry } from "./OutboxHandler.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
+import type { CommandEntry } from "../engine/Outbox.js"
 
 /**
  * The engine's stream handlers per batch (one poller call per read): most entries need nothing
@@ -31,20 +32,37 @@ const runRest = <E, R>(rest: ReadonlyArray<PollerEntry>, handle: (entry: PollerE
         })
       )
 
-/** `sfc:work:{scope}` per batch: commands sent directly by this process are skipped without an Effect each. */
+/**
+ * `sfc:work:{scope}` per batch: commands sent directly by this process are skipped without an
+ * Effect each. Their entries count as acknowledged (CommandDispatch) only once the batch returns
+ * its outcome: a batch cut at shutdown is not acknowledged, so those entries stay among the ones
+ * the engine deletes when it stops, instead of pending for the next instance to send again.
+ */
 export const handleWorkBatch = (options: EngineOptions) => {
   const handle = handleWorkEntry(options)
   return (entries: ReadonlyArray<PollerEntry>) =>
     Effect.flatMap(CommandDispatch, (dispatch) => {
       const rest: Array<PollerEntry> = []
+      const own: Array<readonly [string, CommandEntry]> = []
+      const consumer = dispatch.current()?.consumer
       for (const entry of entries) {
-        if (entry.fields["type"] === "command" && entry.fields["sender"] === dispatch.current()?.consumer) {
+        if (entry.fields["type"] === "command" && entry.fields["sender"] === consumer) {
           const command = decodeOutboxEntry(entry.fields)
-          if (command?.type === "command" && dispatch.takeHandled(command)) continue
+          if (command?.type === "command") {
+            own.push([entry.id, command])
+            if (dispatch.takeHandled(command)) continue
+          }
         }
         rest.push(entry)
       }
-      return runRest(rest, handle, options.concurrency)
+      const outcome = runRest(rest, handle, options.concurrency)
+      return own.length === 0
+        ? outcome
+        : Effect.map(outcome, (result) => {
+            const failed = new Set(result.failures.map((f) => f.id))
+            for (const [id, command] of own) if (!failed.has(id)) dispatch.acknowledged(command)
+            return result
+          })
     })
 }
 

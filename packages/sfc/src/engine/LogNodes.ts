@@ -1,0 +1,136 @@
+import type { Draft } from "./Draft.js"
+import { childExecutionId, type LogExecutionStatus, type LogNodeKind } from "./ExecutionLog.js"
+import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
+
+/**
+ * The nodes the core writes as it runs a recipe (execution-log.md §1): each opens before its body
+ * runs and is overwritten closed when it ends, under the same sequence number. Every function
+ * here is a no-op for a state without a log (the runtime's log is off, or an old state in a test).
+ */
+
+/** The execution a step placed at top level or on a branch path runs in. */
+const executionOfPlacement = (draft: Draft, branch: ActiveStep["branch"]): string | undefined => {
+  const log = draft.log
+  if (log === undefined) return undefined
+  if (branch === undefined) return log.executionId
+  return draft.branches.find((b) => b.name === branch.name)?.logNode?.children[branch.path] ?? log.executionId
+}
+
+/** The execution an action run's step runs in. */
+const executionOfRun = (draft: Draft, run: ActionRun): string | undefined => {
+  const active = draft.active.find((a) => a.step === run.step && a.visit === run.visit)
+  return executionOfPlacement(draft, active?.branch)
+}
+
+/** A node that opens and closes in the same call (an event, a transition, a timeout, ...). */
+export const logInstant = (draft: Draft, kind: LogNodeKind, name: string, detail?: unknown, at?: { readonly run?: ActionRun; readonly visit?: number }): void => {
+  const log = draft.log
+  if (log === undefined) return
+  const executionId = at?.run !== undefined ? executionOfRun(draft, at.run) : log.executionId
+  if (executionId === undefined) return
+  const visit = at?.visit ?? at?.run?.visit
+  log.node(executionId, {
+    kind, name, ...(visit !== undefined ? { visit } : {}), openedAt: draft.now, closedAt: draft.now, ...(detail !== undefined ? { detail } : {})
+  })
+}
+
+/** Opens a step visit's node; returns its sequence number. */
+export const logStepOpened = (draft: Draft, step: string, visit: number, branch: ActiveStep["branch"]): number | undefined => {
+  const executionId = executionOfPlacement(draft, branch)
+  if (executionId === undefined) return undefined
+  return draft.log!.node(executionId, { kind: "step", name: step, visit, openedAt: draft.now })
+}
+
+/** Closes a step visit's node (when the step is left, or the job ends). */
+export const logStepClosed = (draft: Draft, active: ActiveStep): void => {
+  const executionId = executionOfPlacement(draft, active.branch)
+  if (executionId === undefined || active.logSeq === undefined) return
+  draft.log!.put(executionId, {
+    seq: active.logSeq, kind: "step", name: active.step, visit: active.visit, openedAt: active.enteredAt, closedAt: draft.now
+  })
+}
+
+const actionDetail = (draft: Draft, run: ActionRun) => ({
+  typeId: draft.index.action(run.action)?.TypeId,
+  ...(run.correlationId !== undefined ? { correlationId: run.correlationId, attempts: run.attempts } : { awaits: "event" }),
+  ...(run.result !== undefined ? { result: run.result } : {}),
+  ...(run.error !== undefined ? { error: run.error } : {})
+})
+
+/** Opens the node of an action run about to be pushed into `draft.actions`; returns the run with its node. */
+export const logActionOpened = (draft: Draft, run: ActionRun, branch: ActiveStep["branch"]): ActionRun => {
+  const executionId = executionOfPlacement(draft, branch)
+  if (executionId === undefined) return run
+  const seq = draft.log!.node(executionId, { kind: "action", name: run.action, visit: run.visit, openedAt: draft.now, detail: actionDetail(draft, run) })
+  return seq === undefined ? run : { ...run, logNode: { seq, at: draft.now } }
+}
+
+/**
+ * Writes an action run's node again: still open with its sends counted (a resend, a retry), or
+ * closed with its reply, result or error. A closed node is forgotten by the run.
+ */
+export const logActionWritten = (draft: Draft, at: number, closed: boolean, executionId?: string): void => {
+  const run = draft.actions[at]
+  if (run?.logNode === undefined || draft.log === undefined) return
+  const into = executionId ?? executionOfRun(draft, run)
+  if (into === undefined) return
+  draft.log.put(into, {
+    seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at,
+    ...(closed ? { closedAt: draft.now } : {}), detail: actionDetail(draft, run)
+  })
+  if (closed) draft.actions[at] = withoutLogNode(run)
+}
+
+const withoutLogNode = (run: ActionRun): ActionRun => {
+  const { logNode: _logNode, ...rest } = run
+  return rest
+}
+
+/** Closes the nodes of the runs a step leaves with (pulses, and everything when the job ends). */
+export const logRunsLeft = (draft: Draft, active: ActiveStep, runs: ReadonlyArray<ActionRun>): void => {
+  const executionId = executionOfPlacement(draft, active.branch)
+  if (executionId === undefined) return
+  for (const run of runs) {
+    if (run.logNode === undefined) continue
+    draft.log!.put(executionId, {
+      seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at, closedAt: draft.now, detail: actionDetail(draft, run)
+    })
+  }
+}
+
+/**
+ * Opens a simultaneous branch's node and one child execution per path (every path runs), and
+ * returns what the branch run keeps of them (nothing without a log).
+ */
+export const logBranchOpened = (draft: Draft, branch: string, paths: ReadonlyArray<number>): Pick<BranchRun, "logNode"> => {
+  const log = draft.log
+  if (log === undefined) return {}
+  const visit = log.branchVisit(branch)
+  const children = paths.map((path) => childExecutionId(log.executionId, branch, path, visit))
+  const seq = log.node(log.executionId, { kind: "branch", name: branch, visit, openedAt: draft.now, children })
+  if (seq === undefined) return {}
+  for (const child of children) log.openChild(child, { executionId: log.executionId, seq }, draft.now)
+  return { logNode: { seq, visit, children } }
+}
+
+/** Closes a branch path's child execution (its last step was left, or the job ended). */
+export const logPathEnded = (draft: Draft, run: BranchRun, path: number, status: LogExecutionStatus = "completed"): void => {
+  const child = run.logNode?.children[path]
+  if (child !== undefined) draft.log?.close(child, status, draft.now)
+}
+
+/** Closes a branch node (its paths converged, or the job ended). */
+export const logBranchClosed = (draft: Draft, run: BranchRun): void => {
+  const log = draft.log
+  if (log === undefined || run.logNode === undefined) return
+  const { seq, visit, children } = run.logNode
+  log.put(log.executionId, { seq, kind: "branch", name: run.name, visit, openedAt: run.enteredAt, closedAt: draft.now, children })
+}
+
+/** The job ended: the branch paths still running and the job's own execution close with its status. */
+export const logFinished = (draft: Draft, status: Exclude<LogExecutionStatus, "running">): void => {
+  const log = draft.log
+  if (log === undefined) return
+  for (const child of log.openChildren()) log.close(child, status, draft.now)
+  log.close(log.executionId, status, draft.now)
+}

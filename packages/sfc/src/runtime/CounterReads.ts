@@ -1,0 +1,68 @@
+import { Effect, Either, Option } from "effect"
+import { decodeJobOrderRecord } from "@microdcs/job-state"
+import { type ConnectionError, JobOrderDao } from "@microdcs/store"
+import type { EngineOutput } from "../engine/Engine.js"
+import type { CounterValues } from "../engine/TransitionCounters.js"
+import { CounterSource, type CounterUnavailable } from "./CounterSource.js"
+
+/**
+ * Runs one core call with the counters it asks for (journal.md §6): the core stops at the first
+ * transition naming counters it has no values for, this reads them through the `CounterSource`
+ * (one read per such evaluation) and calls again with them. A call that needs none (every recipe
+ * without counters) runs once and reads nothing.
+ */
+export interface CounterReads {
+  readonly run: (
+    scope: string,
+    jobId: string,
+    call: (counters: ReadonlyArray<CounterValues>) => EngineOutput
+  ) => Effect.Effect<EngineOutput, CounterUnavailable | ConnectionError>
+}
+
+/** Built where the runtime is: both services are optional, so no layer has to provide them. */
+export const makeCounterReads: Effect.Effect<CounterReads> = Effect.gen(function* () {
+  const source = yield* Effect.serviceOption(CounterSource)
+  const jobOrders = yield* Effect.serviceOption(JobOrderDao)
+
+  // The job order as the MES sent it; a missing or unreadable one is `undefined` (the source
+  // then has the results alone), while a Valkey failure fails the read like the source would.
+  const jobOrderOf = (jobId: string): Effect.Effect<unknown, ConnectionError> =>
+    Option.match(jobOrders, {
+      onNone: () => Effect.succeed(undefined),
+      onSome: (dao) =>
+        dao.get(jobId).pipe(
+          Effect.map((doc) => {
+            const decoded = decodeJobOrderRecord(doc.doc)
+            return Either.isRight(decoded) ? (decoded.right.jobOrder as unknown) : undefined
+          }),
+          Effect.catchTags({ NotFound: () => Effect.succeed(undefined), WrongType: () => Effect.succeed(undefined), InvalidInput: () => Effect.succeed(undefined) })
+        )
+    })
+
+  const run: CounterReads["run"] = (scope, jobId, call) =>
+    Effect.gen(function* () {
+      const values: Array<CounterValues> = []
+      let output = call(values)
+      let jobOrder: { readonly value: unknown } | undefined
+      while (output.needsCounters !== undefined) {
+        const need = output.needsCounters
+        if (Option.isNone(source)) {
+          yield* Effect.logWarning("a transition names counters but no CounterSource is provided; the job fails").pipe(
+            Effect.annotateLogs({ jobId, source: need.source, counters: need.counters.join(",") })
+          )
+          values.push(null)
+        } else {
+          jobOrder ??= { value: yield* jobOrderOf(jobId) }
+          values.push(
+            yield* source.value.read({
+              scope, jobOrderId: jobId, source: need.source, counters: need.counters, results: need.results, jobOrder: jobOrder.value
+            })
+          )
+        }
+        output = call(values)
+      }
+      return output
+    })
+
+  return { run }
+})
