@@ -1,5 +1,6 @@
 import { Effect, Either, Layer } from "effect"
-import type { InvalidInput, NoPermission, StateMoved, StoreUnavailable, UnknownOutcome, WrongType } from "@microdcs/store"
+import type { InvalidInput } from "@microdcs/store"
+import type { JobControlFailure } from "./JobControlFailure.js"
 import { type Answer, invalidRequest, toResult } from "./Answer.js"
 import { type Command, parseRequest } from "./Command.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
@@ -9,14 +10,9 @@ import { makeQueries } from "./Queries.js"
 import { ERROR_REPLY_TYPE, type HandleResult, type JobControlRequest } from "./Request.js"
 import { requestOperationId } from "./RequestOperation.js"
 import { makeStationConfig } from "./StationConfig.js"
+import { makeTriggerConfig, TRIGGER_CONFIG_EVENT_TYPE } from "./TriggerConfigEvent.js"
 
-/**
- * What `handle` fails with: the store could not be reached, refused the configured ACL user, or
- * answered with a corrupted index, or a job order kept moving past the retry budget. None of these is the sender's fault, so
- * none becomes a reply: the caller leaves the message unprocessed (the dedupe claim is
- * released) and the broker's redelivery tries again.
- */
-export type JobControlFailure = StoreUnavailable | UnknownOutcome | NoPermission | WrongType | StateMoved
+export type { JobControlFailure } from "./JobControlFailure.js"
 
 /**
  * The job-control processor (island.md §1): one request in, one reply and the status events
@@ -28,6 +24,7 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
     const methods = yield* makeJobOrderMethods
     const queries = yield* makeQueries
     const config = yield* makeStationConfig
+    const triggerConfig = yield* makeTriggerConfig
 
     const run = (command: Command, op: string): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
       switch (command._tag) {
@@ -50,6 +47,8 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
      * writes nothing: every check runs before the first write.
      */
     const handle = (request: JobControlRequest): Effect.Effect<HandleResult, JobControlFailure> => {
+      // Triggers are configuration of their own (execution-log.md §4), not a station reference list.
+      if (request.type === TRIGGER_CONFIG_EVENT_TYPE) return triggerConfig.handle(request)
       const parsed = parseRequest(request)
       if (parsed === undefined) {
         const unknown = new BadRequest({ kind: "UnknownType", message: `'${request.type}' is not a job control or station configuration type` })

@@ -51,7 +51,9 @@ export const keyFamilies = {
   /** Every execution id by open time (a sorted set): retention and listing. */
   executionLogExecutions: "dag:log:executions",
   /** Commit requests of one scope (a stream of log keys), consumed by the storage role; outside `dag:log:` on purpose. */
-  executionLogCommits: "dag:commits:{scope}"
+  executionLogCommits: "dag:commits:{scope}",
+  /** Every trigger of the island (execution-log.md §4), one hash: field = trigger id, value = the row as JSON. */
+  triggers: "dag:triggers"
 } as const
 
 export type KeyFamily = keyof typeof keyFamilies

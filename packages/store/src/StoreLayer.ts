@@ -27,6 +27,7 @@ import { Nudges } from "./Nudges.js"
 import { JobOrderRetention } from "./JobOrderRetention.js"
 import { LeaseOverview } from "./LeaseOverview.js"
 import { StoreHealth } from "./StoreHealth.js"
+import { TriggerStore } from "./TriggerStore.js"
 import { layer as valkeyLayer } from "./Valkey.js"
 import type { ValkeyOptions } from "./ValkeyOptions.js"
 
@@ -60,7 +61,8 @@ export const StoreServices = Layer.mergeAll(
   Nudges.Default,
   JobOrderRetention.Default,
   LeaseOverview.Default,
-  StoreHealth.Default
+  StoreHealth.Default,
+  TriggerStore.Default
 )
 
 /** The whole store for the given connection options: `Valkey` plus every DAO. */

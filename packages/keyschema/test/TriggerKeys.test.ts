@@ -1,0 +1,17 @@
+import { describe, expect, it } from "vitest"
+import { type KeySchema, makeKeySchema } from "@microdcs/keyschema"
+
+const schema = makeKeySchema("microdcs") as KeySchema
+
+describe("trigger keys (execution-log.md §4)", () => {
+  it("keeps every trigger in one hash and nudges on nudge:triggers", () => {
+    expect(schema.key("triggers", {})).toBe("microdcs:dag:triggers")
+    expect(schema.key("nudge", { kind: "triggers" })).toBe("microdcs:nudge:triggers")
+  })
+
+  it("parses the trigger hash back and tells it apart from the execution log", () => {
+    expect(schema.parse("microdcs:dag:triggers")).toEqual({ family: "triggers", parts: {} })
+    expect(schema.parse("microdcs:dag:triggers:x")).toBeUndefined()
+    expect(schema.parse("microdcs:dag:log:triggers:exec")).toEqual({ family: "executionLogExec", parts: { executionId: "triggers" } })
+  })
+})
