@@ -4,6 +4,7 @@ import { Effect, Either, Stream } from "effect"
 import { type CloudEvent, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { fromStoredState, MethodEventTypes, normalizedName } from "@microdcs/job-state"
+import { JOURNAL_CONFIG_EVENT_TYPE } from "@microdcs/journal"
 
 const SCOPE = "line-1"
 const MES_SOURCE = "urn:microdcs:demo:mes"
@@ -23,8 +24,9 @@ export interface DemoSummary {
 }
 
 /**
- * The MES side of the demo, on its own MQTT connection: sends the station configuration and the
- * work master, then the job orders with StoreAndStart, and follows the publisher's retained order
+ * The MES side of the demo, on its own MQTT connection: sends the station configuration, the
+ * torque journal (by tool, with the `nok_torque_1h` counter the recipe reads) and the work
+ * master, then the job orders with StoreAndStart, and follows the publisher's retained order
  * topics until every job has ended.
  */
 export const runMes = (url: string, topics: { readonly prefix: string; readonly discriminator?: string | undefined }, jobs: number) =>
@@ -77,13 +79,15 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
         if (status !== 1) return yield* Effect.fail(new Error(`${type} answered ${JSON.stringify(replies.get(key)!.data)}`))
       })
 
-    console.log(`MES: configuring station line-1 (reference lists, work master wm-axle-v1)`)
+    console.log(`MES: configuring station line-1 (reference lists, journal torque, work master wm-axle-v1)`)
     yield* call(ConfigEventTypes.equipment, { ID: "station-7" })
     yield* call(ConfigEventTypes.materialclass, { MaterialClassID: "axle" })
     yield* call(ConfigEventTypes.materialdefinition, { MaterialDefinitionID: "axle-front-a2" })
     yield* call(ConfigEventTypes.personnel, { ID: "operator-12" })
     yield* call(ConfigEventTypes.physicalasset, { ID: "nutrunner-3" })
-    yield* call(ConfigEventTypes.workmaster, fixture("work-master-axle.json"))
+    yield* call(JOURNAL_CONFIG_EVENT_TYPE, fixture("journal-torque.json"))
+    // The axle recipe that sends the tool to a check after its third NOK torque result in an hour.
+    yield* call(ConfigEventTypes.workmaster, fixture("work-master-axle-toolcheck.json"))
 
     const template = fixture("job-order.json")
     console.log(`MES: submitting ${jobs} job orders with StoreAndStart`)

@@ -9,7 +9,16 @@ import {
   sharedCommandFilters,
   type TopicConfig
 } from "@microdcs/cloudevents-mqtt"
-import { exactlyOnce, JobControl, parseRequest, type StatusEvent } from "@microdcs/job-control"
+import {
+  exactlyOnce,
+  type HandleResult,
+  JobControl,
+  type JobControlFailure,
+  type JobControlReply,
+  type JobControlRequest,
+  parseRequest,
+  type StatusEvent
+} from "@microdcs/job-control"
 import { badInputReply, replyEvent, statusEvent, toJobControlRequest } from "./JobControlEvents.js"
 import { hold, retryFailed, retrySchedule, runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { logRequest, logText, noteOutcome, noteReply } from "./RequestLog.js"
@@ -33,9 +42,22 @@ export interface JobControlIngressOptions extends WorkerOptions {
    * Such a publish is never retried, and the request is acknowledged.
    */
   readonly onPublishDropped?: ((what: "reply" | "status event", reason: PublishDropReason) => void) | undefined
+  /** More request types, by CloudEvent type (see {@link ExtraRequestHandler}). */
+  readonly extraRequests?: Readonly<Record<string, ExtraRequestHandler>> | undefined
 }
 
 export type PublishDropReason = "refused" | "invalid-topic" | "not-encodable"
+
+/**
+ * A request type the ingress takes beside job control's own (the journal's configuration event),
+ * run exactly once like a station configuration event, its reply sent and its status events
+ * published.
+ */
+export interface ExtraRequestHandler {
+  /** A refusal decided before anything is written (not even a dedupe claim), else `undefined`. */
+  readonly refuse?: ((request: JobControlRequest) => JobControlReply | undefined) | undefined
+  readonly handle: (request: JobControlRequest) => Effect.Effect<HandleResult, JobControlFailure>
+}
 
 const dropReasonOf = (error: PublishFailure): PublishDropReason =>
   error._tag === "InvalidTopic" ? "invalid-topic" : error._tag === "EncodeError" ? "not-encodable" : "refused"
@@ -98,8 +120,14 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
         }
         const event = message.decoded.right
         const request = toJobControlRequest(event)
-        const parsed = parseRequest(request)
-        if (parsed === undefined || Either.isLeft(parsed.command)) {
+        const extra = options.extraRequests !== undefined && Object.hasOwn(options.extraRequests, event.type) ? options.extraRequests[event.type] : undefined
+        const refusal = extra?.refuse?.(request)
+        if (refusal !== undefined) {
+          yield* noteOutcome("refused", refusal.error?.kind, refusal.error?.message)
+          return yield* sendReply(message, replyEvent(source, event, refusal))
+        }
+        const parsed = extra === undefined ? parseRequest(request) : undefined
+        if (extra === undefined && (parsed === undefined || Either.isLeft(parsed.command))) {
           // Refused before the store is touched (unknown type, no subject, malformed payload):
           // no dedupe claim either, so nothing at all is written.
           const { reply } = yield* jobControl.handle(request)
@@ -107,7 +135,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
           return yield* sendReply(message, replyEvent(source, event, reply))
         }
         // The reply event is built before the done mark, so the very event sent is kept with it.
-        const answered = jobControl.handle(request).pipe(Effect.map((result) => ({ result, reply: replyEvent(source, event, result.reply) })))
+        const answered = (extra?.handle ?? jobControl.handle)(request).pipe(Effect.map((result) => ({ result, reply: replyEvent(source, event, result.reply) })))
         const dedupe = { source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs }
         const outcome = yield* exactlyOnce({ ...dedupe, storedReply: ({ reply }) => encodeStoredReply(reply) }, answered).pipe(
           // The source or id cannot name a dedupe key (too long, NUL): bad input, nothing claimed.

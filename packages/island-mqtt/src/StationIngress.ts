@@ -6,7 +6,14 @@ import { runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { MqttStationPort, type MqttStationOptions, stationReplyTopic } from "./MqttStationPort.js"
 import { scopeOfStationTopic, stationEventsFilter } from "./StationTopics.js"
 
-export interface StationIngressOptions extends MqttStationOptions, WorkerOptions {}
+export interface StationIngressOptions extends MqttStationOptions, WorkerOptions {
+  /**
+   * Told about every station event and reply that names a scope, before the engine ingests it
+   * (the island daemon journals it there, so a counter a transition reads already counts it). It
+   * cannot fail or hold the message: whatever goes wrong in it is its own to log.
+   */
+  readonly onStationEvent?: ((event: CloudEvent, scope: string) => Effect.Effect<void>) | undefined
+}
 
 /**
  * Why a station reports a failed action: the `mdcserrorkind` / `mdcserrormessage` extensions
@@ -84,6 +91,7 @@ export const runStationIngress = (options: StationIngressOptions) =>
           ...(event.data !== undefined ? { data: event.data } : {}),
           ...(error !== undefined ? { error } : {})
         }
+        if (options.onStationEvent !== undefined) yield* options.onStationEvent(event, scope)
         const outcome = yield* events.ingest(input)
         yield* Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag }))
       }).pipe(

@@ -21,6 +21,8 @@ export interface RecallOptions {
   readonly limit?: number | undefined
   /** Only entries with a reference time at or after this (epoch ms). */
   readonly since?: number | undefined
+  /** Stamp the value as recently used in `journal:lru` (what warming reads). Default true; a read-only caller passes false. */
+  readonly stamp?: boolean | undefined
 }
 
 export interface Recorded extends InsertOutcome {
@@ -164,11 +166,13 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
         const config = yield* configOf(scope, journal)
         yield* searchKeyOf(config, searchKey)
         const read = { limit: recallOptions.limit ?? 20, since: recallOptions.since, now: clock.now() }
-        const rows = cache.enabled
-          ? yield* store.recallIds(scope, journal, searchKey, value, read)
+        // The script reads and stamps in one step and brings the payloads: for a stamping recall without a cache.
+        const byIds = cache.enabled || recallOptions.stamp === false
+        const rows = byIds
+          ? yield* store.recallIds(scope, journal, searchKey, value, { ...read, stamp: recallOptions.stamp })
           : yield* store.recallRows(scope, journal, searchKey, value, { ...read, withPayloads: true })
         const missing = rows.filter((r) => r.payload === null && !cache.has(JournalCache.keyOf(scope, journal, r.id)))
-        const fetched = cache.enabled ? yield* store.payloads(scope, journal, missing.map((r) => r.id)) : []
+        const fetched = byIds ? yield* store.payloads(scope, journal, missing.map((r) => r.id)) : []
         const fresh = new Map(missing.map((r, i) => [r.id, fetched[i] ?? null]))
         const entries: Array<JournalEntry> = []
         for (const row of rows) {

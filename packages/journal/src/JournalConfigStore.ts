@@ -75,7 +75,8 @@ export class JournalConfigStore extends Effect.Service<JournalConfigStore>()("@m
         const journal = typeof input === "object" && input !== null && typeof (input as { name?: unknown }).name === "string" ? (input as { name: string }).name : undefined
         const parsed = parseJournalConfig(scope, input, conditions)
         if ("problems" in parsed) return yield* new JournalConfigInvalid({ scope, journal, problems: parsed.problems })
-        const { configs } = yield* read(scope)
+        // Read with the same language: a journal whose `when` it compiles must not count as unreadable.
+        const { configs } = yield* read(scope, conditions)
         const clashes = scopeProblems(parsed.config, configs)
         if (clashes.length > 0) return yield* new JournalConfigInvalid({ scope, journal, problems: clashes })
         const reply = yield* valkey.script(

@@ -244,14 +244,15 @@ export class JournalStore extends Effect.Service<JournalStore>()("@microdcs/jour
     /**
      * The newest entry ids and times of one value, and the LRU stamp, as one pipelined round trip
      * (cheaper than a script; the stamp need not be atomic with the read). For a caller whose
-     * cache holds the entries; a value without entries is stamped too (warming drops it).
+     * cache holds the entries; a value without entries is stamped too (warming drops it). With
+     * `stamp: false` only the read (a read-only caller, such as the daemon's HTTP API).
      */
     const recallIds = (
       scope: string,
       journal: string,
       searchKey: string,
       value: string,
-      options: { readonly limit: number; readonly since?: number | undefined; readonly now: number }
+      options: { readonly limit: number; readonly since?: number | undefined; readonly now: number; readonly stamp?: boolean | undefined }
     ): Effect.Effect<ReadonlyArray<RecalledRow>, InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
         if (!Number.isSafeInteger(options.limit) || options.limit < 1 || options.limit > 10_000) {
@@ -262,7 +263,8 @@ export class JournalStore extends Effect.Service<JournalStore>()("@microdcs/jour
         }
         const index = yield* indexKey(scope, journal, searchKey, value)
         const lru = k("journalLru", { scope, journal })
-        const [found] = yield* typedPipeline<ReadonlyArray<string>>(valkey, "journal recall", [index, lru], "zset", (p, key) =>
+        const keys = options.stamp === false ? [index] : [index, lru]
+        const [found] = yield* typedPipeline<ReadonlyArray<string>>(valkey, "journal recall", keys, "zset", (p, key) =>
           key === index ? p.zrevrangebyscore(index, "+inf", options.since ?? "-inf", "WITHSCORES", "LIMIT", 0, options.limit) : p.zadd(lru, options.now, index)
         )
         const rows: Array<RecalledRow> = []

@@ -98,4 +98,25 @@ describe("journal configuration", () => {
       expect(yield* Effect.flip(journal.remove("s1", "qa"))).toMatchObject({ _tag: "JournalNotFound" })
     }).pipe(Effect.provide(layer))
   )
+
+  // A stored journal whose `when` only reads with the process's language must still count.
+  const fieldEquals = {
+    compile: (text: string) => {
+      const match = /^(\w+) == (\w+)$/.exec(text)
+      if (!match) return { problem: `cannot read '${text}'` }
+      return { predicate: (event: unknown) => (event as { data?: Record<string, unknown> }).data?.[match[1]!] === match[2] }
+    }
+  }
+
+  it.live("a counter name is refused when a journal with a `when` counter of that name is stored", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      const withWhen = { ...torqueConfig, counters: [{ name: "nok_1h", searchKey: "tool", window: "1h", resolution: "minute", when: "result == NOK" }] }
+      yield* journal.configure("s-when", withWhen)
+      const before = yield* keyDump(prefix)
+      const clash = yield* Effect.flip(journal.configure("s-when", { ...withWhen, name: "torque-copy" }))
+      expect(clash._tag === "JournalConfigInvalid" && clash.problems[0]).toMatch(/'nok_1h' is already a counter of journal 'torque'/)
+      expect(yield* keyDump(prefix)).toEqual(before)
+    }).pipe(Effect.provide(journalLayer(prefix, clockLayer, { conditions: fieldEquals })))
+  )
 })

@@ -62,6 +62,25 @@ describe("journal insert and recall", () => {
     }).pipe(Effect.provide(layer))
   )
 
+  it.effect("a recall with stamp: false writes nothing, with the cache and without", () =>
+    Effect.gen(function* () {
+      for (const cacheBytes of [1024 * 1024, 0]) {
+        const scope = `ro-${cacheBytes}`
+        const written = yield* Effect.gen(function* () {
+          const journal = yield* Journal
+          yield* journal.configure(scope, torqueConfig)
+          yield* journal.insert(scope, "torque", torqueEvent(clock.now - 1000, { tool: "nr-ro" }))
+          const before = yield* keyDump(prefix)
+          const entries = yield* journal.recall(scope, "torque", "tool", "nr-ro", { stamp: false })
+          expect(entries).toHaveLength(1)
+          expect(yield* keyDump(prefix)).toEqual(before)
+          return entries
+        }).pipe(Effect.provide(journalLayer(prefix, clockLayer, { cacheBytes })))
+        expect(written[0]!.event).toMatchObject({ data: { tool_id: "nr-ro" } })
+      }
+    })
+  )
+
   it.effect("record journals an event in every journal whose types name its type", () =>
     Effect.gen(function* () {
       const journal = yield* Journal

@@ -1,0 +1,138 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import { formatDuration, Journal, type JournalConfig, journalConfigJson } from "@microdcs/journal"
+import { InvalidInput } from "@microdcs/store"
+import { requireToken } from "./HttpAccess.js"
+import { withIsland } from "./HttpContext.js"
+import { jsonReply } from "./HttpReply.js"
+
+/**
+ * The journal's reads in the JSON API (journal.md §6), the same as the admin CLI's `journal
+ * list|show|recall|counter`. Reads only: a recall here does not stamp the value as recently used.
+ *
+ *   GET /api/journals?scope=
+ *   GET /api/journals/{scope}/{journal}
+ *   GET /api/journals/{scope}/{journal}/recall?key=&value=&limit=&since=
+ *   GET /api/journals/{scope}/{journal}/counters/{counter}?value=
+ */
+
+interface Reply {
+  readonly status: number
+  readonly body: unknown
+}
+
+const ok = (body: unknown): Reply => ({ status: 200, body })
+const badRequest = (message: string): Reply => ({ status: 400, body: { error: "bad-request", message } })
+
+const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://localhost").searchParams)
+const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
+
+/** A missing journal or counter is 404, a refused input 400, an entry that does not decode 500, any other store failure 503. */
+const journalReply = <E extends { readonly _tag: string; readonly message?: string }, R>(answer: Effect.Effect<Reply, E, R>) =>
+  withIsland(
+    answer.pipe(
+      Effect.catchAll((e) =>
+        Effect.succeed<Reply>(
+          e._tag === "JournalNotFound"
+            ? { status: 404, body: { error: "not-found", message: e.message } }
+            : e instanceof InvalidInput
+              ? badRequest(`${e.field}: ${e.message}`)
+              : e._tag === "CorruptEntry"
+                ? { status: 500, body: { error: "corrupt-entry", message: e.message } }
+                : { status: 503, body: { error: e._tag, message: "store unavailable" } }
+        )
+      ),
+      Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
+    )
+  )
+
+const summary = (config: JournalConfig, figures: { readonly entries: number; readonly bytes: number } | undefined) => ({
+  scope: config.scope,
+  journal: config.name,
+  types: config.types,
+  searchKeys: config.searchKeys.map((k) => k.name),
+  counters: config.counters.map((c) => c.name),
+  retention: formatDuration(config.retentionMs),
+  compression: config.compression,
+  entries: figures?.entries ?? 0,
+  bytes: figures?.bytes ?? 0
+})
+
+const figuresOf = (journal: Journal, scope: string, name: string) =>
+  Effect.map(journal.figures(scope), (all) => all.find((f) => f.journal === name))
+
+const journals = Effect.gen(function* () {
+  const journal = yield* Journal
+  const scope = (yield* query).get("scope") ?? undefined
+  const configs = yield* journal.list(scope)
+  const figures = new Map<string, { entries: number; bytes: number }>()
+  for (const s of new Set(configs.map((c) => c.scope))) {
+    for (const f of yield* journal.figures(s)) figures.set(`${s}\u0000${f.journal}`, f)
+  }
+  return ok({ items: configs.map((c) => summary(c, figures.get(`${c.scope}\u0000${c.name}`))) })
+})
+
+const oneJournal = Effect.gen(function* () {
+  const journal = yield* Journal
+  const scope = yield* param("scope")
+  const name = yield* param("journal")
+  const config = yield* journal.config(scope, name)
+  const figures = yield* figuresOf(journal, scope, name)
+  return ok({ scope, ...journalConfigJson(config), entries: figures?.entries ?? 0, bytes: figures?.bytes ?? 0 })
+})
+
+/** `limit` 1..1000 (default 20); `since` an ISO time or epoch ms. */
+const recallOptions = (q: URLSearchParams): { readonly limit: number; readonly since: number | undefined } | string => {
+  const limitText = q.get("limit")
+  const limit = limitText === null ? 20 : Number(limitText)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return "limit must be an integer from 1 to 1000"
+  const sinceText = q.get("since")
+  if (sinceText === null) return { limit, since: undefined }
+  const since = /^\d+$/.test(sinceText) ? Number(sinceText) : Date.parse(sinceText)
+  return Number.isFinite(since) ? { limit, since } : "since must be an ISO time or epoch ms"
+}
+
+const recall = Effect.gen(function* () {
+  const q = yield* query
+  const key = q.get("key")
+  const value = q.get("value")
+  if (!key) return badRequest("key is required: the search key's name, e.g. key=tool")
+  if (!value) return badRequest("value is required: the search key's value, e.g. value=nutrunner-3")
+  const options = recallOptions(q)
+  if (typeof options === "string") return badRequest(options)
+  const scope = yield* param("scope")
+  const name = yield* param("journal")
+  const entries = yield* Effect.flatMap(Journal, (journal) => journal.recall(scope, name, key, value, { ...options, stamp: false }))
+  return ok({ scope, journal: name, key, value, items: entries.map((e) => ({ id: e.id, time: new Date(e.time).toISOString(), event: e.event })) })
+})
+
+const counter = Effect.gen(function* () {
+  const value = (yield* query).get("value")
+  if (!value) return badRequest("value is required: the value of the counter's search key, e.g. value=nutrunner-3")
+  const journal = yield* Journal
+  const scope = yield* param("scope")
+  const name = yield* param("journal")
+  const counterName = yield* param("counter")
+  const config = yield* journal.config(scope, name)
+  const total = yield* journal.counter(scope, name, counterName, value)
+  const spec = config.counters.find((c) => c.name === counterName)
+  return ok({
+    scope,
+    journal: name,
+    counter: counterName,
+    searchKey: spec?.searchKey ?? null,
+    value,
+    total,
+    window: spec === undefined ? null : formatDuration(spec.windowMs),
+    resolution: spec?.resolution ?? null
+  })
+})
+
+/** The journal routes, behind the token when one is set. */
+export const journalRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/journals", journalReply(journals)),
+  HttpRouter.get("/api/journals/:scope/:journal", journalReply(oneJournal)),
+  HttpRouter.get("/api/journals/:scope/:journal/recall", journalReply(recall)),
+  HttpRouter.get("/api/journals/:scope/:journal/counters/:counter", journalReply(counter)),
+  HttpRouter.use(requireToken)
+)

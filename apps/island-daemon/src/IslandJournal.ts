@@ -1,0 +1,132 @@
+import { Cause, Duration, Effect, Layer, Schedule } from "effect"
+import type { CloudEvent } from "@microdcs/cloudevents-mqtt"
+import { JobControlIngress, type JobControlIngressOptions, MqttStation, type StationIngressOptions } from "@microdcs/island-mqtt"
+import { Journal, JournalOptions, type JournalEvent } from "@microdcs/journal"
+import type { DaemonConfig } from "./DaemonConfig.js"
+import { journalConfigRequests } from "./JournalConfigRequests.js"
+import { journalConditions } from "./JournalConditions.js"
+import type { Metrics } from "./Metrics.js"
+
+/**
+ * The journal in the daemon (journal.md): the `Journal` service over the island's Valkey, its
+ * configurations loaded at start and reloaded when `nudge:journal` names a scope, the cache
+ * warmed, and, with the sweep role, the expiry sweep on a timer (several daemons may sweep at
+ * once: each batch re-checks what it removes).
+ */
+
+/** A record that takes longer than this is given up (logged and counted): the event still goes to the engine. */
+const RECORD_TIMEOUT = Duration.seconds(2)
+
+/** The journal service with the daemon's settings; recipe conditions are the language of a counter's `when`. */
+export const journalServices = (config: DaemonConfig) =>
+  Journal.Default.pipe(Layer.provide(JournalOptions.layer({ cacheBytes: config.journal.cacheBytes, conditions: journalConditions })))
+
+/** A CloudEvent as the journal records it: its attributes, the extensions among them (`jobid`), and `data`. */
+export const journalEventOf = (event: CloudEvent): JournalEvent => ({
+  ...event.extensions,
+  specversion: event.specversion,
+  id: event.id,
+  source: event.source,
+  type: event.type,
+  ...(event.time !== undefined ? { time: event.time } : {}),
+  ...(event.subject !== undefined ? { subject: event.subject } : {}),
+  ...(event.datacontenttype !== undefined ? { datacontenttype: event.datacontenttype } : {}),
+  ...(event.dataschema !== undefined ? { dataschema: event.dataschema } : {}),
+  ...(event.data !== undefined ? { data: event.data } : {})
+})
+
+const failureText = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause) as { _tag?: unknown; message?: unknown }
+  return typeof error === "object" && error !== null ? `${String(error._tag ?? "Error")}: ${String(error.message ?? "")}` : String(error)
+}
+
+/**
+ * The station ingress hook: journals the event in every journal of its scope whose types name
+ * it, before the engine ingests it (so a counter the next transition reads counts it). A failure
+ * or a slow store never reaches the engine's path: it is logged and counted, and the event goes on.
+ */
+export const journalStationEvents = (journal: Journal, metrics: Metrics) => (event: CloudEvent, scope: string) =>
+  // Most events are of no journal: those cost a look at the configurations in memory, no timer.
+  Effect.flatMap(journal.list(scope), (configs) => (configs.some((c) => c.types.includes(event.type)) ? recordEvent(journal, metrics, event, scope) : Effect.void))
+
+const recordEvent = (journal: Journal, metrics: Metrics, event: CloudEvent, scope: string) =>
+  journal.record(journalEventOf(event), { scope }).pipe(
+    Effect.timeoutFail({ duration: RECORD_TIMEOUT, onTimeout: () => ({ _tag: "Timeout", message: `no answer within ${Duration.format(RECORD_TIMEOUT)}` }) }),
+    Effect.flatMap((recorded) => Effect.sync(() => recorded.forEach((r) => metrics.recordJournal("record", r.status)))),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.void
+        : Effect.sync(() => metrics.recordJournal("record", "failed")).pipe(
+            Effect.zipRight(Effect.logWarning("station event not journaled; it goes to the engine all the same")),
+            Effect.annotateLogs({ type: event.type, id: event.id, scope, error: failureText(cause) })
+          )
+    )
+  )
+
+/** One sweep, its figures counted; a failure is logged and counted, and the next round tries again. */
+const sweepOnce = (journal: Journal, metrics: Metrics) =>
+  journal.sweep().pipe(
+    Effect.tap((summary) =>
+      Effect.sync(() => {
+        if (summary.entriesRemoved > 0) metrics.recordJournal("sweep", "removed", summary.entriesRemoved)
+        if (summary.bucketsSubtracted > 0) metrics.recordJournal("sweep", "subtracted", summary.bucketsSubtracted)
+      })
+    ),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.sync(() => metrics.recordJournal("sweep", "failed")).pipe(
+            Effect.zipRight(Effect.logWarning("journal sweep failed; trying again at the next round")),
+            Effect.annotateLogs({ error: failureText(cause) })
+          )
+    )
+  )
+
+/**
+ * Keeps the journal running for as long as the layer lives: configurations loaded now and
+ * reloaded on `nudge:journal` (everything again after a reconnect), the cache warmed in the
+ * background, and with `sweep` the expiry sweep every `JOURNAL_SWEEP_INTERVAL_MS`.
+ */
+export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      // A journal key of another type must not keep the island from starting: logged, counted, and
+      // the daemon runs without journals until the next nudge or reconnect reloads them.
+      yield* journal.watch.pipe(
+        Effect.catchAll((error) =>
+          Effect.sync(() => metrics.recordJournal("reload", "failed")).pipe(
+            Effect.zipRight(Effect.logError("journal configurations not loaded; nothing is journaled until they reload")),
+            Effect.annotateLogs({ error: `${error._tag}: ${error.message}` })
+          )
+        )
+      )
+      for (const [scope, configs] of yield* journal.unreadable) {
+        for (const config of configs) {
+          yield* Effect.logWarning("stored journal configuration not readable; it is not journaled").pipe(
+            Effect.annotateLogs({ scope, journal: config.journal, problems: config.problems.join("; ") })
+          )
+        }
+      }
+      yield* journal.warm.pipe(
+        Effect.tap((warmed) => Effect.logDebug("journal cache warmed").pipe(Effect.annotateLogs({ ...warmed }))),
+        Effect.catchAllCause((cause) => Effect.logWarning("journal cache not warmed").pipe(Effect.annotateLogs({ error: failureText(cause) }))),
+        Effect.forkScoped
+      )
+      if (config.roles.has("sweep")) {
+        yield* sweepOnce(journal, metrics).pipe(
+          Effect.delay(Duration.millis(config.journal.sweepIntervalMs)),
+          Effect.repeat(Schedule.forever),
+          Effect.forkScoped
+        )
+      }
+    })
+  )
+
+/** The engine's station side over MQTT, every station event and reply journaled before the engine ingests it. */
+export const journaledMqttStation = (metrics: Metrics, options: StationIngressOptions) =>
+  Layer.unwrapEffect(Effect.map(Journal, (journal) => MqttStation({ ...options, onStationEvent: journalStationEvents(journal, metrics) })))
+
+/** The job control ingress that also takes the journal's configuration event (`...config.journal.v1`). */
+export const journalingJobControlIngress = (metrics: Metrics, options: JobControlIngressOptions) =>
+  Layer.unwrapEffect(Effect.map(Journal, (journal) => JobControlIngress({ ...options, extraRequests: journalConfigRequests(journal, metrics) })))

@@ -1,0 +1,153 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { inject } from "vitest"
+import { Journal, JournalClock, JournalOptions } from "@microdcs/journal"
+import { CounterSource, type CounterRequest } from "@microdcs/sfc"
+import { ValkeyLayer } from "@microdcs/store"
+import { randomPrefix } from "@microdcs/test-utils"
+import { journalConfigProblems } from "../src/JournalConfigRequests.js"
+import { journalConditions } from "../src/JournalConditions.js"
+import { JournalCounterSource } from "../src/JournalCounterSource.js"
+import { journalEventOf } from "../src/IslandJournal.js"
+
+/**
+ * The daemon's journal pieces that need no daemon: the counter source the engine reads (over a
+ * real Valkey, the journal's clock fixed), the `when` language, and the configuration checks
+ * made before anything is written.
+ */
+
+const NOW = Date.UTC(2026, 0, 5, 10, 0, 0)
+const SCOPE = "line-1"
+const TORQUE = "com.example.station.torque.v1"
+
+const torqueJournal = {
+  name: "torque",
+  types: [TORQUE],
+  searchKeys: [
+    { name: "tool", path: "data.tool_id" },
+    { name: "equipment", path: "subject" },
+    { name: "job", path: "jobid" }
+  ],
+  retention: { maxAge: "1d" },
+  compression: "lz4",
+  counters: [
+    { name: "nok_torque_1h", searchKey: "tool", window: "1h", resolution: "minute", when: "!torque_ok" },
+    { name: "station_torque_1h", searchKey: "equipment", window: "1h", resolution: "minute" },
+    { name: "job_torque_1h", searchKey: "job", window: "1h", resolution: "minute" }
+  ]
+}
+
+const layer = () =>
+  JournalCounterSource.pipe(
+    Layer.provideMerge(Journal.Default),
+    Layer.provide(Layer.mergeAll(JournalClock.fixed(() => NOW), JournalOptions.layer({ conditions: journalConditions }))),
+    Layer.provide(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix("jcs") }))
+  )
+
+let serial = 0
+const torque = (tool: string, ok: boolean, job = "jo-1", station = "station-7") =>
+  journalEventOf({
+    specversion: "1.0",
+    id: `evt-${++serial}`,
+    source: "urn:test:station-7",
+    type: TORQUE,
+    time: new Date(NOW - 60_000).toISOString(),
+    subject: station,
+    data: { tool_id: tool, torque_ok: ok, torque_nm: ok ? 85 : 78 },
+    extensions: { jobid: job }
+  })
+
+const request = (counters: ReadonlyArray<string>, results: Record<string, unknown>, jobOrder: unknown = undefined): CounterRequest => ({
+  scope: SCOPE,
+  jobOrderId: "jo-1",
+  source: "VerifyTorque",
+  counters,
+  results,
+  jobOrder
+})
+
+describe("the journal counter source", () => {
+  it.effect("reads a counter by the search-key value in the step's results, counting only what its `when` holds for", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      yield* journal.configure(SCOPE, torqueJournal)
+      for (const ok of [false, false, true]) yield* journal.record(torque("nutrunner-3", ok), { scope: SCOPE })
+      yield* journal.record(torque("nutrunner-9", false), { scope: SCOPE })
+      const source = yield* CounterSource
+      expect(yield* source.read(request(["nok_torque_1h"], { verify: { tool_id: "nutrunner-3", torque_ok: false } }))).toEqual({ nok_torque_1h: 2 })
+      expect(yield* source.read(request(["nok_torque_1h"], { verify: { tool_id: "nutrunner-9" } }))).toEqual({ nok_torque_1h: 1 })
+      // A value with no entries counts 0; a field named like the search key works too.
+      expect(yield* source.read(request(["nok_torque_1h"], { verify: { tool: "nutrunner-4" } }))).toEqual({ nok_torque_1h: 0 })
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("takes the value from the job order when the results have none: requirements by the key's name, the job id for `jobid`", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      yield* journal.configure(SCOPE, torqueJournal)
+      yield* journal.record(torque("nutrunner-3", false, "jo-1", "station-7"), { scope: SCOPE })
+      yield* journal.record(torque("nutrunner-3", true, "jo-2", "station-7"), { scope: SCOPE })
+      const jobOrder = {
+        JobOrderID: "jo-1",
+        EquipmentRequirements: [{ ID: "station-7" }],
+        PhysicalAssetRequirements: [{ ID: "nutrunner-3" }]
+      }
+      const source = yield* CounterSource
+      expect(yield* source.read(request(["nok_torque_1h", "station_torque_1h", "job_torque_1h"], { position: { done: "position" } }, jobOrder))).toEqual({
+        nok_torque_1h: 1,
+        station_torque_1h: 2,
+        job_torque_1h: 1
+      })
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("leaves out a counter the scope does not have or whose key has no value, so the condition names it", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      yield* journal.configure(SCOPE, torqueJournal)
+      const source = yield* CounterSource
+      expect(yield* source.read(request(["no_such_counter", "nok_torque_1h"], { verify: { torque_ok: true } }))).toEqual({})
+      expect(yield* source.read({ ...request(["nok_torque_1h"], { verify: { tool_id: "nutrunner-3" } }), scope: "other-scope" })).toEqual({})
+    }).pipe(Effect.provide(layer()))
+  )
+})
+
+describe("a counter's `when` in the recipe condition language", () => {
+  it("reads the event's data first, then its attributes; a bad condition is a problem with its position", () => {
+    const compiled = journalConditions.compile("!torque_ok && type == 'com.example.station.torque.v1'")
+    if (!("predicate" in compiled)) throw new Error(compiled.problem)
+    expect(compiled.predicate({ type: TORQUE, data: { torque_ok: false } })).toBe(true)
+    expect(compiled.predicate({ type: TORQUE, data: { torque_ok: true } })).toBe(false)
+    expect(compiled.predicate({ type: "other", data: { torque_ok: false } })).toBe(false)
+    const dotted = journalConditions.compile("data.torque_nm < 80")
+    if (!("predicate" in dotted)) throw new Error(dotted.problem)
+    expect(dotted.predicate({ data: { torque_nm: 78 } })).toBe(true)
+    const bad = journalConditions.compile("torque_ok &&")
+    expect("problem" in bad && bad.problem).toMatch(/at character \d+/)
+  })
+})
+
+describe("the journal configuration event, checked before anything is written", () => {
+  const event = (data: unknown, extensions: Record<string, string> = {}, subject: string | undefined = SCOPE) => ({
+    id: "e-1",
+    source: "urn:test:mes",
+    type: "com.github.aschamberger.ISA95-JOBCONTROL_V2.config.journal.v1",
+    subject,
+    data,
+    extensions
+  })
+
+  it("lists every problem of a bad configuration, of the method and of the subject", () => {
+    const problems = journalConfigProblems(
+      event({ name: "", types: [], searchKeys: [{ name: "tool" }], retention: { maxAge: "soon" }, counters: [{ name: "c", searchKey: "nope", window: "1h", resolution: "week" }] })
+    )
+    expect(problems.length).toBeGreaterThanOrEqual(5)
+    expect(journalConfigProblems(event({ name: "x" }, { method: "PATCH" }, ""))).toEqual([
+      "subject must name the scope",
+      "method must be PUT or DELETE, got 'PATCH'"
+    ])
+    expect(journalConfigProblems(event({}, { method: "DELETE" }))).toEqual(["a DELETE names the journal in data.name"])
+    expect(journalConfigProblems(event({ name: "torque" }, { method: "delete" }))).toEqual([])
+    expect(journalConfigProblems(event(torqueJournal))).toEqual([])
+  })
+})
