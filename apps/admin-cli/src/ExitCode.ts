@@ -54,6 +54,7 @@ export const exitCodeOf = (tag: string): ExitCode => {
     case "Missing":
       return ExitCode.notFound
     case "StoreUnavailable":
+    case "StorageUnavailable":
     case "UnknownOutcome":
       return ExitCode.unavailable
     case "Refused":

@@ -18,8 +18,10 @@ import { jobResponsesCommand } from "./commands/JobResponses.js"
 import { leasesCommand } from "./commands/Leases.js"
 import { publisherCommand } from "./commands/Publisher.js"
 import { purgeCommand } from "./commands/Purge.js"
+import { recipesCommand } from "./commands/Recipes.js"
 import { scopesCommand } from "./commands/Scopes.js"
 import { streamsCommand } from "./commands/Streams.js"
+import { triggersCommand } from "./commands/Triggers.js"
 
 const command = root.pipe(
   Command.withDescription("Operator's tool for one microdcs island: inspect and repair its Valkey data."),
@@ -28,6 +30,7 @@ const command = root.pipe(
     jobOrdersCommand,
     jobResponsesCommand,
     executionsCommand,
+    recipesCommand,
     configCommand,
     streamsCommand,
     dedupeCommand,
@@ -35,7 +38,8 @@ const command = root.pipe(
     publisherCommand,
     purgeCommand,
     indexCommand,
-    journalCommand
+    journalCommand,
+    triggersCommand
   ])
 )
 

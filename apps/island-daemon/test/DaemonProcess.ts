@@ -125,6 +125,9 @@ export const daemonEnv = (options: {
   SFC_SWEEP_INTERVAL_MS: "200",
   SHUTDOWN_GRACE_MS: "10000",
   LOG_LEVEL: "info",
+  // Every role but the execution log's storage, whose embedded PGlite costs each daemon ~2 s and
+  // ~800 MB; the tests of the storage role (and the demo) ask for it.
+  ISLAND_ROLES: "-storage",
   ...options.extra
 })
 

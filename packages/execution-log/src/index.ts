@@ -29,3 +29,12 @@ export {
 // Reads.
 export { ExecutionNotFound, executionTree, type ExecutionTreeError, type TreeRow } from "./ExecutionTree.js"
 export { DEFAULT_EXECUTION_CAP, retainExecutions } from "./LogRetention.js"
+// For operators (CLI, HTTP): an execution or a job id to its trees; reading without a database.
+export {
+  ExecutionLookup,
+  executionLookupLayer,
+  type ExecutionLookupService,
+  NoExecutionLog,
+  type OperatorTree,
+  withoutLogStorage
+} from "./ExecutionLookup.js"

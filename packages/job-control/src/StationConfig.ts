@@ -4,6 +4,13 @@ import { JobAcceptanceDao, ReferenceListDao, StateMoved, Valkey, WorkMasterDao }
 import { type Answer, refused, succeeded } from "./Answer.js"
 import type { ConfigCommand } from "./ConfigCommand.js"
 import { JobControlOptions } from "./JobControlOptions.js"
+import { pinProblem, workMasterDigest } from "./RecipeDigests.js"
+
+/** The digest of the recipe a work master carries, or null (none, or invalid). */
+const digestOrNull = (document: unknown): string | null => {
+  const digest = workMasterDigest(document)
+  return digest._tag === "Recipe" ? digest.digest : null
+}
 
 type Of<T extends ConfigCommand["_tag"]> = Extract<ConfigCommand, { readonly _tag: T }>
 
@@ -24,9 +31,22 @@ export const makeStationConfig = Effect.gen(function* () {
       ? Effect.map(references.add(command.kind, command.scope, command.ids), (added) => succeeded({ Added: added }))
       : Effect.map(references.remove(command.kind, command.scope, command.ids), (removed) => succeeded({ Removed: removed }))
 
-  /** Upsert of the whole document; the recipe (if any) was validated when the request was parsed. */
-  const workMasterPut = (command: Of<"WorkMasterPut">) =>
-    workMasters
+  /**
+   * Upsert of the whole document; the recipe (if any) was validated when the request was parsed.
+   * A work master pinned in `recipeDigests` whose recipe has another digest is refused, unstored.
+   */
+  const workMasterPut = (command: Of<"WorkMasterPut">) => {
+    const pinned = pinProblem(options.recipeDigests, command.id, command.document)
+    if (pinned !== undefined) {
+      return Effect.succeed(
+        refused(ReturnStatus.INVALID_REQUEST, "RecipeDigestMismatch", pinned, {
+          ID: command.id,
+          PinnedDigest: options.recipeDigests.get(command.id),
+          RecipeDigest: digestOrNull(command.document)
+        })
+      )
+    }
+    return workMasters
       .put({ id: command.id, scope: command.scope, doc: JSON.stringify(command.document), expectedVersion: -1 })
       .pipe(
         Effect.map(({ version }): Answer => succeeded({ ID: command.id, Version: version })),
@@ -38,6 +58,7 @@ export const makeStationConfig = Effect.gen(function* () {
           )
         )
       )
+  }
 
   /**
    * Removes the work master of this scope. One of another scope is not ours to delete, so it

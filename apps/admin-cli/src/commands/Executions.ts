@@ -1,12 +1,14 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { type ActionRun, type ActiveStep, type ExecutionState, Executions, type StepRecord } from "@microdcs/sfc"
+import { ExecutionLookup } from "@microdcs/execution-log"
 import { SfcStateDao, type StoredDocument } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { Conflict, Missing } from "../ExitCode.js"
 import { humanDuration, isoTime } from "../Format.js"
 import { island } from "../Island.js"
 import { parseJson } from "../Json.js"
+import { renderTree, withExecutionLog } from "../ExecutionLogReader.js"
 import { emit } from "../Output.js"
 import { renderFields, renderTable, section, sections } from "../Table.js"
 import { yesOption } from "../Yes.js"
@@ -36,6 +38,7 @@ const renderState = (stored: StoredDocument, state: ExecutionState, now: number)
       ["scope", stored.scope],
       ["status", state.status],
       ["work master", state.workMasterId],
+      ["recipe digest", state.recipeDigest],
       ["started", isoTime(state.startedAt)],
       ["ended", isoTime(state.endedAt)],
       ["paused", isoTime(state.pausedAt)],
@@ -189,7 +192,34 @@ const retryAction = Command.make(
     )
 ).pipe(Command.withDescription("send an open action's command again now, with a fresh send budget (asks for confirmation)"))
 
+/**
+ * `executions tree JOB|EXECUTION` (execution-log.md §3): the execution log as an indented table,
+ * Valkey first, then storage at `PG_URL`. A job id shows each of its executions' trees, oldest
+ * first; a running execution shows its open node.
+ */
+const tree = Command.make("tree", { id: Args.text({ name: "job-or-execution-id" }) }, ({ id }) =>
+  island(
+    withExecutionLog(
+      Effect.gen(function* () {
+        const lookup = yield* ExecutionLookup
+        const found = yield* lookup.tree(id)
+        const now = Date.now()
+        yield* emit({ ...found, storage: lookup.searchesStorage ? "postgres" : "valkey-only" }, () =>
+          sections(
+            renderFields([
+              [found.resolvedAs === "job" ? "job" : "execution", id],
+              ["executions", found.executions.join(", ")],
+              ["storage", lookup.searchesStorage ? "Valkey, then PostgreSQL (PG_URL)" : "Valkey only (no PG_URL)"]
+            ]),
+            renderTree(found.rows, now)
+          )
+        )
+      })
+    )
+  )
+).pipe(Command.withDescription("the execution log tree of a job or an execution: nodes in run order, child executions indented"))
+
 export const executionsCommand = Command.make("executions").pipe(
-  Command.withDescription("SFC execution state; retry an open action"),
-  Command.withSubcommands([show, list, retryAction])
+  Command.withDescription("SFC execution state and its log tree; retry an open action"),
+  Command.withSubcommands([show, list, tree, retryAction])
 )
