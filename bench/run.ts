@@ -12,6 +12,7 @@ import { runEngineBench } from "./engine.js"
 import { runMqttBench } from "./mqtt.js"
 import { runJournalBench } from "./journal.js"
 import { runExecutionLogBench } from "./executionLog.js"
+import { runConsoleBench } from "./console.js"
 import { ServerProbe } from "./ServerProbe.js"
 
 const suites: Record<string, (url: string) => Promise<void>> = {
@@ -20,7 +21,8 @@ const suites: Record<string, (url: string) => Promise<void>> = {
   engine: runEngineBench,
   mqtt: runMqttBench,
   journal: runJournalBench,
-  executionLog: runExecutionLogBench
+  executionLog: runExecutionLogBench,
+  console: runConsoleBench
 }
 
 /** Suite names from the command line (pnpm passes a `--` through) and BENCH_ONLY, or every suite. */

@@ -2,10 +2,12 @@ import { hostname } from "node:os"
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
+import type { RecipePins } from "@microdcs/job-control"
 import { allProblems, pemFile, prefixProblem, tlsProblems } from "./ConfigChecks.js"
+import { pgUrlSetting, recipeDigestsSetting } from "./ExecutionLogConfig.js"
 
 /** The roles one process can run; several daemons share an island through consumer groups and leases. */
-export const allRoles = ["job-control", "engine", "sweep", "publisher"] as const
+export const allRoles = ["job-control", "engine", "sweep", "publisher", "storage"] as const
 export type Role = (typeof allRoles)[number]
 
 /** PEM files for a TLS connection (read at start). */
@@ -68,6 +70,14 @@ export interface DaemonConfig {
   /** Job control dedupe: the claim's lease while a request is processed, and how long it stays done. */
   readonly dedupeLeaseMs: number
   readonly dedupeDoneTtlMs: number
+  /** The storage role's PostgreSQL (`PG_URL`); unset: an embedded PGlite in this process. */
+  readonly pgUrl: Redacted.Redacted<string> | undefined
+  /** Pinned recipe digests (`RECIPE_DIGESTS`): work master id → SHA-256 its recipe must have. */
+  readonly recipeDigests: RecipePins
+  /** The journal: how often the expiry sweep runs (sweep role) and the local cache's bound in bytes (0: none). */
+  readonly journal: { readonly sweepIntervalMs: number; readonly cacheBytes: number }
+  /** Triggers: the fallback reload interval (TRIGGER_REFRESH_INTERVAL_MS) and the events topic depth watched (TRIGGER_EVENT_LEVELS). */
+  readonly triggers: { readonly refreshIntervalMs: number; readonly eventLevels: number }
 }
 
 // One validation per variable: a second one chained after it reports no variable name.
@@ -82,14 +92,25 @@ const nonNegative = (name: string, max = Number.MAX_SAFE_INTEGER) =>
     })
   )
 
+/**
+ * The roles a list names: `a,b` runs those; an entry `-a` leaves `a` out, of the named roles or,
+ * when only exclusions are named, of all (`-storage`: every role but storage).
+ */
+const rolesOf = (text: string): ReadonlySet<Role> => {
+  const entries = text.split(",").map((r) => r.trim())
+  const named = entries.filter((r) => !r.startsWith("-")) as Array<Role>
+  const left = new Set(entries.filter((r) => r.startsWith("-")).map((r) => r.slice(1)))
+  return new Set((named.length > 0 ? named : allRoles).filter((r) => !left.has(r)))
+}
+
 // Validated before the default is applied: a validation after `withDefault` reports no variable name.
 const roles = Config.string("ISLAND_ROLES").pipe(
   Config.validate({
-    message: `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")}`,
-    validation: (text) => text.split(",").every((r) => (allRoles as ReadonlyArray<string>).includes(r.trim()))
+    message: `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")} (-role leaves one out)`,
+    validation: (text) => text.split(",").every((r) => (allRoles as ReadonlyArray<string>).includes(r.trim().replace(/^-/, "")))
   }),
   Config.withDefault(allRoles.join(",")),
-  Config.map((text) => new Set(text.split(",").map((r) => r.trim() as Role)))
+  Config.map(rolesOf)
 )
 
 const tlsFiles = (service: "VALKEY" | "MQTT") =>
@@ -229,7 +250,20 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   defaultAcceptanceLimit: nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0)),
   messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60)),
   dedupeLeaseMs: positive("DEDUPE_LEASE_MS").pipe(Config.withDefault(60_000)),
-  dedupeDoneTtlMs: positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000))
+  dedupeDoneTtlMs: positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000)),
+  pgUrl: pgUrlSetting,
+  recipeDigests: recipeDigestsSetting,
+  journal: Config.all({
+    sweepIntervalMs: positive("JOURNAL_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
+    cacheBytes: nonNegative("JOURNAL_CACHE_BYTES").pipe(Config.withDefault(32 * 1024 * 1024))
+  }),
+  triggers: Config.all({
+    refreshIntervalMs: positive("TRIGGER_REFRESH_INTERVAL_MS").pipe(Config.withDefault(30_000)),
+    eventLevels: Config.integer("TRIGGER_EVENT_LEVELS").pipe(
+      Config.validate({ message: "TRIGGER_EVENT_LEVELS must be an integer from 1 to 8", validation: (n) => n >= 1 && n <= 8 }),
+      Config.withDefault(3)
+    )
+  })
 }).pipe(
   Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, httpToken, ...c }) => ({
     ...c,

@@ -2,7 +2,12 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { Cause, Deferred, Effect } from "effect"
 import { API_PREFIX, apiNotFound, apiRoutes } from "./Api.js"
 import { HttpContext } from "./HttpContext.js"
+import { executionRoutes } from "./HttpExecutions.js"
+import { recipeRoutes } from "./HttpRecipes.js"
+import { consoleRoutes } from "./HttpConsole.js"
+import { consoleApiRoutes } from "./HttpConsoleApi.js"
 import { healthRoutes } from "./HttpHealth.js"
+import { journalRoutes } from "./HttpJournal.js"
 import { metricsRoutes } from "./HttpMetrics.js"
 import { commonHeaders, errorReply } from "./HttpReply.js"
 
@@ -10,7 +15,7 @@ import { commonHeaders, errorReply } from "./HttpReply.js"
  * Every route of the daemon, one module per group. A new group (the console's pages, an event
  * stream) is one more router here; the read-only test walks this list.
  */
-export const daemonRoutes = HttpRouter.concatAll(healthRoutes, metricsRoutes, apiRoutes)
+export const daemonRoutes = HttpRouter.concatAll(healthRoutes, metricsRoutes, apiRoutes, consoleRoutes, consoleApiRoutes, journalRoutes, executionRoutes, recipeRoutes)
 
 /** The methods the server answers: nothing it serves changes the island. */
 export const readMethods: ReadonlyArray<string> = ["GET", "HEAD"]

@@ -1,18 +1,21 @@
 import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schedule, Scope } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
-import { JobControlIngress, MqttStation } from "@microdcs/island-mqtt"
 import { Publisher, PublisherLive } from "@microdcs/publisher"
 import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
 import { storeLayer } from "@microdcs/store"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import { withEmbeddedServers } from "./Embedded.js"
+import { executionLogLayer } from "./ExecutionLogRole.js"
 import { serveHttp } from "./Http.js"
 import { type IslandEndpoints, makeIslandEndpoints } from "./HttpContext.js"
 import { accountedConnection } from "./MessageAccounting.js"
 import { makeMetrics, type MessageKind, type Metrics } from "./Metrics.js"
 import { mqttNamesProblem } from "./MqttNameChecks.js"
 import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
+import { journaledMqttStation, journalingJobControlIngress, journalRunning, journalServices } from "./IslandJournal.js"
+import { JournalCounterSource } from "./JournalCounterSource.js"
+import { triggerAnnouncer, triggersRole } from "./Triggers.js"
 
 /**
  * The roles of one daemon as layers over one store and one MQTT connection. Each role is on by
@@ -38,7 +41,7 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
     }
   }
   const jobControl = config.roles.has("job-control")
-    ? JobControlIngress({
+    ? journalingJobControlIngress(metrics, {
         topics,
         sharedGroup: config.mqtt.sharedGroup,
         source: config.source,
@@ -48,15 +51,16 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
         ...jobControlOutcomes,
         onPublishDropped: (what: string, reason: string) => metrics.recordPublishDropped(what, reason)
       }).pipe(
-        Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs })),
+        Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs, recipeDigests: config.recipeDigests })),
         Layer.provide(jobControlConnection)
       )
     : Layer.empty
   const runsEngine = config.roles.has("engine") || config.roles.has("sweep")
   const engine = runsEngine
     ? SfcEngineProcesses({ ...config.engine, shutdownGraceMs: config.shutdownGraceMs }, { engine: config.roles.has("engine"), sweep: config.roles.has("sweep") }).pipe(
-        Layer.provide(MqttStation({ topics, instanceId: config.instanceId, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace, ...observed("station") })),
-        Layer.provideMerge(SfcRuntimeServices)
+        Layer.provide(journaledMqttStation(metrics, { topics, instanceId: config.instanceId, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace, ...observed("station") })),
+        // Recipe conditions read the journal's counters (`counter.nok_torque_1h`) through the runtime.
+        Layer.provideMerge(SfcRuntimeServices.pipe(Layer.provide(JournalCounterSource)))
       )
     : Layer.empty
   const publisher = config.roles.has("publisher")
@@ -69,7 +73,12 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
         ...definedOnly({ maxPayloadBytes: config.mqtt.limits.maxPayloadBytes })
       })
     : Layer.empty
-  return Layer.mergeAll(jobControl, engine, publisher)
+  // The journal serves every role: job control takes its configuration events, the engine journals station events.
+  // Triggers run with job control; the announcer of trigger edits goes to every role (job control's processor takes it).
+  return Layer.mergeAll(jobControl, engine, publisher, journalRunning(config, metrics), executionLogLayer(config), triggersRole(config, metrics)).pipe(
+    Layer.provide(triggerAnnouncer(config, metrics)),
+    Layer.provideMerge(journalServices(config))
+  )
 }
 
 /** The settings that are set: an unset limit leaves the MQTT package's default in place. */

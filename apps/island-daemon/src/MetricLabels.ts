@@ -1,5 +1,6 @@
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes } from "@microdcs/job-state"
+import { JOURNAL_CONFIG_EVENT_TYPE } from "@microdcs/journal"
 
 /**
  * Label values that come from the network (a CloudEvent's type) are bounded: every distinct
@@ -10,11 +11,12 @@ import { MethodEventTypes, QueryEventTypes } from "@microdcs/job-state"
 /** Label value for anything outside the known or first-seen set. */
 export const OTHER = "other"
 
-/** Every CloudEvent type the job control ingress serves: methods, queries, station configuration. */
+/** Every CloudEvent type the job control ingress serves: methods, queries, station and journal configuration. */
 export const jobControlTypes: ReadonlySet<string> = new Set([
   ...Object.values(MethodEventTypes),
   ...Object.values(QueryEventTypes),
-  ...Object.values(ConfigEventTypes)
+  ...Object.values(ConfigEventTypes),
+  JOURNAL_CONFIG_EVENT_TYPE
 ])
 
 const labelShape = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/

@@ -1,6 +1,7 @@
 import { Effect, Runtime } from "effect"
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client"
 import type { ScopeRegistry, Valkey } from "@microdcs/store"
+import { exportExecutionLogCounters } from "./ExecutionLogMetrics.js"
 import { boundedLabel, jobControlTypes } from "./MetricLabels.js"
 import { readStoreFigures, type ScopeFigures } from "./StoreFigures.js"
 
@@ -23,6 +24,8 @@ export const makeMetrics = () => {
   const registry = new Registry()
   // prom-client's default names already start with process_ and nodejs_.
   collectDefaultMetrics({ register: registry, prefix: "microdcs_" })
+  // The execution log's storage counters (Effect metrics of @microdcs/execution-log), read at each scrape.
+  exportExecutionLogCounters(registry)
 
   const messages = new Counter({
     name: "microdcs_messages_total",
@@ -40,6 +43,12 @@ export const makeMetrics = () => {
     name: "microdcs_mqtt_publish_dropped_total",
     help: "Replies and status events the broker refused or that could not be sent (invalid response topic, not encodable), dropped instead of retried",
     labelNames: ["what", "reason"] as const,
+    registers: [registry]
+  })
+  const journal = new Counter({
+    name: "microdcs_journal_total",
+    help: "Journal work of this instance, by operation (record: station events journaled; sweep: entries and buckets removed; config: configuration events; reload) and outcome (inserted, duplicate, failed, removed, subtracted, ...)",
+    labelNames: ["operation", "outcome"] as const,
     registers: [registry]
   })
   const handlerSeconds = new Histogram({
@@ -106,6 +115,8 @@ export const makeMetrics = () => {
     },
     /** A reply or status event dropped by job control (what: reply | status event; reason: refused | invalid-topic | not-encodable). */
     recordPublishDropped: (what: string, reason: string) => publishDropped.inc({ what, reason }),
+    /** Journal work: `count` events, entries or buckets of one operation's outcome (a failure counts 1). */
+    recordJournal: (operation: "record" | "sweep" | "config" | "reload", outcome: string, count = 1) => journal.inc({ operation, outcome }, count),
     /** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
     followStore: Effect.gen(function* () {
       const runtime = yield* Effect.runtime<Valkey | ScopeRegistry>()

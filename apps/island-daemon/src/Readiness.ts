@@ -4,12 +4,11 @@ import { stationEventsFilter } from "@microdcs/island-mqtt"
 import { Publisher } from "@microdcs/publisher"
 import { PublisherLease, SfcHeartbeat, StoreHealth } from "@microdcs/store"
 import type { DaemonConfig, Role } from "./DaemonConfig.js"
+import { storageReadiness } from "./ExecutionLogRole.js"
+import type { RoleHealth } from "./RoleHealth.js"
 
-/** One role's health: `reason` says what is wrong when it is not ok. */
-export interface RoleHealth {
-  readonly ok: boolean
-  readonly reason?: string
-}
+export type { RoleHealth } from "./RoleHealth.js"
+
 
 /** What `/readyz` answers: ready only when every check passes; `problems` names each failure. */
 export interface ReadinessReport {
@@ -47,7 +46,8 @@ const LEASE_FREE_GRACE_MS = 10_000
  * - job-control: every command filter is subscribed;
  * - engine: the station events filter is subscribed (replies and pull events reach the engine);
  * - sweep: the island's timer sweep heartbeat (`sfc:heartbeat`) is fresh;
- * - publisher: this instance holds the lease, or another one does (standby).
+ * - publisher: this instance holds the lease, or another one does (standby);
+ * - storage: the execution log's storage role runs and its PostgreSQL answers.
  */
 export const makeReadiness = (config: DaemonConfig) =>
   Effect.gen(function* () {
@@ -56,6 +56,7 @@ export const makeReadiness = (config: DaemonConfig) =>
     const connection = yield* MqttConnection
     const publisher = yield* Effect.serviceOption(Publisher)
     const lease = yield* PublisherLease
+    const storage = yield* storageReadiness
     const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
     const commandFilterList = Either.getOrElse(
       config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup),
@@ -109,6 +110,7 @@ export const makeReadiness = (config: DaemonConfig) =>
       if (config.roles.has("engine")) roles.engine = engine(subscriptions)
       if (config.roles.has("sweep")) roles.sweep = yield* sweep
       if (config.roles.has("publisher")) roles.publisher = yield* publishing
+      if (config.roles.has("storage")) roles.storage = yield* storage
       const needsSubscriptions = config.roles.has("job-control") || config.roles.has("engine")
       const checks = {
         valkey: Either.isRight(ping),

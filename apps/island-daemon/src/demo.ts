@@ -2,16 +2,22 @@
 /**
  * The island demo (README quick start): embedded Valkey and Mosquitto, the island with every
  * role, a station simulated over MQTT, the station configuration and the axle work master sent
- * as an MES would, then a batch of job orders submitted with StoreAndStart. Shows live progress
- * and ends with a summary. DEMO_JOBS sets the batch size (default 50).
+ * as an MES would, with a journal of the torque results by tool whose counter `nok_torque_1h`
+ * sends the tool to a check after its third NOK in an hour, then a batch of job orders submitted
+ * with StoreAndStart. Shows live progress and ends with a summary (with the journal and the
+ * counter). DEMO_JOBS sets the batch size (default 50).
  */
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { daemonConfig } from "./DaemonConfig.js"
 import { startIsland } from "./Island.js"
+import { printStoredTree } from "./DemoExecutionTree.js"
 import { runMes } from "./DemoMes.js"
-import { startDemoStation } from "./DemoStation.js"
+import { DEMO_TOOL, startDemoStation } from "./DemoStation.js"
+import { Journal } from "@microdcs/journal"
 
 const JOBS = Number(process.env["DEMO_JOBS"] ?? 50)
+/** DEMO_STAY=1 keeps the island (and its console) up after the summary, until Ctrl-C. */
+const STAY = ["1", "true", "yes"].includes((process.env["DEMO_STAY"] ?? "").toLowerCase())
 
 const program = Effect.gen(function* () {
   // The demo always runs on its own servers and a random HTTP port, whatever the environment says.
@@ -23,6 +29,7 @@ const program = Effect.gen(function* () {
   const island = yield* startIsland(yield* daemonConfig)
   const topics = { prefix: island.config.mqtt.topicPrefix, discriminator: island.config.mqtt.discriminator }
   console.log(`island up: Valkey ${island.config.valkey.url}, MQTT ${island.config.mqtt.url}, HTTP http://${island.http.host}:${island.http.port}`)
+  console.log(`console: http://${island.http.host}:${island.http.port}/ (the island's web pages, while the demo runs; DEMO_STAY=1 keeps it up after the summary)`)
   const station = yield* startDemoStation(island.config.mqtt.url!, topics).pipe(Effect.provide(island.context))
   const summary = yield* runMes(island.config.mqtt.url!, topics, JOBS)
   console.log("")
@@ -31,12 +38,33 @@ const program = Effect.gen(function* () {
   console.log(`  jobs completed        ${summary.completed}`)
   console.log(`  jobs failed/aborted   ${summary.failed}`)
   console.log(`  rework loops          ${station.reworks()}`)
+  console.log(`  tool checks           ${station.toolChecks()} (after the 3rd NOK torque of ${DEMO_TOOL} within the hour)`)
   console.log(`  station commands      ${station.commands()}`)
   console.log(`  elapsed               ${summary.elapsedSeconds.toFixed(2)} s`)
   console.log(`  throughput            ${(summary.completed / summary.elapsedSeconds).toFixed(1)} jobs/s`)
   console.log(`  latency p50           ${summary.p50.toFixed(0)} ms (StoreAndStart sent → Ended_Completed seen)`)
   console.log(`  latency p99           ${summary.p99.toFixed(0)} ms`)
+  const journal = yield* Effect.provide(Journal, island.context)
+  const figures = (yield* journal.figures("line-1")).find((f) => f.journal === "torque")
+  const recent = yield* journal.recall("line-1", "torque", "tool", DEMO_TOOL, { limit: 3, stamp: false })
+  console.log(`  journal torque        ${figures?.entries ?? 0} entries, ${figures?.bytes ?? 0} bytes (torque results by tool and job)`)
+  for (const entry of recent) console.log(`    ${new Date(entry.time).toISOString()}  ${JSON.stringify((entry.event as { data?: unknown }).data)}`)
+  console.log(`  counter nok_torque_1h ${yield* journal.counter("line-1", "torque", "nok_torque_1h", DEMO_TOOL)} (${DEMO_TOOL}, last hour)`)
+  // The first job of the MES's batch (DemoMes numbers them jo-axle-0001...): its log tree from storage.
+  yield* printStoredTree("jo-axle-0001").pipe(Effect.provide(island.context))
   if (summary.completed !== summary.submitted) return yield* Effect.fail(new Error(`${summary.submitted - summary.completed} jobs did not complete`))
+  if (STAY) {
+    console.log(`\nthe island stays up (DEMO_STAY): console http://${island.http.host}:${island.http.port}/ ; Ctrl-C stops it`)
+    yield* Effect.async<void>((resume) => {
+      const stop = () => resume(Effect.void)
+      process.once("SIGINT", stop)
+      process.once("SIGTERM", stop)
+      return Effect.sync(() => {
+        process.off("SIGINT", stop)
+        process.off("SIGTERM", stop)
+      })
+    })
+  }
 })
 
 // Daemon logs go to stderr at warning level so the progress lines stay readable.

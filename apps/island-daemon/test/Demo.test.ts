@@ -19,5 +19,10 @@ describe("demo", () => {
     expect(out).toContain("jobs failed/aborted   0")
     expect(out).toMatch(/throughput\s+\d+(\.\d+)? jobs\/s/)
     expect(out).toMatch(/latency p99\s+\d+ ms/)
+    // The journal of the torque results (one per torque check, so at least one per job) and its NOK counter.
+    expect(out).toMatch(/journal torque\s+(1\d|[2-9]\d|\d{3,}) entries/)
+    expect(out).toMatch(/counter nok_torque_1h \d+ \(nutrunner-3, last hour\)/)
+    // The log tree of the first job read back from storage (or, from an engine that writes no log, the note).
+    expect(out).toMatch(/execution log\s+(jo-axle-0001, read back from storage \(\d+ rows\):\n\s+execution jo-axle-0001\S* +completed|no execution log for jo-axle-0001)/)
   }, 60_000)
 })

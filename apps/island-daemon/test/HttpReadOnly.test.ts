@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { JobStates, MethodEventTypes } from "@microdcs/job-state"
+import { JOURNAL_CONFIG_EVENT_TYPE } from "@microdcs/journal"
 import { storeLayer } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { putJobOrder, snapshot } from "@microdcs/testkit"
 import { daemonRoutes } from "../src/HttpRoutes.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
-import { axleJobOrder, axleStation, completedCount, configureAxleStation, eventually, makeMes, SCOPE } from "./IslandKit.js"
+import { axleJobOrder, axleStation, completedCount, configureAxleStation, eventually, fixture, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
  * Nothing served over HTTP changes the island, and whatever it shows comes back as JSON text.
@@ -29,9 +30,15 @@ const MARKUP_ID = `jo-<script>alert("x")</script>&'`
 const MARKUP_NOTE = `<img src=x onerror="alert(1)">`
 
 /** A value for each path parameter of the routes; a route with another parameter fails the walk until it is added. */
-const paramValues: Readonly<Record<string, string>> = { scope: SCOPE, id: JOB, jobId: JOB }
+const paramValues: Readonly<Record<string, string>> = { scope: SCOPE, id: JOB, jobId: JOB, journal: "torque", counter: "nok_torque_1h" }
 /** The query a route needs to answer 200. */
-const queries: Readonly<Record<string, string>> = { "/api/scopes/:scope/jobresponses": "?state=Ended_Completed" }
+const queries: Readonly<Record<string, string>> = {
+  "/api/scopes/:scope/jobresponses": "?state=Ended_Completed",
+  "/api/journals/:scope/:journal/recall": "?key=job&value=" + JOB,
+  "/api/journals/:scope/:journal/counters/:counter": "?value=nutrunner-3",
+  // The console's live feed ends after its first event (else a GET never ends).
+  "/api/console/events": "?max=1"
+}
 
 const concretePath = (path: string): string =>
   path.replace(/:(\w+)/g, (_, name: string) => {
@@ -52,6 +59,8 @@ beforeAll(async () => {
       yield* axleStation(broker.url, prefix)
       const mes = yield* makeMes(broker.url, prefix)
       yield* configureAxleStation(mes)
+      // A journal of the torque results, so the journal routes have one to read (and entries to recall).
+      yield* mes.ok(JOURNAL_CONFIG_EVENT_TYPE, fixture("journal-torque.json"))
       yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(JOB) })
       yield* eventually(Effect.map(completedCount([JOB]), (n) => (n === 1 ? n : undefined)), 30_000, "the job completed")
       const exit = yield* Effect.promise(() => writer.stop("SIGTERM"))

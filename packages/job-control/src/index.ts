@@ -14,8 +14,16 @@ export {
   referenceIdField
 } from "./ConfigCommand.js"
 export * from "./Command.js"
+// Recipe digests (canonical JSON, SHA-256), pinning (RECIPE_DIGESTS) and the catalogue per scope.
+export { parseRecipePins, pinProblem, type RecipePins, workMasterDigest, type WorkMasterDigest } from "./RecipeDigests.js"
+export { type CatalogueRecipe, recipeCatalogue } from "./RecipeCatalogue.js"
 // The processor and its options (checked when the layer is built).
 export { type JobControlSettings, defaultJobControlSettings, JobControlOptions } from "./JobControlOptions.js"
 export * from "./JobControl.js"
 // The exactly-once combinator.
 export * from "./Dedupe.js"
+// Triggers (execution-log.md §4): matching and job order ids (pure), the in-memory catalog, the starts, the config event.
+export * from "./TriggerMatch.js"
+export * from "./TriggerCatalog.js"
+export * from "./TriggerStarts.js"
+export { type TriggerChange, TriggerChangeAnnouncer, TRIGGER_CONFIG_EVENT_TYPE } from "./TriggerConfigEvent.js"

@@ -13,7 +13,25 @@ export interface StreamSummary {
   readonly groups: ReadonlyArray<StreamGroup>
 }
 
+/** One consumer of a group, as `XINFO CONSUMERS` describes it. */
+export interface StreamConsumer {
+  readonly name: string
+  readonly pending: number
+  readonly idleMs: number
+}
+
 type RawEntries = ReadonlyArray<readonly [string, unknown]>
+
+/** Decodes an `XINFO CONSUMERS` reply (a list of flat field/value lists); anything else is no consumers. */
+const decodeConsumers = (reply: unknown): ReadonlyArray<StreamConsumer> =>
+  Array.isArray(reply)
+    ? reply.flatMap((row: unknown) => {
+        if (!Array.isArray(row)) return []
+        const fields = new Map<string, unknown>()
+        for (let i = 0; i + 1 < row.length; i += 2) fields.set(String(row[i]), row[i + 1])
+        return [{ name: String(fields.get("name") ?? ""), pending: Number(fields.get("pending") ?? 0), idleMs: Number(fields.get("idle") ?? 0) }]
+      })
+    : []
 
 /**
  * One stream at a glance (admin CLI `streams info`): its type, length, first and last id and
@@ -54,6 +72,15 @@ export class StreamSummaries extends Effect.Service<StreamSummaries>()("@microdc
         } satisfies StreamSummary
       })
 
-    return { summary } as const
+    /**
+     * The consumers of one group with their pending entries and idle time (the console's engine
+     * instances). A missing stream or group has no consumers: it is reported, not failed.
+     */
+    const consumers = (stream: string, group: string): Effect.Effect<ReadonlyArray<StreamConsumer>, ConnectionError> =>
+      valkey
+        .command("stream consumers", (c) => c.xinfo("CONSUMERS", stream, group).catch(() => []))
+        .pipe(Effect.map(decodeConsumers))
+
+    return { summary, consumers } as const
   })
 }) {}

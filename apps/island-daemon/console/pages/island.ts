@@ -1,0 +1,105 @@
+import { api } from "../api.js"
+import { h, link, replace, scopeHref, section, table } from "../dom.js"
+import { coalesce, follow } from "../live.js"
+
+interface IslandView {
+  readonly readiness: { readonly ready: boolean; readonly checks: Readonly<Record<string, boolean>>; readonly roles: Readonly<Record<string, { ok: boolean; reason?: string }>>; readonly problems: ReadonlyArray<string> }
+  readonly scopes: ReadonlyArray<{
+    readonly scope: string
+    readonly jobOrders: number
+    readonly activeExecutions: number
+    readonly responsesByState: Readonly<Record<string, number>>
+    readonly streamLength: Readonly<Record<string, number>>
+    readonly deadLetters: Readonly<Record<string, number>>
+    readonly groups: ReadonlyArray<{ readonly stream: string; readonly group: string; readonly lag?: number; readonly pending: number }>
+  }>
+  readonly activity: ReadonlyArray<{
+    readonly scope: string
+    readonly activity: { readonly minutes: ReadonlyArray<{ readonly started: number; readonly completed: number }>; readonly runMs: { readonly count: number; readonly p50: number | null; readonly p95: number | null }; readonly cut: boolean }
+    readonly engines: ReadonlyArray<{ readonly group: string; readonly consumer: string; readonly pending: number; readonly idleMs: number }>
+  }>
+  readonly leases: ReadonlyArray<{ readonly lease: string; readonly configId: string | null; readonly holder: string | null; readonly remainingMs: number | null }>
+  readonly messages: { readonly counts: Readonly<Record<string, Readonly<Record<string, number>>>>; readonly meanMs: Readonly<Record<string, number | null>> }
+}
+
+const sum = (values: Readonly<Record<string, number>>) => Object.values(values).reduce((a, b) => a + b, 0)
+
+/** The island page: readiness, scopes with their figures, leases, this daemon's message figures; live. */
+export const islandPage = (root: HTMLElement) => {
+  document.title = "Island console"
+  const render = async () => {
+    let view: IslandView
+    try {
+      view = await api<IslandView>("/api/console/island")
+    } catch (error) {
+      replace(root, h("h1", {}, "Island"), h("p", { class: "problem" }, String(error)))
+      return
+    }
+    const r = view.readiness
+    replace(
+      root,
+      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready")),
+      section(
+        "Readiness",
+        table(["check", "passes"], Object.entries(r.checks).map(([name, passes]) => h("tr", {}, h("td", {}, name), h("td", { class: passes ? "ok" : "bad" }, passes ? "yes" : "no")))),
+        table(["role", "health"], Object.entries(r.roles).map(([role, health]) => h("tr", {}, h("td", {}, role), h("td", { class: health.ok ? "ok" : "bad" }, health.ok ? "ok" : (health.reason ?? "failing"))))),
+        r.problems.length === 0 ? null : h("ul", { class: "problem" }, r.problems.map((p) => h("li", {}, p)))
+      ),
+      section(
+        "Scopes",
+        table(
+          ["scope", "job orders", "running executions", "job responses by state", "changes", "sfc work", "pending", "dead letters"],
+          view.scopes.map((s) =>
+            h(
+              "tr",
+              { "data-scope": s.scope },
+              h("td", {}, link(scopeHref(s.scope), s.scope)),
+              h("td", {}, String(s.jobOrders)),
+              h("td", {}, String(s.activeExecutions)),
+              h("td", {}, Object.entries(s.responsesByState).map(([state, n]) => `${state} ${n}`).join(", ")),
+              h("td", {}, String(s.streamLength["changes"] ?? 0)),
+              h("td", {}, String(s.streamLength["sfc"] ?? 0)),
+              h("td", {}, String(s.groups.reduce((a, g) => a + g.pending, 0))),
+              h("td", { class: sum(s.deadLetters) > 0 ? "bad" : "" }, String(sum(s.deadLetters)))
+            )
+          ),
+          { id: "scopes" }
+        )
+      ),
+      section(
+        "Last 5 minutes",
+        table(
+          ["scope", ...[5, 4, 3, 2, 1].map((m) => `−${m} min started / completed`), "run time p50 / p95", "engine instances seen"],
+          view.activity.map((a) =>
+            h(
+              "tr",
+              { "data-activity": a.scope },
+              h("td", {}, a.scope),
+              a.activity.minutes.map((m) => h("td", {}, `${m.started} / ${m.completed}`)),
+              h("td", {}, a.activity.runMs.p50 === null ? "" : `${a.activity.runMs.p50} / ${a.activity.runMs.p95} ms (${a.activity.runMs.count} jobs)`),
+              h("td", { class: "mono" }, a.engines.map((e) => `${e.consumer} (${e.group}, ${e.pending} pending, idle ${Math.round(e.idleMs / 1000)} s)`).join(", "))
+            )
+          ),
+          { id: "activity" }
+        )
+      ),
+      section(
+        "Leases",
+        table(["lease", "configuration", "holder", "time left"], view.leases.map((l) => h("tr", {}, h("td", {}, l.lease), h("td", {}, l.configId ?? ""), h("td", { class: "mono" }, l.holder ?? "free"), h("td", {}, l.remainingMs === null ? "" : `${Math.round(l.remainingMs / 1000)} s`))))
+      ),
+      section(
+        "Messages handled by this daemon",
+        table(
+          ["kind", "outcomes", "mean handling time"],
+          Object.entries(view.messages.counts).map(([kind, outcomes]) =>
+            h("tr", {}, h("td", {}, kind), h("td", {}, Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(", ")), h("td", {}, view.messages.meanMs[kind] == null ? "" : `${view.messages.meanMs[kind]!.toFixed(1)} ms`))
+          )
+        )
+      )
+    )
+  }
+  const refresh = coalesce(render, 1_000)
+  follow({ figures: "1" }, (event) => {
+    if (event.type === "figures" || event.type === "change") refresh()
+  }, refresh)
+}

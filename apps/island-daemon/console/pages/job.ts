@@ -1,0 +1,176 @@
+import { api, ApiError } from "../api.js"
+import { h, jobHref, link, replace, scopeHref, section, table, when } from "../dom.js"
+import { drawGraph, type RecipeGraph } from "../graph.js"
+import { coalesce, follow } from "../live.js"
+
+interface ActionRun {
+  readonly action: string
+  readonly step: string
+  readonly visit: number
+  readonly state: string
+  readonly correlationId?: string
+  readonly attempts: number
+  readonly deadline?: number
+  readonly error?: string
+}
+
+interface JobView {
+  readonly id: string
+  readonly scope: string
+  readonly version: number
+  readonly state: string | null
+  readonly document: unknown
+  readonly history: ReadonlyArray<{ readonly kind: string; readonly change: string; readonly version: number; readonly ts: number; readonly state: string | null }>
+  readonly historyCut: boolean
+  readonly response: { readonly id: string; readonly state: string; readonly version: number; readonly document: unknown } | null
+  readonly execution: {
+    readonly status: string
+    readonly revision: number
+    readonly recipeDigest: string | null
+    readonly workMasterId: string
+    readonly startedAt: number
+    readonly endedAt?: number
+    readonly error?: string
+    readonly active: ReadonlyArray<{ readonly step: string; readonly visit: number; readonly enteredAt: number; readonly branch?: { readonly name: string } }>
+    readonly branches: ReadonlyArray<{ readonly name: string }>
+    readonly visits: Readonly<Record<string, number>>
+    readonly actions: ReadonlyArray<ActionRun>
+    readonly graph: RecipeGraph | null
+  } | null
+}
+
+/** A row of the execution log tree (execution-log.md §3): an execution, one of its nodes, or a child that is gone. */
+interface TreeRow {
+  readonly type: "execution" | "node" | "missing"
+  readonly depth: number
+  readonly executionId: string
+  readonly record?: {
+    readonly kind?: string
+    readonly name?: string
+    readonly visit?: number
+    readonly status?: string
+    readonly workMasterId?: string
+    readonly openedAt?: number
+    readonly closedAt?: number
+    readonly detail?: unknown
+  }
+}
+
+const json = (value: unknown) => h("pre", { class: "json" }, JSON.stringify(value, null, 2))
+
+/** One row: indented by its depth; a node without `closedAt` is open (where a running execution is). */
+const treeRow = (row: TreeRow) => {
+  const r = row.record ?? {}
+  const open = row.type !== "missing" && r.closedAt === undefined
+  const label =
+    row.type === "execution"
+      ? [h("strong", {}, "execution "), h("span", { class: "mono" }, row.executionId), ` · ${r.status ?? ""} · ${r.workMasterId ?? ""}`]
+      : row.type === "node"
+        ? [h("span", { class: "kind" }, r.kind ?? "node"), " ", r.name ?? "", r.visit === undefined ? "" : ` (visit ${r.visit})`, r.detail === undefined ? "" : h("span", { class: "meta" }, ` ${JSON.stringify(r.detail).slice(0, 160)}`)]
+        : ["missing execution ", h("span", { class: "mono" }, row.executionId)]
+  return h(
+    "li",
+    { class: `tree-row ${row.type}${open ? " open" : ""}`, "data-depth": String(row.depth) },
+    h("span", { class: `indent d${Math.min(Math.max(row.depth, 0), 12)}` }),
+    h("span", { class: "time" }, when(r.openedAt), " "),
+    label,
+    open ? h("span", { class: "open-mark" }, " ● open") : null
+  )
+}
+
+const logTree = async (id: string): Promise<HTMLElement> => {
+  try {
+    const tree = await api<{ readonly rows?: ReadonlyArray<TreeRow> }>(`/api/executions/${encodeURIComponent(id)}/tree`)
+    const rows = tree.rows ?? []
+    return rows.length === 0 ? h("p", { class: "empty", id: "log-tree" }, "no log") : h("ul", { class: "tree", id: "log-tree" }, rows.map(treeRow))
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return h("p", { class: "empty", id: "log-tree" }, "no log")
+    return h("p", { class: "problem", id: "log-tree" }, String(error))
+  }
+}
+
+const actionsTable = (actions: ReadonlyArray<ActionRun>) =>
+  table(
+    ["action", "step", "visit", "state", "correlation id", "attempts", "deadline", "error"],
+    actions.map((a) =>
+      h(
+        "tr",
+        { "data-action": a.action, class: `action ${a.state}` },
+        h("td", {}, a.action),
+        h("td", {}, a.step),
+        h("td", {}, String(a.visit)),
+        h("td", { class: "state" }, a.state),
+        h("td", { class: "mono" }, a.correlationId ?? ""),
+        h("td", {}, String(a.attempts)),
+        h("td", {}, when(a.deadline)),
+        h("td", { class: "problem" }, a.error ?? "")
+      )
+    ),
+    { id: "actions" }
+  )
+
+/** The job page: order, state history, response, recipe graph lit by the execution, log tree; live. */
+export const jobPage = (root: HTMLElement, id: string) => {
+  document.title = `Job ${id} · island console`
+  const render = async () => {
+    let view: JobView
+    try {
+      view = await api<JobView>(`/api/console/jobs/${encodeURIComponent(id)}`)
+    } catch (error) {
+      replace(root, h("h1", {}, "Job ", h("span", { class: "mono" }, id)), h("p", { class: "problem", id: "job-problem" }, String(error)))
+      return
+    }
+    const ex = view.execution
+    const graph =
+      ex?.graph === null || ex?.graph === undefined
+        ? h("p", { class: "empty" }, ex === null ? "not started: no execution yet" : "no graph for this recipe")
+        : drawGraph(ex.graph, { active: ex.active, visits: ex.visits, actions: ex.actions, activeBranches: [...new Set(ex.active.flatMap((a) => (a.branch ? [a.branch.name] : [])))] })
+    replace(
+      root,
+      h("nav", { class: "crumbs" }, link("/console", "island"), " / ", link(scopeHref(view.scope), view.scope), " / ", h("span", { class: "mono" }, view.id)),
+      h("h1", {}, "Job ", h("span", { class: "mono", id: "job-id" }, view.id), " ", h("span", { class: `badge state-${view.state ?? "unknown"}`, id: "job-state" }, view.state ?? "malformed")),
+      section(
+        "Recipe",
+        ex === null
+          ? null
+          : h(
+              "p",
+              { class: "meta" },
+              "work master ",
+              h("span", { class: "mono" }, ex.workMasterId),
+              " · execution ",
+              h("span", { class: `badge exec-${ex.status}`, id: "execution-status" }, ex.status),
+              " · revision ",
+              String(ex.revision),
+              " · active ",
+              h("span", { id: "active-steps" }, ex.active.map((a) => a.step).join(", ") || "none"),
+              ex.recipeDigest ? [" · digest ", h("span", { class: "mono digest" }, ex.recipeDigest.slice(0, 12))] : null,
+              ex.error ? [" · ", h("span", { class: "problem" }, ex.error)] : null
+            ),
+        graph
+      ),
+      ex === null || ex.actions.length === 0 ? null : section("Actions", actionsTable(ex.actions)),
+      section(
+        "State history",
+        table(
+          ["time", "document", "change", "version", "state"],
+          view.history.map((r) => h("tr", { class: "history" }, h("td", {}, when(r.ts)), h("td", {}, r.kind), h("td", {}, r.change), h("td", {}, String(r.version)), h("td", { class: "state" }, r.state ?? ""))),
+          { id: "history" }
+        ),
+        view.historyCut ? h("p", { class: "meta" }, "older changes not read (a long change stream)") : null
+      ),
+      section("Job response", view.response === null ? h("p", { class: "empty" }, "no job response yet") : [h("p", { class: "meta" }, view.response.id, " · ", view.response.state), json(view.response.document)]),
+      section("Execution log", await logTree(view.id)),
+      section("Job order", json(view.document)),
+      h("p", { class: "meta" }, link(jobHref(view.id), "permalink"))
+    )
+  }
+  const refresh = coalesce(render)
+  follow({ job: id }, (event) => {
+    if (event.type === "execution") refresh()
+    if (event.type === "change") {
+      const changed = (event.data as { id?: string }).id
+      if (changed === id || changed === `${id}-response`) refresh()
+    }
+  }, refresh)
+}

@@ -1,0 +1,63 @@
+import { api } from "../api.js"
+import { h, replace, section, table, when } from "../dom.js"
+import { coalesce, follow } from "../live.js"
+
+interface StreamsView {
+  readonly streams: ReadonlyArray<{
+    readonly scope: string
+    readonly stream: string
+    readonly key: string
+    readonly type: string
+    readonly length: number
+    readonly groups: ReadonlyArray<{ readonly group: string; readonly consumers: number; readonly pending: number; readonly lag: number | null; readonly lastDeliveredId: string; readonly pendingByConsumer: ReadonlyArray<{ readonly consumer: string; readonly count: number }> }>
+    readonly deadLetters: { readonly length: number; readonly entries: ReadonlyArray<{ readonly id: string; readonly originalId: string; readonly group: string; readonly consumer: string; readonly deliveries: number; readonly error: string; readonly movedAt: number; readonly fields: Readonly<Record<string, string>> }> }
+  }>
+}
+
+/** The streams page: per scope and stream its length, groups (lag, pending by consumer) and dead letters with their errors; live. */
+export const streamsPage = (root: HTMLElement) => {
+  document.title = "Streams · island console"
+  const render = async () => {
+    let view: StreamsView
+    try {
+      view = await api<StreamsView>("/api/console/streams")
+    } catch (error) {
+      replace(root, h("h1", {}, "Streams"), h("p", { class: "problem" }, String(error)))
+      return
+    }
+    replace(
+      root,
+      h("h1", {}, "Streams"),
+      view.streams.map((st) =>
+        h(
+          "section",
+          { class: "stream", "data-stream": `${st.stream}:${st.scope}` },
+          h("h2", {}, h("span", { class: "mono" }, st.key), " ", h("span", { class: "meta" }, `${st.type} · length ${st.length}`)),
+          st.groups.length === 0
+            ? h("p", { class: "empty" }, "no consumer groups")
+            : table(
+                ["group", "consumers", "lag", "pending", "pending by consumer", "last delivered"],
+                st.groups.map((g) =>
+                  h("tr", {}, h("td", {}, g.group), h("td", {}, String(g.consumers)), h("td", {}, g.lag === null ? "unknown" : String(g.lag)), h("td", {}, String(g.pending)), h("td", { class: "mono" }, g.pendingByConsumer.map((c) => `${c.consumer} ${c.count}`).join(", ")), h("td", { class: "mono" }, g.lastDeliveredId))
+                )
+              ),
+          h("h3", {}, `Dead letters: ${st.deadLetters.length}`),
+          st.deadLetters.entries.length === 0
+            ? null
+            : table(
+                ["moved", "entry", "group", "consumer", "deliveries", "error", "fields"],
+                st.deadLetters.entries.map((d) =>
+                  h("tr", { class: "dead-letter", "data-id": d.id }, h("td", {}, when(d.movedAt)), h("td", { class: "mono" }, d.originalId), h("td", {}, d.group), h("td", { class: "mono" }, d.consumer), h("td", {}, String(d.deliveries)), h("td", { class: "problem error" }, d.error), h("td", { class: "mono" }, JSON.stringify(d.fields)))
+                ),
+                { class: "dead-letters" }
+              )
+        )
+      ),
+      view.streams.length === 0 ? section("No streams", h("p", { class: "empty" }, "no scope has streams yet")) : null
+    )
+  }
+  const refresh = coalesce(render, 500)
+  follow({ figures: "1" }, (event) => {
+    if (event.type === "figures") refresh()
+  }, refresh)
+}

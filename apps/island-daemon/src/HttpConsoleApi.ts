@@ -1,0 +1,56 @@
+import { HttpRouter } from "@effect/platform"
+import { Effect } from "effect"
+import { configView } from "./ConsoleConfigView.js"
+import { islandView } from "./ConsoleIslandView.js"
+import { jobView } from "./ConsoleJobView.js"
+import { scopeJobOrders } from "./ConsoleScopeView.js"
+import { streamsView } from "./ConsoleStreamsView.js"
+import { requireToken } from "./HttpAccess.js"
+import { consoleEvents } from "./HttpConsoleEvents.js"
+import { badRequest, consoleReply, LIMIT_PROBLEM, notFound, ok, pageLimit, param, query } from "./HttpConsoleReply.js"
+import { HttpContext, withIsland } from "./HttpContext.js"
+
+const island = Effect.gen(function* () {
+  const context = yield* HttpContext
+  const running = context.island()
+  // withIsland has answered 503 already when the island is away.
+  if (running === undefined) return { status: 503, body: { error: "not-ready" } }
+  return ok(yield* islandView(running.readiness, context.metrics))
+})
+
+const scopeOrders = Effect.gen(function* () {
+  const q = yield* query
+  const limit = pageLimit(q)
+  if (limit === undefined) return badRequest(LIMIT_PROBLEM)
+  const offset = Number(q.get("cursor") ?? "0")
+  if (!Number.isInteger(offset) || offset < 0) return badRequest("cursor must come from a previous page")
+  const id = q.get("id")
+  const state = q.get("state")
+  return ok(yield* scopeJobOrders(yield* param("scope"), { offset, limit, id: id === null || id === "" ? undefined : id, state: state === null || state === "" ? undefined : state }))
+})
+
+const job = Effect.gen(function* () {
+  const id = yield* param("id")
+  const view = yield* jobView(id)
+  return view === null ? notFound(`job order ${id}`) : ok(view)
+})
+
+/**
+ * The console's read routes, behind the token when one is set; every one a GET that reads.
+ *
+ *   GET /api/console/island
+ *   GET /api/console/scopes/{scope}/joborders?state=&id=&cursor=&limit=
+ *   GET /api/console/jobs/{id}
+ *   GET /api/console/config
+ *   GET /api/console/streams
+ *   GET /api/console/events?scope=&job=&figures=1&max=&after=   (Server-Sent Events)
+ */
+export const consoleApiRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/console/island", consoleReply(island)),
+  HttpRouter.get("/api/console/scopes/:scope/joborders", consoleReply(scopeOrders)),
+  HttpRouter.get("/api/console/jobs/:id", consoleReply(job)),
+  HttpRouter.get("/api/console/config", consoleReply(Effect.map(configView, ok))),
+  HttpRouter.get("/api/console/streams", consoleReply(Effect.map(streamsView, ok))),
+  HttpRouter.get("/api/console/events", withIsland(consoleEvents)),
+  HttpRouter.use(requireToken)
+)

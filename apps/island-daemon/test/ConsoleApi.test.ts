@@ -1,0 +1,130 @@
+import { Effect, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { JobStates } from "@microdcs/job-state"
+import { storeLayer } from "@microdcs/store"
+import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { putJobOrder } from "@microdcs/testkit"
+import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
+import { SCOPE } from "./IslandKit.js"
+
+/**
+ * The console over plain HTTP (the browser test is `ConsoleBrowser.test.ts`): the pages and
+ * files it serves, the token on its API, refused input and the live feed, which ends when the
+ * daemon stops. One daemon with a token.
+ */
+
+const TOKEN = "console-secret"
+const auth = { authorization: `Bearer ${TOKEN}` }
+let broker: MosquittoServer
+let island: DaemonProcess
+const prefix = randomPrefix("console-api")
+const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix }))
+
+beforeAll(async () => {
+  broker = await startMosquitto()
+  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-api", extra: { HTTP_TOKEN: TOKEN } }))
+  await island.waitReady()
+}, 60_000)
+
+afterAll(async () => {
+  await island?.stop("SIGKILL")
+  await broker?.stop()
+})
+
+/** Reads Server-Sent Events from a streaming answer until `stop` says enough (or the stream ends). */
+const readEvents = async (response: Response, stop: (events: ReadonlyArray<{ type: string; data: unknown }>) => boolean) => {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  const events: Array<{ type: string; data: unknown }> = []
+  let buffer = ""
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return { events, ended: true }
+    buffer += value
+    let end: number
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      const type = /^event: (.*)$/m.exec(block)?.[1] ?? "message"
+      events.push({ type, data: JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? "null") as unknown })
+    }
+    if (stop(events)) {
+      await reader.cancel()
+      return { events, ended: false }
+    }
+  }
+}
+
+describe("the console over HTTP", () => {
+  it("serves its pages and files without the token, with a strict content security policy; no data in the markup", async () => {
+    for (const path of ["/", "/console", `/console/scopes/${SCOPE}`, `/console/jobs/${encodeURIComponent("<b>x</b>")}`, "/console/config", "/console/streams"]) {
+      const page = await island.get(path)
+      expect(page.status, path).toBe(200)
+      expect(page.headers.get("content-type"), path).toBe("text/html; charset=utf-8")
+      expect(page.headers.get("content-security-policy"), path).toContain("script-src 'self'")
+      expect(page.headers.get("x-content-type-options"), path).toBe("nosniff")
+      expect(page.text).not.toContain("<b>x</b>")
+    }
+    const script = await island.get("/console/app.js")
+    expect(script.status).toBe(200)
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8")
+    expect(script.text.length).toBeGreaterThan(1000)
+    // Text goes in as text: the bundle never writes markup from data.
+    expect(script.text).not.toContain("innerHTML")
+    const css = await island.get("/console/app.css")
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8")
+  })
+
+  it("its API asks for the token like the rest of /api/", async () => {
+    for (const path of ["/api/console/island", `/api/console/scopes/${SCOPE}/joborders`, "/api/console/config", "/api/console/streams", "/api/console/events?max=1"]) {
+      expect((await island.get(path)).status, path).toBe(401)
+      expect((await island.get(path, auth)).status, path).toBe(200)
+    }
+  })
+
+  it("refuses bad input with a clear error", async () => {
+    const refused = async (path: string, message: string) => {
+      const reply = await island.get(path, auth)
+      expect(reply.status, path).toBe(400)
+      expect(reply.json(), path).toMatchObject({ error: "bad-request" })
+      expect((reply.json() as { message: string }).message, path).toContain(message)
+    }
+    await refused(`/api/console/scopes/${SCOPE}/joborders?limit=0`, "limit")
+    await refused(`/api/console/scopes/${SCOPE}/joborders?limit=501`, "limit")
+    await refused(`/api/console/scopes/${SCOPE}/joborders?cursor=-1`, "cursor")
+    await refused("/api/console/events?max=abc", "max")
+    await refused("/api/console/events?after=1-0", "after needs scope")
+    await refused(`/api/console/events?scope=${SCOPE}&after=nope`, "after")
+    const missing = await island.get(`/api/console/jobs/${encodeURIComponent("<i>none</i>")}`, auth)
+    expect(missing.status).toBe(404)
+    expect(missing.json()).toEqual({ error: "not-found", message: "job order <i>none</i> does not exist" })
+  })
+
+  it("the live feed pushes a change of the scope, and a job order's page filter finds it", async () => {
+    const response = await fetch(`http://127.0.0.1:${island.port}/api/console/events?scope=${SCOPE}`, { headers: auth })
+    expect(response.headers.get("content-type")).toBe("text/event-stream")
+    const id = "jo-console-feed-01"
+    const seen = readEvents(response, (events) => events.some((e) => e.type === "change" && (e.data as { id?: string }).id === id))
+    // The feed takes its cursor before it answers: a write after the answer is new to it.
+    await Effect.runPromise(putJobOrder(SCOPE, { JobOrderID: id }, { state: JobStates.NotAllowedToStart_Ready, change: "Store" }).pipe(Effect.provide(store)))
+    const { events } = await seen
+    expect(events[0]?.type).toBe("hello")
+    expect(events.find((e) => e.type === "change")?.data).toMatchObject({ scope: SCOPE, kind: "joborder", id, change: "Store", version: 1 })
+    const listed = await island.get(`/api/console/scopes/${SCOPE}/joborders?state=NotAllowedToStart_Ready`, auth)
+    expect((listed.json() as { items: ReadonlyArray<{ id: string; state: string }> }).items).toContainEqual(expect.objectContaining({ id, state: "NotAllowedToStart_Ready" }))
+    const found = await island.get(`/api/console/scopes/${SCOPE}/joborders?id=${id}`, auth)
+    expect((found.json() as { items: ReadonlyArray<{ id: string }> }).items.map((i) => i.id)).toEqual([id])
+  })
+
+  it("a live feed ends as soon as the daemon stops, and the daemon stops cleanly", async () => {
+    const response = await fetch(`http://127.0.0.1:${island.port}/api/console/events?figures=1`, { headers: auth })
+    const hello = readEvents(response, () => false)
+    const stopping = island.stop("SIGTERM")
+    // The feed ends when the island stops, before the daemon has drained and exited.
+    expect(await Promise.race([hello.then(() => "feed ended"), island.exited.then(() => "daemon exited")])).toBe("feed ended")
+    const exit = await stopping
+    expect(exit.code, island.stderr()).toBe(0)
+    const { ended, events } = await hello
+    expect(ended).toBe(true)
+    expect(events[0]?.type).toBe("hello")
+  }, 40_000)
+})
