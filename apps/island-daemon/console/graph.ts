@@ -1,30 +1,8 @@
+import type { RecipeGraph } from "../src/ConsoleGraphShape.js"
 import { h, s } from "./dom.js"
 
-/** The server's layout of a recipe (`src/ConsoleGraph.ts`). */
-export interface RecipeGraph {
-  readonly digest: string
-  readonly width: number
-  readonly height: number
-  readonly nodes: ReadonlyArray<{
-    readonly id: string
-    readonly kind: "step" | "branch"
-    readonly x: number
-    readonly y: number
-    readonly width: number
-    readonly height: number
-    readonly initial: boolean
-    readonly branchType?: string
-    readonly actions: ReadonlyArray<string>
-  }>
-  readonly edges: ReadonlyArray<{
-    readonly id: string
-    readonly source: string
-    readonly target: string
-    readonly condition: string
-    readonly points: ReadonlyArray<readonly [number, number]>
-    readonly label?: { readonly x: number; readonly y: number }
-  }>
-}
+/** The server's layout of a recipe (`src/ConsoleGraph.ts`), one shape for both sides. */
+export type { RecipeGraph } from "../src/ConsoleGraphShape.js"
 
 /** What lights the graph of a running job. */
 export interface LiveState {

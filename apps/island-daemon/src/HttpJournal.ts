@@ -1,10 +1,8 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { formatDuration, Journal, type JournalConfig, journalConfigJson } from "@microdcs/journal"
-import { InvalidInput } from "@microdcs/store"
 import { requireToken } from "./HttpAccess.js"
-import { withIsland } from "./HttpContext.js"
-import { jsonReply } from "./HttpReply.js"
+import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
 /**
  * The journal's reads in the JSON API (journal.md §6), the same as the admin CLI's `journal
@@ -16,11 +14,6 @@ import { jsonReply } from "./HttpReply.js"
  *   GET /api/journals/{scope}/{journal}/counters/{counter}?value=
  */
 
-interface Reply {
-  readonly status: number
-  readonly body: unknown
-}
-
 const ok = (body: unknown): Reply => ({ status: 200, body })
 const badRequest = (message: string): Reply => ({ status: 400, body: { error: "bad-request", message } })
 
@@ -28,23 +21,7 @@ const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new U
 const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
 /** A missing journal or counter is 404, a refused input 400, an entry that does not decode 500, any other store failure 503. */
-const journalReply = <E extends { readonly _tag: string; readonly message?: string }, R>(answer: Effect.Effect<Reply, E, R>) =>
-  withIsland(
-    answer.pipe(
-      Effect.catchAll((e) =>
-        Effect.succeed<Reply>(
-          e._tag === "JournalNotFound"
-            ? { status: 404, body: { error: "not-found", message: e.message } }
-            : e instanceof InvalidInput
-              ? badRequest(`${e.field}: ${e.message}`)
-              : e._tag === "CorruptEntry"
-                ? { status: 500, body: { error: "corrupt-entry", message: e.message } }
-                : { status: 503, body: { error: e._tag, message: "store unavailable" } }
-        )
-      ),
-      Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
-    )
-  )
+const journalReply = storeReadReply({ notFound: "JournalNotFound", corrupt: "CorruptEntry", corruptName: "corrupt-entry" })
 
 const summary = (config: JournalConfig, figures: { readonly entries: number; readonly bytes: number } | undefined) => ({
   scope: config.scope,
