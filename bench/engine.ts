@@ -14,6 +14,8 @@ import { ServerProbe } from "./ServerProbe.js"
 import { stateWriteLimit, type StateWriteSample } from "./StateWriteLimit.js"
 
 const ROUNDS = Math.max(1, Number(process.env["BENCH_ROUNDS"] ?? 2))
+/** BENCH_ENGINE_LOG_ONLY=1: only the engine with its execution log on and off (no BullMQ, no limit, no processes). */
+const LOG_ONLY = process.env["BENCH_ENGINE_LOG_ONLY"] === "1"
 
 export const runEngineBench = async (url: string): Promise<void> => {
   const probe = await ServerProbe.connect(url)
@@ -35,13 +37,14 @@ export const runEngineBench = async (url: string): Promise<void> => {
       const e = await Effect.runPromise(runEngineRound(url, probe))
       engine.push(e.round)
       sample = e.sample
-      bullmq.push(await runBullmqRound(url, probe))
+      if (!LOG_ONLY) bullmq.push(await runBullmqRound(url, probe))
       if (r % 2 === 0) await logOff()
       console.log(
-        `  round ${r + 1}: engine ${engine[r]!.stepsPerSecond.toFixed(0)} steps/s (log off ${engineLogOff[r]!.stepsPerSecond.toFixed(0)}), ` +
-          `BullMQ ${bullmq[r]!.stepsPerSecond.toFixed(0)} steps/s`
+        `  round ${r + 1}: engine ${engine[r]!.stepsPerSecond.toFixed(0)} steps/s (log off ${engineLogOff[r]!.stepsPerSecond.toFixed(0)})` +
+          (LOG_ONLY ? "" : `, BullMQ ${bullmq[r]!.stepsPerSecond.toFixed(0)} steps/s`)
       )
     }
+    if (LOG_ONLY) return printExecutionLogCost(engine, engineLogOff, JOBS)
     const limit = await stateWriteLimit(url, sample!)
     printComparison(engine, bullmq, limit, JOBS)
     printExecutionLogCost(engine, engineLogOff, JOBS)

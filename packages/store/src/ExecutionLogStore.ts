@@ -40,8 +40,19 @@ export interface CommitRequest {
   readonly keys: ReadonlyArray<string>
 }
 
-/** An execution log key: its execution's part (through the last ':') and `exec` or a six-digit node. */
-const LOG_KEY_SUFFIX = /^(.*:)(?:exec|n:\d{6})$/
+/** A node key's suffix after its execution's part: `n:` and six digits. */
+const NODE_SUFFIX = /^n:\d{6}$/
+const NODE_SUFFIX_LENGTH = "n:000000".length
+
+/**
+ * The execution's part of a log key (through the ':' before `exec` or `n:{seq}`), or undefined
+ * for any other shape; read from the end, without a regular expression over the whole key.
+ */
+const executionPartOf = (key: string): string | undefined => {
+  if (key.endsWith(":exec")) return key.slice(0, key.length - "exec".length)
+  const cut = key.length - NODE_SUFFIX_LENGTH
+  return cut > 0 && key[cut - 1] === ":" && NODE_SUFFIX.test(key.slice(cut)) ? key.slice(0, cut) : undefined
+}
 
 /** Keys per MGET/DEL: bounded replies, one round trip for most executions. */
 const CHUNK = 1000
@@ -69,6 +80,12 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
     const executionsKey = yield* valkey.key("executionLogExecutions", {})
 
     const execKey = (executionId: string) => valkey.key("executionLogExec", { executionId })
+
+    /**
+     * The same key from plain code (the engine's log encoder runs no Effect per write): the key,
+     * or the part error of an id the schema refuses.
+     */
+    const execKeySync = (executionId: string): string | KeyPartError => schema.key("executionLogExec", { executionId })
 
     const nodeKey = (executionId: string, seq: number): Effect.Effect<string, InvalidInput> => {
       const part = nodeSeqPart(seq)
@@ -101,26 +118,29 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
     ): Effect.Effect<void, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         // Each execution's part is parsed once per call: a batch holds many keys of few executions.
+        // One pass checks every key and builds the MSET arguments, so nothing is written unless all are log keys.
         const valid = new Set<string>()
-        const isLogKey = (key: string) => {
-          const base = LOG_KEY_SUFFIX.exec(key)?.[1]
-          if (base === undefined) return false
-          if (valid.has(base)) return true
-          const ok = parseKey(key) !== undefined
-          if (ok) valid.add(base)
-          return ok
+        const args: Array<string | Buffer> = []
+        for (const v of values) {
+          const base = executionPartOf(v.key)
+          if (base === undefined || (!valid.has(base) && parseKey(v.key) === undefined)) {
+            return yield* new InvalidInput({ field: "key", message: `'${v.key}' is no execution log key` })
+          }
+          valid.add(base)
+          args.push(v.key, typeof v.value === "string" ? v.value : Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength))
         }
-        const foreign = values.find((v) => !isLogKey(v.key))
-        if (foreign) return yield* new InvalidInput({ field: "key", message: `'${foreign.key}' is no execution log key` })
         const bad = opened.find((o) => !Number.isFinite(o.openedAt))
         if (bad) return yield* new InvalidInput({ field: "openedAt", message: `openedAt of ${bad.executionId} is not a finite number` })
         if (values.length === 0 && opened.length === 0) return
-        // One MSET per chunk and one ZADD: a batch costs a few commands, however many values it has.
+        // The usual batch, values of running executions only, is one MSET, sent on its own.
+        if (opened.length === 0 && values.length <= CHUNK) {
+          yield* valkey.command("write execution log", (c) => c.mset(args))
+          return
+        }
+        // Else one MSET per chunk and one ZADD per chunk of opened executions, pipelined.
         yield* valkey.command("write execution log", async (c) => {
           const pipeline = c.pipeline()
-          for (const part of chunks(values)) {
-            pipeline.mset(part.flatMap((v) => [v.key, typeof v.value === "string" ? v.value : Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength)]))
-          }
+          for (let i = 0; i < args.length; i += 2 * CHUNK) pipeline.mset(args.slice(i, i + 2 * CHUNK))
           for (const part of chunks(opened)) pipeline.zadd(executionsKey, ...part.flatMap((o) => [o.openedAt, o.executionId]))
           for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
         })
@@ -243,7 +263,7 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
       })
 
     return {
-      logPrefix, execKey, nodeKey, executionKeyPrefix, parseKey, write, commit, commitAll, readValues, readExec, readNodes, oldestBeyond, remove, retain
+      logPrefix, execKey, execKeySync, nodeKey, executionKeyPrefix, parseKey, write, commit, commitAll, readValues, readExec, readNodes, oldestBeyond, remove, retain
     } as const
   })
 }) {}

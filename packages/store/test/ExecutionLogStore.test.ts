@@ -53,6 +53,12 @@ describe("ExecutionLogStore", () => {
         Exit.fail(new InvalidInput({ field: "key", message: `'${foreign}' is no execution log key` }))
       )
       expect(yield* log.readValues([good, foreign])).toEqual([undefined, undefined])
+      // A node key of the wrong width (five digits) is no log key either, however close.
+      const unpadded = `${yield* log.executionKeyPrefix("r1")}n:00001`
+      expect(yield* Effect.exit(log.write([{ key: good, value: bytes("{}") }, { key: unpadded, value: bytes("{}") }]))).toEqual(
+        Exit.fail(new InvalidInput({ field: "key", message: `'${unpadded}' is no execution log key` }))
+      )
+      expect(yield* log.readValues([good])).toEqual([undefined])
       expect(yield* Effect.exit(log.commit("s", []))).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "keys" } } })
       const stream = yield* valkey.key("executionLogCommits", { scope: "s" })
       expect(yield* valkey.command("exists", (c) => c.exists(stream))).toBe(0)

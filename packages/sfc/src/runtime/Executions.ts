@@ -116,8 +116,8 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
           })
 
         remember(output.state.jobId, { state: output.state, version: written.version })
-        // The log after the CAS, never waited for (queued; dropped and counted when full).
-        yield* executionLog.append(output.state.scope, output.log)
+        // The log after the CAS, never waited for (queued from plain code; dropped and counted when full).
+        executionLog.offer(output.state.scope, output.log)
         // Not interruptible: a send once started is waited for and its outcome recorded, so a
         // writer stopped meanwhile never counts as unsent a command the station may have (sent
         // again then by the outbox handler or the restarted instance). Each wait is bounded: by
