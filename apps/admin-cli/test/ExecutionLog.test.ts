@@ -1,8 +1,7 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { logValues, sampleExecution, sampleNode, writeExecution } from "@microdcs/execution-log/testing"
 import {
-  encodeExecution,
-  encodeNode,
   type ExecutionRecord,
   LogStorage,
   logStorageLayer,
@@ -25,44 +24,12 @@ const prefix = randomPrefix("cli-execlog")
 let cli: Cli
 let pg: EmbeddedPostgres
 
-const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
-  v: 1,
-  executionId,
-  jobId: "jo-7",
-  scope: SCOPE,
-  workMasterId: "wm-1",
-  recipeDigest: "b".repeat(64),
-  openedAt: 1_700_000_000_000,
-  closedAt: 1_700_000_005_000,
-  status: "completed",
-  lastSeq,
-  ...more
-})
+const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord =>
+  sampleExecution(executionId, lastSeq, { jobId: "jo-7", scope: SCOPE, workMasterId: "wm-1", recipeDigest: "b".repeat(64), closedAt: 1_700_000_005_000, ...more })
 
-const node = (seq: number, more: Partial<NodeRecord> = {}): NodeRecord => ({
-  v: 1,
-  seq,
-  kind: "step",
-  name: `step-${seq}`,
-  openedAt: 1_700_000_000_000 + seq * 10,
-  closedAt: 1_700_000_000_000 + seq * 10 + 5,
-  ...more
-})
-
-/** The log values of an execution as the engine writes them. */
-const values = (record: ExecutionRecord, nodes: ReadonlyArray<NodeRecord>) =>
-  Effect.gen(function* () {
-    const store = yield* ExecutionLogStore
-    const out = [{ key: yield* store.execKey(record.executionId), value: encodeExecution(record) }]
-    for (const n of nodes) out.push({ key: yield* store.nodeKey(record.executionId, n.seq), value: encodeNode(n) })
-    return out
-  })
-
-const writeToValkey = (record: ExecutionRecord, nodes: ReadonlyArray<NodeRecord>) =>
-  Effect.gen(function* () {
-    const store = yield* ExecutionLogStore
-    yield* store.write(yield* values(record, nodes), [{ executionId: record.executionId, openedAt: record.openedAt }])
-  })
+/** Nodes 10 ms apart that last 5 ms each (the table shows their durations). */
+const node = (seq: number, more: Partial<NodeRecord> = {}): NodeRecord =>
+  sampleNode(seq, { openedAt: 1_700_000_000_000 + seq * 10, closedAt: 1_700_000_000_000 + seq * 10 + 5, ...more })
 
 const world = () =>
   Layer.mergeAll(ExecutionLogStore.Default, WorkMasterDao.Default, logStorageLayer.pipe(Layer.provide(storageDatabase(pg.url)))).pipe(
@@ -76,18 +43,18 @@ beforeAll(async () => {
   cli = await makeCli(url, prefix)
   await Effect.runPromise(
     Effect.gen(function* () {
-      yield* writeToValkey(execution("jo-7.e1", 1, { openedAt: 1_699_000_000_000, status: "aborted" }), [node(0, { name: "Init" }), node(1, { kind: "error", name: "Positioning", detail: { error: "station gone" } })])
-      yield* writeToValkey(execution("jo-7.e2", 2, { openedAt: 1_700_000_000_000 }), [
+      yield* writeExecution(execution("jo-7.e1", 1, { openedAt: 1_699_000_000_000, status: "aborted" }), [node(0, { name: "Init" }), node(1, { kind: "error", name: "Positioning", detail: { error: "station gone" } })])
+      yield* writeExecution(execution("jo-7.e2", 2, { openedAt: 1_700_000_000_000 }), [
         node(0, { name: "Init" }),
         node(1, { kind: "branch", name: "FitAndQa", children: [child] }),
         node(2, { name: "Complete" })
       ])
-      yield* writeToValkey(execution(child, 0, { parent: { executionId: "jo-7.e2", seq: 1 }, status: "running", closedAt: undefined }), [
+      yield* writeExecution(execution(child, 0, { parent: { executionId: "jo-7.e2", seq: 1 }, status: "running", closedAt: undefined }), [
         node(0, { kind: "action", name: "press", closedAt: undefined })
       ])
       // Only in storage: retention removed it from Valkey after the storage role committed it.
       const storage = yield* LogStorage
-      yield* storage.upsert(yield* values(execution("jo-9.e1", 0, { jobId: "jo-9" }), [node(0, { name: "Init" })]))
+      yield* storage.upsert(yield* logValues(execution("jo-9.e1", 0, { jobId: "jo-9" }), [node(0, { name: "Init" })]))
 
       const workMasters = yield* WorkMasterDao
       yield* workMasters.put({ id: "wm-1", scope: SCOPE, doc: JSON.stringify(workMaster("wm-1")), expectedVersion: -1 })

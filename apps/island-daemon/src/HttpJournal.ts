@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
-import { formatDuration, Journal, type JournalConfig, journalConfigJson } from "@microdcs/journal"
+import { formatDuration, Journal, journalConfigJson, journalSummary } from "@microdcs/journal"
 import { requireToken } from "./HttpAccess.js"
 import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
@@ -23,18 +23,6 @@ const param = (name: string) => Effect.map(HttpRouter.params, (params) => params
 /** A missing journal or counter is 404, a refused input 400, an entry that does not decode 500, any other store failure 503. */
 const journalReply = storeReadReply({ notFound: "JournalNotFound", corrupt: "CorruptEntry", corruptName: "corrupt-entry" })
 
-const summary = (config: JournalConfig, figures: { readonly entries: number; readonly bytes: number } | undefined) => ({
-  scope: config.scope,
-  journal: config.name,
-  types: config.types,
-  searchKeys: config.searchKeys.map((k) => k.name),
-  counters: config.counters.map((c) => c.name),
-  retention: formatDuration(config.retentionMs),
-  compression: config.compression,
-  entries: figures?.entries ?? 0,
-  bytes: figures?.bytes ?? 0
-})
-
 const figuresOf = (journal: Journal, scope: string, name: string) =>
   Effect.map(journal.figures(scope), (all) => all.find((f) => f.journal === name))
 
@@ -46,7 +34,7 @@ const journals = Effect.gen(function* () {
   for (const s of new Set(configs.map((c) => c.scope))) {
     for (const f of yield* journal.figures(s)) figures.set(`${s}\u0000${f.journal}`, f)
   }
-  return ok({ items: configs.map((c) => summary(c, figures.get(`${c.scope}\u0000${c.name}`))) })
+  return ok({ items: configs.map((c) => journalSummary(c, figures.get(`${c.scope}\u0000${c.name}`))) })
 })
 
 const oneJournal = Effect.gen(function* () {

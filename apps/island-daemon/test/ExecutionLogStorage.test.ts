@@ -2,15 +2,13 @@ import { createServer } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { inject } from "vitest"
+import { sampleExecution, sampleNode, writeExecution } from "@microdcs/execution-log/testing"
 import {
   type EmbeddedPostgres,
-  encodeExecution,
-  encodeNode,
   type ExecutionRecord,
   executionLookupLayer,
   LogStorage,
   logStorageLayer,
-  type NodeRecord,
   startEmbeddedPostgres,
   storageDatabase
 } from "@microdcs/execution-log"
@@ -50,39 +48,10 @@ afterAll(async () => {
   await pg?.stop()
 })
 
-const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
-  v: 1,
-  executionId,
-  jobId: "jo-log-1",
-  scope: SCOPE,
-  workMasterId: "wm-axle-v1",
-  recipeDigest: "d".repeat(64),
-  openedAt: 1_700_000_000_000,
-  closedAt: 1_700_000_001_000,
-  status: "completed",
-  lastSeq,
-  ...more
-})
+const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord =>
+  sampleExecution(executionId, lastSeq, { jobId: "jo-log-1", scope: SCOPE, workMasterId: "wm-axle-v1", recipeDigest: "d".repeat(64), closedAt: 1_700_000_001_000, ...more })
 
-const node = (seq: number, more: Partial<NodeRecord> = {}): NodeRecord => ({
-  v: 1,
-  seq,
-  kind: "step",
-  name: `step-${seq}`,
-  openedAt: 1_700_000_000_000 + seq,
-  closedAt: 1_700_000_000_000 + seq + 1,
-  ...more
-})
-
-/** Writes an execution to Valkey as the engine does; returns its keys. */
-const writeExecution = (record: ExecutionRecord, nodes: ReadonlyArray<NodeRecord>) =>
-  Effect.gen(function* () {
-    const store = yield* ExecutionLogStore
-    const values = [{ key: yield* store.execKey(record.executionId), value: encodeExecution(record) }]
-    for (const n of nodes) values.push({ key: yield* store.nodeKey(record.executionId, n.seq), value: encodeNode(n) })
-    yield* store.write(values, [{ executionId: record.executionId, openedAt: record.openedAt }])
-    return values.map((v) => v.key)
-  })
+const node = sampleNode
 
 const world = (prefix: string) =>
   Layer.mergeAll(ExecutionLogStore.Default, logStorageLayer.pipe(Layer.provide(storageDatabase(pg.url)))).pipe(

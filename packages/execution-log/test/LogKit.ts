@@ -5,13 +5,9 @@ import { startScoped } from "@microdcs/test-utils"
 import {
   embeddedPostgres,
   type EmbeddedPostgres,
-  encodeExecution,
-  encodeNode,
-  type ExecutionRecord,
   LogStorage,
   logStorageLayer,
   makeStorageRole,
-  type NodeRecord,
   storageDatabase,
   type StorageRoleOptions
 } from "@microdcs/execution-log"
@@ -40,39 +36,7 @@ export const quick: StorageRoleOptions = { consumer: "storage-1", fallbackInterv
 /** Starts the storage role in a scope of its own (stop it to simulate a shutdown). */
 export const startRole = (options: StorageRoleOptions = quick) => startScoped(makeStorageRole(options))
 
-export const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
-  v: 1,
-  executionId,
-  jobId: "job-1",
-  scope: "line-1",
-  workMasterId: "wm-axle",
-  recipeDigest: "a".repeat(64),
-  openedAt: 1_700_000_000_000,
-  status: "completed",
-  lastSeq,
-  ...more
-})
-
-export const node = (seq: number, more: Partial<NodeRecord> = {}): NodeRecord => ({
-  v: 1,
-  seq,
-  kind: "step",
-  name: `step-${seq}`,
-  openedAt: 1_700_000_000_000 + seq,
-  closedAt: 1_700_000_000_000 + seq + 1,
-  ...more
-})
-
-/** Writes an execution and its nodes to Valkey as the engine will; returns every key written, record first. */
-export const writeExecution = (record: ExecutionRecord, nodes: ReadonlyArray<NodeRecord>) =>
-  Effect.gen(function* () {
-    const store = yield* ExecutionLogStore
-    const execKey = yield* store.execKey(record.executionId)
-    const values = [{ key: execKey, value: encodeExecution(record) }]
-    for (const n of nodes) values.push({ key: yield* store.nodeKey(record.executionId, n.seq), value: encodeNode(n) })
-    yield* store.write(values, [{ executionId: record.executionId, openedAt: record.openedAt }])
-    return values.map((v) => v.key)
-  })
+export { sampleExecution as execution, sampleNode as node, writeExecution } from "@microdcs/execution-log/testing"
 
 /** The rows stored under the keys, as `key → bytes`. */
 export const storedBytes = (keys: ReadonlyArray<string>) =>

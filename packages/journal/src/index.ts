@@ -1,6 +1,7 @@
 export { journalKeyFamilies, type JournalKeyFamily } from "./JournalKeys.js"
 export * from "./JournalConfig.js"
 export { parseDuration, formatDuration } from "./Duration.js"
+export { type JournalSummary, journalSummary } from "./JournalSummary.js"
 export * from "./JournalErrors.js"
 export { JournalClock } from "./JournalClock.js"
 export { JournalOptions, type JournalSettings } from "./JournalOptions.js"

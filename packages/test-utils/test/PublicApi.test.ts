@@ -26,6 +26,7 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   "@microdcs/publisher": () => import("../../publisher/src/index.js"),
   "@microdcs/embedded": () => import("../../embedded/src/index.js"),
   "@microdcs/execution-log": () => import("../../execution-log/src/index.js"),
+  "@microdcs/execution-log/testing": () => import("../../execution-log/src/testing.js"),
   "@microdcs/journal": () => import("../../journal/src/index.js")
 }
 

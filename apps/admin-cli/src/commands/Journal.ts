@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { formatDuration, Journal, type JournalConfig, journalConfigJson, journalIndexedFamily, JournalOptions } from "@microdcs/journal"
+import { formatDuration, Journal, type JournalConfig, journalConfigJson, journalIndexedFamily, JournalOptions, journalSummary } from "@microdcs/journal"
 import { type Inconsistency, IndexMaintenance, IndexRegistry } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { ProblemsFound, UsageError } from "../ExitCode.js"
@@ -42,17 +42,7 @@ const list = Command.make("list", { scope: scopeOption.pipe(Options.optional) },
       for (const s of new Set(configs.map((c) => c.scope))) {
         for (const f of yield* journal.figures(s)) figures.set(`${s}\u0000${f.journal}`, f)
       }
-      const rows = configs.map((c) => ({
-        scope: c.scope,
-        journal: c.name,
-        types: c.types,
-        searchKeys: c.searchKeys.map((k) => k.name),
-        counters: c.counters.map((k) => k.name),
-        retention: formatDuration(c.retentionMs),
-        compression: c.compression,
-        entries: figures.get(`${c.scope}\u0000${c.name}`)?.entries ?? 0,
-        bytes: figures.get(`${c.scope}\u0000${c.name}`)?.bytes ?? 0
-      }))
+      const rows = configs.map((c) => journalSummary(c, figures.get(`${c.scope}\u0000${c.name}`)))
       yield* emit({ journals: rows }, () =>
         renderTable(
           [

@@ -26,13 +26,21 @@ export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdc
     const recipes = yield* SfcRecipes
     const byDigest = new BoundedMap<string, Recipe>(CACHED_RECIPES)
     const workMasters = new BoundedMap<string, WorkMasterRecipe>(CACHED_RECIPES)
+    // The digest of each recipe object: a work master's recipe is validated once per document
+    // (`workMasterRecipe`), so every job start hands in the same object and the canonical text
+    // and its SHA-256 are built once per recipe, not once per start.
+    const digests = new WeakMap<Recipe, string>()
 
     /** Stores the snapshot (once per process and digest) and returns the digest and the shared recipe. */
     const snapshot = (recipe: Recipe): Effect.Effect<{ readonly digest: string; readonly recipe: Recipe }, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
+        const seen = digests.get(recipe)
+        const seenRecipe = seen === undefined ? undefined : byDigest.get(seen)
+        if (seen !== undefined && seenRecipe !== undefined) return { digest: seen, recipe: seenRecipe }
         // Canonical JSON: the digest is the catalogue's (execution-log.md §5), whatever key order a sender wrote.
         const text = canonicalJson(recipe)
         const digest = recipeDigestOf(text)
+        digests.set(recipe, digest)
         const known = byDigest.get(digest)
         if (known !== undefined) return { digest, recipe: known }
         yield* recipes.store(text)
