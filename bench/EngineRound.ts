@@ -10,7 +10,10 @@ import type { StateWriteSample } from "./StateWriteLimit.js"
 import { StepLog } from "./StepLog.js"
 import { openWindow } from "./Window.js"
 
-/** The state document of job-0 and the last command entry the engine appended, as written. */
+/**
+ * The state document of job-0 and the last command entry the engine appended, as written;
+ * `undefined` when the engine's trim already removed every entry (a slow run on a loaded machine).
+ */
 const stateWriteSample = (probe: ServerProbe) =>
   Effect.gen(function* () {
     const states = yield* SfcStateDao
@@ -19,7 +22,7 @@ const stateWriteSample = (probe: ServerProbe) =>
     const work = valkey.keys.key("sfcWork", { scope: BENCH_SCOPE }) as string
     const recent = yield* Effect.promise(() => probe.client.xrevrange(work, "+", "-", "COUNT", 50))
     const fields = recent.map(([, flat]) => flat).find((flat) => flat[0] === "type" && flat[1] === "command")
-    if (!fields) return yield* Effect.dieMessage("no command entry left in the work stream to model the state write on")
+    if (!fields) return undefined
     const entry: Array<readonly [string, string]> = []
     for (let i = 0; i < fields.length; i += 2) entry.push([fields[i]!, fields[i + 1]!])
     return { doc: state.doc, entry } satisfies StateWriteSample
@@ -49,5 +52,5 @@ export const runEngineRound = (url: string, probe: ServerProbe, executionLog = t
     const single = yield* island(url, probe, SINGLE_JOBS, true, executionLog)
     const loaded = yield* island(url, probe, JOBS, false, executionLog)
     const round: SystemRound = systemRound(JOBS * STEPS, loaded.figures, single.gaps, loaded.gaps)
-    return { round, sample: loaded.sample }
+    return { round, sample: loaded.sample ?? single.sample }
   })

@@ -36,7 +36,7 @@ export const runEngineBench = async (url: string): Promise<void> => {
       if (r % 2 === 1) await logOff()
       const e = await Effect.runPromise(runEngineRound(url, probe))
       engine.push(e.round)
-      sample = e.sample
+      sample = e.sample ?? sample
       if (!LOG_ONLY) bullmq.push(await runBullmqRound(url, probe))
       if (r % 2 === 0) await logOff()
       console.log(
@@ -45,7 +45,8 @@ export const runEngineBench = async (url: string): Promise<void> => {
       )
     }
     if (LOG_ONLY) return printExecutionLogCost(engine, engineLogOff, JOBS)
-    const limit = await stateWriteLimit(url, sample!)
+    if (!sample) throw new Error("no command entry was left in any round's work stream to model the state write on")
+    const limit = await stateWriteLimit(url, sample)
     printComparison(engine, bullmq, limit, JOBS)
     printExecutionLogCost(engine, engineLogOff, JOBS)
     await runEngineProcesses(url, probe)

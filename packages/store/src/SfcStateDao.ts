@@ -18,17 +18,16 @@ import {
   resolveUnknownOutcome,
   writeOutcome,
   type StoredDocument,
-  validateDocument,
   validateExpectedVersion
 } from "./Document.js"
 import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
-import { checkCasVersion, checkEntries, checkText, checkTime, checkWaitMoves, checkWaits, type WaitJoin } from "./SfcStateInput.js"
+import { EVENT_LIFETIME_MS, prepareCas } from "./SfcCasInput.js"
+import { checkTime, checkWaits, type WaitJoin } from "./SfcStateInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 import { settleWrite, writeFailure } from "./WriteReplies.js"
 
-/** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
-export const EVENT_LIFETIME_MS = 60 * 60 * 1000
+export { EVENT_LIFETIME_MS }
 
 export interface SfcCompareAndSet {
   readonly jobId: string
@@ -120,61 +119,21 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
 
     /** Compares the version and applies the engine's computed change in one atomic step. */
     const compareAndSet = (input: SfcCompareAndSet): Effect.Effect<SfcWritten, SfcWriteError> =>
-      Effect.gen(function* () {
-        yield* checkCasVersion(input.expectedVersion)
-        yield* validateDocument("doc", input.doc, valkey.maxDocumentBytes)
-        if (input.op !== undefined) yield* checkText("op", input.op)
-        if (input.due !== null) yield* checkTime("due", input.due)
-        const entries = yield* checkEntries(input.entries, valkey.maxDocumentBytes)
-        const waits = yield* checkWaits(input.waitsAdd, input.waitsRemove)
-        const moves = yield* checkWaitMoves(input.waitsMove ?? [], waits.leave)
-        const { scope, jobId } = input
-        const state = yield* valkey.key("sfcState", { jobId })
-        const work = yield* valkey.key("sfcWork", { scope })
-        const due = yield* valkey.key("sfcDue", { scope })
-        const active = yield* valkey.key("sfcActive", { scope })
-        const event = input.appliedEvent
-          ? yield* valkey.key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id })
-          : undefined
-        const waitsJoin = yield* Effect.forEach(waits.join, (w) =>
-          Effect.map(valkey.key("sfcWaits", { scope, typeId: w.typeId }), (key) => ({ key, since: w.since }))
-        )
-        const waitsMove = yield* Effect.forEach(moves, (w) =>
-          Effect.map(valkey.key("sfcWaits", { scope, typeId: w.typeId }), (key) => ({ key, since: w.since }))
-        )
-        const waitsLeave = yield* Effect.forEach(waits.leave, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
-        const directSend = input.directSend
-          ? {
-              pointerKeys: yield* Effect.forEach(input.directSend.correlationIds, (correlationId) => valkey.key("sfcCorrelation", { correlationId })),
-              pointerLifetimeMs: yield* checkPositiveMs("directSend.pointerTtlMs", input.directSend.pointerTtlMs),
-              jobOrderKey: input.directSend.readJobOrder ? yield* valkey.key("jobOrder", { id: jobId }) : null
-            }
-          : undefined
+      Effect.suspend((): Effect.Effect<SfcWritten, SfcWriteError> => {
         const op = input.op ?? newOperationId()
+        // Checked and built in plain code: bad input fails here, before anything is sent.
+        const prepared = prepareCas(valkey.keys, input, valkey.maxDocumentBytes, nudgeChannel, op)
+        if (prepared instanceof InvalidInput) return Effect.fail(prepared)
+        const state = prepared.keys.state
         const write = valkey
-          .script(sfcCompareAndSet, { state, work, due, active }, {
-            expectedVersion: input.expectedVersion,
-            scope,
-            jobId,
-            op,
-            doc: input.doc,
-            due: input.due,
-            active: input.active,
-            nudgeChannel,
-            event: event === undefined ? null : { key: event, lifetimeMs: EVENT_LIFETIME_MS },
-            waitsJoin,
-            waitsMove,
-            waitsLeave,
-            entries,
-            directSend
-          })
-          .pipe(Effect.flatMap((reply) => casResult(reply, input, { state, event }, op)))
+          .script(sfcCompareAndSet, prepared.keys, prepared.args)
+          .pipe(Effect.flatMap((reply) => casResult(reply, input, { state, event: prepared.eventKey }, op)))
         // The SFC state has no change stream: only the document itself can answer.
         const check = (elapsedMs: number) =>
           writeOutcome(valkey, { key: state, op, expectedVersion: input.expectedVersion, elapsedMs }).pipe(
             Effect.map((outcome) => (outcome._tag === "Landed" ? landed<SfcWritten>({ version: outcome.value, op, entryIds: null }) : outcome))
           )
-        return yield* resolveUnknownOutcome(write, check)
+        return resolveUnknownOutcome(write, check)
       })
 
     const get = (jobId: string): Effect.Effect<StoredDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
@@ -271,11 +230,6 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
     return { compareAndSet, get, listActive, due: dueJobs, waiting, eventApplied, delete: remove, outcome } as const
   })
 }) {}
-
-const checkPositiveMs = (field: string, value: number): Effect.Effect<number, InvalidInput> =>
-  Number.isSafeInteger(value) && value > 0
-    ? Effect.succeed(value)
-    : Effect.fail(new InvalidInput({ field, message: `${field} must be a positive integer (ms)` }))
 
 const positiveCount = (field: string, value: number): Effect.Effect<number, InvalidInput> =>
   Number.isSafeInteger(value) && value > 0

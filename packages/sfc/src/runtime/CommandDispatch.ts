@@ -1,4 +1,4 @@
-import { Deferred, type Duration, Effect } from "effect"
+import { Deferred, type Duration, Effect, Exit, FiberId } from "effect"
 import type { CommandEntry } from "../engine/Outbox.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import { BoundedMap } from "./BoundedMap.js"
@@ -76,28 +76,26 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
     /**
      * Marks the commands of a write about to be sent directly, before the CAS: the work-stream
      * handler of this process may see their entries before the direct send finished, and then
-     * waits for it instead of sending a second time.
+     * waits for it instead of sending a second time. Plain code: it runs once per write.
      */
-    const begin = (commands: ReadonlyArray<CommandEntry>) =>
-      Effect.forEach(commands, (command) =>
-        Effect.map(Deferred.make<DirectSendOutcome>(), (done) => {
-          const key = keyOf(command)
-          const running = inFlight.get(key) ?? new Set()
-          running.add(done)
-          inFlight.set(key, running)
-          return done
-        })
-      )
+    const begin = (commands: ReadonlyArray<CommandEntry>): ReadonlyArray<Deferred.Deferred<DirectSendOutcome>> =>
+      commands.map((command) => {
+        const done = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
+        const key = keyOf(command)
+        const running = inFlight.get(key) ?? new Set()
+        running.add(done)
+        inFlight.set(key, running)
+        return done
+      })
 
     /** Records how the direct send of `command` under `done` (from `begin`) ended; a second call does nothing. */
-    const settle = (command: CommandEntry, done: Deferred.Deferred<DirectSendOutcome>, outcome: DirectSendOutcome) =>
-      Effect.suspend(() => {
-        const key = keyOf(command)
-        const running = inFlight.get(key)
-        if (running?.delete(done) && running.size === 0) inFlight.delete(key)
-        if (outcome !== false) handled.set(key, outcome)
-        return Deferred.succeed(done, outcome)
-      })
+    const settle = (command: CommandEntry, done: Deferred.Deferred<DirectSendOutcome>, outcome: DirectSendOutcome): void => {
+      const key = keyOf(command)
+      const running = inFlight.get(key)
+      if (running?.delete(done) && running.size === 0) inFlight.delete(key)
+      if (outcome !== false) handled.set(key, outcome)
+      Deferred.unsafeDone(done, Exit.succeed(outcome))
+    }
 
     /** What this process knows now: carried out (then forgotten), not sent, or unknown (kept). */
     const known = (key: string): DirectSendOutcome => {
@@ -156,6 +154,14 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
         )
       })
 
+    // The job order moves (their operation ids) this process's direct sends made: the Run entry
+    // of the same start write then needs no handler (it would read the job order to find it done).
+    const movedHere = new BoundedMap<string, true>(REMEMBERED)
+    /** A direct send moved the job order with operation `op` (it landed). */
+    const moved = (op: string) => movedHere.set(op, true)
+    /** The synchronous check for a batch: `true` (and forgotten) when `op` landed from here. */
+    const takeMoved = (op: string): boolean => movedHere.get(op) === true && movedHere.delete(op)
+
     const rememberJob = (correlationId: string, jobId: string) => jobs.set(correlationId, jobId)
     const jobOf = (correlationId: string): string | undefined => jobs.get(correlationId)
 
@@ -171,6 +177,8 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       acknowledged,
       unseenEntries,
       awaitUnderway,
+      moved,
+      takeMoved,
       rememberJob,
       jobOf
     } as const

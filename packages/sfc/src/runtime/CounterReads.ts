@@ -39,10 +39,22 @@ export const makeCounterReads: Effect.Effect<CounterReads> = Effect.gen(function
         )
     })
 
-  const run: CounterReads["run"] = (scope, jobId, call) =>
+  const run: CounterReads["run"] = (scope, jobId, call) => {
+    const values: Array<CounterValues> = []
+    const first = call(values)
+    // The hot path: a call that names no counter needs no Effect of its own.
+    return first.needsCounters === undefined ? Effect.succeed(first) : readAndRun(scope, jobId, call, values, first)
+  }
+
+  const readAndRun = (
+    scope: string,
+    jobId: string,
+    call: (counters: ReadonlyArray<CounterValues>) => EngineOutput,
+    values: Array<CounterValues>,
+    first: EngineOutput
+  ) =>
     Effect.gen(function* () {
-      const values: Array<CounterValues> = []
-      let output = call(values)
+      let output = first
       let jobOrder: { readonly value: unknown } | undefined
       while (output.needsCounters !== undefined) {
         const need = output.needsCounters

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Either, Exit, Fiber, FiberId } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, FiberId, Schedule } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import { SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
@@ -6,11 +6,15 @@ import type { CommandEntry } from "../engine/Outbox.js"
 import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
-import { sendCommand, wantsSend } from "./OutboxHandler.js"
+import { jobOrderOperation, sendCommand, wantsSend } from "./OutboxHandler.js"
 import { StationPort } from "./StationPort.js"
 
-/** How long a direct send may take before its outbox entry takes over. */
-const DIRECT_SEND_TIMEOUT = "5 seconds"
+/** The operation id of the Run entry of a start write (always version 1), as its handler uses it. */
+const runOperation = (jobId: string) => jobOrderOperation(jobId, "1", "Run")
+
+/** How long a direct send may take before its outbox entry takes over (checked every WATCHDOG_INTERVAL). */
+const DIRECT_SEND_TIMEOUT_MS = 5_000
+const WATCHDOG_INTERVAL = "1 second"
 
 /** How long the engine's stop waits for direct sends under way (a write may send a few commands). */
 const UNDERWAY_WAIT = "15 seconds"
@@ -57,9 +61,12 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
       ).pipe(Effect.map(([order]) => order?.state.main))
     }
 
+    // The outbox handler's full path (a paused or pausing job), with the services it needs.
+    const fullPath = (command: CommandEntry) => Effect.as(Effect.provide(sendCommand(command, options), context), true)
+
     const send = (command: CommandEntry, state: ExecutionState, jobOrderDoc: string | null | undefined) =>
       Effect.gen(function* () {
-        if (state.status === "paused") return yield* Effect.as(sendCommand(command, options), true)
+        if (state.status === "paused") return yield* fullPath(command)
         let main: string | undefined = yield* jobOrderMain(command, jobOrderDoc)
         if (main === undefined) return true
         // Run has not landed yet (the start write's first commands): move the job order first,
@@ -67,11 +74,13 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         // job never races ahead of its order reaching Running, where the MES can Stop it. The
         // Run entry then finds it done. A refused Run is the entry's to sort out.
         if (main === "AllowedToStart") {
-          const ran = yield* jobOrders.apply(command.jobId, "Run", `sfc:${command.jobId}:1:Run`)
+          const op = runOperation(command.jobId)
+          const ran = yield* jobOrders.apply(command.jobId, "Run", op)
           if (ran._tag !== "Applied") return false
+          dispatch.moved(op)
           main = ran.to.split("_")[0]!
         }
-        if (state.status === "running" && main === "Interrupted") return yield* Effect.as(sendCommand(command, options), true)
+        if (state.status === "running" && main === "Interrupted") return yield* fullPath(command)
         if (!wantsSend(command, main, state)) return true
         dispatch.rememberJob(command.correlationId, command.jobId)
         yield* station.send(command)
@@ -102,15 +111,11 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     /** One direct send with its outcome: `true` when carried out (the entry then needs nothing more). */
     const attempt = (command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
       Effect.interruptible(send(command, state, jobOrderDoc)).pipe(
-        // A station link that hangs must not hold the write's caller (an ingest, a batch):
-        // past the bound the outbox entry takes over, as after a crash.
-        Effect.timeoutFail({ duration: DIRECT_SEND_TIMEOUT, onTimeout: () => "the direct send took too long" }),
         Effect.tap((sent) => {
           if (!sent || entryId === undefined) return Effect.void
           dispatch.locate(command, state.scope, entryId)
           return acknowledge(state.scope, entryId)
         }),
-        Effect.provide(context),
         Effect.catchAllCause((cause) =>
           Effect.logInfo("direct send failed; the outbox entry takes over", cause).pipe(
             Effect.annotateLogs({ jobId: command.jobId, action: command.action }),
@@ -118,6 +123,21 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
           )
         )
       )
+
+    // A station link that hangs must not hold the write's caller (an ingest, a batch): past
+    // DIRECT_SEND_TIMEOUT_MS a send is interrupted and the outbox entry takes over, as after a
+    // crash. One watchdog for every send, not a timer race per send (the hot path).
+    const underway = new Map<Deferred.Deferred<DirectSendOutcome>, { readonly fiber: Fiber.RuntimeFiber<void>; readonly deadline: number; readonly command: CommandEntry }>()
+    const watchdog = Effect.suspend(() => {
+      const now = Date.now()
+      const late = [...underway.values()].filter((send) => send.deadline <= now)
+      return Effect.forEach(late, ({ fiber, ...send }) =>
+        Effect.logInfo("direct send took too long; the outbox entry takes over").pipe(
+          Effect.annotateLogs({ jobId: send.command.jobId, action: send.command.action }),
+          Effect.zipRight(Effect.fork(Fiber.interrupt(fiber)))
+        ), { discard: true })
+    })
+    yield* Effect.forkScoped(Effect.repeat(watchdog, Schedule.spaced(WATCHDOG_INTERVAL)))
 
     // The writes waiting for their send; `stopping` lets them go after the shutdown grace.
     const waiting = new Set<Deferred.Deferred<DirectSendOutcome>>()
@@ -135,16 +155,27 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         if (closed || gaveUp) return Effect.succeed<DirectSendOutcome>(false)
         const outcome = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
         waiting.add(outcome)
+        const settled = (sent: boolean) =>
+          Effect.map(Deferred.succeed(outcome, sent), (first) => {
+            // The write stopped waiting: a later delivery of the entry finds what happened.
+            if (!first) dispatch.resolveUnknown(command, sent)
+          })
+        // The watchdog bounds the send itself, also once the write stopped waiting for it.
+        let finished = false
         const run = attempt(command, state, entryId, jobOrderDoc).pipe(
-          Effect.flatMap((sent) =>
-            Effect.map(Deferred.succeed(outcome, sent), (first) => {
-              // The write stopped waiting: a later delivery of the entry finds what happened.
-              if (!first) dispatch.resolveUnknown(command, sent)
-            })
-          )
+          Effect.flatMap(settled),
+          // Interrupted by the watchdog: not sent as far as this process knows.
+          Effect.onInterrupt(() => settled(false)),
+          Effect.ensuring(Effect.sync(() => {
+            finished = true
+            underway.delete(outcome)
+          }))
         )
         return Effect.forkDaemon(run).pipe(
-          Effect.zipRight(Deferred.await(outcome)),
+          Effect.flatMap((fiber) => {
+            if (!finished) underway.set(outcome, { fiber, deadline: Date.now() + DIRECT_SEND_TIMEOUT_MS, command })
+            return Deferred.await(outcome)
+          }),
           Effect.ensuring(Effect.sync(() => waiting.delete(outcome)))
         )
       })

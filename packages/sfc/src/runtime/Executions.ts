@@ -128,15 +128,17 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
           for (const entry of output.outbox) {
             const entryId = written.entryIds?.[at++]
             if (entry.type !== "command") continue
-            yield* dispatch.settle(entry, pending[nth++]!, yield* sender.handle(entry, output.state, entryId, written.jobOrderDoc))
+            const outcome = yield* sender.handle(entry, output.state, entryId, written.jobOrderDoc)
+            dispatch.settle(entry, pending[nth++]!, outcome)
           }
         }))
         return written
       })
       // Whatever ends the write (a lost CAS, an error, an interruption), no handler of this
       // process may wait for a send that will not come: what is unsettled counts as not sent.
-      return Effect.acquireUseRelease(dispatch.begin(commands), run, (pending) =>
-        Effect.forEach(commands, (command, i) => dispatch.settle(command, pending[i]!, false), { discard: true })
+      if (commands.length === 0) return run([])
+      return Effect.acquireUseRelease(Effect.sync(() => dispatch.begin(commands)), run, (pending) =>
+        Effect.sync(() => commands.forEach((command, i) => dispatch.settle(command, pending[i]!, false)))
       )
     }
 

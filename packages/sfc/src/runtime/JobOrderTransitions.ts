@@ -11,8 +11,12 @@ import {
   type Trigger
 } from "@microdcs/job-state"
 import { type ConnectionError, type InvalidInput, JobOrderDao, StateMoved, type WrongType } from "@microdcs/store"
+import { BoundedMap } from "./BoundedMap.js"
 
 const MAX_ATTEMPTS = 10
+
+/** Job orders one process keeps in memory (the ones it read or moved last). */
+const CACHED_JOB_ORDERS = 5_000
 
 export interface LoadedJobOrder extends DecodedJobOrder {
   readonly scope: string
@@ -31,15 +35,23 @@ export type TransitionOutcome =
 export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("@microdcs/sfc/JobOrderTransitions", {
   effect: Effect.gen(function* () {
     const jobOrders = yield* JobOrderDao
+    // The job orders this process read or moved last, with their version: a move starts from
+    // here instead of re-reading (Run after the start's read, Complete after Run). The put is
+    // versioned, so one the MES moved meanwhile conflicts and is re-read; a move the cached
+    // state refuses (or finds done) is only believed from a fresh read.
+    const cache = new BoundedMap<string, LoadedJobOrder>(CACHED_JOB_ORDERS)
 
     /** The job order with its decoded state; `undefined` when it does not exist or is unreadable. */
     const load = (id: string): Effect.Effect<LoadedJobOrder | undefined, InvalidInput | WrongType | ConnectionError> =>
       jobOrders.get(id).pipe(
         Effect.map((doc) => {
           const decoded = decodeJobOrderRecord(doc.doc)
-          return Either.isRight(decoded) ? { ...decoded.right, scope: doc.scope, version: doc.version } : undefined
+          const loaded = Either.isRight(decoded) ? { ...decoded.right, scope: doc.scope, version: doc.version } : undefined
+          if (loaded) cache.set(id, loaded)
+          else cache.delete(id)
+          return loaded
         }),
-        Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+        Effect.catchTag("NotFound", () => Effect.sync(() => void cache.delete(id)))
       )
 
     /**
@@ -52,11 +64,18 @@ export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("
       op?: string
     ): Effect.Effect<TransitionOutcome, InvalidInput | WrongType | ConnectionError | StateMoved> =>
       Effect.gen(function* () {
+        let cached = cache.get(id)
         for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-          const current = yield* load(id)
+          const fromCache = cached !== undefined
+          const current = cached ?? (yield* load(id))
+          cached = undefined
           if (!current) return { _tag: "Missing" } as const
           const from = normalizedName(current.state)
           const moved = transition(current.state, trigger)
+          if (Either.isLeft(moved) && fromCache) {
+            attempt--
+            continue
+          }
           if (Either.isLeft(moved)) {
             // A redelivered internal trigger finds the job order where it put it.
             if (isInternal(trigger) && transitionTable[trigger].to === from) return { _tag: "Applied", from, to: from } as const
@@ -73,8 +92,12 @@ export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("
               ...(op !== undefined ? { op } : {})
             })
             .pipe(
-              Effect.as(true),
-              Effect.catchTag("VersionConflict", () => Effect.succeed(false)),
+              Effect.map((put) => {
+                if (moved.right.main === "Ended" || moved.right.main === "Aborted") cache.delete(id)
+                else cache.set(id, { ...current, state: moved.right, version: put.version })
+                return true
+              }),
+              Effect.catchTag("VersionConflict", () => Effect.sync(() => cache.delete(id)).pipe(Effect.as(false))),
               Effect.catchTags({ ScopeConflict: (e) => Effect.die(e), LimitReached: (e) => Effect.die(e) })
             )
           if (written) return { _tag: "Applied", from, to: normalizedName(moved.right) } as const

@@ -157,12 +157,15 @@ const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: strin
 /** A Complete or Abort whose Run has not landed yet; retried by the poller. */
 export class RunNotYetApplied extends Data.TaggedError("RunNotYetApplied")<{ readonly jobId: string; readonly trigger: string }> {}
 
+/** The operation id of a job order entry's move: the same for every delivery of the entry. */
+export const jobOrderOperation = (jobId: string, version: string, trigger: JobOrderEntry["trigger"]) => `sfc:${jobId}:${version}:${trigger}`
+
 /** Applies an internal trigger; if the MES moved the job order elsewhere, the execution follows. */
 const moveJobOrder = (entry: JobOrderEntry, version: string) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
-    const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, `sfc:${entry.jobId}:${version}:${entry.trigger}`)
+    const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, version, entry.trigger))
     // The entries of one write are handled concurrently, so Complete (or Abort) of a recipe that
     // finished at once can arrive before its Run. Fail the entry: the poller delivers it again
     // after a short backoff, when Run has landed.

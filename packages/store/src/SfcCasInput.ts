@@ -1,0 +1,82 @@
+import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
+import type { SfcCompareAndSetArgs } from "@microdcs/lua-scripts"
+import { documentProblem, keyProblem } from "./DocumentInput.js"
+import { InvalidInput } from "./Errors.js"
+import { casVersionProblem, entriesChecked, textProblem, timeProblem, waitMovesChecked, waitsChecked } from "./SfcStateInput.js"
+import type { SfcCompareAndSet } from "./SfcStateDao.js"
+
+/** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
+export const EVENT_LIFETIME_MS = 60 * 60 * 1000
+
+/** A checked CAS: the script's keys and arguments, ready to send. */
+export interface PreparedCas {
+  readonly keys: { readonly state: string; readonly work: string; readonly due: string; readonly active: string }
+  readonly args: SfcCompareAndSetArgs
+  /** The applied event's key, for the DuplicateEvent error. */
+  readonly eventKey: string | undefined
+}
+
+/**
+ * Checks a CAS and builds its keys and arguments in plain code (the engine's hot path: one
+ * Effect per write, not one per key). Every check runs before anything is sent, so a refused
+ * input writes nothing.
+ */
+export const prepareCas = (
+  schema: KeySchema,
+  input: SfcCompareAndSet,
+  maxBytes: number,
+  nudgeChannel: string,
+  op: string
+): PreparedCas | InvalidInput => {
+  // The first key part the schema refuses; the keys are built on, and the result is dropped.
+  let refused: InvalidInput | undefined
+  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => {
+    const built = schema.key(family, parts)
+    if (!(built instanceof KeyPartError)) return built
+    refused ??= keyProblem(built)
+    return ""
+  }
+  const found =
+    casVersionProblem(input.expectedVersion) ??
+    documentProblem("doc", input.doc, maxBytes) ??
+    (input.op !== undefined ? textProblem("op", input.op) : undefined) ??
+    (input.due !== null ? timeProblem("due", input.due) : undefined)
+  if (found) return found
+  const entries = entriesChecked(input.entries, maxBytes)
+  if (entries instanceof InvalidInput) return entries
+  const waits = waitsChecked(input.waitsAdd, input.waitsRemove)
+  if (waits instanceof InvalidInput) return waits
+  const moves = waitMovesChecked(input.waitsMove ?? [], waits.leave)
+  if (moves instanceof InvalidInput) return moves
+  const ttl = input.directSend?.pointerTtlMs
+  if (input.directSend && !(Number.isSafeInteger(ttl) && ttl! > 0)) {
+    return new InvalidInput({ field: "directSend.pointerTtlMs", message: "directSend.pointerTtlMs must be a positive integer (ms)" })
+  }
+  const { scope, jobId } = input
+  const keys = { state: key("sfcState", { jobId }), work: key("sfcWork", { scope }), due: key("sfcDue", { scope }), active: key("sfcActive", { scope }) }
+  const eventKey = input.appliedEvent ? key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id }) : undefined
+  const waitKey = (typeId: string) => key("sfcWaits", { scope, typeId })
+  const args: SfcCompareAndSetArgs = {
+    expectedVersion: input.expectedVersion,
+    scope,
+    jobId,
+    op,
+    doc: input.doc,
+    due: input.due,
+    active: input.active,
+    nudgeChannel,
+    event: eventKey === undefined ? null : { key: eventKey, lifetimeMs: EVENT_LIFETIME_MS },
+    waitsJoin: waits.join.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
+    waitsMove: moves.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
+    waitsLeave: waits.leave.map(waitKey),
+    entries,
+    directSend: input.directSend
+      ? {
+          pointerKeys: input.directSend.correlationIds.map((correlationId) => key("sfcCorrelation", { correlationId })),
+          pointerLifetimeMs: ttl!,
+          jobOrderKey: input.directSend.readJobOrder ? key("jobOrder", { id: jobId }) : null
+        }
+      : undefined
+  }
+  return refused ?? { keys, args, eventKey }
+}
