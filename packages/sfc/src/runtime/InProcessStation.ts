@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Effect, Layer, Queue, Schedule } from "effect"
+import { Effect, FiberSet, Layer, Schedule } from "effect"
 import { ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import type { CommandEntry } from "../engine/Outbox.js"
 import { SfcEvents } from "./EventIngestion.js"
@@ -38,7 +38,9 @@ export const InProcessStation = (script: StationScript = {}) => {
       const events = yield* SfcEvents
       const states = yield* SfcStateDao
       const scopes = yield* ScopeRegistry
-      const inbox = yield* Queue.unbounded<CommandEntry>()
+      // Answers run in fibers of the station's scope: interrupted when it closes.
+      const answering = yield* FiberSet.make()
+      const runAnswer = yield* FiberSet.runtime(answering)<never>()
 
       const answer = (command: CommandEntry) =>
         Effect.gen(function* () {
@@ -51,12 +53,6 @@ export const InProcessStation = (script: StationScript = {}) => {
             ...(reply.error !== undefined ? { error: reply.error } : {})
           })
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("in-process station could not answer", cause)))
-
-      yield* Queue.take(inbox).pipe(
-        Effect.flatMap((command) => Effect.fork(answer(command))),
-        Effect.forever,
-        Effect.forkScoped
-      )
 
       // Emits each event type once per wait: the wait start tells a new wait from an old one.
       const emitted = new Set<string>()
@@ -80,8 +76,12 @@ export const InProcessStation = (script: StationScript = {}) => {
       }
 
       return {
+        // Taken at once, answered in a fiber of its own (as a station's link would, later).
         send: (command: CommandEntry) =>
-          Effect.sync(() => log.commands.push(command)).pipe(Effect.zipRight(Queue.offer(inbox, command)), Effect.asVoid)
+          Effect.sync(() => {
+            log.commands.push(command)
+            runAnswer(answer(command))
+          })
       }
     })
   )
