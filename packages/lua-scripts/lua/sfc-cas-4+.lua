@@ -23,7 +23,8 @@
   ARGV[5]  doc (state JSON text; validated by the caller)
   ARGV[6]  next deadline in epoch ms, or "" = no deadline (the job leaves sfc:due)
   ARGV[7]  "1" = the job is active (SADD), "0" = not (SREM)
-  ARGV[8]  nudge channel ({prefix}:nudge:sfc), published with the scope when entries were appended
+  ARGV[8]  nudge channel ({prefix}:nudge:sfc), published with the scope when entries were appended;
+           "" = no nudge (the writer handles its entries itself; the consumers' fallback poll reads them)
   ARGV[9]  "1" = an applied event key is the first tail key, "0" = none
   ARGV[10] number of waits sets joined (J)
   ARGV[11] number of waits sets with a moved wait start (M)
@@ -170,7 +171,7 @@ for _, k in ipairs(leaveKeys) do redis.call('ZREM', k, jobId) end
 
 for _, k in ipairs(pointerKeys) do redis.call('SET', k, jobId, 'PX', pointerLifetime) end
 
-if entryCount > 0 then redis.call('PUBLISH', channel, scope) end
+if entryCount > 0 and channel ~= '' then redis.call('PUBLISH', channel, scope) end
 if orderKey then
   reply[#reply + 1] = 'joborder'
   local orderType = redis.call('TYPE', orderKey)['ok']

@@ -15,6 +15,7 @@ export interface SfcCompareAndSetArgs {
   /** Next deadline in epoch ms; `null` takes the job out of the due index. */
   readonly due: number | null
   readonly active: boolean
+  /** Published with the scope when entries were appended; `""` = no nudge. */
   readonly nudgeChannel: string
   /** The applied-event key this write records, with its lifetime; `null` = no event. */
   readonly event: { readonly key: string; readonly lifetimeMs: number } | null

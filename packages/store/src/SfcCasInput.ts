@@ -64,7 +64,7 @@ export const prepareCas = (
     doc: input.doc,
     due: input.due,
     active: input.active,
-    nudgeChannel,
+    nudgeChannel: input.nudge === false ? "" : nudgeChannel,
     event: eventKey === undefined ? null : { key: eventKey, lifetimeMs: EVENT_LIFETIME_MS },
     waitsJoin: waits.join.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
     waitsMove: moves.map((w) => ({ key: waitKey(w.typeId), since: w.since })),

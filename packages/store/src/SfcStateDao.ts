@@ -60,6 +60,12 @@ export interface SfcCompareAndSet {
     readonly pointerTtlMs: number
     readonly readJobOrder: boolean
   } | undefined
+  /**
+   * `false`: append the entries without nudging the work stream's consumers (default `true`).
+   * For a write whose entries are all commands the writer sends itself: they need no handler
+   * now, and the consumers' fallback poll still reads them (the recovery path after a crash).
+   */
+  readonly nudge?: boolean | undefined
 }
 
 export interface SfcWritten {

@@ -176,6 +176,25 @@ describe("SfcStateDao", () => {
     }).pipe(Effect.scoped, Effect.provide(services))
   )
 
+  it.effect("nudge false appends the entries without publishing; the fallback poll is what reads them", () =>
+    Effect.gen(function* () {
+      const dao = yield* SfcStateDao
+      const valkey = yield* Valkey
+      const channel = yield* valkey.key("nudge", { kind: "sfc" })
+      const messages = yield* Queue.unbounded<readonly [string, string]>()
+      const subscriber = yield* valkey.dedicated("sfc-quiet-nudge-test")
+      subscriber.on("message", (ch: string, message: string) => Queue.unsafeOffer(messages, [ch, message] as const))
+      yield* Effect.promise(() => subscriber.subscribe(channel))
+      const quiet = yield* dao.compareAndSet({ ...cas("job-q1", "quiet-entries", 0, { entries: [{ type: "command" }] }), nudge: false })
+      expect(quiet.entryIds).toHaveLength(1)
+      yield* dao.compareAndSet(cas("job-q2", "nudged-entries", 0, { entries: [{ type: "command" }] }))
+      // Pub/sub keeps the order of one publisher: had the quiet write published, it would come first.
+      expect(yield* Queue.take(messages)).toEqual([channel, "nudged-entries"])
+      const work = yield* valkey.key("sfcWork", { scope: "quiet-entries" })
+      expect(yield* valkey.command("xlen", (c) => c.xlen(work))).toBe(1)
+    }).pipe(Effect.scoped, Effect.provide(services))
+  )
+
   it.effect("deletes the state and every index entry it names", () =>
     Effect.gen(function* () {
       const dao = yield* SfcStateDao

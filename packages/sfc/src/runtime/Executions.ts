@@ -108,6 +108,8 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
             waitsMove: output.waitsMove,
             waitsRemove: output.waitsRemove,
             appliedEvent,
+            // Commands sent from here need no handler now: no nudge, the fallback poll reads them.
+            nudge: !(sender && output.outbox.length > 0 && output.outbox.every((entry) => entry.type === "command")),
             // The CAS sets the pointers and reads the job order for the send: no round trip more.
             directSend:
               sender && commands.length > 0
