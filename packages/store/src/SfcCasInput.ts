@@ -2,11 +2,49 @@ import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@mi
 import type { SfcCompareAndSetArgs } from "@microdcs/lua-scripts"
 import { documentProblem, keyProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
-import { casVersionProblem, entriesChecked, textProblem, timeProblem, waitMovesChecked, waitsChecked } from "./SfcStateInput.js"
-import type { SfcCompareAndSet } from "./SfcStateDao.js"
+import { casVersionProblem, entriesChecked, textProblem, timeProblem, type WaitJoin, waitMovesChecked, waitsChecked } from "./SfcStateInput.js"
 
 /** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
 export const EVENT_LIFETIME_MS = 60 * 60 * 1000
+
+export interface SfcCompareAndSet {
+  readonly jobId: string
+  readonly scope: string
+  /** 0 = create only, n > 0 = the version the engine read. */
+  readonly expectedVersion: number
+  /** The whole execution state as JSON text; the codec belongs to the engine. */
+  readonly doc: string
+  /** Operation id stored with the write; default a new UUID. */
+  readonly op?: string | undefined
+  /** Work and outbox entries for `sfc:work:{scope}`; each carries at least `type`. */
+  readonly entries: ReadonlyArray<Readonly<Record<string, string>>>
+  /** The job's next deadline (epoch ms), or `null` for none. */
+  readonly due: number | null
+  /** Whether the execution is not terminal (member of `sfc:active:{scope}`). */
+  readonly active: boolean
+  readonly waitsAdd: ReadonlyArray<WaitJoin>
+  /** Waits sets the job stays in with a new wait start (a wait ended and another began); default none. */
+  readonly waitsMove?: ReadonlyArray<WaitJoin> | undefined
+  readonly waitsRemove: ReadonlyArray<string>
+  /** The event this write applies; a second write with the same event is a `DuplicateEvent`. */
+  readonly appliedEvent?: { readonly source: string; readonly id: string } | undefined
+  /**
+   * The writer sends the write's commands itself: the same script points each correlation id at
+   * the job (`sfc:correlation:{id}`, for `pointerTtlMs`) and, with `readJobOrder`, returns the job
+   * order's document as it is after the write (the gate of the send), saving the round trips.
+   */
+  readonly directSend?: {
+    readonly correlationIds: ReadonlyArray<string>
+    readonly pointerTtlMs: number
+    readonly readJobOrder: boolean
+  } | undefined
+  /**
+   * `false`: append the entries without nudging the work stream's consumers (default `true`).
+   * For a write whose entries are all commands the writer sends itself: they need no handler
+   * now, and the consumers' fallback poll still reads them (the recovery path after a crash).
+   */
+  readonly nudge?: boolean | undefined
+}
 
 /** A checked CAS: the script's keys and arguments, ready to send. */
 export interface PreparedCas {
