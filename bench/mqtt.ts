@@ -70,9 +70,11 @@ const rawFigures = async (url: string, prefix: string) => {
       latency("raw request → echo reply (2 hops)", options, () => Effect.promise(echo))
     ])
   )
+  const cpu = process.cpuUsage()
   const echoPerSecond = await throughputOf(OPS, IN_FLIGHT, echo)
+  const echoCpuUs = cpuUsPerOp(cpu, OPS)
   await Promise.all([a.endAsync(), b.endAsync()])
-  return { hop: figures[0], echo: figures[1], echoPerSecond }
+  return { hop: figures[0], echo: figures[1], echoPerSecond, echoCpuUs }
 }
 
 /** An MES on one connection: a method call is a publish with our response topic, then its reply. */
@@ -129,6 +131,15 @@ const startEchoResponder = (url: string, topic: string) =>
 const jobOrder = (id: string) => ({ JobOrder: { JobOrderID: id, Priority: 1, Description: "Front axle, order 4711" } })
 
 const fmt = (n: number, digits = 3) => n.toFixed(digits)
+
+/**
+ * CPU time of this process (both ends of every call run in it) per operation since `since`. On a
+ * shared machine it moves less than a rate does when other work competes for the cores.
+ */
+const cpuUsPerOp = (since: NodeJS.CpuUsage, ops: number) => {
+  const used = process.cpuUsage(since)
+  return (used.user + used.system) / ops
+}
 
 const printRows = (baseline: Latency, rows: ReadonlyArray<Latency>) => {
   console.log(`  ${"operation".padEnd(40)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× 1 hop".padStart(8)}`)
@@ -272,8 +283,10 @@ export const runMqttBench = async (valkeyUrl: string) => {
       const total = options.warmup + options.samples
       yield* Effect.forEach(Array.from({ length: total }, (_, i) => i), (i) => call("Store", jobOrder(`t-${i}`)), { concurrency: IN_FLIGHT, discard: true })
       const start = yield* latency("Start, request → reply", options, (i) => call("Start", { JobOrderID: `t-${i}` }))
+      const cpu = process.cpuUsage()
       const perSecond = yield* throughputOfEffect(OPS, IN_FLIGHT, (i) => call("Store", jobOrder(`p-${i}`)))
-      return { echo, store, start, perSecond }
+      const cpuUs = cpuUsPerOp(cpu, OPS)
+      return { echo, store, start, perSecond, cpuUs }
     }).pipe(Effect.scoped, Effect.provide(island), Effect.runPromise)
 
     console.log(`\nMQTT front door: job control methods through mosquitto at ${broker.url}, one island, QoS 1`)
@@ -282,6 +295,10 @@ export const runMqttBench = async (valkeyUrl: string) => {
     console.log(
       `  ${`Store methods/s, ${IN_FLIGHT} in flight`.padEnd(40)} ${figures.perSecond.toFixed(0).padStart(10)} ` +
         `${`${((figures.perSecond / raw.echoPerSecond) * 100).toFixed(0)}%`.padStart(8)}  of the raw echo`
+    )
+    console.log(
+      `  ${"CPU µs per call (MES + island, 1 process)".padEnd(40)} ${figures.cpuUs.toFixed(0).padStart(10)} ` +
+        `${`${(figures.cpuUs / raw.echoCpuUs).toFixed(1)}×`.padStart(8)}  the raw echo's ${raw.echoCpuUs.toFixed(0)} µs`
     )
     if (LOAD_SECONDS > 0) printLoad(await Effect.runPromise(runLoad(broker.url, valkeyUrl)))
   } finally {

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Option, Queue, type Scope, Stream, SubscriptionRef } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option, Queue, type Scope, Stream, SubscriptionRef } from "effect"
 import type { IClientPublishOptions, IPublishPacket, MqttClient } from "mqtt"
 import { decode, DEFAULT_MAX_PAYLOAD_BYTES, encode, type PublishProperties } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
@@ -41,6 +41,11 @@ export interface SubscribeOptions {
 
 export type PublishFailure = InvalidTopic | EncodeError | MqttPublishError
 
+/** One message of {@link MqttConnectionService.publishAll}: an event to a topic, or a reply to a request. */
+export type OutgoingMessage =
+  | { readonly _tag: "Publish"; readonly topic: string; readonly event: CloudEvent; readonly options?: PublishOptions | undefined }
+  | { readonly _tag: "Reply"; readonly request: IncomingMessage; readonly event: CloudEvent }
+
 export interface MqttConnectionService {
   readonly clientId: string
   readonly status: Effect.Effect<MqttStatus>
@@ -74,6 +79,14 @@ export interface MqttConnectionService {
    * topic that is no valid topic name or starts with `$` (`$SYS/...`) fails with `InvalidTopic`.
    */
   readonly reply: (request: IncomingMessage, event: CloudEvent) => Effect.Effect<void, PublishFailure>
+  /**
+   * Sends several messages (each like `publish` or `reply` would) in order and completes once
+   * every one is settled: one outcome per message, `undefined` for one that was sent (or a reply
+   * with no response topic, which is logged and skipped as `reply` does). They are handed to the
+   * client together, so they leave in one socket write and the caller waits for their PUBACKs
+   * once instead of one after the other. A message that fails does not stop the others.
+   */
+  readonly publishAll: (messages: ReadonlyArray<OutgoingMessage>) => Effect.Effect<ReadonlyArray<PublishFailure | undefined>>
 }
 
 export class MqttConnection extends Context.Tag("@microdcs/cloudevents-mqtt/MqttConnection")<MqttConnection, MqttConnectionService>() {
@@ -123,6 +136,13 @@ const propertiesProblem = (properties: PublishProperties): string | undefined =>
     if (problem) return `${what} ${problem}`
   }
   return undefined
+}
+
+/** A message ready for the client: checked and encoded. */
+interface Prepared {
+  readonly topic: string
+  readonly payload: Buffer
+  readonly options: IClientPublishOptions
 }
 
 /** mqtt.js reports a PUBACK failure as an error with the reason code in `code`. */
@@ -222,69 +242,107 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     )
 
     // The PUBACK timeout is a timer inside the one async step, not `Effect.timeoutFail`: that
-    // races a second fiber on every publish, which cost more than the publish itself.
-    const send = (topic: string, payload: Buffer, publishOptions: IClientPublishOptions): Effect.Effect<void, MqttPublishError> =>
-      Effect.async<void, MqttPublishError>((resume) => {
-        if (released || live.isClosing()) return resume(Effect.fail(new MqttPublishError({ topic, reason: "closed", message: "connection is closing" })))
-        let settled = false
-        const timer = setTimeout(() => {
-          settled = true
-          pending.delete(onClose)
-          resume(Effect.fail(new MqttPublishError({ topic, reason: "timeout", message: `no PUBACK within ${Duration.format(publishTimeout)}` })))
-        }, Duration.toMillis(publishTimeout))
-        const onClose = () => {
-          if (settled) return
-          settled = true
-          clearTimeout(timer)
-          resume(Effect.fail(new MqttPublishError({ topic, reason: "closed", message: "connection closed before the PUBACK" })))
+    // races a second fiber on every publish, which cost more than the publish itself. A batch
+    // shares the step and the timer: the messages go out together and are waited for together.
+    const sendAll = (batch: ReadonlyArray<Prepared>): Effect.Effect<ReadonlyArray<MqttPublishError | undefined>> =>
+      Effect.async<ReadonlyArray<MqttPublishError | undefined>>((resume) => {
+        const outcomes: Array<MqttPublishError | undefined> = batch.map(() => undefined)
+        if (released || live.isClosing()) {
+          return resume(Effect.succeed(batch.map(({ topic }) => new MqttPublishError({ topic, reason: "closed", message: "connection is closing" }))))
         }
-        pending.add(onClose)
-        client.publish(topic, payload, publishOptions, (error) => {
-          if (settled) return
-          settled = true
+        const settledAt = batch.map(() => false)
+        let open = batch.length
+        let finished = false
+        const settle = (i: number, error: MqttPublishError | undefined) => {
+          if (finished || settledAt[i]) return
+          settledAt[i] = true
+          outcomes[i] = error
+          if (--open > 0) return
+          finished = true
           clearTimeout(timer)
           pending.delete(onClose)
-          resume(
-            error
-              ? Effect.fail(new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message, reasonCode: reasonCodeOf(error) }))
-              : Effect.void
+          resume(Effect.succeed(outcomes))
+        }
+        const unsettled = (error: (topic: string) => MqttPublishError) => {
+          for (let i = 0; i < batch.length; i++) if (!settledAt[i]) settle(i, error(batch[i]!.topic))
+        }
+        const timer = setTimeout(
+          () => unsettled((topic) => new MqttPublishError({ topic, reason: "timeout", message: `no PUBACK within ${Duration.format(publishTimeout)}` })),
+          Duration.toMillis(publishTimeout)
+        )
+        const onClose = () => unsettled((topic) => new MqttPublishError({ topic, reason: "closed", message: "connection closed before the PUBACK" }))
+        pending.add(onClose)
+        batch.forEach(({ topic, payload, options: publishOptions }, i) =>
+          client.publish(topic, payload, publishOptions, (error) =>
+            settle(
+              i,
+              error
+                ? new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message, reasonCode: reasonCodeOf(error) })
+                : undefined
+            )
           )
-        })
+        )
         return Effect.sync(() => {
-          settled = true
+          finished = true
           clearTimeout(timer)
           pending.delete(onClose)
         })
       })
 
-    const expiryProperty = (topic: string, seconds: number | undefined) =>
-      seconds === undefined
-        ? Effect.succeed({})
-        : Number.isInteger(seconds) && seconds > 0 && seconds <= 0xffffffff
-          ? Effect.succeed({ messageExpiryInterval: seconds })
-          : Effect.fail(new MqttPublishError({ topic, reason: "rejected", message: `messageExpirySeconds must be an integer from 1 to 4294967295, not ${seconds}` }))
+    const send = (prepared: Prepared): Effect.Effect<void, MqttPublishError> =>
+      Effect.flatMap(sendAll([prepared]), ([error]) => (error === undefined ? Effect.void : Effect.fail(error)))
 
-    const publish = (topic: string, event: CloudEvent, opts: PublishOptions = {}) =>
-      Effect.gen(function* () {
+    const expiryProperty = (topic: string, seconds: number | undefined): Either.Either<{ messageExpiryInterval?: number }, MqttPublishError> =>
+      seconds === undefined
+        ? Either.right({})
+        : Number.isInteger(seconds) && seconds > 0 && seconds <= 0xffffffff
+          ? Either.right({ messageExpiryInterval: seconds })
+          : Either.left(new MqttPublishError({ topic, reason: "rejected", message: `messageExpirySeconds must be an integer from 1 to 4294967295, not ${seconds}` }))
+
+    /** A publish checked and encoded, synchronously: nothing has been sent yet. */
+    const preparePublish = (topic: string, event: CloudEvent, opts: PublishOptions = {}): Either.Either<Prepared, PublishFailure> =>
+      Either.gen(function* () {
         yield* validateTopicName(topic)
         if (opts.responseTopic !== undefined) yield* validateTopicName(opts.responseTopic)
         const withCorrelation =
           opts.correlationId === undefined ? event : { ...event, extensions: { ...event.extensions, correlationid: opts.correlationId } }
         const encoded = yield* encode(withCorrelation, { maxPayloadBytes })
         const expiry = yield* expiryProperty(topic, opts.messageExpirySeconds)
-        yield* send(topic, encoded.payload, {
-          qos: opts.qos ?? 1,
-          retain: opts.retain ?? false,
-          properties: { ...encoded.properties, ...expiry, ...(opts.responseTopic !== undefined ? { responseTopic: opts.responseTopic } : {}) }
-        })
+        return {
+          topic,
+          payload: encoded.payload,
+          options: {
+            qos: opts.qos ?? 1,
+            retain: opts.retain ?? false,
+            properties: { ...encoded.properties, ...expiry, ...(opts.responseTopic !== undefined ? { responseTopic: opts.responseTopic } : {}) }
+          }
+        }
       })
+
+    /** A reply checked and encoded; `undefined` when the request has no response topic. */
+    const prepareReplyTo = (request: IncomingMessage, event: CloudEvent): Either.Either<Prepared | undefined, PublishFailure> => {
+      const responseTopic = request.responseTopic
+      if (responseTopic === undefined) return Either.right(undefined)
+      return Either.gen(function* () {
+        yield* validateResponseTopic(responseTopic)
+        const prepared = prepareReply(request, event)
+        const encoded = yield* encode(prepared.event, { maxPayloadBytes, correlationData: prepared.correlationData })
+        return { topic: responseTopic, payload: encoded.payload, options: { qos: 1, retain: false, properties: encoded.properties } } satisfies Prepared
+      })
+    }
+
+    const noResponseTopic = (request: IncomingMessage, event: CloudEvent) =>
+      Effect.logInfo("request has no response topic; reply not sent").pipe(Effect.annotateLogs({ topic: request.topic, type: event.type }))
+
+    const publish = (topic: string, event: CloudEvent, opts: PublishOptions = {}) =>
+      Effect.flatMap(Effect.suspend(() => preparePublish(topic, event, opts)), send)
 
     const publishRaw = (topic: string, payload: Buffer, opts: PublishRawOptions = {}) =>
       Effect.gen(function* () {
         yield* validateTopicName(topic)
         const problem = opts.properties === undefined ? undefined : propertiesProblem(opts.properties)
         if (problem !== undefined) return yield* Effect.fail(new MqttPublishError({ topic, reason: "rejected", message: `not sent: ${problem}` }))
-        yield* send(topic, payload, { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) })
+        yield* send({ topic, payload, options: { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) } })
       })
 
     // mqtt.js keeps the properties for its re-subscribe after a reconnect, identifier included.
@@ -353,18 +411,35 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
         return Stream.fromQueue(queue)
       })
 
-    const reply = (request: IncomingMessage, event: CloudEvent) =>
-      Effect.gen(function* () {
-        const responseTopic = request.responseTopic
-        if (responseTopic === undefined) {
-          return yield* Effect.logInfo("request has no response topic; reply not sent").pipe(
-            Effect.annotateLogs({ topic: request.topic, type: event.type })
-          )
-        }
-        yield* validateResponseTopic(responseTopic)
-        const prepared = prepareReply(request, event)
-        const encoded = yield* encode(prepared.event, { maxPayloadBytes, correlationData: prepared.correlationData })
-        yield* send(responseTopic, encoded.payload, { qos: 1, retain: false, properties: encoded.properties })
+    const reply = (request: IncomingMessage, event: CloudEvent): Effect.Effect<void, PublishFailure> =>
+      Effect.suspend(() => {
+        const prepared = prepareReplyTo(request, event)
+        if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+        return prepared.right === undefined ? noResponseTopic(request, event) : send(prepared.right)
+      })
+
+    const publishAll = (messages: ReadonlyArray<OutgoingMessage>): Effect.Effect<ReadonlyArray<PublishFailure | undefined>> =>
+      Effect.suspend(() => {
+        const outcomes: Array<PublishFailure | undefined> = messages.map(() => undefined)
+        const batch: Array<Prepared> = []
+        const places: Array<number> = []
+        const skipped: Array<Effect.Effect<void>> = []
+        messages.forEach((message, i) => {
+          const prepared = message._tag === "Publish" ? preparePublish(message.topic, message.event, message.options) : prepareReplyTo(message.request, message.event)
+          if (Either.isLeft(prepared)) outcomes[i] = prepared.left
+          else if (prepared.right !== undefined) {
+            batch.push(prepared.right)
+            places.push(i)
+          } else if (message._tag === "Reply") skipped.push(noResponseTopic(message.request, message.event))
+        })
+        const sent =
+          batch.length === 0
+            ? Effect.succeed(outcomes)
+            : Effect.map(sendAll(batch), (errors) => {
+                errors.forEach((error, k) => (outcomes[places[k]!] = error))
+                return outcomes
+              })
+        return skipped.length === 0 ? sent : Effect.zipRight(Effect.all(skipped, { discard: true }), sent)
       })
 
     return {
@@ -376,7 +451,8 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
       publish,
       publishRaw,
       subscribe,
-      reply
+      reply,
+      publishAll
     } satisfies MqttConnectionService
   })
 

@@ -5,6 +5,7 @@ import {
   eventsTopic,
   type IncomingMessage,
   MqttConnection,
+  type OutgoingMessage,
   type PublishFailure,
   sharedCommandFilters,
   type TopicConfig
@@ -16,12 +17,12 @@ import {
   type JobControlFailure,
   type JobControlReply,
   type JobControlRequest,
-  parseRequest,
+  parsedRequest,
   type StatusEvent
 } from "@microdcs/job-control"
 import { badInputReply, replyEvent, statusEvent, toJobControlRequest } from "./JobControlEvents.js"
 import { hold, retryFailed, retrySchedule, runWorker, type WorkerOptions } from "./MessageWorker.js"
-import { logRequest, logText, noteOutcome, noteReply } from "./RequestLog.js"
+import { logRequest, logText, noteOutcome, noteReply, type RequestRecord } from "./RequestLog.js"
 import { decodeStoredReply, encodeStoredReply } from "./StoredReply.js"
 
 export interface JobControlIngressOptions extends WorkerOptions {
@@ -57,6 +58,19 @@ export interface ExtraRequestHandler {
   /** A refusal decided before anything is written (not even a dedupe claim), else `undefined`. */
   readonly refuse?: ((request: JobControlRequest) => JobControlReply | undefined) | undefined
   readonly handle: (request: JobControlRequest) => Effect.Effect<HandleResult, JobControlFailure>
+}
+
+/**
+ * `retry` for a publish whose first attempt already failed (in a batch): the first run fails with
+ * that error, so the retry policy judges it and waits as if this effect had sent it.
+ */
+const failedOnce = <A, R>(first: PublishFailure, again: Effect.Effect<A, PublishFailure, R>): Effect.Effect<A, PublishFailure, R> => {
+  let replayed = false
+  return Effect.suspend(() => {
+    if (replayed) return again
+    replayed = true
+    return Effect.fail(first)
+  })
 }
 
 const dropReasonOf = (error: PublishFailure): PublishDropReason =>
@@ -95,44 +109,56 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
         )
       )
 
-    const sendReply = (message: IncomingMessage, event: CloudEvent) =>
-      publishing("reply", mqtt.reply(message, event)).pipe(
-        Effect.flatMap((sent) => (message.responseTopic === undefined ? Effect.void : noteReply(sent ? "sent" : "dropped")))
-      )
+    const sendReply = (record: RequestRecord, message: IncomingMessage, event: CloudEvent) =>
+      Effect.map(publishing("reply", mqtt.reply(message, event)), (sent) => {
+        if (message.responseTopic !== undefined) noteReply(record, sent ? "sent" : "dropped")
+      })
 
-    const publishStatus = (request: CloudEvent, statuses: ReadonlyArray<StatusEvent>) =>
-      Effect.forEach(
-        statuses,
-        (status) =>
-          Either.match(eventsTopic(topics, status.scope), {
-            onLeft: (error) => Effect.logWarning("status event has no valid topic").pipe(Effect.annotateLogs({ scope: status.scope, error: error.message })),
-            onRight: (topic) => publishing("status event", mqtt.publish(topic, statusEvent(source, request, status), { qos: 1 }))
-          }),
-        { discard: true }
-      )
+    // Every status event of a request is handed to the client at once (one socket write, one
+    // wait for their PUBACKs); one that failed is then retried or dropped on its own, as above.
+    const publishStatus = (request: CloudEvent, statuses: ReadonlyArray<StatusEvent>): Effect.Effect<void> => {
+      if (statuses.length === 0) return Effect.void
+      const unsendable: Array<Effect.Effect<void>> = []
+      const outgoing: Array<Extract<OutgoingMessage, { readonly _tag: "Publish" }>> = []
+      for (const status of statuses) {
+        const topic = eventsTopic(topics, status.scope)
+        if (Either.isLeft(topic)) {
+          unsendable.push(Effect.logWarning("status event has no valid topic").pipe(Effect.annotateLogs({ scope: status.scope, error: topic.left.message })))
+        } else outgoing.push({ _tag: "Publish", topic: topic.right, event: statusEvent(source, request, status), options: { qos: 1 } })
+      }
+      const sent = Effect.flatMap(mqtt.publishAll(outgoing), (outcomes) => {
+        const failed = outcomes.flatMap((error, i) => (error === undefined ? [] : [{ error, message: outgoing[i]! }]))
+        if (failed.length === 0) return Effect.void
+        const again = ({ error, message }: (typeof failed)[number]) =>
+          publishing("status event", failedOnce(error, mqtt.publish(message.topic, message.event, message.options)))
+        return Effect.forEach(failed, again, { discard: true })
+      })
+      return unsendable.length === 0 ? sent : Effect.zipRight(Effect.all(unsendable, { discard: true }), sent)
+    }
 
-    const handle = (message: IncomingMessage) =>
+    const handle = (message: IncomingMessage, record: RequestRecord) =>
       Effect.gen(function* () {
         if (Either.isLeft(message.decoded)) {
           const { kind, message: reason } = message.decoded.left
-          yield* noteOutcome("refused", kind, reason)
-          return yield* sendReply(message, badInputReply(source, kind, reason))
+          noteOutcome(record, "refused", kind, reason)
+          return yield* sendReply(record, message, badInputReply(source, kind, reason))
         }
         const event = message.decoded.right
         const request = toJobControlRequest(event)
         const extra = options.extraRequests !== undefined && Object.hasOwn(options.extraRequests, event.type) ? options.extraRequests[event.type] : undefined
         const refusal = extra?.refuse?.(request)
         if (refusal !== undefined) {
-          yield* noteOutcome("refused", refusal.error?.kind, refusal.error?.message)
-          return yield* sendReply(message, replyEvent(source, event, refusal))
+          noteOutcome(record, "refused", refusal.error?.kind, refusal.error?.message)
+          return yield* sendReply(record, message, replyEvent(source, event, refusal))
         }
-        const parsed = extra === undefined ? parseRequest(request) : undefined
+        // Parsed once: `JobControl.handle` finds this parse of the same request object.
+        const parsed = extra === undefined ? parsedRequest(request) : undefined
         if (extra === undefined && (parsed === undefined || Either.isLeft(parsed.command))) {
           // Refused before the store is touched (unknown type, no subject, malformed payload):
           // no dedupe claim either, so nothing at all is written.
           const { reply } = yield* jobControl.handle(request)
-          yield* noteOutcome("refused", reply.error?.kind, reply.error?.message)
-          return yield* sendReply(message, replyEvent(source, event, reply))
+          noteOutcome(record, "refused", reply.error?.kind, reply.error?.message)
+          return yield* sendReply(record, message, replyEvent(source, event, reply))
         }
         // The reply event is built before the done mark, so the very event sent is kept with it.
         const answered = (extra?.handle ?? jobControl.handle)(request).pipe(Effect.map((result) => ({ result, reply: replyEvent(source, event, result.reply) })))
@@ -140,10 +166,10 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
         const outcome = yield* exactlyOnce({ ...dedupe, storedReply: ({ reply }) => encodeStoredReply(reply) }, answered).pipe(
           // The source or id cannot name a dedupe key (too long, NUL): bad input, nothing claimed.
           Effect.catchTag("InvalidInput", (error) =>
-            noteOutcome("refused", "attributes", `${error.field}: ${error.message}`).pipe(
-              Effect.zipRight(sendReply(message, badInputReply(source, "attributes", `${error.field}: ${error.message}`, event))),
-              Effect.as(undefined)
-            )
+            Effect.suspend(() => {
+              noteOutcome(record, "refused", "attributes", `${error.field}: ${error.message}`)
+              return sendReply(record, message, badInputReply(source, "attributes", `${error.field}: ${error.message}`, event))
+            }).pipe(Effect.as(undefined))
           ),
           // The handler outlived its lease: its effect happened but its result is lost, and a
           // redelivery could be claimed by someone else. Acknowledge; there is nothing to send.
@@ -151,7 +177,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
             Effect.logError("request processed after its dedupe lease ran out; no reply sent").pipe(
               annotate(message, event),
               Effect.annotateLogs({ error: error.message }),
-              Effect.zipRight(noteOutcome("lease-lost")),
+              Effect.zipRight(Effect.sync(() => noteOutcome(record, "lease-lost"))),
               Effect.as(undefined)
             )
           )
@@ -166,17 +192,17 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
           return hold(outcome.remainingMs)
         }
         if (outcome._tag === "Duplicate") {
-          yield* noteOutcome("duplicate")
+          noteOutcome(record, "duplicate")
           // Done: answer with the reply kept from the first delivery, the same event again.
           const kept = outcome.reply === undefined ? undefined : decodeStoredReply(outcome.reply)
-          if (kept !== undefined && Either.isRight(kept)) return yield* sendReply(message, kept.right)
+          if (kept !== undefined && Either.isRight(kept)) return yield* sendReply(record, message, kept.right)
           if (kept !== undefined) {
             yield* Effect.logWarning("kept reply unreadable; duplicate not answered").pipe(annotate(message, event), Effect.annotateLogs({ error: kept.left }))
           }
           return yield* Effect.logDebug("duplicate request acknowledged without processing").pipe(annotate(message, event))
         }
-        yield* noteOutcome("processed", outcome.value.result.reply.error?.kind)
-        yield* sendReply(message, outcome.value.reply)
+        noteOutcome(record, "processed", outcome.value.result.reply.error?.kind)
+        yield* sendReply(record, message, outcome.value.reply)
         yield* publishStatus(event, outcome.value.result.statusEvents)
       })
 
@@ -185,7 +211,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
     // Kept in the session: requests sent while this instance restarts wait for it in the broker.
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
     // One log line per request handled or refused; a held one is logged once it is handled.
-    const logged = (message: IncomingMessage) => logRequest(message, handle(message), (result) => result !== undefined)
+    const logged = (message: IncomingMessage) => logRequest(message, (record) => handle(message, record), (result) => result !== undefined)
     yield* runWorker("job control ingress", streams, logged, options)
   })
 

@@ -130,7 +130,7 @@ describe("JobControlIngress under hostile input", () => {
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 
-  it.live("every handled or refused request gets one info line with type, scope, id, outcome and duration; the type is bounded", () => {
+  it.live("every handled or refused request gets one line with type, scope, id, outcome and duration (debug when answered as asked, info when refused); the type is bounded", () => {
     const prefix = randomPrefix("ir")
     const lines: Array<LogLine> = []
     return Effect.gen(function* () {
@@ -150,7 +150,7 @@ describe("JobControlIngress under hostile input", () => {
       )
       expect(requestLines).toHaveLength(3)
       for (const line of requestLines) {
-        expect(line.level).toBe("INFO")
+        expect(line.level).toBe(line.annotations["outcome"] === "processed" ? "DEBUG" : "INFO")
         expect(line.annotations).toMatchObject({ scope: SCOPE, reply: "sent" })
         expect(typeof line.annotations["durationMs"]).toBe("number")
       }
@@ -160,5 +160,26 @@ describe("JobControlIngress under hostile input", () => {
       expect(String(byId(unknown.id)?.["type"]).length).toBeLessThanOrEqual(200)
       expect(byId("bad-1")).toMatchObject({ type: MethodEventTypes.Store, outcome: "refused", kind: "payload" })
     }).pipe(Effect.scoped, Effect.provide(capturingLogger(lines)), Logger.withMinimumLogLevel(LogLevel.Debug))
+  })
+
+  it.live("at info level a request answered as asked logs no line, a refused one still does", () => {
+    const prefix = randomPrefix("ir")
+    const lines: Array<LogLine> = []
+    return Effect.gen(function* () {
+      yield* startIsland(prefix)
+      const mes = yield* makeMes(broker.url, prefix)
+      const stored = mes.request(MethodEventTypes.Store, jobOrder("jo-quiet"))
+      yield* Effect.flatMap(mes.send(stored), mes.replyTo)
+      const again = mes.request(MethodEventTypes.Store, jobOrder("jo-quiet"))
+      yield* Effect.flatMap(mes.send(again), mes.replyTo)
+      const requestLines = yield* eventually(
+        Effect.sync(() => {
+          const found = lines.filter((line) => line.message === "job control request")
+          return found.length >= 1 ? found : undefined
+        })
+      )
+      // Only the second Store (AlreadyExists, a refusal by the processor) is logged.
+      expect(requestLines.map((line) => [line.level, line.annotations["id"], line.annotations["kind"]])).toEqual([["INFO", again.id, "AlreadyExists"]])
+    }).pipe(Effect.scoped, Effect.provide(capturingLogger(lines)), Logger.withMinimumLogLevel(LogLevel.Info))
   })
 })

@@ -29,8 +29,7 @@ export const makeAcceptance = Effect.gen(function* () {
   const limitOf = (scope: string) =>
     limits.get(scope).pipe(Effect.map(Option.getOrElse(() => options.defaultAcceptanceLimit)))
 
-  /** Every referenced id that is not in its scope list, grouped by list; empty when all are known. */
-  const missingReferences = (scope: string, referenced: JobOrderReferences) =>
+  const missingIn = (scope: string, referenced: JobOrderReferences) =>
     Effect.gen(function* () {
       // One SMISMEMBER per list kind and one SISMEMBER per work master. The lists are
       // independent, so several are asked at once; one or two go one after the other, since
@@ -46,6 +45,13 @@ export const makeAcceptance = Effect.gen(function* () {
       const all: ReadonlyArray<MissingReferences> = [...lists, { kind: "workmaster", ids: absentWorkMasters }]
       return all.filter((m) => m.ids.length > 0)
     })
+
+  /** Every referenced id that is not in its scope list, grouped by list; empty when all are known. */
+  const missingReferences = (scope: string, referenced: JobOrderReferences) =>
+    // A job order that names no reference asks nothing (no fiber, no forEach).
+    referenced.lists.length === 0 && referenced.workMasters.length === 0
+      ? Effect.succeed<ReadonlyArray<MissingReferences>>([])
+      : missingIn(scope, referenced)
 
   return { limitOf, missingReferences } as const
 })

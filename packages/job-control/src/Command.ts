@@ -121,3 +121,16 @@ export const parseRequest = (request: JobControlRequest): ParsedRequest | undefi
     command: kind.kind === "method" ? parseMethod(kind.method, scope, request.data) : parseQuery(kind.query, scope, request.data)
   }
 }
+
+// The parse of each request object, kept while the object lives: the MQTT ingress parses a
+// request to refuse bad input before its dedupe claim, and `JobControl.handle` then finds that
+// parse instead of reading the payload (and serialising the job order) a second time.
+const parsedRequests = new WeakMap<JobControlRequest, ParsedRequest | undefined>()
+
+/** {@link parseRequest}, once per request object (requests are immutable values). */
+export const parsedRequest = (request: JobControlRequest): ParsedRequest | undefined => {
+  if (parsedRequests.has(request)) return parsedRequests.get(request)
+  const parsed = parseRequest(request)
+  parsedRequests.set(request, parsed)
+  return parsed
+}

@@ -2,7 +2,7 @@ import { Effect, Either, Layer } from "effect"
 import type { InvalidInput } from "@microdcs/store"
 import type { JobControlFailure } from "./JobControlFailure.js"
 import { type Answer, invalidRequest, toResult } from "./Answer.js"
-import { type Command, parseRequest } from "./Command.js"
+import { type Command, parsedRequest } from "./Command.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
 import { makeJobOrderMethods } from "./JobOrderMethods.js"
 import { BadRequest } from "./Payload.js"
@@ -49,7 +49,7 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
     const handle = (request: JobControlRequest): Effect.Effect<HandleResult, JobControlFailure> => {
       // Triggers are configuration of their own (execution-log.md §4), not a station reference list.
       if (request.type === TRIGGER_CONFIG_EVENT_TYPE) return triggerConfig.handle(request)
-      const parsed = parseRequest(request)
+      const parsed = parsedRequest(request)
       if (parsed === undefined) {
         const unknown = new BadRequest({ kind: "UnknownType", message: `'${request.type}' is not a job control or station configuration type` })
         return Effect.succeed(toResult(ERROR_REPLY_TYPE, invalidRequest(unknown)))
