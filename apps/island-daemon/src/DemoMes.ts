@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { Effect, Either, Stream } from "effect"
+import { Deferred, Effect, Either, FiberId, Stream } from "effect"
 import { type CloudEvent, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { fromStoredState, MethodEventTypes, normalizedName } from "@microdcs/job-state"
@@ -35,14 +35,22 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
     const d = topics.discriminator ? `/${topics.discriminator}` : ""
     const commandTopic = `${topics.prefix}/${SCOPE}${d}/commands`
     const replyTopic = `${topics.prefix}/replies/demo-mes-${randomUUID().slice(0, 8)}`
-    const replies = new Map<string, CloudEvent>()
+    // A reply completes its request's Deferred: waiting for it by polling (a 5 ms sleep loop per
+    // request in flight) woke the process hundreds of times a second beside the island it measures.
+    const replies = new Map<string, Deferred.Deferred<CloudEvent>>()
+    const replyFor = (key: string) => {
+      let reply = replies.get(key)
+      if (reply === undefined) replies.set(key, (reply = Deferred.unsafeMake<CloudEvent>(FiberId.none)))
+      return reply
+    }
     const ended = new Map<string, { state: string; at: number }>()
     const submittedAt = new Map<string, number>()
+    const allEnded = Deferred.unsafeMake<void>(FiberId.none)
 
     yield* (yield* mes.subscribe(replyTopic)).pipe(
       Stream.runForEach((m) =>
         Effect.sync(() => {
-          if (Either.isRight(m.decoded) && m.correlationData) replies.set(m.correlationData.toString("hex"), m.decoded.right)
+          if (Either.isRight(m.decoded) && m.correlationData) Deferred.unsafeDone(replyFor(m.correlationData.toString("hex")), Effect.succeed(m.decoded.right))
         }).pipe(Effect.zipRight(m.ack))
       ),
       Effect.forkScoped
@@ -57,6 +65,7 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
           if (!id || Either.isLeft(state) || ended.has(id)) return
           const name = normalizedName(state.right)
           if (name.startsWith("Ended") || name === "Aborted") ended.set(id, { state: name, at: performance.now() })
+          if (ended.size >= jobs) Deferred.unsafeDone(allEnded, Effect.void)
         }).pipe(Effect.zipRight(m.ack))
       ),
       Effect.forkScoped
@@ -66,17 +75,18 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
     const call = (type: string, data: unknown, extensions: Record<string, string> = {}) =>
       Effect.gen(function* () {
         const correlationId = randomUUID()
+        const key = correlationId.replaceAll("-", "")
+        const reply = replyFor(key)
         yield* mes.publish(commandTopic, makeCloudEvent({ source: MES_SOURCE, type, subject: SCOPE, data, extensions }), {
           responseTopic: replyTopic,
           correlationId
         })
-        const key = correlationId.replaceAll("-", "")
-        for (let waited = 0; !replies.has(key); waited += 5) {
-          if (waited > 10_000) return yield* Effect.fail(new Error(`no reply to ${type}`))
-          yield* Effect.sleep("5 millis")
-        }
-        const status = (replies.get(key)!.data as { ReturnStatus?: number } | undefined)?.ReturnStatus
-        if (status !== 1) return yield* Effect.fail(new Error(`${type} answered ${JSON.stringify(replies.get(key)!.data)}`))
+        const answer = yield* Deferred.await(reply).pipe(
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`no reply to ${type}`) }),
+          Effect.ensuring(Effect.sync(() => replies.delete(key)))
+        )
+        const status = (answer.data as { ReturnStatus?: number } | undefined)?.ReturnStatus
+        if (status !== 1) return yield* Effect.fail(new Error(`${type} answered ${JSON.stringify(answer.data)}`))
       })
 
     console.log(`MES: configuring station line-1 (reference lists, journal torque, work master wm-axle-v1)`)
@@ -106,10 +116,7 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
         ),
       { concurrency: 8, discard: true }
     )
-    for (let waited = 0; ended.size < jobs; waited += 50) {
-      if (waited > 120_000) break
-      yield* Effect.sleep("50 millis")
-    }
+    if (ended.size < jobs) yield* Deferred.await(allEnded).pipe(Effect.timeout("120 seconds"), Effect.option)
     clearInterval(progress)
     const elapsedSeconds = (performance.now() - start) / 1000
     const latencies = [...ended].map(([id, e]) => e.at - submittedAt.get(id)!).sort((a, b) => a - b)

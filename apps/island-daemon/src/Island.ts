@@ -15,6 +15,7 @@ import { mqttNamesProblem } from "./MqttNameChecks.js"
 import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
 import { journaledMqttStation, journalingJobControlIngress, journalRunning, journalServices } from "./IslandJournal.js"
 import { JournalCounterSource } from "./JournalCounterSource.js"
+import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
 import { triggerAnnouncer, triggersRole } from "./Triggers.js"
 
 /**
@@ -77,7 +78,8 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
   // Triggers run with job control; the announcer of trigger edits goes to every role (job control's processor takes it).
   return Layer.mergeAll(jobControl, engine, publisher, journalRunning(config, metrics), executionLogLayer(config), triggersRole(config, metrics)).pipe(
     Layer.provide(triggerAnnouncer(config, metrics)),
-    Layer.provideMerge(journalServices(config))
+    // One registry of journal records in flight for the station ingress and the counter source.
+    Layer.provideMerge(Layer.merge(journalServices(config), JournalRecordsInFlight.layer))
   )
 }
 

@@ -6,6 +6,7 @@ import type { DaemonConfig } from "./DaemonConfig.js"
 import { journalConfigRequests } from "./JournalConfigRequests.js"
 import { journalConditions } from "./JournalConditions.js"
 import type { Metrics } from "./Metrics.js"
+import { JournalRecordsInFlight, type JournalRecordsInFlightService } from "./JournalRecordsInFlight.js"
 
 /**
  * The journal in the daemon (journal.md): the `Journal` service over the island's Valkey, its
@@ -42,12 +43,21 @@ const failureText = (cause: Cause.Cause<unknown>): string => {
 
 /**
  * The station ingress hook: journals the event in every journal of its scope whose types name
- * it, before the engine ingests it (so a counter the next transition reads counts it). A failure
- * or a slow store never reaches the engine's path: it is logged and counted, and the event goes on.
+ * it. The record is started here and runs while the engine ingests the event; the ingress
+ * acknowledges the message once both are done, and the counter source waits for the records in
+ * flight before it reads (see JournalRecordsInFlight), so a counter the next transition reads
+ * counts it. Without `inFlight` the record is awaited before the ingest. A failure or a slow
+ * store never reaches the engine's path: it is logged and counted, and the event goes on.
  */
-export const journalStationEvents = (journal: Journal, metrics: Metrics) => (event: CloudEvent, scope: string) =>
-  // Most events are of no journal: those cost a look at the configurations in memory, no timer.
-  Effect.flatMap(journal.list(scope), (configs) => (configs.some((c) => c.types.includes(event.type)) ? recordEvent(journal, metrics, event, scope) : Effect.void))
+export const journalStationEvents =
+  (journal: Journal, metrics: Metrics, inFlight?: JournalRecordsInFlightService) =>
+  (event: CloudEvent, scope: string): Effect.Effect<Effect.Effect<void> | void> =>
+    // Most events are of no journal: those cost a look at the configurations in memory, no timer.
+    Effect.flatMap(journal.list(scope), (configs) => {
+      if (!configs.some((c) => c.types.includes(event.type))) return Effect.void
+      const record = recordEvent(journal, metrics, event, scope)
+      return inFlight === undefined ? record : inFlight.start(scope, record)
+    })
 
 const recordEvent = (journal: Journal, metrics: Metrics, event: CloudEvent, scope: string) =>
   journal.record(journalEventOf(event), { scope }).pipe(
@@ -123,9 +133,16 @@ export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
     })
   )
 
-/** The engine's station side over MQTT, every station event and reply journaled before the engine ingests it. */
+/**
+ * The engine's station side over MQTT, every station event and reply journaled while the engine
+ * ingests it (acknowledged once both are done); the counter source reads after the records in flight.
+ */
 export const journaledMqttStation = (metrics: Metrics, options: StationIngressOptions) =>
-  Layer.unwrapEffect(Effect.map(Journal, (journal) => MqttStation({ ...options, onStationEvent: journalStationEvents(journal, metrics) })))
+  Layer.unwrapEffect(
+    Effect.map(Effect.all([Journal, JournalRecordsInFlight]), ([journal, inFlight]) =>
+      MqttStation({ ...options, onStationEvent: journalStationEvents(journal, metrics, inFlight) })
+    )
+  )
 
 /** The job control ingress that also takes the journal's configuration event (`...config.journal.v1`). */
 export const journalingJobControlIngress = (metrics: Metrics, options: JobControlIngressOptions) =>

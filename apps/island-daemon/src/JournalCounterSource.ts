@@ -1,6 +1,7 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Journal, type JournalConfig, type SearchKeyConfig } from "@microdcs/journal"
 import { CounterSource, type CounterRequest, CounterUnavailable } from "@microdcs/sfc"
+import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
 
 /**
  * The engine's counters (`counter.nok_torque_1h` in a recipe condition, journal.md §6) read from
@@ -86,9 +87,12 @@ const locate = (configs: ReadonlyArray<JournalConfig>, request: CounterRequest, 
  */
 export const makeJournalCounterSource = Effect.gen(function* () {
   const journal = yield* Journal
+  // The station events' records still being written: a counter must count the event that led here.
+  const inFlight = yield* Effect.serviceOption(JournalRecordsInFlight)
   return CounterSource.of({
     read: (request) =>
       Effect.gen(function* () {
+        if (Option.isSome(inFlight)) yield* inFlight.value.settled(request.scope)
         const configs = yield* journal.list(request.scope)
         const read = yield* Effect.forEach(
           request.counters,
@@ -109,5 +113,5 @@ export const makeJournalCounterSource = Effect.gen(function* () {
   })
 })
 
-/** {@link makeJournalCounterSource} as a layer; it needs the island's `Journal`. */
+/** {@link makeJournalCounterSource} as a layer; it needs the island's `Journal` (and waits for `JournalRecordsInFlight` when there is one). */
 export const JournalCounterSource = Layer.effect(CounterSource, makeJournalCounterSource)

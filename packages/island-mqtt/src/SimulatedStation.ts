@@ -117,19 +117,29 @@ export const makeSimulatedStation = (
     const marks = new Set<string>()
     const states = yield* SfcStateDao
     const scopes = yield* ScopeRegistry
+    // One round: the waits sets of every scope and type read at once, and every new wait's
+    // event published at once (each QoS 1 publish waits for its PUBACK). One after the other,
+    // a round with n new waits took n + 2 round trips, and the last job in it waited for all of
+    // them: under load that was most of the time a job spent on a pull step.
+    const types = Object.entries(options.events ?? {})
     const emitRound = Effect.gen(function* () {
-      for (const scope of yield* scopes.list) {
-        for (const [type, produce] of Object.entries(options.events ?? {})) {
-          for (const { jobId, since } of yield* states.waiting(scope, type, 100)) {
-            const mark = `${jobId}|${type}|${since}`
-            if (marks.has(mark)) continue
-            const data = produce(jobId, scope)
-            if (data === undefined) continue
-            marks.add(mark)
-            yield* emit(scope, type, data, { jobId })
-          }
+      const waits = yield* Effect.forEach(
+        yield* scopes.list,
+        (scope) => Effect.forEach(types, ([type, produce]) => Effect.map(states.waiting(scope, type, 100), (jobs) => ({ scope, type, produce, jobs })), { concurrency: "unbounded" }),
+        { concurrency: "unbounded" }
+      )
+      const due: Array<{ scope: string; type: string; jobId: string; data: unknown }> = []
+      for (const { scope, type, produce, jobs } of waits.flat()) {
+        for (const { jobId, since } of jobs) {
+          const mark = `${jobId}|${type}|${since}`
+          if (marks.has(mark)) continue
+          const data = produce(jobId, scope)
+          if (data === undefined) continue
+          marks.add(mark)
+          due.push({ scope, type, jobId, data })
         }
       }
+      yield* Effect.forEach(due, ({ scope, type, jobId, data }) => emit(scope, type, data, { jobId }), { concurrency: "unbounded", discard: true })
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
     if (Object.keys(options.events ?? {}).length > 0) {
       yield* emitRound.pipe(Effect.repeat(Schedule.spaced(`${options.eventPollMs ?? 20} millis`)), Effect.forkScoped)

@@ -9,10 +9,13 @@ import { scopeOfStationTopic, stationEventsFilter } from "./StationTopics.js"
 export interface StationIngressOptions extends MqttStationOptions, WorkerOptions {
   /**
    * Told about every station event and reply that names a scope, before the engine ingests it
-   * (the island daemon journals it there, so a counter a transition reads already counts it). It
-   * cannot fail or hold the message: whatever goes wrong in it is its own to log.
+   * (the island daemon journals it there). An effect it returns is awaited after the ingest and
+   * before the acknowledgement: a hook that only starts its work (the daemon's journal record)
+   * lets it overlap the ingest instead of delaying it, and the message still counts as taken only
+   * once that work is done. It cannot fail or hold the message: whatever goes wrong in it is its
+   * own to log.
    */
-  readonly onStationEvent?: ((event: CloudEvent, scope: string) => Effect.Effect<void>) | undefined
+  readonly onStationEvent?: ((event: CloudEvent, scope: string) => Effect.Effect<Effect.Effect<void> | void>) | undefined
 }
 
 /**
@@ -91,8 +94,10 @@ export const runStationIngress = (options: StationIngressOptions) =>
           ...(event.data !== undefined ? { data: event.data } : {}),
           ...(error !== undefined ? { error } : {})
         }
-        if (options.onStationEvent !== undefined) yield* options.onStationEvent(event, scope)
-        const outcome = yield* events.ingest(input)
+        const started = options.onStationEvent === undefined ? undefined : yield* options.onStationEvent(event, scope)
+        const after = Effect.isEffect(started) ? started : Effect.void
+        // Awaited whatever the ingest's outcome: a retry then starts the hook again, not beside it.
+        const outcome = yield* events.ingest(input).pipe(Effect.ensuring(after))
         yield* Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag }))
       }).pipe(
         // A value the store refuses (a bad scope, a result over the size limit) will not get

@@ -22,26 +22,31 @@ const isEngineTransition = (entry: ChangeEntry): entry is ChangeEntry & { change
 /**
  * Publishes one status event (QoS 1, not retained) per engine transition in a batch, on the
  * scope's events topic. The event id is derived from the job order version, so a batch published
- * again sends the same events and an MES can drop the repeats.
+ * again sends the same events and an MES can drop the repeats. They go out together, in the
+ * batch's order (one socket write, their PUBACKs awaited once): one after the other, a batch with
+ * a few dozen transitions waited a round trip for each before the next batch could start. Any
+ * failure fails the batch, which is then published again.
  */
 export const publishEngineStatusEvents = (ctx: PublisherContext, scope: string, entries: ReadonlyArray<ChangeEntry>) =>
-  Effect.forEach(
-    entries.filter(isEngineTransition),
-    (entry) =>
-      Effect.gen(function* () {
-        const topic = eventsTopic({ prefix: ctx.options.prefix, discriminator: ctx.options.discriminator }, scope)
-        if (Either.isLeft(topic)) return yield* Effect.logWarning("publisher: no events topic for this scope").pipe(Effect.annotateLogs({ scope }))
-        yield* ctx.mqtt.publish(
-          topic.right,
-          makeCloudEvent({
-            id: `${scope}/status/${entry.id}/v${entry.version}`,
-            source: ctx.options.source,
-            type: JOB_ORDER_STATUS_EVENT_TYPE,
-            subject: scope,
-            data: { JobOrderID: entry.id, JobState: toStoredState(engineTargets[entry.change]), Method: entry.change, Version: entry.version }
-          }),
-          { qos: 1 }
-        )
-      }),
-    { discard: true }
-  )
+  Effect.gen(function* () {
+    const transitions = entries.filter(isEngineTransition)
+    if (transitions.length === 0) return
+    const topic = eventsTopic({ prefix: ctx.options.prefix, discriminator: ctx.options.discriminator }, scope)
+    if (Either.isLeft(topic)) return yield* Effect.logWarning("publisher: no events topic for this scope").pipe(Effect.annotateLogs({ scope }))
+    const outcomes = yield* ctx.mqtt.publishAll(
+      transitions.map((entry) => ({
+        _tag: "Publish" as const,
+        topic: topic.right,
+        event: makeCloudEvent({
+          id: `${scope}/status/${entry.id}/v${entry.version}`,
+          source: ctx.options.source,
+          type: JOB_ORDER_STATUS_EVENT_TYPE,
+          subject: scope,
+          data: { JobOrderID: entry.id, JobState: toStoredState(engineTargets[entry.change]), Method: entry.change, Version: entry.version }
+        }),
+        options: { qos: 1 }
+      }))
+    )
+    const failure = outcomes.find((outcome) => outcome !== undefined)
+    if (failure !== undefined) return yield* Effect.fail(failure)
+  })

@@ -45,13 +45,21 @@ export const readJob = (
   knownPriority: Option.Option<number> = Option.none()
 ): Effect.Effect<JobView, InvalidInput | WrongType | ConnectionError> =>
   Effect.gen(function* () {
-    const stored = yield* ctx.jobOrders.get(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
+    // The document and its place in the list are read at once (one round trip, not two); the
+    // place only counts, failure included, for a live job of this scope, as when it was read after.
+    const [stored, priority] = yield* Effect.all(
+      [
+        ctx.jobOrders.get(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone)),
+        Option.isSome(knownPriority) ? Effect.succeed(Either.right(knownPriority)) : Effect.either(listedPriority(ctx, scope, id))
+      ],
+      { concurrency: 2 }
+    )
     if (Option.isNone(stored) || stored.value.scope !== scope) return gone
     const decoded = decodeJobOrderRecord(stored.value.doc)
     if (Either.isLeft(decoded)) return { _tag: "Malformed", reason: decoded.left.message } as const
     const { jobOrder, state } = decoded.right
     if (isTerminal(state)) return gone
-    const listed = Option.isSome(knownPriority) ? knownPriority : yield* listedPriority(ctx, scope, id)
+    const listed = yield* priority
     const response = isFinished(state)
       ? yield* ctx.responses.byOrder(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
       : Option.none()

@@ -9,8 +9,12 @@ import { listedJobOrders, publishStateIndex, rebuildJobs, type ScopeView } from 
 
 export type FollowFailure = InvalidInput | WrongType | ConnectionError | PublishFailure | MqttSubscribeError
 
-/** Job orders synced at once within a batch (each id once, so order between ids does not matter). */
-const SYNC_CONCURRENCY = 8
+/**
+ * Job orders synced at once within a batch (each id once, so order between ids does not matter).
+ * A batch is at most `batchSize` entries (default 100): at 8, a batch of a few dozen jobs took
+ * several waves of reads and PUBACKs, and every change behind it waited for them.
+ */
+const SYNC_CONCURRENCY = 64
 
 /**
  * The jobs a batch touched, in first-seen order: a job order entry publishes the order topic;
@@ -27,12 +31,19 @@ const touchedJobs = (ctx: PublisherContext, scope: string, entries: ReadonlyArra
       if (entry.kind === "joborder") jobs.set(entry.id, { order: true })
       else if (entry.kind === "jobresponse") responseIds.add(entry.id)
     }
-    for (const responseId of responseIds) {
-      const response = yield* ctx.responses.get(responseId).pipe(
-        Effect.map(Option.some),
-        // A response deleted since (or one with a bad id) has nothing left to publish.
-        Effect.catchTags({ NotFound: () => Effect.succeedNone, InvalidInput: () => Effect.succeedNone })
-      )
+    // Read at once, taken in order: one after the other, a batch with a few dozen finished jobs
+    // waited a round trip per response before it published anything.
+    const responses = yield* Effect.forEach(
+      responseIds,
+      (responseId) =>
+        ctx.responses.get(responseId).pipe(
+          Effect.map(Option.some),
+          // A response deleted since (or one with a bad id) has nothing left to publish.
+          Effect.catchTags({ NotFound: () => Effect.succeedNone, InvalidInput: () => Effect.succeedNone })
+        ),
+      { concurrency: SYNC_CONCURRENCY }
+    )
+    for (const response of responses) {
       if (Option.isNone(response)) unsure = true
       if (Option.isNone(response) || response.value.scope !== scope || response.value.orderId === "") continue
       if (!jobs.has(response.value.orderId)) jobs.set(response.value.orderId, { order: false })
@@ -52,13 +63,19 @@ export const publishBatch = (
 ): Effect.Effect<boolean, FollowFailure> =>
   Effect.gen(function* () {
     const { jobs, unsure } = yield* touchedJobs(ctx, scope, entries)
-    yield* Effect.forEach(
-      jobs,
-      ([id, publish]) =>
-        Effect.map(syncJob(ctx, scope, id, publish), (row) => (Option.isSome(row) ? view.jobs.set(row.value) : view.jobs.delete(id))),
-      { concurrency: SYNC_CONCURRENCY, discard: true }
+    // The status events need no read: they go out while the jobs are read and published.
+    yield* Effect.all(
+      [
+        Effect.forEach(
+          jobs,
+          ([id, publish]) =>
+            Effect.map(syncJob(ctx, scope, id, publish), (row) => (Option.isSome(row) ? view.jobs.set(row.value) : view.jobs.delete(id))),
+          { concurrency: SYNC_CONCURRENCY, discard: true }
+        ),
+        publishEngineStatusEvents(ctx, scope, entries)
+      ],
+      { concurrency: 2, discard: true }
     )
-    yield* publishEngineStatusEvents(ctx, scope, entries)
     if (unsure) view.jobs = yield* rebuildJobs(ctx, scope)
     return jobs.size > 0 || unsure
   })
