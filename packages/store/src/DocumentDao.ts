@@ -4,6 +4,7 @@ import type { WriteReply } from "@microdcs/lua-scripts"
 import { newOperationId, parseDocumentHash, type StoredDocument, type Written } from "./Document.js"
 import { documentProblem, expectedVersionProblem, keyProblem, numberProblem } from "./DocumentInput.js"
 import type {
+  AttemptCall,
   DocumentDeleteInput,
   DocumentPage,
   DocumentPutInput,
@@ -11,14 +12,16 @@ import type {
   DocumentWrite,
   ListSpec,
   PageRequest,
+  ScriptCall,
   StoredFields
 } from "./DocumentSpec.js"
-import { type ConnectionError, InvalidInput, NotFound, type StateMoved, type WrongType } from "./Errors.js"
+import { type ConnectionError, InvalidInput, NotFound, type StateMoved, type UnknownOutcome, type WrongType } from "./Errors.js"
 import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
-import { operationLanded, resolveUnknownOutcome, writeOutcome } from "./OutcomeCheck.js"
+import { cachedKey } from "./KeyCache.js"
+import { operationLanded, writeOutcome } from "./OutcomeCheck.js"
 import { typedCommand, typedPipeline } from "./TypeGuard.js"
 import type { ValkeyService } from "./Valkey.js"
-import { type SettleError, type Settled, settleFinal, settleWrite, stateMoved, writeFailure, type WriteContext, type WriteReplyError } from "./WriteReplies.js"
+import { type SettleError, type Settled, settleWrite, stateMoved, writeFailure, type WriteContext, type WriteReplyError } from "./WriteReplies.js"
 
 /** The paged list of a scope, highest or lowest first as its index orders it. */
 export type PagedList<Item> = (
@@ -60,11 +63,15 @@ export interface ListedDocumentDao<Put, Delete, Stored, PutError, DeleteError, I
 
 const DEFAULT_PAGE = 100
 
+/** The error of a failing reply of a write that read nothing: a `retry` is final there (as in `settleFinal`). */
+const finalFailure = (reply: Exclude<WriteReply, { readonly status: "ok" }>, context: WriteContext): AnyFailure =>
+  (reply.status === "retry" ? stateMoved(context.key) : writeFailure(reply, context)) as AnyFailure
+
 /** `settleFinal` as a plain value, for a batch that maps many replies in one step. */
 const settledFinal = (reply: WriteReply, context: WriteContext): Either.Either<number, AnyFailure> =>
-  reply.status === "ok"
-    ? Either.right(reply.version)
-    : Either.left((reply.status === "retry" ? stateMoved(context.key) : writeFailure(reply, context)) as AnyFailure)
+  reply.status === "ok" ? Either.right(reply.version) : Either.left(finalFailure(reply, context))
+
+const isUnknownOutcome = (error: { readonly _tag: string }): error is UnknownOutcome => error._tag === "UnknownOutcome"
 
 // The implementation's view of a spec's inputs and failures.
 type AnyPut = DocumentPutInput
@@ -117,6 +124,7 @@ export function makeDocumentDao(
 ): DocumentDao<AnyPut, AnyDelete, StoredDocument, AnyFailure, AnyFailure> & { readonly list?: PagedList<unknown> } {
   const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
   const scopes = valkey.keys.key("scopes", {}) as string
+  const changesKey = cachedKey((scope) => valkey.keys.key("changes", { scope }))
   const parse = spec.parse ?? parseDocumentHash
   const { kind, noun } = spec
   const notFound = (key: string, id: string) => new NotFound({ key, message: `${noun} ${id} does not exist` })
@@ -133,95 +141,91 @@ export function makeDocumentDao(
   const documentWrite = (key: string, changes: string, id: string, scope: string, op: string, expectedVersion: number, change: string) =>
     ({ key, changes, scopes, args: { expectedVersion, scope, id, op, change, nudgeChannel } }) satisfies DocumentWrite
 
-  type PutResult = Effect.Effect<Written, WriteReplyError<AnyPutReply> | InvalidInput | ConnectionError>
-  const put = (input: AnyPut): PutResult =>
-    // The hot path of every island: checks and keys are plain synchronous code, so a put without
-    // a read is one suspended step, the script call and the reply mapping.
-    Effect.suspend((): PutResult => {
-      const problem =
-        expectedVersionProblem(input.expectedVersion) ??
-        spec.put.check?.(input) ??
-        documentProblem("doc", input.doc, valkey.maxDocumentBytes)
-      if (problem) return Effect.fail(problem)
-      const key = spec.documentKey(input.id)
-      if (key instanceof KeyPartError) return fail(key)
-      const changes = valkey.keys.key("changes", { scope: input.scope })
-      if (changes instanceof KeyPartError) return fail(changes)
-      const op = input.op ?? newOperationId()
-      const { expectedVersion } = input
-      const built = spec.put.call(input, documentWrite(key, changes, input.id, input.scope, op, expectedVersion, input.change ?? "put"))
-      if (built instanceof KeyPartError) return fail(built)
-      const context: WriteContext = { key, expectedVersion, requestedScope: input.scope }
-      const fields = spec.put.read
-      let write: Effect.Effect<number, SettleError<AnyPutReply> | StateMoved | InvalidInput | ConnectionError>
-      if (fields === undefined) {
-        // Nothing was read, so nothing can have moved: a `retry` is final.
-        const call = typeof built === "function" ? built([]) : built
-        if (call instanceof KeyPartError) return fail(call)
-        write = valkey.script(spec.put.script, call.keys, call.args).pipe(Effect.flatMap((reply) => settleFinal(reply, context)))
-      } else {
-        const attempt = (n: number) =>
-          readFields(key, n, fields, "indexes").pipe(
-            Effect.flatMap((stored): Effect.Effect<Settled<AnyPutReply>, SettleError<AnyPutReply> | InvalidInput | ConnectionError> => {
-              const call = typeof built === "function" ? built(stored) : built
-              if (call instanceof KeyPartError) return fail(call)
-              return valkey.script(spec.put.script, call.keys, call.args).pipe(Effect.flatMap((reply) => settleWrite(reply, context)))
-            })
-          )
-        write = retryWhileMoved(key, attempt)
-      }
-      const record = { changes, kind, id: input.id }
-      return resolveUnknownOutcome(write, (elapsedMs) => writeOutcome(valkey, { key, op, expectedVersion, record, elapsedMs })).pipe(
-        Effect.map((version): Written => ({ version, op }))
-      )
-    })
-
   type PutFailure = WriteReplyError<AnyPutReply> | InvalidInput | ConnectionError
+  type PutResult = Effect.Effect<Written, PutFailure>
   type Prepared = {
     readonly input: AnyPut
-    readonly call: { readonly keys: Readonly<Record<string, string>>; readonly args: unknown }
+    readonly built: ScriptCall<string, unknown> | AttemptCall<string, unknown>
     readonly context: WriteContext
     readonly op: string
     readonly changes: string
   }
 
-  /** `put`'s checks and keys for a put without `read`: the one call to send, or why it is refused. */
+  /** A put's checks and keys, plain synchronous code run before anything is sent: the write, or why it is refused. */
   const prepare = (input: AnyPut): Prepared | InvalidInput => {
     const problem =
       expectedVersionProblem(input.expectedVersion) ?? spec.put.check?.(input) ?? documentProblem("doc", input.doc, valkey.maxDocumentBytes)
     if (problem) return problem
     const key = spec.documentKey(input.id)
     if (key instanceof KeyPartError) return keyProblem(key)
-    const changes = valkey.keys.key("changes", { scope: input.scope })
+    const changes = changesKey(input.scope)
     if (changes instanceof KeyPartError) return keyProblem(changes)
     const op = input.op ?? newOperationId()
     const { expectedVersion } = input
     const built = spec.put.call(input, documentWrite(key, changes, input.id, input.scope, op, expectedVersion, input.change ?? "put"))
     if (built instanceof KeyPartError) return keyProblem(built)
-    const call = typeof built === "function" ? built([]) : built
-    if (call instanceof KeyPartError) return keyProblem(call)
-    return { input, call, context: { key, expectedVersion, requestedScope: input.scope }, op, changes }
+    return { input, built, context: { key, expectedVersion, requestedScope: input.scope }, op, changes }
   }
 
-  /** A batched item whose call failed: resent alone when it was never sent, else its op decides. */
-  const settleFailed = (item: Prepared, error: ConnectionError, elapsedMs: number): Effect.Effect<Written, PutFailure> => {
-    // Never sent: `put` sends it again, with its own retries, under the same op.
-    if (error._tag !== "UnknownOutcome") return error._tag === "StoreUnavailable" ? put({ ...item.input, op: item.op }) : Effect.fail(error)
+  /**
+   * A put whose reply was lost (`UnknownOutcome`, `elapsedMs` after it was sent): its op check
+   * says whether it landed (its result stands), provably did not (`resend`), or cannot tell
+   * (the `UnknownOutcome` is what the caller sees), as `resolveUnknownOutcome` does.
+   */
+  const inDoubt = (item: Prepared, unknown: UnknownOutcome, elapsedMs: number, resend: PutResult): PutResult => {
     const { key, expectedVersion } = item.context
     const record = { changes: item.changes, kind, id: item.input.id }
     return writeOutcome(valkey, { key, op: item.op, expectedVersion, record, elapsedMs }).pipe(
-      Effect.orElseFail(() => error),
-      Effect.flatMap((outcome): Effect.Effect<Written, PutFailure> => {
+      Effect.orElseFail(() => unknown),
+      Effect.flatMap((outcome): PutResult => {
         switch (outcome._tag) {
           case "Landed":
             return Effect.succeed({ version: outcome.value, op: item.op })
           case "NotLanded":
-            return put({ ...item.input, op: item.op })
+            return resend
           case "Undetermined":
-            return Effect.fail(error)
+            return Effect.fail(unknown)
         }
       })
     )
+  }
+
+  const put = (input: AnyPut): PutResult =>
+    // The hot path of every island: checks and keys are plain synchronous code, so a put without
+    // a read is this step, the script call and one step mapping its reply to the result.
+    Effect.suspend((): PutResult => {
+      const prepared = prepare(input)
+      if (prepared instanceof InvalidInput) return Effect.fail(prepared)
+      const { built, context, op } = prepared
+      const fields = spec.put.read
+      let write: PutResult
+      if (fields === undefined) {
+        // Nothing was read, so nothing can have moved: a `retry` is final.
+        const call = typeof built === "function" ? built([]) : built
+        if (call instanceof KeyPartError) return fail(call)
+        write = valkey
+          .script(spec.put.script, call.keys, call.args)
+          .pipe(Effect.flatMap((reply) => (reply.status === "ok" ? Effect.succeed({ version: reply.version, op }) : Effect.fail(finalFailure(reply, context)))))
+      } else {
+        const attempt = (n: number) =>
+          readFields(context.key, n, fields, "indexes").pipe(
+            Effect.flatMap((stored): Effect.Effect<Settled<AnyPutReply>, SettleError<AnyPutReply> | InvalidInput | ConnectionError> => {
+              const call = typeof built === "function" ? built(stored) : built
+              if (call instanceof KeyPartError) return fail(call)
+              return valkey.script(spec.put.script, call.keys, call.args).pipe(Effect.flatMap((reply) => settleWrite(reply, context)))
+            })
+          )
+        write = retryWhileMoved(context.key, attempt).pipe(Effect.map((version): Written => ({ version: version as number, op })))
+      }
+      const sentAt = performance.now()
+      return write.pipe(Effect.catchIf(isUnknownOutcome, (unknown) => inDoubt(prepared, unknown, performance.now() - sentAt, write)))
+    })
+
+  /** A batched item whose call failed: resent alone when it was never sent, else its op decides. */
+  const settleFailed = (item: Prepared, error: ConnectionError, elapsedMs: number): PutResult => {
+    // Never sent: `put` sends it again, with its own retries, under the same op.
+    if (error._tag !== "UnknownOutcome") return error._tag === "StoreUnavailable" ? put({ ...item.input, op: item.op }) : Effect.fail(error)
+    return inDoubt(item, error, elapsedMs, put({ ...item.input, op: item.op }))
   }
 
   type ManyPutResult = Effect.Effect<ReadonlyArray<PutOutcome<PutFailure>>, InvalidInput>
@@ -234,18 +238,22 @@ export function makeDocumentDao(
       const outcomes: Array<PutOutcome<PutFailure> | undefined> = []
       const batch: Array<Prepared> = []
       const slots: Array<number> = []
+      const calls: Array<ScriptCall<string, unknown>> = []
       inputs.forEach((input, i) => {
         const prepared = prepare(input)
-        if (prepared instanceof InvalidInput) outcomes[i] = Either.left(prepared)
+        const call = prepared instanceof InvalidInput ? prepared : typeof prepared.built === "function" ? prepared.built([]) : prepared.built
+        if (call instanceof KeyPartError) outcomes[i] = Either.left(keyProblem(call))
+        else if (call instanceof InvalidInput) outcomes[i] = Either.left(call)
         else {
           outcomes[i] = undefined
           slots.push(i)
-          batch.push(prepared)
+          batch.push(prepared as Prepared)
+          calls.push(call)
         }
       })
       if (batch.length === 0) return Effect.succeed(outcomes as ReadonlyArray<PutOutcome<PutFailure>>)
       const sentAt = performance.now()
-      return valkey.scriptMany(spec.put.script, batch.map((item) => item.call)).pipe(
+      return valkey.scriptMany(spec.put.script, calls).pipe(
         Effect.flatMap((results) => {
           const failed: Array<number> = []
           results.forEach((result, j) => {
@@ -327,7 +335,7 @@ export function makeDocumentDao(
         readFields(key, n, fields, extra.length === 0 ? "scope" : "indexes").pipe(
           Effect.flatMap(([scope, ...stored]): Effect.Effect<Settled<AnyDeleteReply>, SettleError<AnyDeleteReply> | NotFound | InvalidInput | ConnectionError> => {
             if (scope === null || scope === undefined) return Effect.fail(notFound(key, input.id))
-            const changes = valkey.keys.key("changes", { scope })
+            const changes = changesKey(scope)
             if (changes instanceof KeyPartError) return fail(changes)
             const write = documentWrite(key, changes, input.id, scope, op, expectedVersion, input.change ?? "delete")
             const call = spec.delete.call(input, write, stored)

@@ -5,6 +5,7 @@ import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
 import { keyProblem, numberProblem } from "./DocumentInput.js"
 import { makeDocumentDao, type PutOutcome } from "./DocumentDao.js"
 import { isReplyError } from "./FailureKind.js"
+import { cachedKey } from "./KeyCache.js"
 import {
   type ConnectionError,
   type InvalidInput,
@@ -63,7 +64,7 @@ export interface JobOrderPage {
 export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/JobOrderDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
-    const listKey = (scope: string) => valkey.keys.key("jobOrderList", { scope })
+    const listKey = cachedKey((scope) => valkey.keys.key("jobOrderList", { scope }))
 
     const documents = makeDocumentDao(valkey, {
       kind: "joborder",

@@ -1,14 +1,15 @@
 import type { Redis } from "iovalkey"
 import { Context, Duration, Effect, Either, Layer, Runtime, Schedule, Scope } from "effect"
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
-import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
+import { type ScriptArg, type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
 import { keyProblem } from "./DocumentInput.js"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
 import { classifyFailure, isNoScript } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
-import { makeReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
+import { type Confirmed, makeReplicaAck, type ReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
+import { makeTickWrites } from "./TickWrites.js"
 
 /**
  * The one door to an island's Valkey. DAOs never hold a client of their own: they go through
@@ -91,7 +92,7 @@ const close = (client: Redis): Effect.Effect<void> =>
 const acquireConnection = (
   options: ValkeyOptions,
   name: string,
-  overrides: { readonly commandTimeoutMs?: number | undefined; readonly autoPipelining?: boolean } = {}
+  overrides: { readonly commandTimeoutMs?: number | undefined } = {}
 ) =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
@@ -111,6 +112,31 @@ const acquireConnection = (
     )
   })
 
+/** EVALSHA, and the script's source after NOSCRIPT (restart, failover, SCRIPT FLUSH). */
+const evalScript = (
+  c: Redis,
+  descriptor: ScriptDescriptor<string, never, unknown>,
+  keys: ReadonlyArray<string>,
+  argv: ReadonlyArray<ScriptArg>
+): Promise<unknown> =>
+  c.evalsha(descriptor.sha1, keys.length, ...keys, ...argv).catch((error: unknown) =>
+    isNoScript(error) ? c.eval(descriptor.source, keys.length, ...keys, ...argv) : Promise.reject(error)
+  )
+
+/** {@link evalScript} with `minReplicasAck`: the NOSCRIPT fallback is a write of its own, so it gets a WAIT of its own. */
+const confirmedScript = (
+  replicaAck: ReplicaAck,
+  c: Redis,
+  descriptor: ScriptDescriptor<string, never, unknown>,
+  keys: ReadonlyArray<string>,
+  argv: ReadonlyArray<ScriptArg>
+): Promise<Confirmed<unknown>> =>
+  replicaAck
+    .send(c, (c) => c.evalsha(descriptor.sha1, keys.length, ...keys, ...argv))
+    .catch((error: unknown) =>
+      isNoScript(error) ? replicaAck.send(c, (c) => c.eval(descriptor.source, keys.length, ...keys, ...argv)) : Promise.reject(error)
+    )
+
 export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService, StoreUnavailable | InvalidInput, Scope.Scope> =>
   Effect.gen(function* () {
     const keys = makeKeySchema(options.prefix ?? defaults.prefix)
@@ -119,7 +145,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     if (urlProblem) return yield* new InvalidInput({ field: "url", message: `the Valkey URL ${urlProblem}` })
     const ackProblem = replicaAckProblem(options)
     if (ackProblem) return yield* ackProblem
-    const client = yield* acquireConnection(options, options.connectionName ?? "microdcs", { autoPipelining: true })
+    const client = yield* acquireConnection(options, options.connectionName ?? "microdcs")
     // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
     const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(
       Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1))),
@@ -127,36 +153,43 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       Schedule.intersect(Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries))
     )
 
+    // With many fibers in flight (or a batch), the commands issued in one tick leave in one socket write.
+    const gatherWrites = makeTickWrites(client)
+
     const minReplicasAck = options.minReplicasAck ?? defaults.minReplicasAck
     const replicaAck = minReplicasAck > 0 ? makeReplicaAck(minReplicasAck, options.replicaAckTimeoutMs ?? defaults.replicaAckTimeoutMs) : undefined
 
-    /** One attempt: resumes with the reply, or with the classified failure (a bug dies). */
-    const attempt = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
+    /**
+     * One attempt: resumes with the reply, or with the classified failure (a bug dies). An
+     * attempt that was never sent resumes with `unsent()` when given: the retries come from
+     * here, so the success path (nearly every call) is this one async step and nothing around it.
+     */
+    const attempt = <A>(
+      operation: string,
+      run: (client: Redis) => Promise<A>,
+      unsent?: () => Effect.Effect<A, ConnectionError>
+    ): Effect.Effect<A, ConnectionError> =>
       Effect.async<A, ConnectionError>((resume) => {
         if (client.status !== "ready") {
-          resume(Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` })))
+          resume(unsent ? unsent() : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` })))
           return
         }
+        gatherWrites()
         run(client).then(
           (value) => resume(Effect.succeed(value)),
           (error) => {
             const failure = classifyFailure(operation, error)
             // A write may have landed on the primary alone: later replies must be confirmed.
             if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
-            resume(failure ? Effect.fail(failure) : Effect.die(error))
+            if (failure?._tag === "StoreUnavailable" && unsent) resume(unsent())
+            else resume(failure ? Effect.fail(failure) : Effect.die(error))
           }
         )
       })
 
-    // The retry schedule is only built once an attempt failed as never sent: the success path
-    // (nearly every call) stays one async step.
+    // The retry schedule is only built once an attempt failed as never sent.
     const unconfirmed = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
-      attempt(operation, run).pipe(
-        Effect.catchIf(
-          (e): e is StoreUnavailable => e._tag === "StoreUnavailable",
-          () => attempt(operation, run).pipe(Effect.retry({ schedule: retryUnsent, while: (e) => e._tag === "StoreUnavailable" }))
-        )
-      )
+      attempt(operation, run, () => attempt(operation, run).pipe(Effect.retry({ schedule: retryUnsent, while: (e) => e._tag === "StoreUnavailable" })))
 
     const durable = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
       replicaAck === undefined
@@ -166,34 +199,23 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     const command = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
       replicaAck === undefined ? unconfirmed(operation, run) : Effect.suspend(() => (replicaAck.inDoubt() ? durable(operation, run) : unconfirmed(operation, run)))
 
-    const script = <K extends string, A, R>(descriptor: ScriptDescriptor<K, A, R>, scriptKeys: Readonly<Record<K, string>>, args: A) =>
-      Effect.suspend(() => {
-        // A script with a key tail (`-{n}+.lua`) sends more keys than its named ones.
-        const callKeys = keysOfCall(descriptor, scriptKeys, args)
-        const argv = [...callKeys, ...descriptor.encodeArgs(args)]
-        if (replicaAck === undefined) {
-          return unconfirmed(descriptor.name, async (c) => {
-            try {
-              return await c.evalsha(descriptor.sha1, callKeys.length, ...argv)
-            } catch (error) {
-              if (isNoScript(error)) return await c.eval(descriptor.source, callKeys.length, ...argv)
-              throw error
-            }
-          }).pipe(Effect.map(descriptor.decodeReply))
-        }
-        return unconfirmed(descriptor.name, async (c) => {
-          try {
-            return await replicaAck.send(c, (c) => c.evalsha(descriptor.sha1, callKeys.length, ...argv))
-          } catch (error) {
-            // The fallback is a call of its own, so it gets a WAIT of its own.
-            if (isNoScript(error)) return await replicaAck.send(c, (c) => c.eval(descriptor.source, callKeys.length, ...argv))
-            throw error
-          }
-        }).pipe(
-          Effect.flatMap((reply) => replicaAck.settle(descriptor.name, reply)),
+    // The keys and arguments are built inside the attempt: no step of its own, and one array
+    // each (iovalkey flattens the call's arguments into its own).
+    const script = <K extends string, A, R>(
+      descriptor: ScriptDescriptor<K, A, R>,
+      scriptKeys: Readonly<Record<K, string>>,
+      args: A
+    ): Effect.Effect<R, ConnectionError> => {
+      if (replicaAck === undefined) {
+        return unconfirmed(descriptor.name, (c) => evalScript(c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args))).pipe(
           Effect.map(descriptor.decodeReply)
         )
-      })
+      }
+      return unconfirmed(descriptor.name, (c) => confirmedScript(replicaAck, c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args))).pipe(
+        Effect.flatMap((reply) => replicaAck.settle(descriptor.name, reply)),
+        Effect.map(descriptor.decodeReply)
+      )
+    }
 
     const scriptMany = <K extends string, A, R>(
       descriptor: ScriptDescriptor<K, A, R>,
@@ -206,45 +228,54 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
           resume(Effect.succeed(calls.map((): ScriptResult<R> => ({ _tag: "Failed", error }))))
           return
         }
-        const evalOne = async (c: Redis, callKeys: ReadonlyArray<string>, argv: ReadonlyArray<string | number | Buffer>) => {
-          try {
-            return await c.evalsha(descriptor.sha1, callKeys.length, ...argv)
-          } catch (error) {
-            if (isNoScript(error)) return await c.eval(descriptor.source, callKeys.length, ...argv)
-            throw error
-          }
+        if (calls.length === 0) return resume(Effect.succeed([]))
+        // One callback pair per call and a count, no promise per result: the batch resumes once,
+        // when its last reply is in. Any server error but a connection one is a bug, as in
+        // `script`: the whole batch dies with it (after every call settled).
+        const results = new Array<ScriptResult<R>>(calls.length)
+        let waiting = calls.length
+        let defect: { readonly cause: unknown } | undefined
+        const settled = () => {
+          if (--waiting === 0) resume(defect === undefined ? Effect.succeed(results) : Effect.die(defect.cause))
         }
-        // Every call is issued before the first await, so they leave in one write burst.
-        const sent = calls.map(({ keys: scriptKeys, args }) => {
-          const callKeys = keysOfCall(descriptor, scriptKeys, args)
-          const argv = [...callKeys, ...descriptor.encodeArgs(args)]
-          return replicaAck === undefined
-            ? evalOne(client, callKeys, argv)
-            : replicaAck.send(client, (c) => evalOne(c, callKeys, argv)).then((confirmed) => Effect.runSync(Effect.either(replicaAck.settle(operation, confirmed))))
-        })
-        void Promise.allSettled(sent).then((settled) => {
-          const results: Array<ScriptResult<R>> = []
-          for (const outcome of settled) {
-            if (outcome.status === "rejected") {
-              const failure = classifyFailure(operation, outcome.reason)
-              if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
-              // Any other server error is a bug, as in `script`: the whole batch dies with it.
-              if (failure === undefined) return resume(Effect.die(outcome.reason))
-              results.push({ _tag: "Failed", error: failure })
-              continue
-            }
-            const value: unknown = outcome.value
-            if (replicaAck !== undefined) {
-              const confirmed = value as Either.Either<unknown, ConnectionError>
-              if (Either.isLeft(confirmed)) {
-                results.push({ _tag: "Failed", error: confirmed.left })
-                continue
-              }
-              results.push({ _tag: "Reply", reply: descriptor.decodeReply(confirmed.right) })
-            } else results.push({ _tag: "Reply", reply: descriptor.decodeReply(value) })
+        const reply = (j: number, raw: unknown) => {
+          try {
+            results[j] = { _tag: "Reply", reply: descriptor.decodeReply(raw) }
+          } catch (cause) {
+            defect ??= { cause }
           }
-          resume(Effect.succeed(results))
-        }).catch((defect: unknown) => resume(Effect.die(defect)))
+          settled()
+        }
+        const failed = (j: number, error: unknown) => {
+          const failure = classifyFailure(operation, error)
+          if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
+          if (failure === undefined) defect ??= { cause: error }
+          else results[j] = { _tag: "Failed", error: failure }
+          settled()
+        }
+        // Every call is issued before the first reply can arrive, so they leave in one write.
+        gatherWrites(calls.length > 1)
+        for (let j = 0; j < calls.length; j++) {
+          const { keys: scriptKeys, args } = calls[j]!
+          const callKeys = keysOfCall(descriptor, scriptKeys, args)
+          const argv = descriptor.encodeArgs(args)
+          if (replicaAck === undefined) {
+            evalScript(client, descriptor, callKeys, argv).then(
+              (raw) => reply(j, raw),
+              (error: unknown) => failed(j, error)
+            )
+            continue
+          }
+          confirmedScript(replicaAck, client, descriptor, callKeys, argv).then(
+            (confirmed) => {
+              const checked = Effect.runSync(Effect.either(replicaAck.settle(operation, confirmed)))
+              if (Either.isRight(checked)) return reply(j, checked.right)
+              results[j] = { _tag: "Failed", error: checked.left }
+              settled()
+            },
+            (error: unknown) => failed(j, error)
+          )
+        }
       })
 
     const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {

@@ -96,4 +96,20 @@ describe("minReplicasAck with a replica", () => {
       }).pipe(Effect.provide(storeOn(primary.url, { minReplicasAck: 1, replicaAckTimeoutMs: 2000 })))
     )
   )
+
+  it.live("a putMany after SCRIPT FLUSH: every item written, the fallback's writes confirmed by a WAIT sent after them", () =>
+    withReplica((primary) =>
+      Effect.gen(function* () {
+        const dao = yield* JobOrderDao
+        yield* put("jo-warm")
+        yield* Effect.promise(() => respCommand(primary.host, primary.port, ["SCRIPT", "FLUSH"]))
+        const before = yield* Effect.promise(() => waitCalls(primary))
+        const ids = Array.from({ length: 5 }, (_, i) => `jo-many-${i}`)
+        const outcomes = yield* dao.putMany(ids.map((id) => ({ id, scope: "s", doc: doc(id), priority: 1, expectedVersion: 0 })))
+        expect(outcomes.map((o) => Either.isRight(o) && o.right.version)).toEqual([1, 1, 1, 1, 1])
+        // One WAIT for the refused EVALSHAs, at least one more for the EVALs that wrote.
+        expect((yield* Effect.promise(() => waitCalls(primary))) - before).toBeGreaterThanOrEqual(2)
+      }).pipe(Effect.provide(storeOn(primary.url, { minReplicasAck: 1, replicaAckTimeoutMs: 2000 })))
+    )
+  )
 })

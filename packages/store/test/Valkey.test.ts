@@ -66,6 +66,21 @@ layer(services)("scripts", (it) => {
       expect(yield* valkey.script(script, { target: "k" }, "two")).toBe("k=two")
     })
   )
+
+  it.effect("scriptMany runs each call and answers in order; no calls is no results", () =>
+    Effect.gen(function* () {
+      const valkey = yield* Valkey
+      const script = defineScript({
+        file: "test/echo-1.lua",
+        keys: ["target"],
+        encodeArgs: (value: string) => [value],
+        decodeReply: (raw) => raw as string
+      })
+      expect(yield* valkey.scriptMany(script, [])).toEqual([])
+      const calls = ["a", "b", "c"].map((value) => ({ keys: { target: `k${value}` }, args: value }))
+      expect(yield* valkey.scriptMany(script, calls)).toEqual(["ka=a", "kb=b", "kc=c"].map((reply) => ({ _tag: "Reply", reply })))
+    })
+  )
 })
 
 describe("reconnect", () => {
