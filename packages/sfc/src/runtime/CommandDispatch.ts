@@ -1,5 +1,5 @@
 import { Deferred, type Duration, Effect, Exit, FiberId } from "effect"
-import type { CommandEntry } from "../engine/Outbox.js"
+import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import { BoundedMap } from "./BoundedMap.js"
 
@@ -27,6 +27,12 @@ export interface DirectSender {
     entryId: string | undefined,
     jobOrderDoc: string | null | undefined
   ) => Effect.Effect<DirectSendOutcome>
+  /**
+   * Carries out the job order moves and the job response of a write this instance just made
+   * (`version`: the version it wrote), in outbox order, in a fiber of its own: never waited for
+   * and never failing; what does not land is left to the outbox entry (same operation ids).
+   */
+  readonly carryOut: (entries: ReadonlyArray<JobOrderEntry | JobResponseEntry>, version: number, scope: string) => void
 }
 
 /** How many commands and correlation ids one process remembers. */
@@ -154,11 +160,14 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
         )
       })
 
-    // The job order moves (their operation ids) this process's direct sends made: the Run entry
-    // of the same start write then needs no handler (it would read the job order to find it done).
+    // The job order moves and job responses (their operation ids) this process carried out
+    // right after its write: their outbox entries then need no handler (which would read the
+    // job order or the response to find them done).
     const movedHere = new BoundedMap<string, true>(REMEMBERED)
-    /** A direct send moved the job order with operation `op` (it landed). */
+    /** This process carried out the entry with operation id `op` (it landed). */
     const moved = (op: string) => movedHere.set(op, true)
+    /** Whether `op` landed from here (kept for the batch to take). */
+    const hasMoved = (op: string): boolean => movedHere.get(op) === true
     /** The synchronous check for a batch: `true` (and forgotten) when `op` landed from here. */
     const takeMoved = (op: string): boolean => movedHere.get(op) === true && movedHere.delete(op)
 
@@ -178,6 +187,7 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       unseenEntries,
       awaitUnderway,
       moved,
+      hasMoved,
       takeMoved,
       rememberJob,
       jobOf

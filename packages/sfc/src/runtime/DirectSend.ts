@@ -1,13 +1,16 @@
-import { Deferred, Effect, Either, Exit, Fiber, FiberId, Schedule } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, FiberId, FiberSet, Schedule } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import { SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
-import type { CommandEntry } from "../engine/Outbox.js"
+import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
-import { jobOrderOperation, sendCommand, wantsSend } from "./OutboxHandler.js"
+import { jobOrderOperation, moveJobOrder, responseOperation, sendCommand, storeResponse, wantsSend } from "./OutboxHandler.js"
 import { StationPort } from "./StationPort.js"
+
+/** What the outbox handler's code this module runs needs. */
+type HandlerServices = Effect.Effect.Context<ReturnType<typeof sendCommand> | ReturnType<typeof moveJobOrder> | ReturnType<typeof storeResponse>>
 
 /** The operation id of the Run entry of a start write (always version 1), as its handler uses it. */
 const runOperation = (jobId: string) => jobOrderOperation(jobId, "1", "Run")
@@ -44,9 +47,7 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     const station = yield* StationPort
     const streams = yield* ValkeyStreams
     const valkey = yield* Valkey
-    const context = yield* Effect.context<
-      Effect.Effect.Context<ReturnType<typeof sendCommand>>
-    >()
+    const context = yield* Effect.context<HandlerServices>()
 
     /** The job order's main state: from the CAS's read when there was one, else read now (with the pointer). */
     const jobOrderMain = (command: CommandEntry, jobOrderDoc: string | null | undefined) => {
@@ -200,10 +201,38 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         Effect.zipRight(deleteUnseen)
       )
     )
+    // The job order moves and the response of a write, carried out here at once instead of after
+    // the work poller read their entries: the outbox handler's own code, so an entry marked done
+    // is one the handler would have found done. Interrupted when the engine stops (the entries
+    // are then the next instance's); a failure is logged and left to the entry.
+    const carrying = yield* FiberSet.make()
+    const runCarry = yield* FiberSet.runtime(carrying)<never>()
+    const carryOne = (entry: JobOrderEntry | JobResponseEntry, version: number, scope: string) => {
+      const op = entry.type === "joborder" ? jobOrderOperation(entry.jobId, String(version), entry.trigger) : responseOperation(entry.responseId)
+      // A Run the first command's send already applied (see `send`).
+      if (dispatch.hasMoved(op)) return Effect.void
+      const run: Effect.Effect<void, unknown, HandlerServices> =
+        entry.type === "joborder" ? moveJobOrder(entry, String(version)) : storeResponse(entry, scope)
+      return Effect.provide(run, context).pipe(
+        Effect.tap(() => dispatch.moved(op)),
+        Effect.catchAllCause((cause) =>
+          Effect.logDebug("carrying out an outbox entry directly failed; the entry takes over", cause).pipe(
+            Effect.annotateLogs({ jobId: entry.jobId, type: entry.type })
+          )
+        )
+      )
+    }
+    const carryOut = (entries: ReadonlyArray<JobOrderEntry | JobResponseEntry>, version: number, scope: string): void => {
+      if (closed || gaveUp || entries.length === 0) return
+      // In outbox order: Complete after the Run of the same write.
+      runCarry(Effect.forEach(entries, (entry) => carryOne(entry, version, scope), { discard: true }))
+    }
+
     yield* dispatch.install({
       consumer,
       correlationTtlMs: options.correlationTtlMs,
-      handle: handOver
+      handle: handOver,
+      carryOut
     })
 
     /** The engine began to stop: after `graceMs`, writes no longer wait for their sends. */

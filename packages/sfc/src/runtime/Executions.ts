@@ -9,7 +9,7 @@ import {
 } from "@microdcs/store"
 import { type EngineInput, type EngineOutput, indexesOf, start, type StartParams, step } from "../engine/Engine.js"
 import { type ExecutionState, isTerminalStatus } from "../engine/ExecutionState.js"
-import type { CommandEntry } from "../engine/Outbox.js"
+import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import { BoundedMap } from "./BoundedMap.js"
 import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
 import { makeCounterReads } from "./CounterReads.js"
@@ -108,8 +108,10 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
             waitsMove: output.waitsMove,
             waitsRemove: output.waitsRemove,
             appliedEvent,
-            // Commands sent from here need no handler now: no nudge, the fallback poll reads them.
-            nudge: !(sender && output.outbox.length > 0 && output.outbox.every((entry) => entry.type === "command")),
+            // This instance carries out every entry itself (sends, moves, the response): no nudge
+            // for entries that need no handler now; the fallback poll reads them (and handles any
+            // that did not land from here).
+            nudge: sender === undefined,
             // The CAS sets the pointers and reads the job order for the send: no round trip more.
             directSend:
               sender && commands.length > 0
@@ -133,6 +135,9 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
             const outcome = yield* sender.handle(entry, output.state, entryId, written.jobOrderDoc)
             dispatch.settle(entry, pending[nth++]!, outcome)
           }
+          // After the sends (Run lands with the first command): moves and the response, not waited for.
+          const rest = output.outbox.filter((entry): entry is JobOrderEntry | JobResponseEntry => entry.type !== "command")
+          sender.carryOut(rest, written.version, output.state.scope)
         }))
         return written
       })

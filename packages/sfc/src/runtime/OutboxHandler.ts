@@ -157,11 +157,14 @@ const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: strin
 /** A Complete or Abort whose Run has not landed yet; retried by the poller. */
 export class RunNotYetApplied extends Data.TaggedError("RunNotYetApplied")<{ readonly jobId: string; readonly trigger: string }> {}
 
+/** The operation id of a job response's put: the same for every delivery of its entry. */
+export const responseOperation = (responseId: string) => `sfc:${responseId}`
+
 /** The operation id of a job order entry's move: the same for every delivery of the entry. */
 export const jobOrderOperation = (jobId: string, version: string, trigger: JobOrderEntry["trigger"]) => `sfc:${jobId}:${version}:${trigger}`
 
 /** Applies an internal trigger; if the MES moved the job order elsewhere, the execution follows. */
-const moveJobOrder = (entry: JobOrderEntry, version: string) =>
+export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
@@ -190,7 +193,7 @@ const moveJobOrder = (entry: JobOrderEntry, version: string) =>
  * so a conflict means a redelivered entry (or one taken over from a slow instance) already
  * stored it, and the response is written, and announced on the change stream, exactly once.
  */
-const storeResponse = (entry: JobResponseEntry, scope: string) =>
+export const storeResponse = (entry: JobResponseEntry, scope: string) =>
   Effect.gen(function* () {
     const responses = yield* JobResponseDao
     const doc = {
@@ -212,7 +215,7 @@ const storeResponse = (entry: JobResponseEntry, scope: string) =>
         doc: JSON.stringify(doc),
         expectedVersion: 0,
         change: "ResultUpdate",
-        op: `sfc:${entry.responseId}`
+        op: responseOperation(entry.responseId)
       })
       .pipe(
         Effect.catchTag("VersionConflict", () =>

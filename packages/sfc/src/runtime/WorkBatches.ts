@@ -3,7 +3,7 @@ import { BatchOutcome, type EntryFailure, type PollerEntry } from "@microdcs/pol
 import { CommandDispatch } from "./CommandDispatch.js"
 import { followedChange, handleChangeEntry } from "./ChangeFollower.js"
 import type { EngineOptions } from "./EngineOptions.js"
-import { handleWorkEntry, jobOrderOperation } from "./OutboxHandler.js"
+import { handleWorkEntry, jobOrderOperation, responseOperation } from "./OutboxHandler.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
 import type { CommandEntry } from "../engine/Outbox.js"
 
@@ -46,10 +46,15 @@ export const handleWorkBatch = (options: EngineOptions) => {
       const own: Array<readonly [string, CommandEntry]> = []
       const consumer = dispatch.current()?.consumer
       for (const entry of entries) {
-        // A Run this process's direct send already moved (same operation id): nothing left to do.
-        if (entry.fields["type"] === "joborder" && entry.fields["version"] === "1") {
-          const move = decodeOutboxEntry(entry.fields)
-          if (move?.type === "joborder" && move.trigger === "Run" && dispatch.takeMoved(jobOrderOperation(move.jobId, "1", "Run"))) continue
+        // A move or response this process carried out after its write (same operation id): done.
+        const type = entry.fields["type"]
+        if (type === "joborder" || type === "jobresponse") {
+          const done = decodeOutboxEntry(entry.fields)
+          const op =
+            done?.type === "joborder" ? jobOrderOperation(done.jobId, entry.fields["version"] ?? "0", done.trigger)
+            : done?.type === "jobresponse" ? responseOperation(done.responseId)
+            : undefined
+          if (op !== undefined && dispatch.takeMoved(op)) continue
         }
         if (entry.fields["type"] === "command" && entry.fields["sender"] === consumer) {
           const command = decodeOutboxEntry(entry.fields)
