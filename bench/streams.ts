@@ -1,5 +1,5 @@
 import { Deferred, Effect } from "effect"
-import type { Redis } from "iovalkey"
+import { Redis } from "iovalkey"
 import { scriptKeys, sfcCompareAndSet } from "@microdcs/lua-scripts"
 import { makePoller, type PollerOptions } from "@microdcs/poller"
 import { SfcStateDao, storeLayer, Valkey } from "@microdcs/store"
@@ -17,6 +17,8 @@ const stateDoc = (i: number) => JSON.stringify({ jobId: `job-${i}`, status: "run
 const CONSUME_ENTRIES = THROUGHPUT_OPS
 const CONSUME_RUNS = Number(process.env["BENCH_CONSUME_RUNS"] ?? 3)
 const CONSUME_BATCH = 32 // the poller's default batchSize (2 × concurrency 16)
+/** Entries of the nudged runs: each is appended and nudged alone, and handled before the next (a round per entry). */
+const NUDGED_ENTRIES = Number(process.env["BENCH_CONSUME_NUDGED"] ?? 1000)
 
 interface ConsumeRun {
   readonly perSecond: number
@@ -61,6 +63,116 @@ const rawConsume = (client: Redis, stream: string, group: string) =>
     }
   })
 
+/** Appends one entry and publishes its nudge in one MULTI, as the SFC CAS script does. */
+const appendAndNudge = (client: Redis, stream: string, channel: string, scope: string, i: number) =>
+  client.multi().xadd(stream, "*", "type", "command", "jobId", `job-${i}`, "entry", "{}").publish(channel, scope).exec()
+
+/**
+ * The nudged baseline: a plain subscriber whose message handler runs XREADGROUP and one XACK, so
+ * a round per entry costs what the poller's round cannot avoid (the nudge, a read, an ack).
+ */
+const rawNudged = (client: Redis, url: string, stream: string, group: string, channel: string, n: number) =>
+  Effect.promise(async () => {
+    const subscriber = new Redis(url)
+    const reader = new Redis(url)
+    await subscriber.subscribe(channel)
+    let handled: () => void = () => undefined
+    subscriber.on("message", async () => {
+      const reply = (await reader.xreadgroup("GROUP", group, "raw", "COUNT", CONSUME_BATCH, "STREAMS", stream, ">")) as
+        | Array<[string, Array<[string, Array<string>]>]>
+        | null
+      const entries = reply?.[0]?.[1] ?? []
+      if (entries.length > 0) await reader.xack(stream, group, ...entries.map((e) => e[0]))
+      handled()
+    })
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    for (let i = 0; i < n; i++) {
+      const done = new Promise<void>((resolve) => (handled = resolve))
+      await appendAndNudge(client, stream, channel, "raw", i)
+      await done
+    }
+    const wall = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    subscriber.disconnect()
+    reader.disconnect()
+    return { perSecond: n / (wall / 1000), cpuPerEntryUs: (cpu.user + cpu.system) / n } satisfies ConsumeRun
+  })
+
+/**
+ * Nudged consumption, one entry at a time: append and nudge, wait until the handler saw it, next.
+ * Each entry is a round of its own (wake, read, handle, ack), as in an engine that is not busy.
+ * The poller is started and warmed up on the scope before the measurement.
+ */
+const nudgedConsumption = (plain: Redis) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const runs: Record<"raw" | "entry" | "batch", Array<ConsumeRun>> = { raw: [], entry: [], batch: [] }
+    const n = NUDGED_ENTRIES
+    for (let r = 0; r < CONSUME_RUNS; r++) {
+      for (const mode of ["raw", "entry", "batch"] as const) {
+        const scope = `nudged-${mode}-${r}`
+        const stream = valkey.keys.key("sfcWork", { scope }) as string
+        const group = `nudged-${r}`
+        yield* Effect.promise(() => plain.call("XGROUP", "CREATE", stream, group, "$", "MKSTREAM"))
+        if (mode === "raw") {
+          const channel = valkey.keys.key("nudge", { kind: "bench-raw" }) as string
+          runs.raw.push(yield* rawNudged(plain, valkey.options.url!, stream, group, channel, n))
+          continue
+        }
+        const channel = valkey.keys.key("nudge", { kind: `bench-${mode}` }) as string
+        let seen = yield* Deferred.make<void>()
+        const common = { kind: `bench-${mode}`, stream: "sfcWork", group, fallbackIntervalMs: 60_000, trimIntervalMs: 0 } as const
+        const options: PollerOptions<never, never> =
+          mode === "entry"
+            ? { ...common, handler: () => Effect.asVoid(Deferred.succeed(seen, undefined)) }
+            : { ...common, handleBatch: () => Effect.asVoid(Deferred.succeed(seen, undefined)) }
+        const run = Effect.gen(function* () {
+          const poller = yield* makePoller(options)
+          // Discovered (its group is there already) and warmed up before the measurement.
+          yield* poller.wake(scope)
+          for (let i = 0; i < 50; i++) {
+            seen = yield* Deferred.make<void>()
+            yield* Effect.promise(() => appendAndNudge(plain, stream, channel, scope, i))
+            yield* Deferred.await(seen)
+          }
+          const cpu0 = process.cpuUsage()
+          const t0 = performance.now()
+          for (let i = 0; i < n; i++) {
+            seen = yield* Deferred.make<void>()
+            yield* Effect.promise(() => appendAndNudge(plain, stream, channel, scope, i))
+            yield* Deferred.await(seen)
+          }
+          const wall = performance.now() - t0
+          const cpu = process.cpuUsage(cpu0)
+          return { perSecond: n / (wall / 1000), cpuPerEntryUs: (cpu.user + cpu.system) / n } satisfies ConsumeRun
+        }).pipe(Effect.scoped)
+        runs[mode].push(yield* run)
+      }
+    }
+    printConsumption(`poller nudged consumption: ${n} entries, each appended, nudged and handled before the next, no-op handler, median of ${CONSUME_RUNS} runs`, runs, {
+      raw: "raw subscriber: XREADGROUP + XACK per nudge",
+      entry: "poller, per-entry handler",
+      batch: "poller, batch handler (handleBatch)"
+    })
+  })
+
+/** One table of consumption figures: entries/s, Node CPU per entry and its ratio to the raw mode's. */
+const printConsumption = (
+  title: string,
+  runs: Record<"raw" | "entry" | "batch", ReadonlyArray<ConsumeRun>>,
+  labels: Record<"raw" | "entry" | "batch", string>
+) => {
+  const raw = median(runs.raw.map((x) => x.cpuPerEntryUs))
+  console.log(`\n${title}`)
+  console.log(`  ${"mode".padEnd(52)} ${"entries/s".padStart(10)} ${"CPU µs/entry".padStart(12)} ${"× raw".padStart(8)}`)
+  for (const mode of ["raw", "entry", "batch"] as const) {
+    const perSecond = median(runs[mode].map((x) => x.perSecond))
+    const cpu = median(runs[mode].map((x) => x.cpuPerEntryUs))
+    console.log(`  ${labels[mode].padEnd(52)} ${perSecond.toFixed(0).padStart(10)} ${cpu.toFixed(1).padStart(12)} ${(cpu / raw).toFixed(2).padStart(8)}`)
+  }
+}
+
 /**
  * Consumption of one stream with a no-op handler, per mode: the raw loop, the poller's per-entry
  * handler and its batch handler, each on a fresh stream and group, `CONSUME_RUNS` times.
@@ -93,7 +205,8 @@ const consumption = (plain: Redis) =>
         const options: PollerOptions<never, never> =
           mode === "entry"
             ? { ...common, handler: () => Effect.suspend(() => (++handled === n ? Deferred.succeed(done, undefined) : Effect.void)) }
-            : { ...common, handleBatch: (es) => Effect.suspend(() => ((handled += es.length) === n ? Deferred.succeed(done, undefined) : Effect.void)) }
+            : // asVoid: a batch handler's value is its outcome, and `true` would fail the whole last batch.
+              { ...common, handleBatch: (es) => Effect.suspend(() => ((handled += es.length) === n ? Effect.asVoid(Deferred.succeed(done, undefined)) : Effect.void)) }
         // The scope is not registered: `wake` discovers it, so no other poller of this run reads it.
         const run = Effect.gen(function* () {
           const poller = yield* makePoller(options)
@@ -106,17 +219,11 @@ const consumption = (plain: Redis) =>
         runs[mode].push(yield* measured(n, run))
       }
     }
-    const row = (label: string, rs: ReadonlyArray<ConsumeRun>) => {
-      const perSecond = median(rs.map((x) => x.perSecond))
-      const cpu = median(rs.map((x) => x.cpuPerEntryUs))
-      const raw = median(runs.raw.map((x) => x.cpuPerEntryUs))
-      console.log(`  ${label.padEnd(52)} ${perSecond.toFixed(0).padStart(10)} ${cpu.toFixed(1).padStart(12)} ${(cpu / raw).toFixed(2).padStart(8)}`)
-    }
-    console.log(`\npoller consumption: ${n} entries, no-op handler, reads of ${CONSUME_BATCH}, median of ${CONSUME_RUNS} runs`)
-    console.log(`  ${"mode".padEnd(52)} ${"entries/s".padStart(10)} ${"CPU µs/entry".padStart(12)} ${"× raw".padStart(8)}`)
-    row("raw iovalkey XREADGROUP + XACK per read", runs.raw)
-    row("poller, per-entry handler", runs.entry)
-    row("poller, batch handler (handleBatch)", runs.batch)
+    printConsumption(`poller consumption: ${n} entries, no-op handler, reads of ${CONSUME_BATCH}, median of ${CONSUME_RUNS} runs`, runs, {
+      raw: "raw iovalkey XREADGROUP + XACK per read",
+      entry: "poller, per-entry handler",
+      batch: "poller, batch handler (handleBatch)"
+    })
   })
 
 const program = Effect.gen(function* () {
@@ -127,6 +234,7 @@ const program = Effect.gen(function* () {
   const plain = yield* rawClient(valkey.options.url!)
   // BENCH_STREAMS=consume runs only the consumption figures.
   yield* consumption(plain)
+  yield* nudgedConsumption(plain)
   if (process.env["BENCH_STREAMS"] === "consume") return
   const opts = { warmup: 100, samples: Math.min(SAMPLES, 1000) }
   const ping = yield* latency("PING (raw, same connection)", opts, () => Effect.promise(() => client.ping()))

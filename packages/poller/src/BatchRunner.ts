@@ -13,8 +13,16 @@ export interface BatchResult {
   readonly failed: Array<{ readonly entry: PollerEntry; readonly error: string }>
 }
 
-/** Runs the handler over one batch of one scope; never fails (failures go into the result). */
-export type BatchRunner<R> = (entries: ReadonlyArray<PollerEntry>, result: BatchResult) => Effect.Effect<void, never, R>
+/** `restore` of the `Effect.uninterruptibleMask` the batch runs in. */
+export type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * Runs the handler over one batch of one scope, called inside the batch's uninterruptible mask:
+ * what waits (a permit, the handler) runs under `restore`, so shutdown can interrupt it, and the
+ * bookkeeping around it cannot be cut off. It fails only by being interrupted (handler failures
+ * go into the result).
+ */
+export type BatchRunner<R> = (entries: ReadonlyArray<PollerEntry>, result: BatchResult, restore: Restore) => Effect.Effect<void, never, R>
 
 /** What a runner shares with its poller. */
 export interface RunnerEnv {
@@ -41,17 +49,17 @@ export const describeFailure = (cause: Cause.Cause<unknown>): string =>
   Option.match(Cause.failureOption(cause), { onNone: () => clip(Cause.pretty(cause)), onSome: describeError })
 
 /**
- * The per-entry handler over a batch: `min(batch, concurrency)` lanes, each holding one permit and
- * taking the next entry in a plain loop, so a batch costs a few fibers, not one per entry.
+ * The per-entry handler over a batch: up to `min(batch, concurrency)` lanes, each holding one
+ * permit and taking the next entry in a plain loop, so a batch costs a few fibers, not one per entry.
  */
 export const entryRunner =
   <E, R>(handler: (entry: PollerEntry) => Effect.Effect<void, E, R>, env: RunnerEnv): BatchRunner<R> =>
-  (entries, result) =>
-    Effect.suspend(() => {
-      let next = 0
-      let running = 0
-      const lane = env.permits.withPermits(1)(
-        Effect.gen(function* () {
+  (entries, result, restore) =>
+    restore(
+      Effect.suspend(() => {
+        let next = 0
+        let running = 0
+        const work = Effect.gen(function* () {
           while (next < entries.length && !env.isStopping()) {
             const entry = entries[next++]!
             running++
@@ -65,30 +73,45 @@ export const entryRunner =
             else if (!Cause.isInterruptedOnly(exit.cause)) result.failed.push({ entry, error: describeFailure(exit.cause) })
           }
         })
-      )
-      const lanes = Math.min(entries.length, env.concurrency)
-      const all = lanes <= 1 ? lane : inParallel(lane, lanes)
-      // Lanes interrupted inside a handler never reach their decrement.
-      return Effect.ensuring(all, Effect.sync(() => env.stats.move("inFlight", -running)))
-    })
+        const lanes = Math.min(entries.length, env.concurrency)
+        const all = lanes <= 1 ? env.permits.withPermits(1)(work) : inLanes(work, lanes, env, () => next < entries.length - 1)
+        // Lanes interrupted inside a handler never reach their decrement.
+        return Effect.ensuring(all, Effect.sync(() => env.stats.move("inFlight", -running)))
+      })
+    )
 
 /**
- * `n` copies of `lane` at once: n - 1 plain forks and one on the current fiber, awaited (not
- * `Effect.all`, whose joins merge every fiber's FiberRefs back; that was half the per-entry CPU).
- * However the current one ends (interrupted at shutdown), the forks are interrupted and awaited
- * first, so nothing writes into the batch's result once it is being settled.
+ * Up to `n` lanes of `work` at once, each under a permit: the current fiber runs the first, and
+ * each lane forks the next one as it starts, while `more()` says entries are left beyond the one
+ * it is about to take. Handlers that wait thus spread over all lanes within a few scheduler turns,
+ * while a batch of handlers that never wait runs in the first lane and costs one fork, not n - 1.
+ * Forks are plain ones, awaited (not `Effect.all`, whose joins merge every fiber's FiberRefs back;
+ * that was half the per-entry CPU). However the current one ends (interrupted at shutdown), the
+ * forks are interrupted and awaited first, so nothing writes into the batch's result once it is
+ * being settled.
  */
-const inParallel = <R>(lane: Effect.Effect<void, never, R>, n: number): Effect.Effect<void, never, R> =>
+const inLanes = <R>(work: Effect.Effect<void, never, R>, n: number, env: RunnerEnv, more: () => boolean): Effect.Effect<void, never, R> =>
   Effect.suspend(() => {
     const forks: Array<Fiber.RuntimeFiber<void>> = []
+    const lane: Effect.Effect<void, never, R> = env.permits.withPermits(1)(
+      Effect.suspend(() => (forks.length + 1 < n && more() ? Effect.zipRight(Effect.forkDaemon(lane).pipe(Effect.map((f) => forks.push(f))), work) : work))
+    )
     return Effect.gen(function* () {
-      for (let i = 1; i < n; i++) forks.push(yield* Effect.forkDaemon(lane))
       yield* lane
-      yield* Fiber.awaitAll(forks)
+      // A fork adds the lane it starts before it ends, so this sees every one.
+      for (let i = 0; i < forks.length; i++) yield* Fiber.await(forks[i]!)
     }).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Fiber.interruptAll(forks))))
   })
 
 const malformed = "handleBatch returned neither nothing nor { failures: [{ id, error }, ...] }"
+
+/** Splits a batch by how its handler ended; interrupted, it settles nothing. */
+const recordExit = (entries: ReadonlyArray<PollerEntry>, exit: Exit.Exit<BatchOutcome | void, unknown>, result: BatchResult): void => {
+  if (Exit.isSuccess(exit)) return recordOutcome(entries, exit.value, result)
+  if (Cause.isInterruptedOnly(exit.cause)) return
+  const error = describeFailure(exit.cause)
+  for (const entry of entries) result.failed.push({ entry, error })
+}
 
 /** Splits a batch by the outcome its handler returned. */
 const recordOutcome = (entries: ReadonlyArray<PollerEntry>, outcome: BatchOutcome | void, result: BatchResult): void => {
@@ -111,22 +134,21 @@ const recordOutcome = (entries: ReadonlyArray<PollerEntry>, outcome: BatchOutcom
   }
 }
 
-/** The batch handler: one call (and one permit) per batch. */
+/**
+ * The batch handler: one call (and one permit) per batch. Only the wait for the permit and the
+ * handler are interruptible; taking and giving back the permit and recording the outcome are
+ * plain steps of the batch's mask (not `withPermits` and `ensuring`, each a mask of its own).
+ */
 export const batchRunner =
   <E, R>(handleBatch: (entries: ReadonlyArray<PollerEntry>) => Effect.Effect<BatchOutcome | void, E, R>, env: RunnerEnv): BatchRunner<R> =>
-  (entries, result) =>
-    env.permits.withPermits(1)(
-      Effect.suspend(() => {
-        if (env.isStopping()) return Effect.void
-        env.stats.move("inFlight", entries.length)
-        return Effect.exit(Effect.suspend(() => handleBatch(entries))).pipe(
-          Effect.map((exit) => {
-            if (Exit.isSuccess(exit)) return recordOutcome(entries, exit.value, result)
-            if (Cause.isInterruptedOnly(exit.cause)) return
-            const error = describeFailure(exit.cause)
-            for (const entry of entries) result.failed.push({ entry, error })
-          }),
-          Effect.ensuring(Effect.sync(() => env.stats.move("inFlight", -entries.length)))
-        )
+  (entries, result, restore) =>
+    Effect.flatMap(restore(env.permits.take(1)), () => {
+      if (env.isStopping()) return env.permits.release(1)
+      env.stats.move("inFlight", entries.length)
+      // suspend: a handler that throws fails its batch instead of the worker.
+      return Effect.flatMap(Effect.exit(restore(Effect.suspend(() => handleBatch(entries)))), (exit) => {
+        env.stats.move("inFlight", -entries.length)
+        recordExit(entries, exit, result)
+        return env.permits.release(1)
       })
-    )
+    })

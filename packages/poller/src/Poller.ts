@@ -1,4 +1,4 @@
-import { Context, Deferred, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
 import {
   type ConnectionError,
   ConsumerHeartbeats,
@@ -13,6 +13,7 @@ import { type PollerOptions, resolveOptions } from "./PollerOptions.js"
 import { makeStats, type PollerStats } from "./PollerStats.js"
 import { runWorker, type WorkerContext } from "./ScopeWorker.js"
 import { batchRunner, entryRunner, type RunnerEnv } from "./BatchRunner.js"
+import { makeWaker, type Waker } from "./Waker.js"
 
 /** A running poller. It stops when the scope it was made in closes. */
 export interface Poller {
@@ -30,7 +31,7 @@ export interface Poller {
 export class ValkeyPoller extends Context.Tag("@microdcs/poller/ValkeyPoller")<ValkeyPoller, Poller>() {}
 
 interface Worker {
-  readonly signal: Queue.Queue<void>
+  readonly waker: Waker
   readonly fiber: Fiber.RuntimeFiber<void>
 }
 
@@ -61,8 +62,7 @@ export const makePoller = <E, R>(
     const registry = yield* ScopeRegistry
     const nudges = yield* Nudges
     const stats = yield* makeStats(opts.kind, opts.group)
-    const stopping = yield* Deferred.make<void>()
-    // Set with `stopping`, read by plain code per entry.
+    // Set once shutdown begins, read by plain code per entry and per round.
     let shuttingDown = false
     const heartbeat = yield* (yield* ConsumerHeartbeats).of(opts, opts.heartbeatTtlMs)
     const env: RunnerEnv = {
@@ -77,7 +77,6 @@ export const makePoller = <E, R>(
       heartbeat,
       run: options.handleBatch ? batchRunner(options.handleBatch, env) : entryRunner(options.handler, env),
       stats,
-      stopping,
       isStopping: env.isStopping
     }
     const workers = new Map<string, Worker>()
@@ -107,7 +106,8 @@ export const makePoller = <E, R>(
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         shuttingDown = true
-        yield* Deferred.succeed(stopping, undefined)
+        // Sleeping workers see it now; busy ones after their current round.
+        for (const w of workers.values()) w.waker.wake()
         // Finalizers run uninterruptibly, and a timeout there would wait for its effect anyway.
         const finished = yield* Effect.interruptible(
           Fiber.awaitAll([...workers.values()].map((w) => w.fiber)).pipe(Effect.timeout(Duration.millis(opts.shutdownGraceMs)))
@@ -123,22 +123,22 @@ export const makePoller = <E, R>(
       discovery.withPermits(1)(
         Effect.gen(function* () {
           const known = workers.get(scope)
-          if (known || (yield* Deferred.isDone(stopping))) return known?.signal
+          if (known || shuttingDown) return known?.waker
           const stream = yield* valkey.key(opts.stream, { scope })
           const deadLetter = yield* streams.deadLetterKey(opts.kind, scope)
           yield* streams.ensureGroup(stream, opts.group, opts.groupStartId)
-          const signal = yield* Queue.sliding<void>(1)
-          const fiber = yield* Effect.forkIn(runWorker(ctx, scope, stream, deadLetter, signal), workerScope)
-          workers.set(scope, { signal, fiber })
+          const waker = makeWaker()
+          const fiber = yield* Effect.forkIn(runWorker(ctx, scope, stream, deadLetter, waker), workerScope)
+          workers.set(scope, { waker, fiber })
           stats.move("scopes", 1)
-          return signal
+          return waker
         })
       )
 
     const signalScope = (scope: string) =>
       Effect.gen(function* () {
-        const signal = workers.get(scope)?.signal ?? (yield* discover(scope))
-        if (signal) yield* Queue.offer(signal, undefined)
+        const waker = workers.get(scope)?.waker ?? (yield* discover(scope))
+        waker?.wake()
       }).pipe(
         Effect.catchAll((e) =>
           Effect.logWarning("poller: cannot consume scope; tried again on the next fallback round").pipe(
@@ -154,10 +154,15 @@ export const makePoller = <E, R>(
     })
 
     yield* nudges.listen(opts.kind, `poller-nudge-${opts.kind}`, {
-      onNudge: (scope) => Queue.unsafeOffer(wakes, scope),
+      // A known scope is woken right here in plain code; only a new one goes to the discovering fiber.
+      onNudge: (scope) => {
+        const worker = workers.get(scope)
+        if (worker) worker.waker.wake()
+        else Queue.unsafeOffer(wakes, scope)
+      },
       // Nudges sent while the connection was away are lost, so read everything.
       onReconnect: () => {
-        for (const scope of workers.keys()) Queue.unsafeOffer(wakes, scope)
+        for (const worker of workers.values()) worker.waker.wake()
       }
     })
 

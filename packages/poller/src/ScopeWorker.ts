@@ -1,8 +1,9 @@
-import { Clock, Deferred, Effect, Queue, Stream } from "effect"
-import type { ClaimedEntry, ConsumerHeartbeat, StreamEntry, ValkeyStreams } from "@microdcs/store"
+import { Effect, Stream } from "effect"
+import type { ClaimedEntry, ConnectionError, ConsumerHeartbeat, InvalidInput, NotFound, StreamEntry, ValkeyStreams, WrongType } from "@microdcs/store"
 import { backoffMs, type PollerEntry, type ResolvedOptions } from "./PollerOptions.js"
 import type { Stats } from "./PollerStats.js"
 import type { BatchResult, BatchRunner } from "./BatchRunner.js"
+import type { Waker } from "./Waker.js"
 
 /** Everything a scope worker shares with its poller. */
 export interface WorkerContext<R> {
@@ -13,11 +14,11 @@ export interface WorkerContext<R> {
   /** The handler (per entry or per batch) over one batch. */
   readonly run: BatchRunner<R>
   readonly stats: Stats
-  /** Completed on shutdown: read no more, start no more handlers. */
-  readonly stopping: Deferred.Deferred<void>
-  /** The same as `stopping`, for plain code. */
+  /** True once shutdown began (every worker is woken then): read no more, start no more handlers. */
   readonly isStopping: () => boolean
 }
+
+type ReadError = NotFound | WrongType | InvalidInput | ConnectionError
 
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
 
@@ -28,19 +29,20 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
  * and orphans idle past claimIdleMs (every claimIntervalMs), deliver own failed entries whose
  * backoff has passed (or dead-letter them), read new entries until the stream is drained, trim
  * (every trimIntervalMs).
- * Between rounds the worker sleeps until a wake (nudge, fallback tick) or its next deadline.
+ * Between rounds the worker sleeps until a wake (nudge, fallback tick, shutdown) or its next deadline.
  */
 export const runWorker = <R>(
   ctx: WorkerContext<R>,
   scope: string,
   stream: string,
   deadLetter: string,
-  signal: Queue.Queue<void>
+  waker: Waker
 ): Effect.Effect<void, never, R> =>
   Effect.gen(function* () {
     const { options, streams, stats } = ctx
     const { group, consumer } = options
-    const start = yield* Clock.currentTimeMillis
+    // Deadlines in plain real time, the time the waker's timer runs on.
+    const start = Date.now()
     /** Last error per pending id, for the dead letter; what a restart forgot is described generically. */
     const lastError = new Map<string, string>()
     const state = {
@@ -74,24 +76,33 @@ export const runWorker = <R>(
         )
       )
 
-    /** One XACK for what succeeded; each failure is retried after its backoff or dead-lettered. */
-    const settle = ({ succeeded, failed }: BatchResult) =>
-      Effect.gen(function* () {
-        if (succeeded.length > 0) {
-          const ids = succeeded.map((e) => e.id)
-          const acked = yield* Effect.either(streams.ack(stream, group, ids))
-          if (lastError.size > 0) for (const id of ids) lastError.delete(id)
-          if (acked._tag === "Right") stats.count("processed", ids.length)
-          else {
-            state.ownPending = true
-            yield* Effect.logWarning("poller: ack failed; the entries will be delivered again").pipe(
-              Effect.annotateLogs({ ids: ids.slice(0, 20).join(","), count: ids.length, error: errorText(acked.left) })
-            )
-          }
+    /** One XACK for every entry that succeeded. */
+    const acknowledge = (succeeded: ReadonlyArray<PollerEntry>) => {
+      const ids = new Array<string>(succeeded.length)
+      for (let i = 0; i < succeeded.length; i++) ids[i] = succeeded[i]!.id
+      if (lastError.size > 0) for (const id of ids) lastError.delete(id)
+      return Effect.matchEffect(streams.ack(stream, group, ids), {
+        onSuccess: () => Effect.sync(() => stats.count("processed", ids.length)),
+        onFailure: (e) => {
+          state.ownPending = true
+          return Effect.logWarning("poller: ack failed; the entries will be delivered again").pipe(
+            Effect.annotateLogs({ ids: ids.slice(0, 20).join(","), count: ids.length, error: errorText(e) })
+          )
         }
-        if (failed.length === 0) return
+      })
+    }
+
+    /** One XACK for what succeeded; each failure is retried after its backoff or dead-lettered. Reads the result when it runs. */
+    const settle = ({ succeeded, failed }: BatchResult): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const acked = succeeded.length > 0 ? acknowledge(succeeded) : Effect.void
+        return failed.length === 0 ? acked : Effect.zipRight(acked, settleFailures(failed))
+      })
+
+    const settleFailures = (failed: BatchResult["failed"]) =>
+      Effect.gen(function* () {
         stats.count("failed", failed.length)
-        const now = yield* Clock.currentTimeMillis
+        const now = Date.now()
         for (const { entry, error } of failed) {
           lastError.set(entry.id, error)
           if (entry.deliveries >= options.maxDeliveries) {
@@ -104,8 +115,9 @@ export const runWorker = <R>(
       })
 
     /**
-     * One batch: decoded in a plain loop, run (interruptible), then settled (not interruptible:
-     * whatever finished before an interruption is still acknowledged or dead-lettered).
+     * One batch: decoded in a plain loop, run (interruptible where the runner restores it), then
+     * settled (not interruptible: whatever finished before an interruption is still acknowledged
+     * or dead-lettered). One mask for the whole batch; the runner's permit and bookkeeping run inside it.
      */
     const handleAll = <A extends StreamEntry>(entries: ReadonlyArray<A>, deliveries: (e: A) => number) =>
       Effect.suspend(() => {
@@ -116,7 +128,7 @@ export const runWorker = <R>(
           batch[i] = { kind: options.kind, scope, stream, id: e.id, fields: e.fields, deliveries: deliveries(e) }
         }
         const result: BatchResult = { succeeded: [], failed: [] }
-        return Effect.uninterruptibleMask((restore) => Effect.exit(restore(ctx.run(batch, result))).pipe(Effect.zipRight(settle(result))))
+        return Effect.uninterruptibleMask((restore) => Effect.zipRight(Effect.exit(ctx.run(batch, result, restore)), settle(result)))
       })
 
     /** Orphans of dead or hung consumers, page by page; an entry past its last delivery is dead-lettered instead. */
@@ -178,7 +190,7 @@ export const runWorker = <R>(
       state.ownPending = false
       const rows = yield* streams.pendingEntries(stream, group, { consumer, count: options.batchSize })
       if (rows.length === options.batchSize) state.ownPending = true
-      const now = yield* Clock.currentTimeMillis
+      const now = Date.now()
       const due = new Map<string, number>()
       for (const row of rows) {
         const wait = backoffMs(options, row.deliveries) - row.idleMs
@@ -194,19 +206,24 @@ export const runWorker = <R>(
       yield* handleAll(entries, (e) => due.get(e.id)! + 1)
     })
 
-    const readNew = Effect.gen(function* () {
-      while (!(yield* stopped)) {
-        const batches = yield* streams.readGroup({ streams: [stream], group, consumer, count: options.batchSize })
-        const entries = batches[0]?.entries ?? []
-        yield* handleAll(entries, () => 1)
-        if (entries.length < options.batchSize) return
-      }
-    })
+    const readOptions = { streams: [stream], group, consumer, count: options.batchSize } as const
+    const firstDelivery = () => 1
+
+    /** New entries, read after read until one comes back short (the stream is drained for now). */
+    const readNew: Effect.Effect<void, ReadError, R> = Effect.suspend(() =>
+      ctx.isStopping()
+        ? Effect.void
+        : Effect.flatMap(streams.readGroup(readOptions), (batches) => {
+            const entries = batches[0]?.entries ?? []
+            const handled = handleAll(entries, firstDelivery)
+            return entries.length < options.batchSize ? handled : Effect.zipRight(handled, readNew)
+          })
+    )
 
     const trim = streams.trim(stream).pipe(Effect.flatMap((r) => stats.add("trimmed", r.removed)))
 
     const round = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
+      const now = Date.now()
       if (now >= state.nextTakeoverAt) {
         state.nextTakeoverAt = now + options.heartbeatIntervalMs
         yield* takeOverDead
@@ -215,7 +232,7 @@ export const runWorker = <R>(
         state.nextClaimAt = now + options.claimIntervalMs
         yield* claimOrphans
       }
-      yield* retryOwn
+      if (state.ownPending) yield* retryOwn
       yield* readNew
       if (options.trimIntervalMs > 0 && now >= state.nextTrimAt) {
         state.nextTrimAt = now + options.trimIntervalMs
@@ -224,24 +241,24 @@ export const runWorker = <R>(
     }).pipe(
       // The stream was deleted with its groups: create the group again and read at once.
       Effect.catchTag("NotFound", () =>
-        streams.ensureGroup(stream, group, options.groupStartId).pipe(Effect.zipRight(Clock.currentTimeMillis), Effect.map(retryAfter))
+        streams.ensureGroup(stream, group, options.groupStartId).pipe(Effect.map(() => retryAfter(Date.now())))
       ),
       Effect.catchAll((e) => Effect.logWarning("poller: round failed; the next wake retries").pipe(Effect.annotateLogs({ error: errorText(e) })))
     )
 
-    /** Sleeps until a wake (nudge, fallback tick) or the next due retry, orphan claim or trim. */
-    const nextWake = Effect.gen(function* () {
-      const deadlines = [state.retryAt, state.nextTakeoverAt, state.nextClaimAt, options.trimIntervalMs > 0 ? state.nextTrimAt : undefined]
-      const due = Math.min(...deadlines.filter((d): d is number => d !== undefined))
+    /** Sleeps until a wake (nudge, fallback tick, shutdown) or the next due retry, orphan claim or trim. */
+    const nextWake = Effect.suspend(() => {
+      let due = Math.min(state.nextTakeoverAt, state.nextClaimAt)
+      if (state.retryAt !== undefined) due = Math.min(due, state.retryAt)
+      if (options.trimIntervalMs > 0) due = Math.min(due, state.nextTrimAt)
       state.retryAt = undefined
-      const now = yield* Clock.currentTimeMillis
       // A few ms of slack so the server-side idle time has surely passed the backoff.
-      yield* Effect.race(Queue.take(signal), Effect.sleep(Math.max(0, due - now) + 5))
+      return waker.sleep(due - Date.now() + 5)
     })
 
-    while (!(yield* stopped)) {
-      yield* Effect.raceFirst(nextWake, Deferred.await(ctx.stopping))
-      if (yield* stopped) return
+    while (!ctx.isStopping()) {
+      yield* nextWake
+      if (ctx.isStopping()) return
       yield* round
     }
   }).pipe(Effect.annotateLogs({ kind: ctx.options.kind, scope, group: ctx.options.group, consumer: ctx.options.consumer }))

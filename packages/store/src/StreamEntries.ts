@@ -102,8 +102,16 @@ export const decodeEntry = (what: string, raw: unknown): StreamEntry | undefined
   return { id: text(what, pair[0]), fields: fieldRecord(what, list(what, pair[1])) }
 }
 
-export const decodeEntries = (what: string, raw: unknown): Array<StreamEntry> =>
-  list(what, raw).flatMap((e) => decodeEntry(what, e) ?? [])
+export const decodeEntries = (what: string, raw: unknown): Array<StreamEntry> => {
+  const rows = list(what, raw)
+  // A plain loop: every read of the poller decodes here (flatMap allocated an array per entry).
+  const entries: Array<StreamEntry> = []
+  for (let i = 0; i < rows.length; i++) {
+    const entry = decodeEntry(what, rows[i])
+    if (entry !== undefined) entries.push(entry)
+  }
+  return entries
+}
 
 /** XREADGROUP: null when nothing arrived, else `[[stream, entries], ...]`. */
 export const decodeReadGroup = (raw: unknown): ReadonlyArray<StreamBatch> =>

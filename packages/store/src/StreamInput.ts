@@ -9,8 +9,10 @@ const MAX_COUNT = 10_000
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidInput({ field, message }))
 
+const isName = (value: string) => typeof value === "string" && value.length > 0
+
 export const name = (field: string, value: string): Effect.Effect<void, InvalidInput> =>
-  typeof value === "string" && value.length > 0 ? Effect.void : invalid(field, `${field} must be a non-empty string`)
+  isName(value) ? Effect.void : invalid(field, `${field} must be a non-empty string`)
 
 export const streamId = (field: string, value: string): Effect.Effect<void, InvalidInput> =>
   STREAM_ID.test(value) ? Effect.void : invalid(field, `${field} '${value}' is not a stream id (ms or ms-seq)`)
@@ -19,10 +21,10 @@ export const streamId = (field: string, value: string): Effect.Effect<void, Inva
 export const startId = (value: string): Effect.Effect<void, InvalidInput> =>
   value === "$" ? Effect.void : streamId("startId", value)
 
+const isCount = (value: number | undefined) => value === undefined || (Number.isInteger(value) && value >= 1 && value <= MAX_COUNT)
+
 export const count = (value: number | undefined): Effect.Effect<void, InvalidInput> =>
-  value === undefined || (Number.isInteger(value) && value >= 1 && value <= MAX_COUNT)
-    ? Effect.void
-    : invalid("count", `count must be an integer from 1 to ${MAX_COUNT}`)
+  isCount(value) ? Effect.void : invalid("count", `count must be an integer from 1 to ${MAX_COUNT}`)
 
 export const readGroup = (
   options: {
@@ -33,21 +35,22 @@ export const readGroup = (
     readonly blockMs?: number | undefined
   },
   connection: Redis | undefined
-): Effect.Effect<void, InvalidInput> =>
-  Effect.gen(function* () {
-    if (options.streams.length === 0) return yield* invalid("streams", "at least one stream is needed")
-    yield* name("group", options.group)
-    yield* name("consumer", options.consumer)
-    yield* count(options.count)
-    const block = options.blockMs
-    if (block === undefined) return
-    if (!Number.isInteger(block) || block < 0) return yield* invalid("blockMs", "blockMs must be a non-negative integer")
-    if (!connection) {
-      return yield* invalid("blockMs", "a blocking read needs a dedicated connection (valkey.dedicated); the shared one would stall every caller")
-    }
-    // A command timeout shorter than the block would report a normal empty wait as UnknownOutcome.
-    const timeout = connection.options.commandTimeout
-    if (timeout !== undefined && (block === 0 || timeout <= block)) {
-      return yield* invalid("blockMs", `blockMs ${block} needs a connection without a command timeout or one above it (it has ${timeout} ms)`)
-    }
-  })
+): Effect.Effect<void, InvalidInput> => {
+  // Plain checks, not a generator: the poller reads through here once per round.
+  if (options.streams.length === 0) return invalid("streams", "at least one stream is needed")
+  if (!isName(options.group)) return name("group", options.group)
+  if (!isName(options.consumer)) return name("consumer", options.consumer)
+  if (!isCount(options.count)) return count(options.count)
+  const block = options.blockMs
+  if (block === undefined) return Effect.void
+  if (!Number.isInteger(block) || block < 0) return invalid("blockMs", "blockMs must be a non-negative integer")
+  if (!connection) {
+    return invalid("blockMs", "a blocking read needs a dedicated connection (valkey.dedicated); the shared one would stall every caller")
+  }
+  // A command timeout shorter than the block would report a normal empty wait as UnknownOutcome.
+  const timeout = connection.options.commandTimeout
+  if (timeout !== undefined && (block === 0 || timeout <= block)) {
+    return invalid("blockMs", `blockMs ${block} needs a connection without a command timeout or one above it (it has ${timeout} ms)`)
+  }
+  return Effect.void
+}

@@ -143,15 +143,14 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
       options: ReadGroupOptions,
       connection?: Redis
     ): Effect.Effect<ReadonlyArray<StreamBatch>, NotFound | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        yield* Check.readGroup(options, connection)
+      // Combinators, not a generator: a poller reads through here once per round.
+      Effect.flatMap(Check.readGroup(options, connection), () => {
         const block = options.blockMs === undefined ? [] : ["BLOCK", options.blockMs]
         const args = [
           "GROUP", options.group, options.consumer, "COUNT", options.count ?? 100, ...block,
           "STREAMS", ...options.streams, ...options.streams.map(() => ">")
         ]
-        const raw = yield* run("XREADGROUP", options.streams, (c) => c.call("XREADGROUP", ...args), connection)
-        return decodeReadGroup(raw)
+        return Effect.map(run("XREADGROUP", options.streams, (c) => c.call("XREADGROUP", ...args), connection), decodeReadGroup)
       })
 
     const ack = (stream: string, group: string, ids: ReadonlyArray<string>) =>
