@@ -207,8 +207,11 @@ export function makeDocumentDao(
           .script(spec.put.script, call.keys, call.args)
           .pipe(Effect.flatMap((reply) => (reply.status === "ok" ? Effect.succeed({ version: reply.version, op }) : Effect.fail(finalFailure(reply, context)))))
       } else {
+        // A create-only put's first attempt needs no read: a document that does not exist has
+        // none of the fields (one that does makes the script answer conflict, or moved: re-read).
+        const absent: StoredFields = fields.map(() => null)
         const attempt = (n: number) =>
-          readFields(context.key, n, fields, "indexes").pipe(
+          (n === 1 && input.expectedVersion === 0 ? Effect.succeed(absent) : readFields(context.key, n, fields, "indexes")).pipe(
             Effect.flatMap((stored): Effect.Effect<Settled<AnyPutReply>, SettleError<AnyPutReply> | InvalidInput | ConnectionError> => {
               const call = typeof built === "function" ? built(stored) : built
               if (call instanceof KeyPartError) return fail(call)
