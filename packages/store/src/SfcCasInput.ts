@@ -2,6 +2,7 @@ import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@mi
 import type { SfcCompareAndSetArgs } from "@microdcs/lua-scripts"
 import { documentProblem, keyProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
+import { cachedKey } from "./KeyCache.js"
 import { casVersionProblem, entriesChecked, textProblem, timeProblem, type WaitJoin, waitMovesChecked, waitsChecked } from "./SfcStateInput.js"
 
 /** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
@@ -40,11 +41,26 @@ export interface SfcCompareAndSet {
   } | undefined
   /**
    * `false`: append the entries without nudging the work stream's consumers (default `true`).
-   * For a write whose entries are all commands the writer sends itself: they need no handler
-   * now, and the consumers' fallback poll still reads them (the recovery path after a crash).
+   * For a write whose entries the writer carries out itself (its direct sends, moves and
+   * response): they need no handler now, and the consumers' fallback poll still reads them (the
+   * recovery path after a crash, and for whatever did not land from the writer).
    */
   readonly nudge?: boolean | undefined
 }
+
+/** The keys of a scope every CAS names, built once per scope (see `cachedKey`). */
+export interface ScopeKeys {
+  readonly work: (scope: string) => string | KeyPartError
+  readonly due: (scope: string) => string | KeyPartError
+  readonly active: (scope: string) => string | KeyPartError
+}
+
+/** {@link ScopeKeys} of a key schema, each memoised per scope. */
+export const scopeKeysOf = (schema: KeySchema): ScopeKeys => ({
+  work: cachedKey((scope) => schema.key("sfcWork", { scope })),
+  due: cachedKey((scope) => schema.key("sfcDue", { scope })),
+  active: cachedKey((scope) => schema.key("sfcActive", { scope }))
+})
 
 /** A checked CAS: the script's keys and arguments, ready to send. */
 export interface PreparedCas {
@@ -61,6 +77,7 @@ export interface PreparedCas {
  */
 export const prepareCas = (
   schema: KeySchema,
+  scopeKeys: ScopeKeys,
   input: SfcCompareAndSet,
   maxBytes: number,
   nudgeChannel: string,
@@ -68,12 +85,12 @@ export const prepareCas = (
 ): PreparedCas | InvalidInput => {
   // The first key part the schema refuses; the keys are built on, and the result is dropped.
   let refused: InvalidInput | undefined
-  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => {
-    const built = schema.key(family, parts)
+  const checked = (built: string | KeyPartError): string => {
     if (!(built instanceof KeyPartError)) return built
     refused ??= keyProblem(built)
     return ""
   }
+  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => checked(schema.key(family, parts))
   const found =
     casVersionProblem(input.expectedVersion) ??
     documentProblem("doc", input.doc, maxBytes) ??
@@ -91,7 +108,7 @@ export const prepareCas = (
     return new InvalidInput({ field: "directSend.pointerTtlMs", message: "directSend.pointerTtlMs must be a positive integer (ms)" })
   }
   const { scope, jobId } = input
-  const keys = { state: key("sfcState", { jobId }), work: key("sfcWork", { scope }), due: key("sfcDue", { scope }), active: key("sfcActive", { scope }) }
+  const keys = { state: key("sfcState", { jobId }), work: checked(scopeKeys.work(scope)), due: checked(scopeKeys.due(scope)), active: checked(scopeKeys.active(scope)) }
   const eventKey = input.appliedEvent ? key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id }) : undefined
   const waitKey = (typeId: string) => key("sfcWaits", { scope, typeId })
   const args: SfcCompareAndSetArgs = {

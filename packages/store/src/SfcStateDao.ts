@@ -21,7 +21,7 @@ import {
   validateExpectedVersion
 } from "./Document.js"
 import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
-import { EVENT_LIFETIME_MS, prepareCas, type SfcCompareAndSet } from "./SfcCasInput.js"
+import { EVENT_LIFETIME_MS, prepareCas, scopeKeysOf, type SfcCompareAndSet } from "./SfcCasInput.js"
 import { checkTime, checkWaits } from "./SfcStateInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
@@ -62,6 +62,7 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
     const nudgeChannel = valkey.keys.key("nudge", { kind: "sfc" }) as string
+    const scopeKeys = scopeKeysOf(valkey.keys)
 
     const casResult = (
       reply: SfcCompareAndSetReply,
@@ -89,7 +90,7 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
       Effect.suspend((): Effect.Effect<SfcWritten, SfcWriteError> => {
         const op = input.op ?? newOperationId()
         // Checked and built in plain code: bad input fails here, before anything is sent.
-        const prepared = prepareCas(valkey.keys, input, valkey.maxDocumentBytes, nudgeChannel, op)
+        const prepared = prepareCas(valkey.keys, scopeKeys, input, valkey.maxDocumentBytes, nudgeChannel, op)
         if (prepared instanceof InvalidInput) return Effect.fail(prepared)
         const state = prepared.keys.state
         const write = valkey
