@@ -39,5 +39,6 @@ export {
   validateExpectedVersion,
   validateNumber
 } from "./DocumentInput.js"
+export { jsonDocument } from "./JsonDocument.js"
 export { type WriteFailures, writeResult } from "./WriteReplies.js"
 export { type ChangeRecord, landed, operationLanded, resolveUnknownOutcome, type WriteInDoubt, writeOutcome, type WriteOutcome } from "./OutcomeCheck.js"

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { checkKeyPart, type KeyPartError } from "@microdcs/keyschema"
 import { InvalidInput } from "./Errors.js"
+import { takeBuiltJson } from "./JsonDocument.js"
 
 /**
  * The input checks of a document write, for the store's DAOs and for DAOs built outside it.
@@ -29,6 +30,8 @@ export const documentProblem = (field: string, text: string, maxBytes: number): 
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most texts need no count (the client counts again).
   const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8")
   if (bytes > maxBytes) return new InvalidInput({ field, message: `${field} is ${bytes} bytes; the limit is ${maxBytes}` })
+  // Built by JSON.stringify here (JsonDocument.ts): JSON by construction.
+  if (takeBuiltJson(text)) return undefined
   try {
     JSON.parse(text)
   } catch (error) {

@@ -48,14 +48,20 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     const streams = yield* ValkeyStreams
     const valkey = yield* Valkey
     const context = yield* Effect.context<HandlerServices>()
+    // `true`: carried out (nothing more for the entry to do); `false`: left to the entry.
+    const carriedOut = Effect.succeed(true)
+    const notSent = Effect.succeed(false)
+
+    /** The main state of a job order document (undefined when it does not decode). */
+    const mainOf = (jobOrderDoc: string): string | undefined => {
+      const decoded = decodeJobOrderRecord(jobOrderDoc)
+      return Either.isRight(decoded) ? decoded.right.state.main : undefined
+    }
 
     /** The job order's main state: from the CAS's read when there was one, else read now (with the pointer). */
     const jobOrderMain = (command: CommandEntry, jobOrderDoc: string | null | undefined) => {
       if (jobOrderDoc === null) return Effect.succeed(undefined)
-      if (jobOrderDoc !== undefined) {
-        const decoded = decodeJobOrderRecord(jobOrderDoc)
-        return Effect.succeed(Either.isRight(decoded) ? decoded.right.state.main : undefined)
-      }
+      if (jobOrderDoc !== undefined) return Effect.succeed(mainOf(jobOrderDoc))
       return Effect.all(
         [jobOrders.load(command.jobId), correlations.remember(command.correlationId, command.jobId, options.correlationTtlMs)],
         { concurrency: "unbounded" }
@@ -65,28 +71,35 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     // The outbox handler's full path (a paused or pausing job), with the services it needs.
     const fullPath = (command: CommandEntry) => Effect.as(Effect.provide(sendCommand(command, options), context), true)
 
-    const send = (command: CommandEntry, state: ExecutionState, jobOrderDoc: string | null | undefined) =>
-      Effect.gen(function* () {
-        if (state.status === "paused") return yield* fullPath(command)
-        let main: string | undefined = yield* jobOrderMain(command, jobOrderDoc)
-        if (main === undefined) return true
-        // Run has not landed yet (the start write's first commands): move the job order first,
-        // as the Run entry would (same operation id: the start write is always version 1), so a
-        // job never races ahead of its order reaching Running, where the MES can Stop it. The
-        // Run entry then finds it done. A refused Run is the entry's to sort out.
-        if (main === "AllowedToStart") {
-          const op = runOperation(command.jobId)
-          const ran = yield* jobOrders.apply(command.jobId, "Run", op)
-          if (ran._tag !== "Applied") return false
+    // The gate and the send, in plain code around the few steps that need the store or the
+    // station (the hot path: one send per step).
+    const send = (command: CommandEntry, state: ExecutionState, jobOrderDoc: string | null | undefined): Effect.Effect<boolean, unknown> => {
+      if (state.status === "paused") return fullPath(command)
+      if (jobOrderDoc === undefined) return Effect.flatMap(jobOrderMain(command, undefined), (main) => sendFor(command, state, main))
+      return sendFor(command, state, jobOrderDoc === null ? undefined : mainOf(jobOrderDoc))
+    }
+    const sendFor = (command: CommandEntry, state: ExecutionState, main: string | undefined): Effect.Effect<boolean, unknown> => {
+      if (main === undefined) return carriedOut
+      // Run has not landed yet (the start write's first commands): move the job order first,
+      // as the Run entry would (same operation id: the start write is always version 1), so a
+      // job never races ahead of its order reaching Running, where the MES can Stop it. The
+      // Run entry then finds it done. A refused Run is the entry's to sort out.
+      if (main === "AllowedToStart") {
+        const op = runOperation(command.jobId)
+        return Effect.flatMap(jobOrders.apply(command.jobId, "Run", op), (ran) => {
+          if (ran._tag !== "Applied") return notSent
           dispatch.moved(op)
-          main = ran.to.split("_")[0]!
-        }
-        if (state.status === "running" && main === "Interrupted") return yield* fullPath(command)
-        if (!wantsSend(command, main, state)) return true
-        dispatch.rememberJob(command.correlationId, command.jobId)
-        yield* station.send(command)
-        return true
-      })
+          return gateAndSend(command, state, ran.to.split("_")[0]!)
+        })
+      }
+      return gateAndSend(command, state, main)
+    }
+    const gateAndSend = (command: CommandEntry, state: ExecutionState, main: string): Effect.Effect<boolean, unknown> => {
+      if (state.status === "running" && main === "Interrupted") return fullPath(command)
+      if (!wantsSend(command, main, state)) return carriedOut
+      dispatch.rememberJob(command.correlationId, command.jobId)
+      return Effect.as(station.send(command), true)
+    }
 
     /**
      * Another instance may hold the entry pending and wait for this one: settle it for the group.
@@ -111,24 +124,23 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
 
     /** One direct send with its outcome: `true` when carried out (the entry then needs nothing more). */
     const attempt = (command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
-      Effect.interruptible(send(command, state, jobOrderDoc)).pipe(
-        Effect.tap((sent) => {
-          if (!sent || entryId === undefined) return Effect.void
+      Effect.matchCauseEffect(Effect.interruptible(Effect.suspend(() => send(command, state, jobOrderDoc))), {
+        onSuccess: (sent) => {
+          if (!sent || entryId === undefined) return Effect.succeed(sent)
           dispatch.locate(command, state.scope, entryId)
-          return acknowledge(state.scope, entryId)
-        }),
-        Effect.catchAllCause((cause) =>
+          return Effect.as(acknowledge(state.scope, entryId), true)
+        },
+        onFailure: (cause) =>
           Effect.logInfo("direct send failed; the outbox entry takes over", cause).pipe(
             Effect.annotateLogs({ jobId: command.jobId, action: command.action }),
             Effect.as(false)
           )
-        )
-      )
+      })
 
     // A station link that hangs must not hold the write's caller (an ingest, a batch): past
     // DIRECT_SEND_TIMEOUT_MS a send is interrupted and the outbox entry takes over, as after a
     // crash. One watchdog for every send, not a timer race per send (the hot path).
-    const underway = new Map<Deferred.Deferred<DirectSendOutcome>, { readonly fiber: Fiber.RuntimeFiber<void>; readonly deadline: number; readonly command: CommandEntry }>()
+    const underway = new Map<Deferred.Deferred<DirectSendOutcome>, { readonly fiber: Fiber.RuntimeFiber<unknown>; readonly deadline: number; readonly command: CommandEntry }>()
     const watchdog = Effect.suspend(() => {
       const now = Date.now()
       const late = [...underway.values()].filter((send) => send.deadline <= now)
@@ -141,43 +153,48 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     yield* Effect.forkScoped(Effect.repeat(watchdog, Schedule.spaced(WATCHDOG_INTERVAL)))
 
     // The writes waiting for their send; `stopping` lets them go after the shutdown grace.
-    const waiting = new Set<Deferred.Deferred<DirectSendOutcome>>()
+    // `answered`: the write has its outcome (the send's, or "unknown" from giveUp).
+    interface Waiting {
+      readonly outcome: Deferred.Deferred<DirectSendOutcome>
+      answered: boolean
+    }
+    const waiting = new Set<Waiting>()
     let gaveUp = false
     let closed = false
     let graceTimer: Fiber.RuntimeFiber<void> | undefined
     const giveUp = Effect.sync(() => {
       gaveUp = true
-      for (const outcome of waiting) Deferred.unsafeDone(outcome, Exit.succeed("unknown"))
+      for (const write of waiting) {
+        write.answered = true
+        Deferred.unsafeDone(write.outcome, Exit.succeed("unknown"))
+      }
     })
 
     const handOver = (command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
       Effect.suspend(() => {
         // Stopping: the outbox entry is the way (this process's handler, or the next instance).
-        if (closed || gaveUp) return Effect.succeed<DirectSendOutcome>(false)
-        const outcome = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
-        waiting.add(outcome)
-        const settled = (sent: boolean) =>
-          Effect.map(Deferred.succeed(outcome, sent), (first) => {
-            // The write stopped waiting: a later delivery of the entry finds what happened.
-            if (!first) dispatch.resolveUnknown(command, sent)
-          })
-        // The watchdog bounds the send itself, also once the write stopped waiting for it.
+        if (closed || gaveUp) return notSent
+        const write: Waiting = { outcome: Deferred.unsafeMake<DirectSendOutcome>(FiberId.none), answered: false }
+        waiting.add(write)
+        // The send's end, however it ends (interrupted by the watchdog: not sent as far as this
+        // process knows). A write that stopped waiting meanwhile: a later delivery of the entry
+        // finds what happened. The watchdog bounds the send itself, also once the write stopped waiting.
         let finished = false
-        const run = attempt(command, state, entryId, jobOrderDoc).pipe(
-          Effect.flatMap(settled),
-          // Interrupted by the watchdog: not sent as far as this process knows.
-          Effect.onInterrupt(() => settled(false)),
-          Effect.ensuring(Effect.sync(() => {
+        const finish = (exit: Exit.Exit<boolean>) =>
+          Effect.sync(() => {
             finished = true
-            underway.delete(outcome)
-          }))
-        )
-        return Effect.forkDaemon(run).pipe(
+            underway.delete(write.outcome)
+            const sent = Exit.isSuccess(exit) && exit.value
+            if (write.answered) return dispatch.resolveUnknown(command, sent)
+            write.answered = true
+            Deferred.unsafeDone(write.outcome, Exit.succeed(sent))
+          })
+        return Effect.forkDaemon(Effect.onExit(attempt(command, state, entryId, jobOrderDoc), finish)).pipe(
           Effect.flatMap((fiber) => {
-            if (!finished) underway.set(outcome, { fiber, deadline: Date.now() + DIRECT_SEND_TIMEOUT_MS, command })
-            return Deferred.await(outcome)
+            if (!finished) underway.set(write.outcome, { fiber, deadline: Date.now() + DIRECT_SEND_TIMEOUT_MS, command })
+            return Deferred.await(write.outcome)
           }),
-          Effect.ensuring(Effect.sync(() => waiting.delete(outcome)))
+          Effect.ensuring(Effect.sync(() => waiting.delete(write)))
         )
       })
 
@@ -207,25 +224,24 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     // are then the next instance's); a failure is logged and left to the entry.
     const carrying = yield* FiberSet.make()
     const runCarry = yield* FiberSet.runtime(carrying)<never>()
-    const carryOne = (entry: JobOrderEntry | JobResponseEntry, version: number, scope: string) => {
+    const carryOne = (entry: JobOrderEntry | JobResponseEntry, version: number, scope: string): Effect.Effect<void, never, HandlerServices> => {
       const op = entry.type === "joborder" ? jobOrderOperation(entry.jobId, String(version), entry.trigger) : responseOperation(entry.responseId)
       // A Run the first command's send already applied (see `send`).
       if (dispatch.hasMoved(op)) return Effect.void
       const run: Effect.Effect<void, unknown, HandlerServices> =
         entry.type === "joborder" ? moveJobOrder(entry, String(version)) : storeResponse(entry, scope)
-      return Effect.provide(run, context).pipe(
-        Effect.tap(() => dispatch.moved(op)),
-        Effect.catchAllCause((cause) =>
+      return Effect.matchCauseEffect(run, {
+        onSuccess: () => Effect.sync(() => dispatch.moved(op)),
+        onFailure: (cause) =>
           Effect.logDebug("carrying out an outbox entry directly failed; the entry takes over", cause).pipe(
             Effect.annotateLogs({ jobId: entry.jobId, type: entry.type })
           )
-        )
-      )
+      })
     }
     const carryOut = (entries: ReadonlyArray<JobOrderEntry | JobResponseEntry>, version: number, scope: string): void => {
       if (closed || gaveUp || entries.length === 0) return
-      // In outbox order: Complete after the Run of the same write.
-      runCarry(Effect.forEach(entries, (entry) => carryOne(entry, version, scope), { discard: true }))
+      // In outbox order: Complete after the Run of the same write. The services once per write.
+      runCarry(Effect.provide(Effect.forEach(entries, (entry) => carryOne(entry, version, scope), { discard: true }), context))
     }
 
     yield* dispatch.install({

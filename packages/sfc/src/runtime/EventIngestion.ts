@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { SfcCorrelations, SfcStateDao } from "@microdcs/store"
 import { CommandDispatch } from "./CommandDispatch.js"
-import { type Applied, Executions } from "./Executions.js"
+import { type Applied, type ExecutionError, Executions } from "./Executions.js"
 
 /** An event or reply from a station, as the CloudEvents binding (or the in-process station) sees it. */
 export interface StationEvent {
@@ -64,43 +64,47 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
         { source: event.source, id: event.id }
       )
 
+    /** The outcome of applying the event to a job; `reason` when no action of it took the event. */
+    const viaJob = (jobId: string, event: StationEvent, reason: string): Effect.Effect<IngestOutcome, ExecutionError> =>
+      Effect.map(applyTo(jobId, event), (applied) => outcomeOf(jobId, applied) ?? { _tag: "Ignored", reason })
+
     /** Routes the event; `Ignored` may still be a duplicate, which `ingest` then finds out. */
-    const route = (event: StationEvent) =>
-      Effect.gen(function* () {
-        if (event.correlationId !== undefined) {
-          // A reply to a command this process sent finds its job in memory; any other reads the pointer.
-          const known = dispatch.jobOf(event.correlationId)
-          const pointer = known !== undefined ? Option.some(known) : yield* correlations.jobOf(event.correlationId)
-          if (Option.isNone(pointer)) return { _tag: "Ignored", reason: "unknown correlation id" } satisfies IngestOutcome
-          const jobId = pointer.value
-          return outcomeOf(jobId, yield* applyTo(jobId, event)) ?? ({ _tag: "Ignored", reason: "no action waits for this reply" } satisfies IngestOutcome)
-        }
-        if (event.jobId !== undefined) {
-          return outcomeOf(event.jobId, yield* applyTo(event.jobId, event)) ?? ({ _tag: "Ignored", reason: "the job waits for no such event" } satisfies IngestOutcome)
-        }
+    const route = (event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> => {
+      if (event.correlationId !== undefined) {
+        // A reply to a command this process sent finds its job in memory; any other reads the pointer.
+        const known = dispatch.jobOf(event.correlationId)
+        if (known !== undefined) return viaJob(known, event, "no action waits for this reply")
+        return Effect.flatMap(correlations.jobOf(event.correlationId), (pointer) =>
+          Option.isNone(pointer)
+            ? Effect.succeed<IngestOutcome>({ _tag: "Ignored", reason: "unknown correlation id" })
+            : viaJob(pointer.value, event, "no action waits for this reply")
+        )
+      }
+      if (event.jobId !== undefined) return viaJob(event.jobId, event, "the job waits for no such event")
+      return Effect.gen(function* () {
         for (const { jobId } of yield* states.waiting(event.scope, event.type, WAITING_CANDIDATES)) {
           const outcome = outcomeOf(jobId, yield* applyTo(jobId, event))
           if (outcome) return outcome
         }
         return { _tag: "Ignored", reason: "no job waits for this event type" } satisfies IngestOutcome
       })
+    }
 
     const ingest = (event: StationEvent) =>
-      Effect.gen(function* () {
-        const outcome = yield* route(event)
-        if (outcome._tag !== "Ignored") return outcome
+      Effect.flatMap(route(event), (outcome) => {
+        if (outcome._tag !== "Ignored") return Effect.succeed(outcome)
         // An event applied before is a duplicate even when the job moved on (or ended) since.
         // A write that would apply it again fails in the CAS (which checks the event record
         // first), so only an event that changed nothing needs this read.
-        const applied = yield* states.eventApplied(event.scope, event.source, event.id)
-        return applied._tag === "Some" ? ({ _tag: "Duplicate", jobId: applied.value } satisfies IngestOutcome) : outcome
-      }).pipe(
-        Effect.tap((outcome) =>
-          outcome._tag === "Ignored"
-            ? Effect.logInfo("station event ignored").pipe(Effect.annotateLogs({ type: event.type, id: event.id, reason: outcome.reason }))
-            : Effect.void
+        return Effect.flatMap(states.eventApplied(event.scope, event.source, event.id), (applied) =>
+          applied._tag === "Some"
+            ? Effect.succeed<IngestOutcome>({ _tag: "Duplicate", jobId: applied.value })
+            : Effect.as(
+                Effect.logInfo("station event ignored").pipe(Effect.annotateLogs({ type: event.type, id: event.id, reason: outcome.reason })),
+                outcome
+              )
         )
-      )
+      })
 
     return { ingest } as const
   })

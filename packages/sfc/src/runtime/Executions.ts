@@ -4,6 +4,7 @@ import {
   type InvalidInput,
   type NotFound,
   SfcStateDao,
+  type SfcWritten,
   StateMoved,
   type WrongType
 } from "@microdcs/store"
@@ -11,7 +12,7 @@ import { type EngineInput, type EngineOutput, indexesOf, start, type StartParams
 import { type ExecutionState, isTerminalStatus } from "../engine/ExecutionState.js"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import { BoundedMap } from "./BoundedMap.js"
-import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
+import { CommandDispatch, type DirectSender, type DirectSendOutcome } from "./CommandDispatch.js"
 import { makeCounterReads } from "./CounterReads.js"
 import type { CounterUnavailable } from "./CounterSource.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
@@ -37,6 +38,8 @@ export type Applied =
   /** The event was applied before (to `jobId`, when the store says which job). */
   | { readonly _tag: "Duplicate"; readonly jobId?: string | undefined }
   | { readonly _tag: "NoExecution" }
+
+const noExecution = Effect.succeed<Applied>({ _tag: "NoExecution" })
 
 /** The index entries of a job as Valkey holds them (what reconcile compares a state against). */
 export interface IndexEntries {
@@ -87,14 +90,15 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
 
     /**
      * One CAS; on success the commands it emitted go to the station at once, from here (the
-     * outbox entries stay the recovery path, see CommandDispatch).
+     * outbox entries stay the recovery path, see CommandDispatch). Written in plain combinators:
+     * this runs once per step.
      */
     const write = (expectedVersion: number, output: EngineOutput, appliedEvent?: { source: string; id: string }) => {
       const sender = dispatch.current()
       const commands = sender ? output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []
-      const run = (pending: ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>) => Effect.gen(function* () {
-        const written = yield* states
-          .compareAndSet({
+      const run = (pending: ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>) =>
+        Effect.flatMap(
+          states.compareAndSet({
             jobId: output.state.jobId,
             scope: output.state.scope,
             expectedVersion,
@@ -117,36 +121,51 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
               sender && commands.length > 0
                 ? { correlationIds: commands.map((c) => c.correlationId), pointerTtlMs: sender.correlationTtlMs, readJobOrder: true }
                 : undefined
-          })
-
-        remember(output.state.jobId, { state: output.state, version: written.version })
-        // The log after the CAS, never waited for (queued from plain code; dropped and counted when full).
-        executionLog.offer(output.state.scope, output.log)
-        // Not interruptible: a send once started is waited for and its outcome recorded, so a
-        // writer stopped meanwhile never counts as unsent a command the station may have (sent
-        // again then by the outbox handler or the restarted instance). Each wait is bounded: by
-        // the send's timeout, and by the shutdown grace once the engine stops (see DirectSend).
-        if (sender) yield* Effect.uninterruptible(Effect.gen(function* () {
-          let at = 0
-          let nth = 0
-          for (const entry of output.outbox) {
-            const entryId = written.entryIds?.[at++]
-            if (entry.type !== "command") continue
-            const outcome = yield* sender.handle(entry, output.state, entryId, written.jobOrderDoc)
-            dispatch.settle(entry, pending[nth++]!, outcome)
+          }),
+          (written) => {
+            remember(output.state.jobId, { state: output.state, version: written.version })
+            // The log after the CAS, never waited for (queued from plain code; dropped and counted when full).
+            executionLog.offer(output.state.scope, output.log)
+            if (!sender) return Effect.succeed(written)
+            // Not interruptible: a send once started is waited for and its outcome recorded, so a
+            // writer stopped meanwhile never counts as unsent a command the station may have (sent
+            // again then by the outbox handler or the restarted instance). Each wait is bounded: by
+            // the send's timeout, and by the shutdown grace once the engine stops (see DirectSend).
+            return Effect.as(Effect.uninterruptible(sendFrom(sender, output, written, pending, 0, 0)), written)
           }
-          // After the sends (Run lands with the first command): moves and the response, not waited for.
-          const rest = output.outbox.filter((entry): entry is JobOrderEntry | JobResponseEntry => entry.type !== "command")
-          sender.carryOut(rest, written.version, output.state.scope)
-        }))
-        return written
-      })
+        )
       // Whatever ends the write (a lost CAS, an error, an interruption), no handler of this
       // process may wait for a send that will not come: what is unsettled counts as not sent.
       if (commands.length === 0) return run([])
       return Effect.acquireUseRelease(Effect.sync(() => dispatch.begin(commands)), run, (pending) =>
         Effect.sync(() => commands.forEach((command, i) => dispatch.settle(command, pending[i]!, false)))
       )
+    }
+
+    /**
+     * The sends of a write's commands from outbox entry `at` on, one after the other (`nth`: the
+     * command's place among the write's commands); after the last, the moves and the response,
+     * not waited for (Run lands with the first command).
+     */
+    const sendFrom = (
+      sender: DirectSender,
+      output: EngineOutput,
+      written: SfcWritten,
+      pending: ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>,
+      at: number,
+      nth: number
+    ): Effect.Effect<void> => {
+      const outbox = output.outbox
+      while (at < outbox.length && outbox[at]!.type !== "command") at++
+      if (at === outbox.length) {
+        sender.carryOut(outbox.filter((entry): entry is JobOrderEntry | JobResponseEntry => entry.type !== "command"), written.version, output.state.scope)
+        return Effect.void
+      }
+      const entry = outbox[at] as CommandEntry
+      return Effect.flatMap(sender.handle(entry, output.state, written.entryIds?.[at], written.jobOrderDoc), (outcome) => {
+        dispatch.settle(entry, pending[nth]!, outcome)
+        return sendFrom(sender, output, written, pending, at + 1, nth + 1)
+      })
     }
 
     /** Creates a job's execution (create-only: a second start of the same job does nothing). */
@@ -167,42 +186,68 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
 
     /**
      * Applies one input; `input` may depend on the state read (e.g. outage bounds). An
-     * `appliedEvent` is recorded in the same write, so a redelivered event is a no-op.
+     * `appliedEvent` is recorded in the same write, so a redelivered event is a no-op. Plain
+     * combinators, not a generator: this runs once per step.
      */
     const apply = (
       jobId: string,
       input: EngineInput | ((state: ExecutionState) => EngineInput),
       appliedEvent?: { readonly source: string; readonly id: string }
+    ): Effect.Effect<Applied, ExecutionError> => applyAttempt(jobId, input, appliedEvent, cache.get(jobId), 1)
+
+    /** One attempt: from the cached state when there is one, else from a fresh read. */
+    const applyAttempt = (
+      jobId: string,
+      input: EngineInput | ((state: ExecutionState) => EngineInput),
+      appliedEvent: { readonly source: string; readonly id: string } | undefined,
+      cached: LoadedExecution | undefined,
+      attempt: number
+    ): Effect.Effect<Applied, ExecutionError> => {
+      if (attempt > MAX_CAS_ATTEMPTS) return Effect.fail(new StateMoved({ key: jobId, attempts: MAX_CAS_ATTEMPTS }))
+      if (cached !== undefined) return applyTo(jobId, input, appliedEvent, cached, true, attempt)
+      return Effect.flatMap(load(jobId), (loaded) =>
+        Option.isNone(loaded) ? noExecution : applyTo(jobId, input, appliedEvent, loaded.value, false, attempt)
+      )
+    }
+
+    const applyTo = (
+      jobId: string,
+      input: EngineInput | ((state: ExecutionState) => EngineInput),
+      appliedEvent: { readonly source: string; readonly id: string } | undefined,
+      loaded: LoadedExecution,
+      fromCache: boolean,
+      attempt: number
     ): Effect.Effect<Applied, ExecutionError> =>
-      Effect.gen(function* () {
-        let cached = cache.get(jobId)
-        for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-          const fromCache = cached !== undefined
-          const loaded = cached !== undefined ? Option.some(cached) : yield* load(jobId)
-          cached = undefined
-          if (Option.isNone(loaded)) return { _tag: "NoExecution" } as const
-          const { state, version } = loaded.value
-          const now = yield* Clock.currentTimeMillis
-          // A state stored before the log (or while it was off) gets its execution id on this touch.
-          const freshId = state.log === undefined && executionLog.enabled() ? newExecutionId(jobId, state.startedAt) : undefined
-          const stepInput = typeof input === "function" ? input(state) : input
-          // Counters the transitions name are read first; the core itself reads nothing.
-          const output = yield* counters.run(state.scope, jobId, (values) => step(state, stepInput, now, freshId, values))
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const { state, version } = loaded
+        // A state stored before the log (or while it was off) gets its execution id on this touch.
+        const freshId = state.log === undefined && executionLog.enabled() ? newExecutionId(jobId, state.startedAt) : undefined
+        const stepInput = typeof input === "function" ? input(state) : input
+        // Counters the transitions name are read first; the core itself reads nothing.
+        return Effect.flatMap(counters.run(state.scope, jobId, (values) => step(state, stepInput, now, freshId, values)), (output) => {
           // A cached state may be behind another instance's write: "nothing to do" is only
           // believed from a fresh read.
-          if (!output.changed && fromCache) continue
-          if (!output.changed) return { _tag: "Unchanged", output } as const
-          const result = yield* write(version, output, appliedEvent).pipe(
-            Effect.map((written): Applied => ({ _tag: "Written", output, version: written.version })),
-            Effect.catchTags({
-              VersionConflict: () => Effect.sync(() => void cache.delete(jobId)),
-              DuplicateEvent: (e) => Effect.succeed<Applied>({ _tag: "Duplicate", jobId: e.jobId }),
-              ScopeConflict: (e) => Effect.die(e)
-            })
-          )
-          if (result) return result
-        }
-        return yield* new StateMoved({ key: jobId, attempts: MAX_CAS_ATTEMPTS })
+          if (!output.changed && fromCache) return applyAttempt(jobId, input, appliedEvent, undefined, attempt + 1)
+          if (!output.changed) return Effect.succeed<Applied>({ _tag: "Unchanged", output })
+          return Effect.matchEffect(write(version, output, appliedEvent), {
+            onSuccess: (written) => Effect.succeed<Applied>({ _tag: "Written", output, version: written.version }),
+            onFailure: (error) => {
+              switch (error._tag) {
+                // Another instance moved the job: read again and recompute.
+                case "VersionConflict":
+                  cache.delete(jobId)
+                  return applyAttempt(jobId, input, appliedEvent, undefined, attempt + 1)
+                case "DuplicateEvent":
+                  return Effect.succeed<Applied>({ _tag: "Duplicate", jobId: error.jobId })
+                case "ScopeConflict":
+                  return Effect.die(error)
+                default:
+                  return Effect.fail(error)
+              }
+            }
+          })
+        })
       })
 
     /**

@@ -1,5 +1,5 @@
 import { Clock, Data, Effect } from "effect"
-import { ConsumerHeartbeats, JobResponseDao, SfcCorrelations, StateMoved } from "@microdcs/store"
+import { ConsumerHeartbeats, JobResponseDao, jsonDocument, SfcCorrelations, StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import { awaitsSend, isHeld } from "../engine/HeldCommands.js"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
@@ -212,7 +212,7 @@ export const storeResponse = (entry: JobResponseEntry, scope: string) =>
         orderId: entry.jobId,
         state: entry.state,
         startTime: entry.startTime,
-        doc: JSON.stringify(doc),
+        doc: jsonDocument(doc),
         expectedVersion: 0,
         change: "ResultUpdate",
         op: responseOperation(entry.responseId)

@@ -1,5 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import { canonicalJson, type ConnectionError, InvalidInput, recipeDigestOf, SfcRecipes, type WrongType } from "@microdcs/store"
+import { canonicalJson, type ConnectionError, InvalidInput, jsonDocument, recipeDigestOf, SfcRecipes, type WrongType } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { Recipe } from "../recipe/Recipe.js"
 import { validateWorkMasterRecipe } from "../recipe/validateRecipe.js"
@@ -70,11 +70,14 @@ export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdc
         return { ...stored, recipe: yield* recipeOf(stored.recipeDigest) }
       })
 
-    /** The document text of a state: without the recipe when it names its digest. */
+    /**
+     * The document text of a state: without the recipe when it names its digest. Built by the
+     * store's `jsonDocument`, so the CAS does not parse it again to see that it is JSON.
+     */
     const encodeState = (state: ExecutionState): string => {
-      if (state.recipeDigest === undefined) return JSON.stringify(state)
+      if (state.recipeDigest === undefined) return jsonDocument(state)
       const { recipe: _recipe, ...rest } = state
-      return JSON.stringify(rest)
+      return jsonDocument(rest)
     }
 
     /** The recipe of a work master document, validated once per document text (keyed by its digest). */
