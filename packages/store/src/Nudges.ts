@@ -1,6 +1,6 @@
 import { Effect, type Scope } from "effect"
 import type { KeyParts } from "@microdcs/keyschema"
-import { type InvalidInput, StoreUnavailable } from "./Errors.js"
+import { type ConnectionError, type InvalidInput, StoreUnavailable } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 
 export interface NudgeHandlers {
@@ -53,6 +53,13 @@ export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
         })
       })
 
-    return { listen } as const
+    /**
+     * Publishes a nudge naming `scope` on `nudge:{kind}`: the listeners read now instead of at
+     * their next poll (a writer that appended without nudging, then found the entry needs them).
+     */
+    const nudge = (kind: KeyParts<"nudge">["kind"], scope: string): Effect.Effect<void, InvalidInput | ConnectionError> =>
+      Effect.flatMap(valkey.key("nudge", { kind }), (channel) => valkey.command(`PUBLISH ${channel}`, (c) => c.publish(channel, scope))).pipe(Effect.asVoid)
+
+    return { listen, nudge } as const
   })
 }) {}

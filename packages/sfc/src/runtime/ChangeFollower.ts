@@ -63,7 +63,8 @@ export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry
     const executions = yield* Executions
     if (action === "start") {
       const outcome = yield* startJob(jobId, options.maxAttempts)
-      if (outcome === "started") yield* Effect.logDebug("job started").pipe(Effect.annotateLogs({ jobId }))
+      // Once per job: the line (and its annotation) only when debug lines are wanted.
+      if (outcome === "started") yield* Effect.whenLogLevel(Effect.logDebug("job started").pipe(Effect.annotateLogs({ jobId })), "Debug")
       return
     }
     if (action === "remove") {

@@ -1,6 +1,6 @@
 import { Deferred, Effect, Either, Exit, Fiber, FiberId, FiberSet, Schedule } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
-import { SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
+import { Nudges, SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
@@ -48,6 +48,11 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     const streams = yield* ValkeyStreams
     const valkey = yield* Valkey
     const context = yield* Effect.context<HandlerServices>()
+    const nudges = yield* Effect.provide(Nudges, Nudges.Default)
+    // A write made here does not nudge the work consumers (its entries need no handler if all goes
+    // well); one whose send or move did not go well does, so the handler takes its entry at once
+    // instead of at the next fallback poll. A lost nudge still leaves the poll.
+    const nudgeHandlers = (scope: string) => Effect.ignore(nudges.nudge("sfc", scope))
     // `true`: carried out (nothing more for the entry to do); `false`: left to the entry.
     const carriedOut = Effect.succeed(true)
     const notSent = Effect.succeed(false)
@@ -181,13 +186,16 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         // finds what happened. The watchdog bounds the send itself, also once the write stopped waiting.
         let finished = false
         const finish = (exit: Exit.Exit<boolean>) =>
-          Effect.sync(() => {
+          Effect.suspend(() => {
             finished = true
             underway.delete(write.outcome)
             const sent = Exit.isSuccess(exit) && exit.value
-            if (write.answered) return dispatch.resolveUnknown(command, sent)
-            write.answered = true
-            Deferred.unsafeDone(write.outcome, Exit.succeed(sent))
+            if (write.answered) dispatch.resolveUnknown(command, sent)
+            else {
+              write.answered = true
+              Deferred.unsafeDone(write.outcome, Exit.succeed(sent))
+            }
+            return sent ? Effect.void : nudgeHandlers(state.scope)
           })
         return Effect.forkDaemon(Effect.onExit(attempt(command, state, entryId, jobOrderDoc), finish)).pipe(
           Effect.flatMap((fiber) => {
@@ -234,7 +242,8 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
         onSuccess: () => Effect.sync(() => dispatch.moved(op)),
         onFailure: (cause) =>
           Effect.logDebug("carrying out an outbox entry directly failed; the entry takes over", cause).pipe(
-            Effect.annotateLogs({ jobId: entry.jobId, type: entry.type })
+            Effect.annotateLogs({ jobId: entry.jobId, type: entry.type }),
+            Effect.zipRight(nudgeHandlers(scope))
           )
       })
     }
