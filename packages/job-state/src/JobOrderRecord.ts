@@ -61,12 +61,13 @@ export const decodeJobOrderRecord = (text: string): Either.Either<DecodedJobOrde
     return Either.left(new MalformedJobOrder({ message: "the job order document is not JSON" }))
   }
   if (!isObject(parsed)) return Either.left(new MalformedJobOrder({ message: "the job order document must be an object" }))
-  return Either.gen(function* () {
-    const jobOrder = yield* asJobOrder(parsed["JobOrder"])
-    const state = yield* Either.mapLeft(fromStoredState(parsed["State"]), (e) => new MalformedJobOrder({ message: e.message }))
-    const comment = typeof parsed["Comment"] === "string" ? parsed["Comment"] : undefined
-    return { jobOrder, state, ...(comment !== undefined ? { comment } : {}) }
-  })
+  // Plain code, not Either.gen: the engine decodes a job order on every direct send.
+  const jobOrder = asJobOrder(parsed["JobOrder"])
+  if (Either.isLeft(jobOrder)) return Either.left(jobOrder.left)
+  const state = fromStoredState(parsed["State"])
+  if (Either.isLeft(state)) return Either.left(new MalformedJobOrder({ message: state.left.message }))
+  const comment = typeof parsed["Comment"] === "string" ? parsed["Comment"] : undefined
+  return Either.right({ jobOrder: jobOrder.right, state: state.right, ...(comment !== undefined ? { comment } : {}) })
 }
 
 /** OPC UA priority of a job order (a higher value wins); 0 when absent. */
