@@ -299,36 +299,43 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
           ? Either.right({ messageExpiryInterval: seconds })
           : Either.left(new MqttPublishError({ topic, reason: "rejected", message: `messageExpirySeconds must be an integer from 1 to 4294967295, not ${seconds}` }))
 
+    // Both run for every message sent: plain code with early returns, no generator per call.
+
     /** A publish checked and encoded, synchronously: nothing has been sent yet. */
-    const preparePublish = (topic: string, event: CloudEvent, opts: PublishOptions = {}): Either.Either<Prepared, PublishFailure> =>
-      Either.gen(function* () {
-        yield* validateTopicName(topic)
-        if (opts.responseTopic !== undefined) yield* validateTopicName(opts.responseTopic)
-        const withCorrelation =
-          opts.correlationId === undefined ? event : { ...event, extensions: { ...event.extensions, correlationid: opts.correlationId } }
-        const encoded = yield* encode(withCorrelation, { maxPayloadBytes })
-        const expiry = yield* expiryProperty(topic, opts.messageExpirySeconds)
-        return {
-          topic,
-          payload: encoded.payload,
-          options: {
-            qos: opts.qos ?? 1,
-            retain: opts.retain ?? false,
-            properties: { ...encoded.properties, ...expiry, ...(opts.responseTopic !== undefined ? { responseTopic: opts.responseTopic } : {}) }
-          }
+    const preparePublish = (topic: string, event: CloudEvent, opts: PublishOptions = {}): Either.Either<Prepared, PublishFailure> => {
+      const topicChecked = validateTopicName(topic)
+      if (Either.isLeft(topicChecked)) return Either.left(topicChecked.left)
+      if (opts.responseTopic !== undefined) {
+        const responseChecked = validateTopicName(opts.responseTopic)
+        if (Either.isLeft(responseChecked)) return Either.left(responseChecked.left)
+      }
+      const withCorrelation =
+        opts.correlationId === undefined ? event : { ...event, extensions: { ...event.extensions, correlationid: opts.correlationId } }
+      const encoded = encode(withCorrelation, { maxPayloadBytes })
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      const expiry = expiryProperty(topic, opts.messageExpirySeconds)
+      if (Either.isLeft(expiry)) return Either.left(expiry.left)
+      return Either.right({
+        topic,
+        payload: encoded.right.payload,
+        options: {
+          qos: opts.qos ?? 1,
+          retain: opts.retain ?? false,
+          properties: { ...encoded.right.properties, ...expiry.right, ...(opts.responseTopic !== undefined ? { responseTopic: opts.responseTopic } : {}) }
         }
       })
+    }
 
     /** A reply checked and encoded; `undefined` when the request has no response topic. */
     const prepareReplyTo = (request: IncomingMessage, event: CloudEvent): Either.Either<Prepared | undefined, PublishFailure> => {
       const responseTopic = request.responseTopic
       if (responseTopic === undefined) return Either.right(undefined)
-      return Either.gen(function* () {
-        yield* validateResponseTopic(responseTopic)
-        const prepared = prepareReply(request, event)
-        const encoded = yield* encode(prepared.event, { maxPayloadBytes, correlationData: prepared.correlationData })
-        return { topic: responseTopic, payload: encoded.payload, options: { qos: 1, retain: false, properties: encoded.properties } } satisfies Prepared
-      })
+      const checked = validateResponseTopic(responseTopic)
+      if (Either.isLeft(checked)) return Either.left(checked.left)
+      const prepared = prepareReply(request, event)
+      const encoded = encode(prepared.event, { maxPayloadBytes, correlationData: prepared.correlationData })
+      if (Either.isLeft(encoded)) return Either.left(encoded.left)
+      return Either.right({ topic: responseTopic, payload: encoded.right.payload, options: { qos: 1, retain: false, properties: encoded.right.properties } })
     }
 
     const noResponseTopic = (request: IncomingMessage, event: CloudEvent) =>

@@ -4,6 +4,7 @@ import {
   commandFilters,
   eventsTopic,
   type IncomingMessage,
+  type InvalidTopic,
   MqttConnection,
   type OutgoingMessage,
   type PublishFailure,
@@ -11,6 +12,8 @@ import {
   type TopicConfig
 } from "@microdcs/cloudevents-mqtt"
 import {
+  admissionTarget,
+  type ClaimedEvent,
   exactlyOnce,
   type HandleResult,
   JobControl,
@@ -73,6 +76,8 @@ const failedOnce = <A, R>(first: PublishFailure, again: Effect.Effect<A, Publish
   })
 }
 
+const MAX_CACHED_TOPICS = 1000
+
 const dropReasonOf = (error: PublishFailure): PublishDropReason =>
   error._tag === "InvalidTopic" ? "invalid-topic" : error._tag === "EncodeError" ? "not-encodable" : "refused"
 
@@ -109,29 +114,54 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
         )
       )
 
-    const sendReply = (record: RequestRecord, message: IncomingMessage, event: CloudEvent) =>
-      Effect.map(publishing("reply", mqtt.reply(message, event)), (sent) => {
+    // A reply through the retry policy above, its fate noted for the request's log line.
+    const settleReply = (record: RequestRecord, message: IncomingMessage, replying: Effect.Effect<void, PublishFailure>) =>
+      Effect.map(publishing("reply", replying), (sent) => {
         if (message.responseTopic !== undefined) noteReply(record, sent ? "sent" : "dropped")
       })
 
-    // Every status event of a request is handed to the client at once (one socket write, one
-    // wait for their PUBACKs); one that failed is then retried or dropped on its own, as above.
-    const publishStatus = (request: CloudEvent, statuses: ReadonlyArray<StatusEvent>): Effect.Effect<void> => {
-      if (statuses.length === 0) return Effect.void
+    const sendReply = (record: RequestRecord, message: IncomingMessage, event: CloudEvent) => settleReply(record, message, mqtt.reply(message, event))
+
+    // The events topic of a scope, built once per scope (the topic config is fixed): a status
+    // event is sent for nearly every request. Bounded: past MAX_CACHED_TOPICS scopes it starts over.
+    const eventsTopics = new Map<string, Either.Either<string, InvalidTopic>>()
+    const eventsTopicOf = (scope: string): Either.Either<string, InvalidTopic> => {
+      const cached = eventsTopics.get(scope)
+      if (cached !== undefined) return cached
+      const topic = eventsTopic(topics, scope)
+      if (eventsTopics.size >= MAX_CACHED_TOPICS) eventsTopics.clear()
+      eventsTopics.set(scope, topic)
+      return topic
+    }
+
+    // The reply and every status event of a request are handed to the client at once (one socket
+    // write, one wait for their PUBACKs), the reply first; one that failed is then retried or
+    // dropped on its own, as above.
+    const sendAnswer = (
+      record: RequestRecord,
+      message: IncomingMessage,
+      reply: CloudEvent,
+      request: CloudEvent,
+      statuses: ReadonlyArray<StatusEvent>
+    ): Effect.Effect<void> => {
+      if (statuses.length === 0) return sendReply(record, message, reply)
       const unsendable: Array<Effect.Effect<void>> = []
-      const outgoing: Array<Extract<OutgoingMessage, { readonly _tag: "Publish" }>> = []
+      const outgoing: Array<OutgoingMessage> = [{ _tag: "Reply", request: message, event: reply }]
       for (const status of statuses) {
-        const topic = eventsTopic(topics, status.scope)
+        const topic = eventsTopicOf(status.scope)
         if (Either.isLeft(topic)) {
           unsendable.push(Effect.logWarning("status event has no valid topic").pipe(Effect.annotateLogs({ scope: status.scope, error: topic.left.message })))
         } else outgoing.push({ _tag: "Publish", topic: topic.right, event: statusEvent(source, request, status), options: { qos: 1 } })
       }
+      const again = (error: PublishFailure, out: OutgoingMessage): Effect.Effect<void> =>
+        out._tag === "Reply"
+          ? settleReply(record, message, failedOnce(error, mqtt.reply(message, out.event)))
+          : Effect.asVoid(publishing("status event", failedOnce(error, mqtt.publish(out.topic, out.event, out.options))))
       const sent = Effect.flatMap(mqtt.publishAll(outgoing), (outcomes) => {
-        const failed = outcomes.flatMap((error, i) => (error === undefined ? [] : [{ error, message: outgoing[i]! }]))
+        if (outcomes[0] === undefined && message.responseTopic !== undefined) noteReply(record, "sent")
+        const failed = outcomes.flatMap((error, i) => (error === undefined ? [] : [{ error, out: outgoing[i]! }]))
         if (failed.length === 0) return Effect.void
-        const again = ({ error, message }: (typeof failed)[number]) =>
-          publishing("status event", failedOnce(error, mqtt.publish(message.topic, message.event, message.options)))
-        return Effect.forEach(failed, again, { discard: true })
+        return Effect.forEach(failed, ({ error, out }) => again(error, out), { discard: true })
       })
       return unsendable.length === 0 ? sent : Effect.zipRight(Effect.all(unsendable, { discard: true }), sent)
     }
@@ -161,8 +191,14 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
           return yield* sendReply(record, message, replyEvent(source, event, reply))
         }
         // The reply event is built before the done mark, so the very event sent is kept with it.
-        const answered = (extra?.handle ?? jobControl.handle)(request).pipe(Effect.map((result) => ({ result, reply: replyEvent(source, event, result.reply) })))
-        const dedupe = { source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs }
+        const answer = (result: HandleResult) => ({ result, reply: replyEvent(source, event, result.reply) })
+        const answered =
+          extra === undefined
+            ? (claimed: ClaimedEvent) => Effect.map(jobControl.handle(request, claimed), answer)
+            : Effect.map(extra.handle(request), answer)
+        // A Store or StoreAndStart: the claim reads the job order's admission in its round trip.
+        const admitJobOrder = parsed !== undefined && Either.isRight(parsed.command) ? admissionTarget(parsed.command.right) : undefined
+        const dedupe = { source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs, admitJobOrder }
         const outcome = yield* exactlyOnce({ ...dedupe, storedReply: ({ reply }) => encodeStoredReply(reply) }, answered).pipe(
           // The source or id cannot name a dedupe key (too long, NUL): bad input, nothing claimed.
           Effect.catchTag("InvalidInput", (error) =>
@@ -202,8 +238,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
           return yield* Effect.logDebug("duplicate request acknowledged without processing").pipe(annotate(message, event))
         }
         noteOutcome(record, "processed", outcome.value.result.reply.error?.kind)
-        yield* sendReply(record, message, outcome.value.reply)
-        yield* publishStatus(event, outcome.value.result.statusEvents)
+        yield* sendAnswer(record, message, outcome.value.reply, event, outcome.value.result.statusEvents)
       })
 
     const filters = options.sharedGroup === undefined ? yield* commandFilters(topics) : yield* sharedCommandFilters(topics, options.sharedGroup)

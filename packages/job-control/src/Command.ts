@@ -134,3 +134,11 @@ export const parsedRequest = (request: JobControlRequest): ParsedRequest | undef
   parsedRequests.set(request, parsed)
   return parsed
 }
+
+/**
+ * The job order a command would create when it is a Store or StoreAndStart: the claim of its
+ * request can read that job order's admission in the same round trip (`exactlyOnce`'s
+ * `admitJobOrder`), and the store method then uses those reads instead of its own.
+ */
+export const admissionTarget = (command: Command): { readonly id: string; readonly scope: string } | undefined =>
+  command._tag === "JobOrderMethod" && command.method !== "Update" ? { id: command.jobOrder.JobOrderID, scope: command.scope } : undefined

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
+import { type ClaimAdmission, type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
 
 /** 2 × a 30 s handler timeout: the lease must outlive the slowest handler that still succeeds. */
 export const DEFAULT_LEASE_MS = 60_000
@@ -20,6 +20,17 @@ export interface ExactlyOnceOptions<A = unknown> {
    * again; `undefined` keeps none. Without this option no reply is kept.
    */
   readonly storedReply?: ((value: A) => string | undefined) | undefined
+  /**
+   * The job order a Store or StoreAndStart request would create (see `admissionTarget`): the
+   * claim then reads its admission in the same round trip and hands it to `process`.
+   */
+  readonly admitJobOrder?: { readonly id: string; readonly scope: string } | undefined
+}
+
+/** What the claim gives the processing: the admission reads, when `admitJobOrder` asked for them. */
+export interface ClaimedEvent {
+  /** The reads, with the job order they were made for (`admitJobOrder`). */
+  readonly admission: { readonly jobOrder: { readonly id: string; readonly scope: string }; readonly read: ClaimAdmission } | undefined
 }
 
 /**
@@ -45,11 +56,11 @@ export type DedupeFailure = WrongType | InvalidInput | ConnectionError | LeaseLo
  * is done is not processed; one arriving while another holder's claim is live is `Held`, never
  * skipped, so a crashed holder loses nothing. A failing (or interrupted) `process` gives its
  * claim back and fails with its own error, so the broker's redelivery is processed instead of
- * waiting out the lease.
+ * waiting out the lease. `process` may take what the claim read for it (see `admitJobOrder`).
  */
 export const exactlyOnce = <A, E, R>(
   options: ExactlyOnceOptions<A>,
-  process: Effect.Effect<A, E, R>
+  process: Effect.Effect<A, E, R> | ((claimed: ClaimedEvent) => Effect.Effect<A, E, R>)
 ): Effect.Effect<ExactlyOnceResult<A>, E | DedupeFailure, R | DedupeStore> =>
   Effect.gen(function* () {
     const dedupe = yield* DedupeStore
@@ -64,12 +75,21 @@ export const exactlyOnce = <A, E, R>(
     )
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
-        const claim = yield* dedupe.claim(source, id, token, options.leaseMs ?? DEFAULT_LEASE_MS).pipe(
+        const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+        const claiming =
+          options.admitJobOrder === undefined
+            ? dedupe.claim(source, id, token, leaseMs)
+            : dedupe.claimWithAdmission(source, id, token, leaseMs, options.admitJobOrder)
+        const claim = yield* claiming.pipe(
           Effect.catchTag("Busy", (busy) => Effect.succeed({ _tag: "Busy", remainingMs: busy.remainingMs } as const))
         )
         if (claim._tag === "Busy") return { _tag: "Held", remainingMs: claim.remainingMs } as const
         if (claim._tag === "Done") return { _tag: "Duplicate", reason: "done", reply: claim.reply } as const
-        const value = yield* restore(process).pipe(Effect.onError(() => release))
+        // A service tag is an Effect and a function both: asking `isEffect` first keeps it an Effect.
+        // Suspended, so a throw while building it is a defect that gives the claim back too.
+        const admitted = options.admitJobOrder === undefined || claim.admission === undefined ? undefined : { jobOrder: options.admitJobOrder, read: claim.admission }
+        const processing = Effect.isEffect(process) ? process : Effect.suspend(() => process({ admission: admitted }))
+        const value = yield* restore(processing).pipe(Effect.onError(() => release))
         const doneTtlMs = options.doneTtlMs ?? DEFAULT_DONE_TTL_MS
         const reply = options.storedReply?.(value)
         yield* dedupe.markDone(source, id, token, doneTtlMs, reply).pipe(

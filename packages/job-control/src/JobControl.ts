@@ -1,8 +1,9 @@
 import { Effect, Either, Layer } from "effect"
-import type { InvalidInput } from "@microdcs/store"
+import type { ClaimAdmission, InvalidInput } from "@microdcs/store"
 import type { JobControlFailure } from "./JobControlFailure.js"
 import { type Answer, invalidRequest, toResult } from "./Answer.js"
-import { type Command, parsedRequest } from "./Command.js"
+import { admissionTarget, type Command, parsedRequest } from "./Command.js"
+import type { ClaimedEvent } from "./Dedupe.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
 import { makeJobOrderMethods } from "./JobOrderMethods.js"
 import { BadRequest } from "./Payload.js"
@@ -13,6 +14,29 @@ import { makeStationConfig } from "./StationConfig.js"
 import { makeTriggerConfig, TRIGGER_CONFIG_EVENT_TYPE } from "./TriggerConfigEvent.js"
 
 export type { JobControlFailure } from "./JobControlFailure.js"
+
+/** The tracer of a runtime that installed none: its spans are recorded nowhere. */
+const untraced = Effect.runSync(Effect.tracer)
+
+/**
+ * The request's span, when a tracer is installed (an OpenTelemetry layer, say). Without one the
+ * span would go nowhere, yet cost about 12 µs per request (a span, its fiber refs, its end),
+ * so the hot path skips it. No call-site stack trace: capturing one costs an Error per request.
+ */
+const traced = <A, E, R>(effect: Effect.Effect<A, E, R>, request: JobControlRequest): Effect.Effect<A, E, R> =>
+  Effect.tracerWith((tracer) =>
+    tracer === untraced
+      ? effect
+      : Effect.withSpan(effect, "JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" }, captureStackTrace: false })
+  )
+
+/** The claim's admission reads, if they were made for the job order `command` would create. */
+const admittedFor = (command: Command, claimed: ClaimedEvent | undefined): ClaimAdmission | undefined => {
+  const admission = claimed?.admission
+  if (admission === undefined) return undefined
+  const target = admissionTarget(command)
+  return target !== undefined && target.id === admission.jobOrder.id && target.scope === admission.jobOrder.scope ? admission.read : undefined
+}
 
 /**
  * The job-control processor (island.md §1): one request in, one reply and the status events
@@ -26,10 +50,10 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
     const config = yield* makeStationConfig
     const triggerConfig = yield* makeTriggerConfig
 
-    const run = (command: Command, op: string): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
+    const run = (command: Command, op: string, admitted: ClaimAdmission | undefined): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
       switch (command._tag) {
         case "JobOrderMethod":
-          return methods.jobOrderMethod(command, op)
+          return methods.jobOrderMethod(command, op, admitted)
         case "StateMethod":
           return methods.stateMethod(command, op)
         case "ResponseByOrder":
@@ -44,9 +68,11 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
     /**
      * Processes one request. A request that cannot be processed as sent (unknown type, no
      * subject, malformed payload, a value the store refuses) is answered INVALID_REQUEST and
-     * writes nothing: every check runs before the first write.
+     * writes nothing: every check runs before the first write. `claimed`: what the request's
+     * dedupe claim read for a Store or StoreAndStart (see `admissionTarget`), used when it was
+     * read for this request's job order.
      */
-    const handle = (request: JobControlRequest): Effect.Effect<HandleResult, JobControlFailure> => {
+    const handle = (request: JobControlRequest, claimed?: ClaimedEvent): Effect.Effect<HandleResult, JobControlFailure> => {
       // Triggers are configuration of their own (execution-log.md §4), not a station reference list.
       if (request.type === TRIGGER_CONFIG_EVENT_TYPE) return triggerConfig.handle(request)
       const parsed = parsedRequest(request)
@@ -57,14 +83,13 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
       return Either.match(parsed.command, {
         onLeft: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
         onRight: (command) =>
-          run(command, requestOperationId(request)).pipe(
+          run(command, requestOperationId(request), admittedFor(command, claimed)).pipe(
             // Stores validate before they write, so a refused value has written nothing.
             Effect.catchTag("InvalidInput", (e) =>
               Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))
             ),
             Effect.map((answer) => toResult(parsed.replyType, answer)),
-            // No call-site stack trace: capturing one costs an Error per request.
-            Effect.withSpan("JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" }, captureStackTrace: false })
+            (handled) => traced(handled, request)
           )
       })
     }

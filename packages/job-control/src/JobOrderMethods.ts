@@ -12,7 +12,7 @@ import {
   ReturnStatus,
   transition
 } from "@microdcs/job-state"
-import { JobOrderDao, type LimitReached, StateMoved, Valkey } from "@microdcs/store"
+import { type ClaimAdmission, JobOrderDao, type LimitReached, StateMoved, Valkey } from "@microdcs/store"
 import { describeMissing, makeAcceptance } from "./Acceptance.js"
 import { type Answer, refused, succeeded, unableToAccept, unknownJobOrder } from "./Answer.js"
 import type { Command } from "./Command.js"
@@ -69,16 +69,18 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       : jobOrders.outcome(id, op).pipe(Effect.catchTag("InvalidInput", () => Effect.succeed(Option.none<number>())))
 
   /** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
-  const store = (command: JobOrderCommand, op: string | undefined) =>
+  const store = (command: JobOrderCommand, op: string | undefined, admitted: ClaimAdmission | undefined) =>
     Effect.gen(function* () {
       const { jobOrder, scope, method } = command
       const id = jobOrder.JobOrderID
       const alreadyExists = () => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
-      // Whether the id is taken and the scope's limit, in one round trip: judged in the old order
-      // (an existing id first, then the references, then the limit).
-      const { exists, limit: storedLimit } = yield* jobOrders.admission(id, scope)
+      // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
+      // claim already): judged in the old order (an existing id first, then the references, then the limit).
+      const { exists, limit: storedLimit } = yield* (admitted ?? jobOrders.admission(id, scope))
       // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
-      const target = yield* Either.match(transition(JobStates.InitialState, method), { onLeft: Effect.die, onRight: Effect.succeed })
+      const moves = transition(JobStates.InitialState, method)
+      if (Either.isLeft(moves)) return yield* Effect.die(moves.left)
+      const target = moves.right
       if (exists) {
         const landed = yield* ownEarlierWrite(id, op)
         return Option.isSome(landed) ? moved(method, scope, id, target, landed.value) : alreadyExists()
@@ -170,7 +172,8 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       return yield* new StateMoved({ key, attempts: options.maxAttempts })
     })
 
-  const jobOrderMethod = (command: JobOrderCommand, op?: string) =>
+  /** `admitted`: the admission reads made with the request's claim, for Store and StoreAndStart. */
+  const jobOrderMethod = (command: JobOrderCommand, op?: string, admitted?: ClaimAdmission) =>
     command.method === "Update"
       ? apply({
           method: "Update",
@@ -180,7 +183,7 @@ export const makeJobOrderMethods = Effect.gen(function* () {
           update: { jobOrder: command.jobOrder, references: command.references },
           op
         })
-      : store(command, op)
+      : store(command, op, admitted)
 
   const stateMethod = (command: StateCommand, op?: string) =>
     apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op })

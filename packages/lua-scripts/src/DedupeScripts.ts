@@ -71,3 +71,43 @@ export const dedupeRelease = defineScript({
     throw new UnexpectedReply("dedupe-release", raw)
   }
 })
+
+/** What the admission reads found once the claim was taken (see `dedupeClaimAdmission`). */
+export type DedupeAdmissionRead =
+  /** `limit`: the text of the scope's acceptance limit, null when unset. */
+  | { readonly status: "admission"; readonly exists: boolean; readonly limit: string | null }
+  | WrongTypeReply
+
+export type DedupeClaimAdmissionReply =
+  | { readonly status: "claimed"; readonly alreadyHeld: boolean; readonly admission: DedupeAdmissionRead }
+  | Exclude<DedupeClaimReply, { readonly status: "claimed" }>
+
+/** The dedupe claim of a Store or StoreAndStart request with the admission reads of its job order, in one step. */
+export const dedupeClaimAdmission = defineScript({
+  file: "dedupe-claim-admission-3.lua",
+  keys: ["dedupe", "jobOrder", "jobAcceptance"],
+  encodeArgs: (a: { readonly token: string; readonly leaseMs: number }) => [a.token, a.leaseMs],
+  decodeReply: (raw): DedupeClaimAdmissionReply => {
+    const name = "dedupe-claim-admission"
+    const reply = asArray(name, raw)
+    const status = asText(name, reply[0])
+    switch (status) {
+      case "claimed": {
+        const alreadyHeld = asInteger(name, reply[1]) === 0
+        const read = reply.slice(2)
+        const kind = asText(name, read[0])
+        if (kind === "wrongtype") return { status, alreadyHeld, admission: decodeWrongType(name, read) }
+        if (kind !== "admission") throw new UnexpectedReply(name, raw)
+        return { status, alreadyHeld, admission: { status: kind, exists: asInteger(name, read[1]) === 1, limit: asOptionalText(name, read[2] ?? null) } }
+      }
+      case "done":
+        return { status, reply: asOptionalText(name, reply[1] ?? null) }
+      case "busy":
+        return { status, remainingMs: asInteger(name, reply[1]) }
+      case "wrongtype":
+        return decodeWrongType(name, reply)
+      default:
+        throw new UnexpectedReply(name, raw)
+    }
+  }
+})

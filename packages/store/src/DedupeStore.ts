@@ -1,7 +1,8 @@
-import { Data, Effect } from "effect"
+import { Data, Effect, Either, Option } from "effect"
 import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
-import { dedupeClaim, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
+import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
 import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
+import type { JobOrderAdmission } from "./JobOrderDao.js"
 import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
 import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
@@ -13,10 +14,19 @@ const positiveMsProblem = (field: string, value: number): InvalidInput | undefin
     ? undefined
     : new InvalidInput({ field, message: `${field} must be a positive integer number of ms, got ${value}` })
 
+/**
+ * The admission reads of a job order, made by {@link DedupeStore}'s `claimWithAdmission` once it
+ * held the claim: what `JobOrderDao.admission` would have read next, or its `WrongType`.
+ */
+export type ClaimAdmission = Either.Either<JobOrderAdmission, WrongType>
+
 /** What a claim found: the caller may process the event, or it was processed before. */
 export type ClaimResult = Data.TaggedEnum<{
-  /** The caller holds the lease. `alreadyHeld`: it held it before this call (the lease was not extended). */
-  Claimed: { readonly key: string; readonly alreadyHeld: boolean }
+  /**
+   * The caller holds the lease. `alreadyHeld`: it held it before this call (the lease was not
+   * extended). `admission`: the job order's admission reads, from `claimWithAdmission` only.
+   */
+  Claimed: { readonly key: string; readonly alreadyHeld: boolean; readonly admission?: ClaimAdmission | undefined }
   /** The event was processed; skip it. `reply`: what was kept with the done mark, if anything. */
   Done: { readonly key: string; readonly reply: string | undefined }
 }>
@@ -65,6 +75,50 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
           switch (reply.status) {
             case "claimed":
               return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld }))
+            case "done":
+              return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
+            case "busy":
+              return Effect.fail(new Busy({ key, remainingMs: reply.remainingMs }))
+            case "wrongtype":
+              return Effect.fail(wrongTypeError(reply))
+          }
+        })
+      })
+
+    /** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
+    const admissionOf = (read: DedupeAdmissionRead, limitKey: string): Effect.Effect<ClaimAdmission> => {
+      if (read.status === "wrongtype") return Effect.succeed(Either.left(wrongTypeError(read)))
+      if (read.limit === null) return Effect.succeed(Either.right({ exists: read.exists, limit: Option.none() }))
+      if (!/^\d+$/.test(read.limit)) return Effect.dieMessage(`${limitKey} holds '${read.limit}', not an integer limit`)
+      return Effect.succeed(Either.right({ exists: read.exists, limit: Option.some(Number(read.limit)) }))
+    }
+
+    /**
+     * {@link claim} for a request that stores job order `jobOrder.id` in `jobOrder.scope`: once
+     * claimed, the same script reads the job order's admission (whether the id is taken, the
+     * scope's limit), so the processor skips that round trip. A job order id or scope that names
+     * no key claims as `claim` does (no admission): the processor's own read then refuses it.
+     */
+    const claimWithAdmission = (
+      source: string,
+      id: string,
+      token: string,
+      leaseMs: number,
+      jobOrder: { readonly id: string; readonly scope: string }
+    ): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> =>
+      Effect.suspend((): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> => {
+        const docKey = valkey.keys.key("jobOrder", { id: jobOrder.id })
+        const limitKey = valkey.keys.key("jobAcceptance", { scope: jobOrder.scope })
+        if (docKey instanceof KeyPartError || limitKey instanceof KeyPartError) return claim(source, id, token, leaseMs)
+        const key = dedupeKeyOf(source, id)
+        if (typeof key !== "string") return Effect.fail(key)
+        const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
+        if (problem) return Effect.fail(problem)
+        const keys = { dedupe: key, jobOrder: docKey, jobAcceptance: limitKey }
+        return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply): Effect.Effect<ClaimResult, Busy | WrongType> => {
+          switch (reply.status) {
+            case "claimed":
+              return Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
             case "done":
               return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
             case "busy":
@@ -128,6 +182,6 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         return Math.max(0, ms)
       })
 
-    return { claim, markDone, release, leaseRemaining } as const
+    return { claim, claimWithAdmission, markDone, release, leaseRemaining } as const
   })
 }) {}

@@ -1,0 +1,54 @@
+--[[
+  Claims a CloudEvent that asks to store a job order (Store, StoreAndStart) and, once claimed,
+  reads what the store's admission needs (island.md §1): whether the id is taken and the scope's
+  acceptance limit. The claim is dedupe-claim-1.lua's, step for step; the reads are the ones
+  the processor would send next, so the request makes one round trip less. They only read: the
+  limit itself is counted again inside the put.
+
+  KEYS[1] ce:dedupe:{hash}          string  "processing:{token}", "done" or "done:{reply}"
+  KEYS[2] joborder:{id}             hash    the job order the request would create
+  KEYS[3] jobacceptance:{scope}     string  the scope's acceptance limit, if set
+
+  ARGV[1] token of the caller
+  ARGV[2] lease in ms (positive integer; validated by the caller)
+
+  Replies:
+    {"claimed", fresh, "admission", exists, limit}
+                                      fresh 1 when the lease was set now, 0 when the caller held
+                                      it already; exists 1 when KEYS[2] holds a job order; limit
+                                      the text of KEYS[3] (false when unset)
+    {"claimed", fresh, "wrongtype", key, actualType, expectedType}
+                                      claimed, but KEYS[2] or KEYS[3] holds another type: the
+                                      admission fails as the processor's own read would
+    {"done", reply}                   processed before; reply kept with the mark (false: none)
+    {"busy", remainingMs}             another token holds it (PTTL, floored at 0)
+    {"wrongtype", key, actualType, expectedType}
+                                      KEYS[1] holds another type; nothing claimed
+]]
+-- @include lib/check-types.lua
+
+local key, docKey, limitKey, token, leaseMs = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
+local mine = 'processing:' .. token
+
+local badKey, badType, wantType = wrongType({ { key, 'string' } })
+if badKey then return { 'wrongtype', badKey, badType, wantType } end
+
+local fresh = 0
+if redis.call('SET', key, mine, 'NX', 'PX', leaseMs) then
+  fresh = 1
+else
+  local stored = redis.call('GET', key)
+  if stored == 'done' then return { 'done', false } end
+  if string.sub(stored, 1, 5) == 'done:' then return { 'done', string.sub(stored, 6) } end
+  if stored ~= mine then
+    local remaining = redis.call('PTTL', key)
+    if remaining < 0 then remaining = 0 end
+    return { 'busy', remaining }
+  end
+end
+
+local badAdmission, actual, expected = wrongType({ { docKey, 'hash' }, { limitKey, 'string' } })
+if badAdmission then return { 'claimed', fresh, 'wrongtype', badAdmission, actual, expected } end
+local exists = 0
+if redis.call('EXISTS', docKey) == 1 then exists = 1 end
+return { 'claimed', fresh, 'admission', exists, redis.call('GET', limitKey) }
