@@ -41,8 +41,22 @@ export interface CommitRequest {
 }
 
 /** A node key's suffix after its execution's part: `n:` and six digits. */
-const NODE_SUFFIX = /^n:\d{6}$/
 const NODE_SUFFIX_LENGTH = "n:000000".length
+const COLON = 58
+const LETTER_N = 110
+const DIGIT_0 = 48
+const DIGIT_9 = 57
+
+/** Whether `key` ends in `:n:` and six digits (char by char: no slice, no regular expression). */
+const endsLikeNode = (key: string): boolean => {
+  const cut = key.length - NODE_SUFFIX_LENGTH
+  if (cut <= 0 || key.charCodeAt(cut - 1) !== COLON || key.charCodeAt(cut) !== LETTER_N || key.charCodeAt(cut + 1) !== COLON) return false
+  for (let i = cut + 2; i < key.length; i++) {
+    const c = key.charCodeAt(i)
+    if (c < DIGIT_0 || c > DIGIT_9) return false
+  }
+  return true
+}
 
 /**
  * The execution's part of a log key (through the ':' before `exec` or `n:{seq}`), or undefined
@@ -50,8 +64,23 @@ const NODE_SUFFIX_LENGTH = "n:000000".length
  */
 const executionPartOf = (key: string): string | undefined => {
   if (key.endsWith(":exec")) return key.slice(0, key.length - "exec".length)
-  const cut = key.length - NODE_SUFFIX_LENGTH
-  return cut > 0 && key[cut - 1] === ":" && NODE_SUFFIX.test(key.slice(cut)) ? key.slice(0, cut) : undefined
+  return endsLikeNode(key) ? key.slice(0, key.length - NODE_SUFFIX_LENGTH) : undefined
+}
+
+/** Execution parts whose keys this store has checked, kept between writes (a running execution is written many times). */
+const CHECKED_KEPT = 10_000
+
+/** A bounded set, oldest first out: the executions checked last. */
+class CheckedExecutions {
+  private readonly parts = new Set<string>()
+  has(part: string): boolean {
+    return this.parts.has(part)
+  }
+  add(part: string): void {
+    if (this.parts.has(part)) return
+    this.parts.add(part)
+    if (this.parts.size > CHECKED_KEPT) this.parts.delete(this.parts.values().next().value!)
+  }
 }
 
 /** Keys per MGET/DEL: bounded replies, one round trip for most executions. */
@@ -112,21 +141,22 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
      * Writes log values (MSET, pipelined) and registers opened executions in `dag:log:executions`
      * (score: open time in ms). A key that is no exec or node key is `InvalidInput`, nothing written.
      */
+    // Each execution's part is parsed once while it is written (its keys differ only in the suffix checked above).
+    const checked = new CheckedExecutions()
+
     const write = (
       values: ReadonlyArray<LogValue>,
       opened: ReadonlyArray<{ readonly executionId: string; readonly openedAt: number }> = []
     ): Effect.Effect<void, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
-        // Each execution's part is parsed once per call: a batch holds many keys of few executions.
         // One pass checks every key and builds the MSET arguments, so nothing is written unless all are log keys.
-        const valid = new Set<string>()
         const args: Array<string | Buffer> = []
         for (const v of values) {
           const base = executionPartOf(v.key)
-          if (base === undefined || (!valid.has(base) && parseKey(v.key) === undefined)) {
+          if (base === undefined || (!checked.has(base) && parseKey(v.key) === undefined)) {
             return yield* new InvalidInput({ field: "key", message: `'${v.key}' is no execution log key` })
           }
-          valid.add(base)
+          checked.add(base)
           args.push(v.key, typeof v.value === "string" ? v.value : Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength))
         }
         const bad = opened.find((o) => !Number.isFinite(o.openedAt))

@@ -1,12 +1,16 @@
 import type { Draft } from "./Draft.js"
-import { childExecutionId, type LogExecutionStatus, type LogNodeKind } from "./ExecutionLog.js"
+import { childExecutionId, type LogExecutionStatus, type LogNode, type LogNodeKind } from "./ExecutionLog.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 
 /**
  * The nodes the core writes as it runs a recipe (execution-log.md §1): each opens before its body
  * runs and is overwritten closed when it ends, under the same sequence number. Every function
  * here is a no-op for a state without a log (the runtime's log is off, or an old state in a test).
+ * They run on every core call: nodes are built field by field, once, in the record's order
+ * (conditional spreads copy an object per field in V8).
  */
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** The execution a step placed at top level or on a branch path runs in. */
 const executionOfPlacement = (draft: Draft, branch: ActiveStep["branch"]): string | undefined => {
@@ -28,17 +32,22 @@ export const logInstant = (draft: Draft, kind: LogNodeKind, name: string, detail
   if (log === undefined) return
   const executionId = at?.run !== undefined ? executionOfRun(draft, at.run) : log.executionId
   if (executionId === undefined) return
+  const seq = log.next(executionId)
+  if (seq === undefined) return
   const visit = at?.visit ?? at?.run?.visit
-  log.node(executionId, {
-    kind, name, ...(visit !== undefined ? { visit } : {}), openedAt: draft.now, closedAt: draft.now, ...(detail !== undefined ? { detail } : {})
-  })
+  const node: Mutable<LogNode> =
+    visit !== undefined ? { seq, kind, name, visit, openedAt: draft.now, closedAt: draft.now } : { seq, kind, name, openedAt: draft.now, closedAt: draft.now }
+  if (detail !== undefined) node.detail = detail
+  log.put(executionId, node)
 }
 
 /** Opens a step visit's node; returns its sequence number. */
 export const logStepOpened = (draft: Draft, step: string, visit: number, branch: ActiveStep["branch"]): number | undefined => {
   const executionId = executionOfPlacement(draft, branch)
   if (executionId === undefined) return undefined
-  return draft.log!.node(executionId, { kind: "step", name: step, visit, openedAt: draft.now })
+  const seq = draft.log!.next(executionId)
+  if (seq !== undefined) draft.log!.put(executionId, { seq, kind: "step", name: step, visit, openedAt: draft.now })
+  return seq
 }
 
 /** Closes a step visit's node (when the step is left, or the job ends). */
@@ -50,19 +59,25 @@ export const logStepClosed = (draft: Draft, active: ActiveStep): void => {
   })
 }
 
-const actionDetail = (draft: Draft, run: ActionRun) => ({
-  typeId: draft.index.action(run.action)?.TypeId,
-  ...(run.correlationId !== undefined ? { correlationId: run.correlationId, attempts: run.attempts } : { awaits: "event" }),
-  ...(run.result !== undefined ? { result: run.result } : {}),
-  ...(run.error !== undefined ? { error: run.error } : {})
-})
+const actionDetail = (draft: Draft, run: ActionRun): Record<string, unknown> => {
+  const detail: Record<string, unknown> = { typeId: draft.index.action(run.action)?.TypeId }
+  if (run.correlationId !== undefined) {
+    detail["correlationId"] = run.correlationId
+    detail["attempts"] = run.attempts
+  } else detail["awaits"] = "event"
+  if (run.result !== undefined) detail["result"] = run.result
+  if (run.error !== undefined) detail["error"] = run.error
+  return detail
+}
 
 /** Opens the node of an action run about to be pushed into `draft.actions`; returns the run with its node. */
 export const logActionOpened = (draft: Draft, run: ActionRun, branch: ActiveStep["branch"]): ActionRun => {
   const executionId = executionOfPlacement(draft, branch)
   if (executionId === undefined) return run
-  const seq = draft.log!.node(executionId, { kind: "action", name: run.action, visit: run.visit, openedAt: draft.now, detail: actionDetail(draft, run) })
-  return seq === undefined ? run : { ...run, logNode: { seq, at: draft.now } }
+  const seq = draft.log!.next(executionId)
+  if (seq === undefined) return run
+  draft.log!.put(executionId, { seq, kind: "action", name: run.action, visit: run.visit, openedAt: draft.now, detail: actionDetail(draft, run) })
+  return { ...run, logNode: { seq, at: draft.now } }
 }
 
 /**
@@ -74,10 +89,12 @@ export const logActionWritten = (draft: Draft, at: number, closed: boolean, exec
   if (run?.logNode === undefined || draft.log === undefined) return
   const into = executionId ?? executionOfRun(draft, run)
   if (into === undefined) return
-  draft.log.put(into, {
-    seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at,
-    ...(closed ? { closedAt: draft.now } : {}), detail: actionDetail(draft, run)
-  })
+  draft.log.put(
+    into,
+    closed
+      ? { seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at, closedAt: draft.now, detail: actionDetail(draft, run) }
+      : { seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at, detail: actionDetail(draft, run) }
+  )
   if (closed) draft.actions[at] = withoutLogNode(run)
 }
 
@@ -109,8 +126,9 @@ export const logBranchOpened = (draft: Draft, branch: string, paths: ReadonlyArr
   if (log === undefined) return {}
   const visit = log.branchVisit(branch)
   const children = paths.map((path) => childExecutionId(log.executionId, branch, path, visit))
-  const seq = log.node(log.executionId, { kind: "branch", name: branch, visit, openedAt: draft.now, children })
+  const seq = log.next(log.executionId)
   if (seq === undefined) return {}
+  log.put(log.executionId, { seq, kind: "branch", name: branch, visit, openedAt: draft.now, children })
   for (const child of children) log.openChild(child, { executionId: log.executionId, seq }, draft.now)
   return { logNode: { seq, visit, children } }
 }

@@ -1,8 +1,9 @@
-import { boundDetail, type CommitRequest, executionText, LOG_RECORD_VERSION, type LogValue, nodeText } from "@microdcs/store"
-import { KeyPartError, nodeSeqPart } from "@microdcs/keyschema"
-import type { LogNode, LogWrite } from "../engine/ExecutionLog.js"
+import type { CommitRequest, LogValue } from "@microdcs/store"
+import { KeyPartError, MAX_NODE_SEQ, nodeSeqPart } from "@microdcs/keyschema"
+import type { LogExecutionRecord, LogWrite } from "../engine/ExecutionLog.js"
 import { BoundedMap } from "./BoundedMap.js"
 import type { QueuedWrites } from "./LogWriteQueue.js"
+import { executionRecordHead, executionRecordText, nodeRecordText, sameHead } from "./LogRecordText.js"
 
 /** What the writer sends for one batch. */
 export interface EncodedBatch {
@@ -14,43 +15,42 @@ export interface EncodedBatch {
   readonly unwritable: number
 }
 
-/** Key prefixes of the executions written last, kept between batches. */
-const PREFIXES_KEPT = 10_000
+/** Executions written last whose key prefix and record head are kept between batches. */
+const EXECUTIONS_KEPT = 10_000
 
-/**
- * A node's detail within `maxBytes` per field: the core's details are small objects (type,
- * correlation id, sends) with one field that can be large (a result, an error), so that field is
- * cut and the rest stays readable; anything else is cut as a whole.
- */
-const bounded = (detail: unknown, maxBytes: number): unknown =>
-  typeof detail === "object" && detail !== null && !Array.isArray(detail)
-    ? Object.fromEntries(Object.entries(detail).map(([field, value]) => [field, boundDetail(value, maxBytes)]))
-    : boundDetail(detail, maxBytes)
-
-/** Whether JSON text is within `maxBytes` of UTF-8 (a UTF-16 unit is at most 3 bytes: most texts need no count). */
-const fits = (text: string, maxBytes: number): boolean => text.length * 3 <= maxBytes || Buffer.byteLength(text, "utf8") <= maxBytes
-
-/**
- * A node's text (the store's `NodeRecord`). One JSON pass when the whole text is surely within
- * the bound (then so is its detail); else the detail is measured, and cut field by field only
- * when it does not fit.
- */
-const nodeTextOf = (node: LogNode, maxBytes: number): string => {
-  const text = nodeText({ v: LOG_RECORD_VERSION, ...node })
-  if (node.detail === undefined || text.length * 3 <= maxBytes) return text
-  const detailText = JSON.stringify(node.detail)
-  return detailText === undefined || fits(detailText, maxBytes) ? text : nodeText({ v: LOG_RECORD_VERSION, ...node, detail: bounded(node.detail, maxBytes) })
+/** What the encoder keeps of one execution between batches. */
+interface KnownExecution {
+  /** `{prefix}:dag:log:{executionId}:`, or undefined when its key cannot be built. */
+  readonly prefix: string | undefined
+  /** The text of its record's fields that never change, and the record it was built from. */
+  head?: { readonly of: LogExecutionRecord; readonly text: string }
 }
+
+/** One execution's keys in a batch: where each sequence number's last write is (-1: the record). */
+interface BatchExecution {
+  readonly known: KnownExecution
+  readonly at: Map<number, number>
+}
+
+/** The last write of one key, with the execution it belongs to. */
+interface LastWrite {
+  readonly known: KnownExecution
+  write: LogWrite
+}
+
+const EXEC_SLOT = -1
+
+const isNodeSeq = (seq: number): boolean => Number.isSafeInteger(seq) && seq >= 0 && seq <= MAX_NODE_SEQ
 
 /**
  * Turns the queued writes of one batch into what the store writes, in the writer's fiber (never
  * on the CAS path). A key written more than once in the batch (a node opened, then closed; an
  * execution record rewritten) is encoded and written once, with its last value: the more a batch
- * holds, the less the log costs per step.
+ * holds, the less the log costs per step. Keys and texts are built only for those last writes;
+ * an execution's record repeats a head of text built once per execution.
  */
 export class LogBatchEncoder {
-  /** `{prefix}:dag:log:{executionId}:` per execution, or undefined when its key cannot be built. */
-  private readonly prefixes = new BoundedMap<string, string | undefined>(PREFIXES_KEPT)
+  private readonly executions = new BoundedMap<string, KnownExecution>(EXECUTIONS_KEPT)
 
   constructor(
     /** The full `exec` key of an execution, or the reason it cannot be built. */
@@ -58,13 +58,13 @@ export class LogBatchEncoder {
     private readonly detailBytes: number
   ) {}
 
-  private prefixOf(executionId: string): string | undefined {
-    const known = this.prefixes.get(executionId)
-    if (known !== undefined || this.prefixes.has(executionId)) return known
+  private knownOf(executionId: string): KnownExecution {
+    const known = this.executions.get(executionId)
+    if (known !== undefined) return known
     const key = this.execKeyOf(executionId)
-    const prefix = key instanceof KeyPartError ? undefined : key.slice(0, key.length - "exec".length)
-    this.prefixes.set(executionId, prefix)
-    return prefix
+    const added: KnownExecution = { prefix: key instanceof KeyPartError ? undefined : key.slice(0, key.length - "exec".length) }
+    this.executions.set(executionId, added)
+    return added
   }
 
   private static nodeKey(prefix: string, seq: number): string | undefined {
@@ -72,28 +72,44 @@ export class LogBatchEncoder {
     return part instanceof KeyPartError ? undefined : `${prefix}n:${part}`
   }
 
+  private recordText(known: KnownExecution, record: LogExecutionRecord): string {
+    if (known.head === undefined || !sameHead(known.head.of, record)) known.head = { of: record, text: executionRecordHead(record) }
+    return executionRecordText(known.head.text, record)
+  }
+
   encode(batch: ReadonlyArray<QueuedWrites>): EncodedBatch {
-    // The last write of each key; Map order is the order of first writes, so nodes stay in run order.
-    const last = new Map<string, LogWrite>()
+    // The last write of each key, in the order of first writes (so nodes stay in run order).
+    const last: Array<LastWrite> = []
+    const inBatch = new Map<string, BatchExecution>()
     const opened: Array<{ readonly executionId: string; readonly openedAt: number }> = []
     const commits: Array<CommitRequest> = []
     let unwritable = 0
     for (const { scope, writes } of batch) {
       for (const write of writes) {
         const executionId = write.type === "node" ? write.executionId : write.record.executionId
-        const prefix = this.prefixOf(executionId)
-        const key = prefix === undefined ? undefined : write.type === "node" ? LogBatchEncoder.nodeKey(prefix, write.node.seq) : `${prefix}exec`
-        if (prefix === undefined || key === undefined) {
+        let execution = inBatch.get(executionId)
+        if (execution === undefined) {
+          execution = { known: this.knownOf(executionId), at: new Map() }
+          inBatch.set(executionId, execution)
+        }
+        const { known } = execution
+        const prefix = known.prefix
+        const slot = write.type === "node" ? write.node.seq : EXEC_SLOT
+        if (prefix === undefined || (slot !== EXEC_SLOT && !isNodeSeq(slot))) {
           unwritable++
           continue
         }
-        last.set(key, write)
+        const at = execution.at.get(slot)
+        if (at === undefined) {
+          execution.at.set(slot, last.length)
+          last.push({ known, write })
+        } else last[at]!.write = write
         if (write.type === "node") continue
         const { record } = write
         if (write.opened) opened.push({ executionId, openedAt: record.openedAt })
         // Closed: its keys (never its entries) go to the storage role, after the values above.
         if (record.status !== "running") {
-          const keys = [key]
+          const keys = [`${prefix}exec`]
           for (let seq = 0; seq <= record.lastSeq; seq++) {
             const node = LogBatchEncoder.nodeKey(prefix, seq)
             if (node !== undefined) keys.push(node)
@@ -103,11 +119,14 @@ export class LogBatchEncoder {
       }
     }
     const values: Array<LogValue> = []
-    for (const [key, write] of last) {
-      values.push({
-        key,
-        value: write.type === "node" ? nodeTextOf(write.node, this.detailBytes) : executionText({ v: LOG_RECORD_VERSION, ...write.record })
-      })
+    for (const { known, write } of last) {
+      const prefix = known.prefix!
+      if (write.type === "exec") {
+        values.push({ key: `${prefix}exec`, value: this.recordText(known, write.record) })
+        continue
+      }
+      const key = LogBatchEncoder.nodeKey(prefix, write.node.seq)
+      if (key !== undefined) values.push({ key, value: nodeRecordText(write.node, this.detailBytes) })
     }
     return { values, opened, commits, unwritable }
   }
