@@ -14,6 +14,12 @@ import { ServerProbe } from "./ServerProbe.js"
 import { stateWriteLimit, type StateWriteSample } from "./StateWriteLimit.js"
 
 const ROUNDS = Math.max(1, Number(process.env["BENCH_ROUNDS"] ?? 2))
+/**
+ * Unmeasured rounds of each system first (BENCH_WARMUP_ROUNDS, default 1), so the measured
+ * rounds compare warm processes, as the engine children get their warm-up jobs: a cold first
+ * round measured mostly the JIT compiling either system's code.
+ */
+const WARMUP_ROUNDS = Math.max(0, Number(process.env["BENCH_WARMUP_ROUNDS"] ?? 1))
 /** BENCH_ENGINE_LOG_ONLY=1: only the engine with its execution log on and off (no BullMQ, no limit, no processes). */
 const LOG_ONLY = process.env["BENCH_ENGINE_LOG_ONLY"] === "1"
 
@@ -22,7 +28,8 @@ export const runEngineBench = async (url: string): Promise<void> => {
   try {
     console.log(
       `\nSFC engine vs BullMQ: ${STEPS}-step chains, ${SINGLE_JOBS} one at a time, then ${JOBS} at once; ` +
-        `${ROUNDS} alternating round${ROUNDS > 1 ? "s" : ""} (median, range in brackets)`
+        `${ROUNDS} alternating round${ROUNDS > 1 ? "s" : ""} (median, range in brackets)` +
+        (WARMUP_ROUNDS > 0 ? ` after ${WARMUP_ROUNDS} unmeasured warm-up round${WARMUP_ROUNDS > 1 ? "s" : ""} of each` : "")
     )
     console.log(`  engine: one process, a linear recipe, an instant in-process station; BullMQ: one worker, concurrency ${BULLMQ_CONCURRENCY}`)
     const engine: Array<SystemRound> = []
@@ -32,6 +39,11 @@ export const runEngineBench = async (url: string): Promise<void> => {
     // The engine with its execution log off runs in the same rounds (the log's cost), before the
     // engine in odd rounds and after BullMQ in even ones, so neither gets the warmer process.
     const logOff = async () => engineLogOff.push((await Effect.runPromise(runEngineRound(url, probe, false))).round)
+    for (let r = 0; r < WARMUP_ROUNDS; r++) {
+      await Effect.runPromise(runEngineRound(url, probe))
+      await Effect.runPromise(runEngineRound(url, probe, false))
+      if (!LOG_ONLY) await runBullmqRound(url, probe)
+    }
     for (let r = 0; r < ROUNDS; r++) {
       if (r % 2 === 1) await logOff()
       const e = await Effect.runPromise(runEngineRound(url, probe))
