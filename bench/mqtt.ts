@@ -6,26 +6,28 @@
  * the issue's figure) with the engine running, p50/p99 end to end. BENCH_LOAD_ONLY=1 runs the
  * load alone.
  */
+import { fork } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { fileURLToPath } from "node:url"
 import { Deferred, Effect, Either, Fiber, Layer, Stream } from "effect"
 import { connectAsync, type MqttClient } from "mqtt"
 import { makeCloudEvent, makeMqttConnection, MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobControlIngress } from "@microdcs/island-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
 import { ChangeStream, storeLayer, WorkMasterDao } from "@microdcs/store"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { latency, type Latency, summarize, throughputOf, throughputOfEffect } from "./Measure.js"
 import { SAMPLES } from "./Settings.js"
+import { LOAD_SCOPE, LOAD_STEPS, loadIsland, loadWorkMaster } from "./LoadIsland.js"
+import type { FromLoadIsland, LoadIslandConfig, ToLoadIsland } from "./LoadIslandChild.js"
 
 const IN_FLIGHT = 32
 // The sustained load: StoreAndStart at a fixed rate for a while, with the engine running.
 const LOAD_RATE = Number(process.env["BENCH_LOAD_RATE"] ?? 200)
 const LOAD_SECONDS = Number(process.env["BENCH_LOAD_SECONDS"] ?? 20)
-const LOAD_STEPS = 5
 const OPS = Number(process.env["BENCH_MQTT_OPS"] ?? 5000)
-const SCOPE = "bench-line"
+const SCOPE = LOAD_SCOPE
 
 /**
  * A raw mqtt.js v5 client, the baseline every figure is compared with. Nagle's algorithm off, as
@@ -148,19 +150,6 @@ const printRows = (baseline: Latency, rows: ReadonlyArray<Latency>) => {
   }
 }
 
-/** A linear recipe of LOAD_STEPS steps, one push command each, answered at once by the station. */
-const loadWorkMaster = {
-  ID: "wm-load",
-  dataschema: RECIPE_SCHEMA_ID,
-  data: {
-    Steps: Array.from({ length: LOAD_STEPS }, (_, i) => ({ Name: `S${i}`, ...(i === 0 ? { Initial: true } : {}) })),
-    Transitions: Array.from({ length: LOAD_STEPS - 1 }, (_, i) => ({ Source: `S${i}`, Target: `S${i + 1}`, Condition: "true" })),
-    Actions: Array.from({ length: LOAD_STEPS }, (_, i) => ({
-      Name: `a${i}`, Step: `S${i}`, Qualifier: "N", Interaction: "push_command", TypeId: `bench.load${i}.v1`, TimeoutSeconds: 60
-    }))
-  }
-}
-
 interface LoadFigures {
   readonly submitted: number
   readonly replied: number
@@ -168,32 +157,88 @@ interface LoadFigures {
   readonly endToEnd: Latency
   readonly reply: Latency
   readonly seconds: number
+  /** The island process's CPU over the measured load, µs; undefined when it shares this process. */
+  readonly islandCpuMicros: number | undefined
+}
+
+/** BENCH_LOAD_IN_PROCESS=1: the island in this process, beside the load generator (as before). */
+const LOAD_IN_PROCESS = process.env["BENCH_LOAD_IN_PROCESS"] === "1"
+/** Seconds of unmeasured load first (BENCH_LOAD_WARMUP_SECONDS, default 2): the island's JIT warms up. */
+const LOAD_WARMUP_SECONDS = Math.max(0, Number(process.env["BENCH_LOAD_WARMUP_SECONDS"] ?? 2))
+
+const islandChildScript = fileURLToPath(new URL("./LoadIslandChild.ts", import.meta.url))
+
+/** The load's island in a child process; `message` resolves with the first message of a type. */
+const startLoadIsland = (config: LoadIslandConfig) => {
+  const child = fork(islandChildScript, [], {
+    execArgv: ["--import", "tsx", "--conditions=source"],
+    env: { ...process.env, BENCH_LOAD_ISLAND: JSON.stringify(config) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  const message = <T extends FromLoadIsland["type"]>(type: T) =>
+    new Promise<Extract<FromLoadIsland, { readonly type: T }>>((resolve, reject) => {
+      const on = (m: FromLoadIsland) => {
+        if (m.type !== type) return
+        child.off("message", on)
+        resolve(m as Extract<FromLoadIsland, { readonly type: T }>)
+      }
+      child.on("message", on)
+      void exited.then((code) => reject(new Error(`load island exited (${code}) before "${type}"`)))
+    })
+  const ready = message("ready")
+  const report = message("report")
+  ready.catch(() => undefined)
+  report.catch(() => undefined)
+  const stop = async () => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
+    if (child.exitCode === null) child.kill()
+    await exited
+    clearTimeout(timer)
+  }
+  return { ready, report, stop, tell: (m: ToLoadIsland) => void child.send(m) }
 }
 
 /**
  * The sustained load (issue 11): StoreAndStart over MQTT at LOAD_RATE per second for LOAD_SECONDS,
  * open loop (each request is sent at its scheduled time, whatever the earlier ones are doing, and
- * timed from then), into one island with its engine and an instant in-process station. End to
+ * timed from then), into one island with its engine and an instant in-process station, in a
+ * process of its own (the MES is another system; BENCH_LOAD_IN_PROCESS=1 keeps it here). End to
  * end is the scheduled submission to the job order's Complete (Ended_Completed) in the scope's
- * change stream, polled every 5 ms.
+ * change stream, polled every 5 ms. Warm-up load first, unmeasured.
  */
 const runLoad = (brokerUrl: string, valkeyUrl: string) =>
   Effect.gen(function* () {
     const prefix = randomPrefix("bench-load")
-    const store = storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-load" })
-    const engine = SfcEngineProcesses({ consumer: "load-engine" }).pipe(
-      Layer.provideMerge(InProcessStation({ onCommand: () => ({}) }).layer),
-      Layer.provideMerge(SfcRuntimeServices)
-    )
-    const ingress = JobControlIngress({ topics: { prefix, wildcardLevels: 1 }, source: "urn:bench:island", concurrency: IN_FLIGHT }).pipe(
-      Layer.provide(jobControlLayer()),
-      Layer.provide(MqttConnection.layer({ url: brokerUrl, clientIdBase: "bench-load-island", receiveMaximum: 2 * IN_FLIGHT }))
-    )
+    const child = LOAD_IN_PROCESS ? undefined : startLoadIsland({ brokerUrl, valkeyUrl, prefix })
+    yield* Effect.addFinalizer(() => Effect.promise(async () => child?.stop()))
+    if (child) yield* Effect.promise(() => child.ready)
+    const here = LOAD_IN_PROCESS ? loadIsland(brokerUrl, valkeyUrl, prefix) : storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-load-mes" })
     return yield* Effect.gen(function* () {
       const workMasters = yield* WorkMasterDao
       const changes = yield* ChangeStream
       yield* workMasters.put({ id: loadWorkMaster.ID, scope: SCOPE, doc: JSON.stringify(loadWorkMaster), expectedVersion: -1 })
       const { call } = yield* makeMes(brokerUrl, prefix)
+      const jobOrderOf = (id: string) => ({ JobOrder: { JobOrderID: id, Priority: 1, WorkMasterID: [{ ID: loadWorkMaster.ID }] } })
+      /** Sends `count` StoreAndStarts at LOAD_RATE from `start`, each in a fiber of its own; `sent` sees each at its scheduled time. */
+      const atRate = (count: number, start: number, name: (i: number) => string, sent: (id: string, at: number) => void, replied: (at: number) => void) =>
+        Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+          Effect.gen(function* () {
+            const at = start + (i * 1000) / LOAD_RATE
+            const wait = at - performance.now()
+            if (wait > 1) yield* Effect.sleep(`${Math.floor(wait)} millis`)
+            const id = name(i)
+            sent(id, at)
+            return yield* call("StoreAndStart", jobOrderOf(id)).pipe(Effect.tap(() => Effect.sync(() => replied(at))), Effect.fork)
+          })
+        )
+      // Unmeasured: the island's code is compiled by the JIT before the measured load.
+      const warm = Math.round(LOAD_RATE * LOAD_WARMUP_SECONDS)
+      if (warm > 0) {
+        const warming = yield* atRate(warm, performance.now() + 50, (i) => `warm-${i}`, () => undefined, () => undefined)
+        yield* Effect.forEach(warming, Fiber.join, { discard: true }).pipe(Effect.timeout("30 seconds"), Effect.ignore)
+        yield* Effect.sleep("1 second")
+      }
       const total = Math.max(1, Math.round(LOAD_RATE * LOAD_SECONDS))
       const scheduledAt = new Map<string, number>()
       const replyMs: Array<number> = []
@@ -212,23 +257,9 @@ const runLoad = (brokerUrl: string, valkeyUrl: string) =>
           if (page.entries.length < 1000) yield* Effect.sleep("5 millis")
         }
       }).pipe(Effect.fork)
+      child?.tell({ type: "start" })
       const start = performance.now() + 50
-      const senders = yield* Effect.forEach(
-        Array.from({ length: total }, (_, i) => i),
-        (i) =>
-          Effect.gen(function* () {
-            const at = start + (i * 1000) / LOAD_RATE
-            const wait = at - performance.now()
-            if (wait > 1) yield* Effect.sleep(`${Math.floor(wait)} millis`)
-            const id = `load-${i}`
-            scheduledAt.set(id, at)
-            const jobOrder = { JobOrder: { JobOrderID: id, Priority: 1, WorkMasterID: [{ ID: loadWorkMaster.ID }] } }
-            return yield* call("StoreAndStart", jobOrder).pipe(
-              Effect.tap(() => Effect.sync(() => replyMs.push(performance.now() - at))),
-              Effect.fork
-            )
-          })
-      )
+      const senders = yield* atRate(total, start, (i) => `load-${i}`, (id, at) => void scheduledAt.set(id, at), (at) => void replyMs.push(performance.now() - at))
       // A request without a reply a minute after the last submission is counted as missing: a
       // broker whose queue for the island overflowed (mosquitto keeps 1000 per client) drops the
       // rest, and waiting longer would hang the run.
@@ -236,21 +267,27 @@ const runLoad = (brokerUrl: string, valkeyUrl: string) =>
       yield* Effect.forEach(senders, Fiber.interrupt, { discard: true })
       yield* Fiber.join(watcher).pipe(Effect.timeout("30 seconds"), Effect.ignore)
       yield* Fiber.interrupt(watcher)
+      const seconds = (performance.now() - start) / 1000
+      child?.tell({ type: "stop" })
+      const report = child ? yield* Effect.promise(() => child.report) : undefined
       return {
         submitted: total,
         replied: replyMs.length,
         completed: endMs.length,
         endToEnd: summarize(`end to end (StoreAndStart → Ended_Completed)`, endMs),
         reply: summarize(`StoreAndStart, request → reply`, replyMs),
-        seconds: (performance.now() - start) / 1000
+        seconds,
+        islandCpuMicros: report?.cpuMicros
       } satisfies LoadFigures
-    }).pipe(Effect.provide(Layer.merge(ingress, engine).pipe(Layer.provideMerge(store))))
+    }).pipe(Effect.provide(here))
   }).pipe(Effect.scoped)
 
 const printLoad = (load: LoadFigures) => {
   console.log(
     `\nSustained load: StoreAndStart over MQTT at ${LOAD_RATE}/s for ${LOAD_SECONDS} s (BENCH_LOAD_RATE, BENCH_LOAD_SECONDS), ` +
-      `one island with its engine, ${LOAD_STEPS}-step recipe, instant in-process station`
+      `one island with its engine, ${LOAD_STEPS}-step recipe, instant in-process station, ` +
+      (LOAD_IN_PROCESS ? "in the load generator's process" : "in a process of its own") +
+      (LOAD_WARMUP_SECONDS > 0 ? `, after ${LOAD_WARMUP_SECONDS} s of unmeasured load` : "")
   )
   console.log(`  ${"operation".padEnd(48)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)}  target`)
   for (const row of [load.reply, load.endToEnd]) {
@@ -258,6 +295,12 @@ const printLoad = (load: LoadFigures) => {
     console.log(`  ${row.name.padEnd(48)} ${fmt(row.median, 1).padStart(9)} ${fmt(row.p99, 1).padStart(9)}  ${target}`)
   }
   console.log(`  replies ${load.replied}, completed ${load.completed} of ${load.submitted} job orders`)
+  if (load.islandCpuMicros !== undefined) {
+    console.log(
+      `  island process CPU: ${(load.islandCpuMicros / load.submitted / 1000).toFixed(2)} ms per job order, ` +
+        `${((load.islandCpuMicros / 1e6 / load.seconds) * 100).toFixed(0)} % of one core`
+    )
+  }
 }
 
 export const runMqttBench = async (valkeyUrl: string) => {

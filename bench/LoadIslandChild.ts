@@ -1,0 +1,42 @@
+/**
+ * The island of the sustained load in a process of its own (started by mqtt.ts with
+ * `node --import tsx --conditions=source`): ingress, engine and station on the given prefix. It
+ * tells "ready" once it listens, measures its CPU between "start" and "stop" and reports it.
+ */
+import { Effect, Layer, Queue } from "effect"
+import { loadIsland } from "./LoadIsland.js"
+
+export interface LoadIslandConfig {
+  readonly brokerUrl: string
+  readonly valkeyUrl: string
+  readonly prefix: string
+}
+export type ToLoadIsland = { readonly type: "start" } | { readonly type: "stop" }
+export type FromLoadIsland = { readonly type: "ready" } | { readonly type: "report"; readonly cpuMicros: number }
+
+const config = JSON.parse(process.env["BENCH_LOAD_ISLAND"] ?? "{}") as LoadIslandConfig
+const tell = (message: FromLoadIsland) => process.send?.(message)
+
+// Messages are queued from the first moment, so none is lost between two waits.
+const inbox = Effect.runSync(Queue.unbounded<ToLoadIsland>())
+process.on("message", (message: ToLoadIsland) => Queue.unsafeOffer(inbox, message))
+const next = (type: ToLoadIsland["type"]): Effect.Effect<void> =>
+  Effect.flatMap(Queue.take(inbox), (message) => (message.type === type ? Effect.void : next(type)))
+
+const program = Effect.gen(function* () {
+  yield* Layer.build(loadIsland(config.brokerUrl, config.valkeyUrl, config.prefix))
+  tell({ type: "ready" })
+  yield* next("start")
+  const cpu = process.cpuUsage()
+  yield* next("stop")
+  const used = process.cpuUsage(cpu)
+  tell({ type: "report", cpuMicros: used.user + used.system })
+}).pipe(Effect.scoped)
+
+Effect.runPromise(program).then(
+  () => process.exit(0),
+  (error) => {
+    console.error("load island failed:", error)
+    process.exit(1)
+  }
+)
