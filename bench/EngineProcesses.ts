@@ -1,9 +1,9 @@
-import { type ChildProcess, fork } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { storeLayer } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import type { EngineChildConfig, FromChild, ToChild } from "./ChildMessages.js"
+import { forkChild, reap } from "./ChildProcess.js"
 import { putWorkMaster, submitJobs } from "./EngineIsland.js"
 import { JOBS, STEPS } from "./Figures.js"
 import { summarize, type Latency } from "./Measure.js"
@@ -26,36 +26,8 @@ const childScript = fileURLToPath(new URL("./EngineChild.ts", import.meta.url))
 
 /** An engine child and the first message of each type it sends. */
 const startChild = (config: EngineChildConfig) => {
-  const child = fork(childScript, [], {
-    execArgv: ["--import", "tsx", "--conditions=source"],
-    env: { ...process.env, BENCH_ENGINE_CHILD: JSON.stringify(config) },
-    stdio: ["ignore", "inherit", "inherit", "ipc"]
-  })
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  const message = <T extends FromChild["type"]>(type: T) =>
-    new Promise<Extract<FromChild, { readonly type: T }>>((resolve, reject) => {
-      const on = (m: FromChild) => {
-        if (m.type !== type) return
-        child.off("message", on)
-        resolve(m as Extract<FromChild, { readonly type: T }>)
-      }
-      child.on("message", on)
-      void exited.then((code) => reject(new Error(`engine child ${config.consumer} exited (${code}) before "${type}"`)))
-    })
-  const ready = message("ready")
-  const report = message("report")
-  // Both are awaited later; an early exit must not be an unhandled rejection meanwhile.
-  ready.catch(() => undefined)
-  report.catch(() => undefined)
-  return { child, ready, report, exited, tell: (m: ToChild) => child.send(m) }
-}
-
-/** Waits for a child to exit; ends it (only ours, by its own handle) if the run failed or it hangs. */
-const reap = async (child: ChildProcess, exited: Promise<unknown>, failed: boolean) => {
-  if (failed) child.kill()
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
-  await exited
-  clearTimeout(timer)
+  const { child, exited, message, tell } = forkChild<FromChild, ToChild>(childScript, `engine child ${config.consumer}`, "BENCH_ENGINE_CHILD", config)
+  return { child, ready: message("ready"), report: message("report"), exited, tell }
 }
 
 export interface ProcessesRun {

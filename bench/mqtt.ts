@@ -6,7 +6,6 @@
  * the issue's figure) with the engine running, p50/p99 end to end. BENCH_LOAD_ONLY=1 runs the
  * load alone.
  */
-import { fork } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { Deferred, Effect, Either, Fiber, Layer, Stream } from "effect"
@@ -19,6 +18,7 @@ import { ChangeStream, storeLayer, WorkMasterDao } from "@microdcs/store"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { latency, type Latency, summarize, throughputOf, throughputOfEffect } from "./Measure.js"
 import { SAMPLES } from "./Settings.js"
+import { forkChild, reap } from "./ChildProcess.js"
 import { LOAD_SCOPE, LOAD_STEPS, loadIsland, loadWorkMaster } from "./LoadIsland.js"
 import type { FromLoadIsland, LoadIslandConfig, ToLoadIsland } from "./LoadIslandChild.js"
 
@@ -168,35 +168,10 @@ const LOAD_WARMUP_SECONDS = Math.max(0, Number(process.env["BENCH_LOAD_WARMUP_SE
 
 const islandChildScript = fileURLToPath(new URL("./LoadIslandChild.ts", import.meta.url))
 
-/** The load's island in a child process; `message` resolves with the first message of a type. */
+/** The load's island in a child process; `stop` ends it and waits for its exit. */
 const startLoadIsland = (config: LoadIslandConfig) => {
-  const child = fork(islandChildScript, [], {
-    execArgv: ["--import", "tsx", "--conditions=source"],
-    env: { ...process.env, BENCH_LOAD_ISLAND: JSON.stringify(config) },
-    stdio: ["ignore", "inherit", "inherit", "ipc"]
-  })
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  const message = <T extends FromLoadIsland["type"]>(type: T) =>
-    new Promise<Extract<FromLoadIsland, { readonly type: T }>>((resolve, reject) => {
-      const on = (m: FromLoadIsland) => {
-        if (m.type !== type) return
-        child.off("message", on)
-        resolve(m as Extract<FromLoadIsland, { readonly type: T }>)
-      }
-      child.on("message", on)
-      void exited.then((code) => reject(new Error(`load island exited (${code}) before "${type}"`)))
-    })
-  const ready = message("ready")
-  const report = message("report")
-  ready.catch(() => undefined)
-  report.catch(() => undefined)
-  const stop = async () => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
-    if (child.exitCode === null) child.kill()
-    await exited
-    clearTimeout(timer)
-  }
-  return { ready, report, stop, tell: (m: ToLoadIsland) => void child.send(m) }
+  const { child, exited, message, tell } = forkChild<FromLoadIsland, ToLoadIsland>(islandChildScript, "load island", "BENCH_LOAD_ISLAND", config)
+  return { ready: message("ready"), report: message("report"), stop: () => reap(child, exited, child.exitCode === null), tell }
 }
 
 /**

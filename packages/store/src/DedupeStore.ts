@@ -1,6 +1,6 @@
 import { Data, Effect, Either, Option } from "effect"
 import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
-import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
+import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, type DedupeClaimReply, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
 import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
 import type { JobOrderAdmission } from "./JobOrderDao.js"
 import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
@@ -31,6 +31,18 @@ export type ClaimResult = Data.TaggedEnum<{
   Done: { readonly key: string; readonly reply: string | undefined }
 }>
 export const ClaimResult = Data.taggedEnum<ClaimResult>()
+
+/** A claim's reply other than "claimed": processed before (with its kept reply), held by another token, or the wrong type. */
+const notClaimed = (key: string, reply: Exclude<DedupeClaimReply, { readonly status: "claimed" }>): Effect.Effect<ClaimResult, Busy | WrongType> => {
+  switch (reply.status) {
+    case "done":
+      return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
+    case "busy":
+      return Effect.fail(new Busy({ key, remainingMs: reply.remainingMs }))
+    case "wrongtype":
+      return Effect.fail(wrongTypeError(reply))
+  }
+}
 
 /**
  * CloudEvent deduplication (data-layer.md §5, seed R-3, R-4): `ce:dedupe:{hash}` holds
@@ -71,18 +83,9 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         if (typeof key !== "string") return Effect.fail(key)
         const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
         if (problem) return Effect.fail(problem)
-        return Effect.flatMap(valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs }), (reply): Effect.Effect<ClaimResult, Busy | WrongType> => {
-          switch (reply.status) {
-            case "claimed":
-              return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld }))
-            case "done":
-              return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
-            case "busy":
-              return Effect.fail(new Busy({ key, remainingMs: reply.remainingMs }))
-            case "wrongtype":
-              return Effect.fail(wrongTypeError(reply))
-          }
-        })
+        return Effect.flatMap(valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs }), (reply) =>
+          reply.status === "claimed" ? Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })) : notClaimed(key, reply)
+        )
       })
 
     /** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
@@ -115,18 +118,11 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
         if (problem) return Effect.fail(problem)
         const keys = { dedupe: key, jobOrder: docKey, jobAcceptance: limitKey }
-        return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply): Effect.Effect<ClaimResult, Busy | WrongType> => {
-          switch (reply.status) {
-            case "claimed":
-              return Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
-            case "done":
-              return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
-            case "busy":
-              return Effect.fail(new Busy({ key, remainingMs: reply.remainingMs }))
-            case "wrongtype":
-              return Effect.fail(wrongTypeError(reply))
-          }
-        })
+        return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply) =>
+          reply.status === "claimed"
+            ? Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
+            : notClaimed(key, reply)
+        )
       })
 
     /**
