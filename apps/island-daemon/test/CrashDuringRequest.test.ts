@@ -74,10 +74,11 @@ describe("crash during a request", () => {
     () => {
       const prefix = randomPrefix("cr")
       return Effect.gen(function* () {
-        // Closes on the job order's put: a script call (EVALSHA/EVAL) whose keys name the job order,
-        // within one RESP command (no `*` array header in between). The claim landed, the write never does.
+        // Closes on the job order's put: a script call (EVALSHA/EVAL) whose first key is the job
+        // order (the claim names it too, as its second key, to read the admission with the claim).
+        // The claim landed, the write never does.
         const jobKey = `${prefix}:joborder:${JOB}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-        const putOfJob = new RegExp(`\r\neval(sha)?\r\n[^*]*\r\n${jobKey}\r\n`, "i")
+        const putOfJob = new RegExp(`\r\neval(sha)?\r\n\\$\\d+\r\n[^\r]*\r\n\\$\\d+\r\n\\d+\r\n\\$\\d+\r\n${jobKey}\r\n`, "i")
         const gate = yield* Effect.acquireRelease(
           Effect.promise(() => startValkeyGate({ host: inject("valkeyHost"), port: inject("valkeyPort") }, (bytes) => putOfJob.test(bytes))),
           (g) => Effect.promise(() => g.stop())
