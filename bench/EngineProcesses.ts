@@ -17,8 +17,12 @@ export const ENGINE_PROCESSES = (process.env["BENCH_ENGINE_PROCESSES"] ?? "1,2")
   .map((n) => Number(n.trim()))
   .filter((n) => Number.isInteger(n) && n > 0)
 
-/** Jobs run through fresh children before the measured run (BENCH_WARMUP_JOBS). */
-const WARMUP_JOBS = Number(process.env["BENCH_WARMUP_JOBS"] ?? 100)
+/**
+ * Jobs run through fresh children before the measured run (BENCH_WARMUP_JOBS). With 100, a child
+ * still spent about 2× the in-process engine's CPU per step (its JIT had not tiered up yet); with
+ * 1000 it is on a par.
+ */
+const WARMUP_JOBS = Number(process.env["BENCH_WARMUP_JOBS"] ?? 1000)
 
 type Report = Extract<FromChild, { readonly type: "report" }>
 
