@@ -21,12 +21,15 @@ export const nodeSeqRule: PartRule = {
   description: `a node sequence number of ${NODE_SEQ_DIGITS} digits, zero-padded (nodeSeqPart)`
 }
 
+/** Whether `seq` can be a node's sequence number: an integer from 0 to {@link MAX_NODE_SEQ}. */
+export const isNodeSeq = (seq: number): boolean => Number.isSafeInteger(seq) && seq >= 0 && seq <= MAX_NODE_SEQ
+
 /**
  * The `{seq}` part of a node key: `9` → `"000009"`. A sequence number that is not an integer
  * from 0 to {@link MAX_NODE_SEQ} is a `KeyPartError` (never a wider, mis-sorting key).
  */
 export const nodeSeqPart = (seq: number): string | KeyPartError =>
-  Number.isSafeInteger(seq) && seq >= 0 && seq <= MAX_NODE_SEQ
+  isNodeSeq(seq)
     ? String(seq).padStart(NODE_SEQ_DIGITS, "0")
     : new KeyPartError("not-allowed", "seq", `seq ${seq} is not an integer from 0 to ${MAX_NODE_SEQ}`)
 

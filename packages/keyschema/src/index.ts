@@ -25,7 +25,7 @@ export {
   referenceKinds
 } from "./KeyFamilies.js"
 // The execution log's node sequence part: the one place its six-digit width is defined.
-export { MAX_NODE_SEQ, NODE_SEQ_DIGITS, nodeSeqOf, nodeSeqPart, nodeSeqRule } from "./ExecutionLogKeys.js"
+export { isNodeSeq, MAX_NODE_SEQ, NODE_SEQ_DIGITS, nodeSeqOf, nodeSeqPart, nodeSeqRule } from "./ExecutionLogKeys.js"
 // The schema: key builders and the parser. The key laws, a test helper, are in `@microdcs/keyschema/testing`.
 export {
   type CoreFamilyTemplates,

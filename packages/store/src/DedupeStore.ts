@@ -1,8 +1,8 @@
-import { Data, Effect, Either, Option } from "effect"
+import { Data, Effect, Either } from "effect"
 import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
 import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, type DedupeClaimReply, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
 import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
-import type { JobOrderAdmission } from "./JobOrderDao.js"
+import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
 import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
@@ -91,9 +91,7 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
     /** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
     const admissionOf = (read: DedupeAdmissionRead, limitKey: string): Effect.Effect<ClaimAdmission> => {
       if (read.status === "wrongtype") return Effect.succeed(Either.left(wrongTypeError(read)))
-      if (read.limit === null) return Effect.succeed(Either.right({ exists: read.exists, limit: Option.none() }))
-      if (!/^\d+$/.test(read.limit)) return Effect.dieMessage(`${limitKey} holds '${read.limit}', not an integer limit`)
-      return Effect.succeed(Either.right({ exists: read.exists, limit: Option.some(Number(read.limit)) }))
+      return Effect.map(admissionFrom(read.exists, read.limit, limitKey), Either.right)
     }
 
     /**

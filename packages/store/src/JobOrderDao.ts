@@ -17,6 +17,7 @@ import {
   WrongType
 } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
+import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { wrongTypeError } from "./WriteReplies.js"
 
 export interface PutJobOrder {
@@ -44,15 +45,10 @@ export interface DeleteJobOrder {
   readonly change?: string | undefined
 }
 
+export type { JobOrderAdmission } from "./Admission.js"
+
 const wrongTypeMarker = { wrongType: true } as const
 
-/** What Store and StoreAndStart read before their put: whether the id is taken, and the scope's limit. */
-export interface JobOrderAdmission {
-  /** A document (of any scope) holds the id. */
-  readonly exists: boolean
-  /** The scope's acceptance limit (`jobacceptance:{scope}`), none when unset. */
-  readonly limit: Option.Option<number>
-}
 
 export interface JobOrderPage {
   readonly items: ReadonlyArray<{ readonly id: string; readonly priority: number }>
@@ -159,11 +155,8 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
               if (limitType !== "none" && limitType !== "string") return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
               // The key changed type between its TYPE and its GET.
               if (stored === wrongTypeMarker) return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
-              if (stored === null) return Effect.succeed({ exists: docType === "hash", limit: Option.none() })
-              // Only JobAcceptanceDao.set writes this key: anything but an integer is corruption, as there.
-              if (typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
-              if (!/^\d+$/.test(stored)) return Effect.dieMessage(`${limitKey} holds '${stored}', not an integer limit`)
-              return Effect.succeed({ exists: docType === "hash", limit: Option.some(Number(stored)) })
+              if (stored !== null && typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
+              return admissionFrom(docType === "hash", stored, limitKey)
             })
           )
       })

@@ -51,34 +51,30 @@ describe("Valkey", () => {
   )
 })
 
+/** The test echo script: replies `{key}={value}`. */
+const echoScript = defineScript({
+  file: "test/echo-1.lua",
+  keys: ["target"],
+  encodeArgs: (value: string) => [value],
+  decodeReply: (raw) => raw as string
+})
+
 layer(services)("scripts", (it) => {
   it.effect("falls back to the source after SCRIPT FLUSH", () =>
     Effect.gen(function* () {
       const valkey = yield* Valkey
-      const script = defineScript({
-        file: "test/echo-1.lua",
-        keys: ["target"],
-        encodeArgs: (value: string) => [value],
-        decodeReply: (raw) => raw as string
-      })
-      expect(yield* valkey.script(script, { target: "k" }, "one")).toBe("k=one")
+      expect(yield* valkey.script(echoScript, { target: "k" }, "one")).toBe("k=one")
       yield* valkey.command("flush", (c) => c.script("FLUSH"))
-      expect(yield* valkey.script(script, { target: "k" }, "two")).toBe("k=two")
+      expect(yield* valkey.script(echoScript, { target: "k" }, "two")).toBe("k=two")
     })
   )
 
   it.effect("scriptMany runs each call and answers in order; no calls is no results", () =>
     Effect.gen(function* () {
       const valkey = yield* Valkey
-      const script = defineScript({
-        file: "test/echo-1.lua",
-        keys: ["target"],
-        encodeArgs: (value: string) => [value],
-        decodeReply: (raw) => raw as string
-      })
-      expect(yield* valkey.scriptMany(script, [])).toEqual([])
+      expect(yield* valkey.scriptMany(echoScript, [])).toEqual([])
       const calls = ["a", "b", "c"].map((value) => ({ keys: { target: `k${value}` }, args: value }))
-      expect(yield* valkey.scriptMany(script, calls)).toEqual(["ka=a", "kb=b", "kc=c"].map((reply) => ({ _tag: "Reply", reply })))
+      expect(yield* valkey.scriptMany(echoScript, calls)).toEqual(["ka=a", "kb=b", "kc=c"].map((reply) => ({ _tag: "Reply", reply })))
     })
   )
 })

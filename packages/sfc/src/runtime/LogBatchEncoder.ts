@@ -1,5 +1,5 @@
 import type { CommitRequest, LogValue } from "@microdcs/store"
-import { KeyPartError, MAX_NODE_SEQ, nodeSeqPart } from "@microdcs/keyschema"
+import { isNodeSeq, KeyPartError, nodeSeqPart } from "@microdcs/keyschema"
 import type { LogExecutionRecord, LogWrite } from "../engine/ExecutionLog.js"
 import { BoundedMap } from "./BoundedMap.js"
 import type { QueuedWrites } from "./LogWriteQueue.js"
@@ -39,8 +39,6 @@ interface LastWrite {
 }
 
 const EXEC_SLOT = -1
-
-const isNodeSeq = (seq: number): boolean => Number.isSafeInteger(seq) && seq >= 0 && seq <= MAX_NODE_SEQ
 
 /**
  * Turns the queued writes of one batch into what the store writes, in the writer's fiber (never
