@@ -6,7 +6,7 @@ import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Ou
 import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
-import { jobOrderOperation, moveJobOrder, responseOperation, sendCommand, storeResponse, wantsSend } from "./OutboxHandler.js"
+import { entryOperation, jobOrderOperation, moveJobOrder, sendCommand, storeResponse, wantsSend } from "./OutboxHandler.js"
 import { StationPort } from "./StationPort.js"
 
 /** What the outbox handler's code this module runs needs. */
@@ -233,7 +233,7 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     const carrying = yield* FiberSet.make()
     const runCarry = yield* FiberSet.runtime(carrying)<never>()
     const carryOne = (entry: JobOrderEntry | JobResponseEntry, version: number, scope: string): Effect.Effect<void, never, HandlerServices> => {
-      const op = entry.type === "joborder" ? jobOrderOperation(entry.jobId, String(version), entry.trigger) : responseOperation(entry.responseId)
+      const op = entryOperation(entry, String(version))
       // A Run the first command's send already applied (see `send`).
       if (dispatch.hasMoved(op)) return Effect.void
       const run: Effect.Effect<void, unknown, HandlerServices> =

@@ -3,7 +3,7 @@ import { BatchOutcome, type EntryFailure, type PollerEntry } from "@microdcs/pol
 import { CommandDispatch } from "./CommandDispatch.js"
 import { followedChange, handleChangeEntry } from "./ChangeFollower.js"
 import type { EngineOptions } from "./EngineOptions.js"
-import { handleWorkEntry, jobOrderOperation, responseOperation } from "./OutboxHandler.js"
+import { entryOperation, handleWorkEntry } from "./OutboxHandler.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
 import type { CommandEntry } from "../engine/Outbox.js"
 
@@ -50,10 +50,7 @@ export const handleWorkBatch = (options: EngineOptions) => {
         const type = entry.fields["type"]
         if (type === "joborder" || type === "jobresponse") {
           const done = decodeOutboxEntry(entry.fields)
-          const op =
-            done?.type === "joborder" ? jobOrderOperation(done.jobId, entry.fields["version"] ?? "0", done.trigger)
-            : done?.type === "jobresponse" ? responseOperation(done.responseId)
-            : undefined
+          const op = done?.type === "joborder" || done?.type === "jobresponse" ? entryOperation(done, entry.fields["version"] ?? "0") : undefined
           if (op !== undefined && dispatch.takeMoved(op)) continue
         }
         if (entry.fields["type"] === "command" && entry.fields["sender"] === consumer) {
