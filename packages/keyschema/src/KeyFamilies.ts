@@ -11,6 +11,8 @@ import { nodeSeqRule } from "./ExecutionLogKeys.js"
  */
 export const keyFamilies = {
   dedupe: "ce:dedupe:{hash}",
+  /** A dedupe claim holder's liveness (one per running process), a short-lived string it renews: gone means its claims may be taken over. */
+  dedupeHolder: "ce:holder:{holder}",
   startLease: "lock:poststart:{configId}",
   jobOrder: "joborder:{id}",
   jobOrderList: "joborder:list:{scope}",

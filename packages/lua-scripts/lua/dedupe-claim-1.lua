@@ -13,7 +13,10 @@
     {"claimed", 0}                    the caller already holds it; nothing is refreshed
     {"done", reply}                   the event was processed before; reply is the stored reply
                                       (false when none was kept)
-    {"busy", remainingMs}             another token holds it (PTTL, floored at 0)
+    {"busy", remainingMs, token}      another token holds it (PTTL, floored at 0); token is the
+                                      holder's (false for a value that is no claim), so the caller
+                                      can take the claim over once that holder is dead
+                                      (dedupe-takeover-2.lua)
     {"wrongtype", key, actualType, expectedType}
 ]]
 -- @include lib/check-types.lua
@@ -32,4 +35,6 @@ if string.sub(stored, 1, 5) == 'done:' then return { 'done', string.sub(stored, 
 if stored == mine then return { 'claimed', 0 } end
 local remaining = redis.call('PTTL', key)
 if remaining < 0 then remaining = 0 end
-return { 'busy', remaining }
+local held = false
+if string.sub(stored, 1, 11) == 'processing:' then held = string.sub(stored, 12) end
+return { 'busy', remaining, held }

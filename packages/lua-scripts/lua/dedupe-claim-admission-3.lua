@@ -21,7 +21,8 @@
                                       claimed, but KEYS[2] or KEYS[3] holds another type: the
                                       admission fails as the processor's own read would
     {"done", reply}                   processed before; reply kept with the mark (false: none)
-    {"busy", remainingMs}             another token holds it (PTTL, floored at 0)
+    {"busy", remainingMs, token}      another token holds it (PTTL, floored at 0); token is the
+                                      holder's (false for a value that is no claim)
     {"wrongtype", key, actualType, expectedType}
                                       KEYS[1] holds another type; nothing claimed
 ]]
@@ -43,7 +44,9 @@ else
   if stored ~= mine then
     local remaining = redis.call('PTTL', key)
     if remaining < 0 then remaining = 0 end
-    return { 'busy', remaining }
+    local held = false
+    if string.sub(stored, 1, 11) == 'processing:' then held = string.sub(stored, 12) end
+    return { 'busy', remaining, held }
   end
 end
 

@@ -6,7 +6,8 @@ export type DedupeClaimReply =
   | { readonly status: "claimed"; readonly alreadyHeld: boolean }
   /** `reply`: the reply kept with the done mark, null when none was kept. */
   | { readonly status: "done"; readonly reply: string | null }
-  | { readonly status: "busy"; readonly remainingMs: number }
+  /** `token`: the holder's (null for a stored value that is no claim), for `dedupeTakeover`. */
+  | { readonly status: "busy"; readonly remainingMs: number; readonly token: string | null }
   | WrongTypeReply
 
 export const dedupeClaim = defineScript({
@@ -22,7 +23,7 @@ export const dedupeClaim = defineScript({
       case "done":
         return { status, reply: asOptionalText("dedupe-claim", reply[1] ?? null) }
       case "busy":
-        return { status, remainingMs: asInteger("dedupe-claim", reply[1]) }
+        return { status, remainingMs: asInteger("dedupe-claim", reply[1]), token: asOptionalText("dedupe-claim", reply[2] ?? null) }
       case "wrongtype":
         return decodeWrongType("dedupe-claim", reply)
       default:
@@ -72,6 +73,44 @@ export const dedupeRelease = defineScript({
   }
 })
 
+export type DedupeTakeoverReply =
+  /** The dead holder's claim is the caller's now. */
+  | { readonly status: "taken" }
+  | { readonly status: "claimed"; readonly alreadyHeld: boolean }
+  | { readonly status: "done"; readonly reply: string | null }
+  /** The holder lives, or another token holds the claim now: look again after `remainingMs`. */
+  | { readonly status: "busy"; readonly remainingMs: number }
+  | WrongTypeReply
+
+/**
+ * The claim `found` (a token a busy claim reply named) taken over by `token`, if the key still
+ * holds it and its holder's liveness key is gone; else what a claim would say.
+ */
+export const dedupeTakeover = defineScript({
+  file: "dedupe-takeover-2.lua",
+  keys: ["dedupe", "holder"],
+  encodeArgs: (a: { readonly found: string; readonly token: string; readonly leaseMs: number }) => [a.found, a.token, a.leaseMs],
+  decodeReply: (raw): DedupeTakeoverReply => {
+    const name = "dedupe-takeover"
+    const reply = asArray(name, raw)
+    const status = asText(name, reply[0])
+    switch (status) {
+      case "taken":
+        return { status }
+      case "claimed":
+        return { status, alreadyHeld: asInteger(name, reply[1]) === 0 }
+      case "done":
+        return { status, reply: asOptionalText(name, reply[1] ?? null) }
+      case "busy":
+        return { status, remainingMs: asInteger(name, reply[1]) }
+      case "wrongtype":
+        return decodeWrongType(name, reply)
+      default:
+        throw new UnexpectedReply(name, raw)
+    }
+  }
+})
+
 /** What the admission reads found once the claim was taken (see `dedupeClaimAdmission`). */
 export type DedupeAdmissionRead =
   /** `limit`: the text of the scope's acceptance limit, null when unset. */
@@ -103,7 +142,7 @@ export const dedupeClaimAdmission = defineScript({
       case "done":
         return { status, reply: asOptionalText(name, reply[1] ?? null) }
       case "busy":
-        return { status, remainingMs: asInteger(name, reply[1]) }
+        return { status, remainingMs: asInteger(name, reply[1]), token: asOptionalText(name, reply[2] ?? null) }
       case "wrongtype":
         return decodeWrongType(name, reply)
       default:

@@ -1,8 +1,9 @@
 import { Data, Effect, Either } from "effect"
 import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
-import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, type DedupeClaimReply, dedupeDone, dedupeRelease } from "@microdcs/lua-scripts"
+import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, type DedupeClaimReply, dedupeDone, dedupeRelease, dedupeTakeover } from "@microdcs/lua-scripts"
 import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
 import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
+import { claimTokenHolder } from "./ClaimToken.js"
 import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
 import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
@@ -25,15 +26,23 @@ export type ClaimResult = Data.TaggedEnum<{
   /**
    * The caller holds the lease. `alreadyHeld`: it held it before this call (the lease was not
    * extended). `admission`: the job order's admission reads, from `claimWithAdmission` only.
+   * `takenOverFrom`: the dead holder whose claim the caller took over (no admission reads then).
    */
-  Claimed: { readonly key: string; readonly alreadyHeld: boolean; readonly admission?: ClaimAdmission | undefined }
+  Claimed: {
+    readonly key: string
+    readonly alreadyHeld: boolean
+    readonly admission?: ClaimAdmission | undefined
+    readonly takenOverFrom?: string | undefined
+  }
   /** The event was processed; skip it. `reply`: what was kept with the done mark, if anything. */
   Done: { readonly key: string; readonly reply: string | undefined }
 }>
 export const ClaimResult = Data.taggedEnum<ClaimResult>()
 
-/** A claim's reply other than "claimed": processed before (with its kept reply), held by another token, or the wrong type. */
-const notClaimed = (key: string, reply: Exclude<DedupeClaimReply, { readonly status: "claimed" }>): Effect.Effect<ClaimResult, Busy | WrongType> => {
+type NotClaimed = Exclude<DedupeClaimReply, { readonly status: "claimed" }>
+
+/** A claim's reply other than "claimed" and other than a busy one to take over: processed before (with its kept reply), held, or the wrong type. */
+const notClaimed = (key: string, reply: NotClaimed): Effect.Effect<ClaimResult, Busy | WrongType> => {
   switch (reply.status) {
     case "done":
       return Effect.succeed(ClaimResult.Done({ key, reply: reply.reply ?? undefined }))
@@ -69,7 +78,37 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         return yield* valkey.key("dedupe", { hash: dedupeHash(source, id) })
       })
 
-    /** Takes the lease on an event, or learns it is done; `Busy` while another token holds it. */
+    /**
+     * A claim found busy: when its token names a holder whose liveness key is gone (it died), the
+     * claim is taken over in one script step that re-checks both; else `Busy` (with the time to
+     * look again: the lease's end, or the holder's liveness end when that comes first).
+     */
+    const takeOverOrNot = (key: string, reply: NotClaimed, token: string, leaseMs: number): Effect.Effect<ClaimResult, Busy | WrongType | ConnectionError> => {
+      if (reply.status !== "busy" || reply.token === null) return notClaimed(key, reply)
+      const found = reply.token
+      const holder = claimTokenHolder(found)
+      // A token that names no holder (or none a key can name) is freed by its lease's end alone.
+      const holderKey = holder === undefined ? undefined : valkey.keys.key("dedupeHolder", { holder })
+      if (typeof holderKey !== "string") return notClaimed(key, reply)
+      return Effect.flatMap(valkey.script(dedupeTakeover, { dedupe: key, holder: holderKey }, { found, token, leaseMs }), (taken) => {
+        switch (taken.status) {
+          case "taken":
+            return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: false, takenOverFrom: holder }))
+          case "claimed":
+            return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: taken.alreadyHeld }))
+          case "busy":
+            return Effect.fail(new Busy({ key, remainingMs: taken.remainingMs }))
+          default:
+            return notClaimed(key, taken)
+        }
+      })
+    }
+
+    /**
+     * Takes the lease on an event, or learns it is done; `Busy` while another token holds it. A
+     * claim whose holder (named in its token, see `claimToken`) has no liveness key any more is
+     * taken over at once: that holder died and will never mark it done.
+     */
     const claim = (
       source: string,
       id: string,
@@ -84,7 +123,7 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
         if (problem) return Effect.fail(problem)
         return Effect.flatMap(valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs }), (reply) =>
-          reply.status === "claimed" ? Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })) : notClaimed(key, reply)
+          reply.status === "claimed" ? Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })) : takeOverOrNot(key, reply, token, leaseMs)
         )
       })
 
@@ -119,7 +158,7 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
         return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply) =>
           reply.status === "claimed"
             ? Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
-            : notClaimed(key, reply)
+            : takeOverOrNot(key, reply, token, leaseMs)
         )
       })
 

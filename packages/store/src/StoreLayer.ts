@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { ChangeStream } from "./ChangeStream.js"
 import { DeadLetterRedrive } from "./DeadLetterRedrive.js"
 import { DedupeStore } from "./DedupeStore.js"
+import { ClaimHolders } from "./ClaimHolders.js"
 import { IndexMaintenance } from "./IndexMaintenance.js"
 import { JobAcceptanceDao } from "./JobAcceptanceDao.js"
 import { JobOrderDao } from "./JobOrderDao.js"
@@ -39,6 +40,7 @@ export const StoreServices = Layer.mergeAll(
   ReferenceListDao.Default,
   JobAcceptanceDao.Default,
   DedupeStore.Default,
+  ClaimHolders.Default,
   StartLease.Default,
   PublisherLease.Default,
   ScopeRegistry.Default,
