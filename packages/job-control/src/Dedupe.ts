@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { type ClaimAdmission, type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
+import { type ClaimAdmission, claimToken, type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
 
 /** 2 × a 30 s handler timeout: the lease must outlive the slowest handler that still succeeds. */
 export const DEFAULT_LEASE_MS = 60_000
@@ -25,6 +25,12 @@ export interface ExactlyOnceOptions<A = unknown> {
    * claim then reads its admission in the same round trip and hands it to `process`.
    */
   readonly admitJobOrder?: { readonly id: string; readonly scope: string } | undefined
+  /**
+   * This process's claim holder (`keepClaimHolder`): the claim names it, so once this process
+   * dies a duplicate takes the claim over within the holder's liveness lifetime (3 s) instead of
+   * the lease. Without one, only the lease's end frees a claim its holder left.
+   */
+  readonly holder?: string | undefined
 }
 
 /** What the claim gives the processing: the admission reads, when `admitJobOrder` asked for them. */
@@ -36,8 +42,9 @@ export interface ClaimedEvent {
 /**
  * The outcome: processed now; a duplicate of a processed event (with the reply kept for it, if
  * any); or held, because another holder's claim is live: the caller must not acknowledge the
- * event and tries again once that lease ends (`remainingMs`, 0 when it is ending now), since a
- * holder that crashed never marks it done.
+ * event and tries again after `remainingMs` (when that lease ends, or sooner when the holder's
+ * liveness would end: then it may be dead; 0 when it is ending now), since a holder that crashed
+ * never marks it done.
  */
 export type ExactlyOnceResult<A> =
   | { readonly _tag: "Processed"; readonly value: A }
@@ -50,13 +57,49 @@ export type ExactlyOnceResult<A> =
  */
 export type DedupeFailure = WrongType | InvalidInput | ConnectionError | LeaseLost
 
+/** This attempt's claim (taken over from a dead holder, when it left one), or `Held` while another holder's claim is live. */
+const claimEvent = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token: string) => {
+  const { source, id } = options
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+  const claiming =
+    options.admitJobOrder === undefined ? dedupe.claim(source, id, token, leaseMs) : dedupe.claimWithAdmission(source, id, token, leaseMs, options.admitJobOrder)
+  return claiming.pipe(
+    Effect.tap((claim) =>
+      claim._tag === "Claimed" && claim.takenOverFrom !== undefined
+        ? Effect.logInfo("took over the dedupe claim of a holder that died").pipe(Effect.annotateLogs({ source, id, holder: claim.takenOverFrom }))
+        : Effect.void
+    ),
+    Effect.catchTag("Busy", (busy) => Effect.succeed({ _tag: "Held", remainingMs: busy.remainingMs } as const))
+  )
+}
+
+/** Marks the event done with the reply to keep; a reply the store refuses to keep (over the size limit) is dropped, not the done mark. */
+const markDone = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token: string, value: A) => {
+  const { source, id } = options
+  const doneTtlMs = options.doneTtlMs ?? DEFAULT_DONE_TTL_MS
+  const reply = options.storedReply?.(value)
+  return dedupe.markDone(source, id, token, doneTtlMs, reply).pipe(
+    // The effect happened: duplicates then get no reply, as without a kept reply.
+    Effect.catchTag("InvalidInput", (refused) =>
+      reply === undefined || refused.field !== "reply"
+        ? Effect.fail(refused)
+        : Effect.logWarning("reply not kept with the done mark").pipe(
+            Effect.annotateLogs({ source, id, error: refused.message }),
+            Effect.zipRight(dedupe.markDone(source, id, token, doneTtlMs))
+          )
+    )
+  )
+}
+
 /**
  * The exactly-once effect over at-least-once delivery (island.md §2): claim the event's dedupe
  * key, process, mark it done (with the reply to keep), return. A duplicate arriving when the key
  * is done is not processed; one arriving while another holder's claim is live is `Held`, never
- * skipped, so a crashed holder loses nothing. A failing (or interrupted) `process` gives its
- * claim back and fails with its own error, so the broker's redelivery is processed instead of
- * waiting out the lease. `process` may take what the claim read for it (see `admitJobOrder`).
+ * skipped, so a crashed holder loses nothing, and takes the claim over once that holder is dead
+ * (its liveness key gone, see `holder`); the dead holder's own done mark then meets `LeaseLost`.
+ * A failing (or interrupted) `process` gives its claim back and fails with its own error, so the
+ * broker's redelivery is processed instead of waiting out the lease. `process` may take what
+ * the claim read for it (see `admitJobOrder`).
  */
 export const exactlyOnce = <A, E, R>(
   options: ExactlyOnceOptions<A>,
@@ -66,7 +109,7 @@ export const exactlyOnce = <A, E, R>(
     const dedupe = yield* DedupeStore
     const { source, id } = options
     // A token per attempt: a redelivery handled by this same process is a different claimant.
-    const token = randomUUID()
+    const token = options.holder === undefined ? randomUUID() : claimToken(options.holder)
     const release = dedupe.release(source, id, token).pipe(
       Effect.catchAll((error) =>
         // The lease still expires on its own; the redelivery just waits for it.
@@ -75,35 +118,15 @@ export const exactlyOnce = <A, E, R>(
     )
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
-        const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
-        const claiming =
-          options.admitJobOrder === undefined
-            ? dedupe.claim(source, id, token, leaseMs)
-            : dedupe.claimWithAdmission(source, id, token, leaseMs, options.admitJobOrder)
-        const claim = yield* claiming.pipe(
-          Effect.catchTag("Busy", (busy) => Effect.succeed({ _tag: "Busy", remainingMs: busy.remainingMs } as const))
-        )
-        if (claim._tag === "Busy") return { _tag: "Held", remainingMs: claim.remainingMs } as const
+        const claim = yield* claimEvent(dedupe, options, token)
+        if (claim._tag === "Held") return claim
         if (claim._tag === "Done") return { _tag: "Duplicate", reason: "done", reply: claim.reply } as const
         // A service tag is an Effect and a function both: asking `isEffect` first keeps it an Effect.
         // Suspended, so a throw while building it is a defect that gives the claim back too.
         const admitted = options.admitJobOrder === undefined || claim.admission === undefined ? undefined : { jobOrder: options.admitJobOrder, read: claim.admission }
         const processing = Effect.isEffect(process) ? process : Effect.suspend(() => process({ admission: admitted }))
         const value = yield* restore(processing).pipe(Effect.onError(() => release))
-        const doneTtlMs = options.doneTtlMs ?? DEFAULT_DONE_TTL_MS
-        const reply = options.storedReply?.(value)
-        yield* dedupe.markDone(source, id, token, doneTtlMs, reply).pipe(
-          // A reply the store refuses to keep (over the size limit) must not undo the done mark:
-          // the effect happened. Duplicates then get no reply, as without a kept reply.
-          Effect.catchTag("InvalidInput", (refused) =>
-            reply === undefined || refused.field !== "reply"
-              ? Effect.fail(refused)
-              : Effect.logWarning("reply not kept with the done mark").pipe(
-                  Effect.annotateLogs({ source, id, error: refused.message }),
-                  Effect.zipRight(dedupe.markDone(source, id, token, doneTtlMs))
-                )
-          )
-        )
+        yield* markDone(dedupe, options, token, value)
         return { _tag: "Processed", value } as const
       })
     )

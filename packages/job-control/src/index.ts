@@ -20,8 +20,9 @@ export { type CatalogueRecipe, recipeCatalogue } from "./RecipeCatalogue.js"
 // The processor and its options (checked when the layer is built).
 export { type JobControlSettings, defaultJobControlSettings, JobControlOptions } from "./JobControlOptions.js"
 export * from "./JobControl.js"
-// The exactly-once combinator.
+// The exactly-once combinator and the claim holder whose liveness lets a dead one's claims be taken over.
 export * from "./Dedupe.js"
+export * from "./ClaimHolder.js"
 // Triggers (execution-log.md §4): matching and job order ids (pure), the in-memory catalog, the starts, the config event.
 export * from "./TriggerMatch.js"
 export * from "./TriggerCatalog.js"

@@ -1,8 +1,8 @@
 import { Deferred, Effect, Fiber, Ref, TestServices } from "effect"
 import { expect, layer } from "@effect/vitest"
-import { DedupeStore } from "@microdcs/store"
+import { ClaimHolders, DedupeStore } from "@microdcs/store"
 import { until } from "@microdcs/test-utils"
-import { exactlyOnce } from "@microdcs/job-control"
+import { CLAIM_HOLDER_TTL_MS, exactlyOnce, keepClaimHolder } from "@microdcs/job-control"
 import { handle, methodRequest, world } from "./Kit.js"
 
 class HandlerFailed {
@@ -125,5 +125,71 @@ layer(world())("exactlyOnce", (it) => {
       expect(first._tag === "Processed" && first.value.statusEvents).toHaveLength(1)
       expect(again).toEqual({ _tag: "Duplicate", reason: "done" })
     })
+  )
+
+  it.scoped("a live but slow holder is never taken over: its duplicate stays held past the liveness lifetime, then is a done duplicate", () =>
+    Effect.gen(function* () {
+      const holder = yield* keepClaimHolder("slow")
+      const waiter = yield* keepClaimHolder("waiter")
+      const started = yield* Deferred.make<void>()
+      // The handler outlives the liveness key's lifetime; the renewals go on beside it.
+      const slow = Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Effect.sleep(CLAIM_HOLDER_TTL_MS + 1_500), "slow"))
+      const first = yield* Effect.fork(exactlyOnce({ source: "urn:mes", id: "m-slow", holder }, slow))
+      yield* Deferred.await(started)
+      const outcomes: Array<string> = []
+      while (first.unsafePoll() === null) {
+        const duplicate = yield* exactlyOnce({ source: "urn:mes", id: "m-slow", holder: waiter }, Effect.succeed("duplicate"))
+        outcomes.push(duplicate._tag)
+        if (duplicate._tag === "Held") expect(duplicate.remainingMs).toBeLessThanOrEqual(CLAIM_HOLDER_TTL_MS)
+        yield* Effect.sleep("250 millis")
+      }
+      expect(yield* Fiber.join(first)).toEqual({ _tag: "Processed", value: "slow" })
+      expect(outcomes.length).toBeGreaterThan(10)
+      expect(new Set(outcomes)).toEqual(new Set(["Held"]))
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-slow", holder: waiter }, Effect.succeed("duplicate"))).toEqual({ _tag: "Duplicate", reason: "done" })
+    }).pipe(TestServices.provideLive)
+  )
+
+  it.scoped("a holder that died: its duplicate takes the claim over once the liveness key is gone, long before the lease ends, and the holder's late done mark is LeaseLost", () =>
+    Effect.gen(function* () {
+      // The holder's last renewal, then nothing: it died right after it.
+      const dead = yield* (yield* ClaimHolders).of("dead-run", CLAIM_HOLDER_TTL_MS)
+      yield* dead.beat
+      const release = yield* Deferred.make<void>()
+      const claimed = yield* Deferred.make<void>()
+      const runs = yield* Ref.make(0)
+      const zombie = yield* Effect.fork(
+        exactlyOnce(
+          { source: "urn:mes", id: "m-dead", holder: dead.holder, leaseMs: 60_000 },
+          Effect.zipRight(Deferred.succeed(claimed, undefined), Effect.zipRight(Deferred.await(release), Ref.updateAndGet(runs, (n) => n + 1)))
+        )
+      )
+      yield* Deferred.await(claimed)
+      const waiter = yield* keepClaimHolder("waiter")
+      const duplicate = exactlyOnce({ source: "urn:mes", id: "m-dead", holder: waiter, leaseMs: 60_000 }, Ref.updateAndGet(runs, (n) => n + 1))
+      const first = yield* duplicate
+      expect(first._tag).toBe("Held")
+      expect(first._tag === "Held" && first.remainingMs).toBeLessThanOrEqual(CLAIM_HOLDER_TTL_MS)
+      // Well within the 60 s lease: the liveness key lives 3 s after the last renewal.
+      const taken = yield* until(duplicate, (outcome) => outcome._tag !== "Held", { within: "6 seconds", every: "100 millis", what: "the takeover" })
+      expect(taken).toEqual({ _tag: "Processed", value: 1 })
+      // The holder was not dead after all: its done mark finds the waiter's done mark.
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Effect.flip(Fiber.join(zombie))).toMatchObject({ _tag: "LeaseLost" })
+      expect(yield* duplicate).toEqual({ _tag: "Duplicate", reason: "done" })
+    }).pipe(TestServices.provideLive)
+  )
+
+  it.scoped("a process restarted under the same name is another holder: the dead run's claims are taken over", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      const liveness = yield* (yield* ClaimHolders).of("island-1.run-1", CLAIM_HOLDER_TTL_MS)
+      // The first run claimed and died without a trace of liveness left.
+      yield* dedupe.claim("urn:mes", "m-restart", `00000000-0000-4000-8000-000000000000@${liveness.holder}`, 60_000)
+      const restarted = yield* keepClaimHolder("island-1")
+      expect(restarted).toMatch(/^island-1\./)
+      expect(restarted).not.toBe(liveness.holder)
+      expect(yield* exactlyOnce({ source: "urn:mes", id: "m-restart", holder: restarted }, Effect.succeed("again"))).toEqual({ _tag: "Processed", value: "again" })
+    }).pipe(TestServices.provideLive)
   )
 })
