@@ -46,6 +46,7 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
         topics,
         sharedGroup: config.mqtt.sharedGroup,
         source: config.source,
+        instanceId: config.instanceId,
         leaseMs: config.dedupeLeaseMs,
         doneTtlMs: config.dedupeDoneTtlMs,
         ...grace,

@@ -16,6 +16,7 @@ import {
   type ClaimedEvent,
   exactlyOnce,
   type HandleResult,
+  keepClaimHolder,
   JobControl,
   type JobControlFailure,
   type JobControlReply,
@@ -35,6 +36,11 @@ export interface JobControlIngressOptions extends WorkerOptions {
   readonly sharedGroup?: string | undefined
   /** Our CloudEvent `source` on replies and status events. */
   readonly source: string
+  /**
+   * Names this instance in its dedupe claims (default `island`), with a random part per run: the
+   * claim holder whose liveness lets a duplicate take over the claims of a run that died.
+   */
+  readonly instanceId?: string | undefined
   /** Dedupe lease while a request is processed (default 60 s): about 2 × the slowest handler. */
   readonly leaseMs?: number | undefined
   /** How long a processed request is remembered (default 10 min). */
@@ -96,6 +102,8 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
     const jobControl = yield* JobControl
     const { source, topics } = options
     const schedule = retrySchedule(options)
+    // Before any claim, and removed only after the worker let its in-flight requests finish.
+    const holder = yield* keepClaimHolder(options.instanceId ?? "island")
 
     // After the request is marked done a redelivery would be skipped as a duplicate, so a
     // publish that fails for the connection's sake (no PUBACK in time) is retried here, with the
@@ -198,7 +206,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
             : Effect.map(extra.handle(request), answer)
         // A Store or StoreAndStart: the claim reads the job order's admission in its round trip.
         const admitJobOrder = parsed !== undefined && Either.isRight(parsed.command) ? admissionTarget(parsed.command.right) : undefined
-        const dedupe = { source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs, admitJobOrder }
+        const dedupe = { source: event.source, id: event.id, leaseMs: options.leaseMs, doneTtlMs: options.doneTtlMs, admitJobOrder, holder }
         const outcome = yield* exactlyOnce({ ...dedupe, storedReply: ({ reply }) => encodeStoredReply(reply) }, answered).pipe(
           // The source or id cannot name a dedupe key (too long, NUL): bad input, nothing claimed.
           Effect.catchTag("InvalidInput", (error) =>
@@ -250,5 +258,5 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
     yield* runWorker("job control ingress", streams, logged, options)
   })
 
-/** {@link runJobControlIngress} as a layer; it needs `MqttConnection`, `JobControl` and the store's `DedupeStore`. */
+/** {@link runJobControlIngress} as a layer; it needs `MqttConnection`, `JobControl` and the store's `DedupeStore` and `ClaimHolders`. */
 export const JobControlIngress = (options: JobControlIngressOptions) => Layer.scopedDiscard(runJobControlIngress(options))
