@@ -6,9 +6,10 @@ import { connectionOptions, createClient } from "./Connection.js"
 import { keyProblem } from "./DocumentInput.js"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
-import { classifyFailure, isNoScript } from "./FailureKind.js"
+import { classifyFailure } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
-import { type Confirmed, makeReplicaAck, type ReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
+import { makeReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
+import { confirmedScript, evalScript } from "./ScriptCalls.js"
 import { makeTickWrites } from "./TickWrites.js"
 
 /**
@@ -111,31 +112,6 @@ const acquireConnection = (
       close
     )
   })
-
-/** EVALSHA, and the script's source after NOSCRIPT (restart, failover, SCRIPT FLUSH). */
-const evalScript = (
-  c: Redis,
-  descriptor: ScriptDescriptor<string, never, unknown>,
-  keys: ReadonlyArray<string>,
-  argv: ReadonlyArray<ScriptArg>
-): Promise<unknown> =>
-  c.evalsha(descriptor.sha1, keys.length, ...keys, ...argv).catch((error: unknown) =>
-    isNoScript(error) ? c.eval(descriptor.source, keys.length, ...keys, ...argv) : Promise.reject(error)
-  )
-
-/** {@link evalScript} with `minReplicasAck`: the NOSCRIPT fallback is a write of its own, so it gets a WAIT of its own. */
-const confirmedScript = (
-  replicaAck: ReplicaAck,
-  c: Redis,
-  descriptor: ScriptDescriptor<string, never, unknown>,
-  keys: ReadonlyArray<string>,
-  argv: ReadonlyArray<ScriptArg>
-): Promise<Confirmed<unknown>> =>
-  replicaAck
-    .send(c, (c) => c.evalsha(descriptor.sha1, keys.length, ...keys, ...argv))
-    .catch((error: unknown) =>
-      isNoScript(error) ? replicaAck.send(c, (c) => c.eval(descriptor.source, keys.length, ...keys, ...argv)) : Promise.reject(error)
-    )
 
 export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService, StoreUnavailable | InvalidInput, Scope.Scope> =>
   Effect.gen(function* () {
