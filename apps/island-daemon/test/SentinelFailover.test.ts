@@ -10,7 +10,8 @@ import { axleJobOrder, axleStation, configureAxleStation, jobOrderOf, makeMes } 
  * Issue 9, item 20, through the daemon: job orders sent by an MES while `SENTINEL FAILOVER`
  * moves the primary (the old one stays up until Sentinel demotes it). Every StoreAndStart the
  * daemon answered NO_ERROR must afterwards have its job order on the new primary, and its
- * execution (the job still runs) or its job response (it ended). The daemon runs with VALKEY_MIN_REPLICAS_ACK=1, so it acknowledges only what the
+ * execution (the job still runs) or its job response (it ended). The daemon runs at default
+ * settings (no VALKEY_MIN_REPLICAS_ACK): through Sentinel it then acknowledges only what the
  * replica confirmed.
  */
 
@@ -27,7 +28,7 @@ const SENDERS = 4
 
 describe("Sentinel failover through the daemon", () => {
   it.live(
-    "SENTINEL FAILOVER while the MES sends job orders: acknowledged job orders lost: 0",
+    "SENTINEL FAILOVER while the MES sends job orders, at default settings: acknowledged job orders lost: 0",
     () => {
       const prefix = randomPrefix("dsf")
       const sentinels = topology.sentinelNodes.map((s) => `${s.host}:${s.port}`).join(",")
@@ -38,9 +39,10 @@ describe("Sentinel failover through the daemon", () => {
           mqttUrl: broker.url,
           prefix,
           instanceId: "dsf-a",
-          extra: { VALKEY_SENTINELS: sentinels, VALKEY_SENTINEL_NAME: topology.masterName, VALKEY_MIN_REPLICAS_ACK: "1" }
+          extra: { VALKEY_SENTINELS: sentinels, VALKEY_SENTINEL_NAME: topology.masterName }
         })
         const island = yield* daemon(env)
+        expect(island.logs().some((l) => l.message?.startsWith("through Sentinel every write waits for one replica's confirmation") === true)).toBe(true)
         yield* axleStation(broker.url, prefix)
         const mes = yield* makeMes(broker.url, prefix)
         yield* configureAxleStation(mes)

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from "iovalkey"
 import { Redacted } from "effect"
-import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
+import { defaults, type SentinelNode, type ValkeyOptions } from "./ValkeyOptions.js"
 
 /**
  * iovalkey options for one connection. Chosen so that every failure is classifiable:
@@ -65,6 +65,19 @@ export const connectionOptions = (
     ...(tls ? { tls: tlsOptions(options) } : {})
   }
 }
+
+/** A short connection to one sentinel, to ask it about the primary: it fails at once instead of retrying or reconnecting. */
+export const sentinelConnectionOptions = (options: ValkeyOptions, node: SentinelNode): RedisOptions => ({
+  host: node.host,
+  port: node.port,
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  retryStrategy: () => null,
+  connectTimeout: options.connectTimeoutMs ?? defaults.connectTimeoutMs,
+  commandTimeout: options.commandTimeoutMs ?? defaults.commandTimeoutMs,
+  ...(options.tls ? { tls: tlsOptions(options) } : {})
+})
 
 /** Replies that say the node is a replica now: reconnect, and Sentinel names the primary. */
 const demotedPrimary = /^(READONLY|ERR WAIT cannot be used with replica instances)/

@@ -77,7 +77,8 @@ export type ReplicaAck = ReturnType<typeof makeReplicaAck>
  * the command timeout: else the client gives up on the WAIT first, and says less about why.
  */
 export const replicaAckProblem = (options: ValkeyOptions): InvalidInput | undefined => {
-  const replicas = options.minReplicasAck ?? defaults.minReplicasAck
+  // Unset through Sentinel may become 1 once Sentinel was asked: checked as 1 here, before connecting.
+  const replicas = options.minReplicasAck ?? (options.sentinels !== undefined && options.sentinels.length > 0 ? 1 : defaults.minReplicasAck)
   if (!Number.isSafeInteger(replicas) || replicas < 0) {
     return new InvalidInput({ field: "minReplicasAck", message: `minReplicasAck must be 0 (off) or a positive integer, got ${replicas}` })
   }

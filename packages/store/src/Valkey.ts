@@ -9,6 +9,7 @@ import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.j
 import { classifyFailure } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
 import { makeReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
+import { effectiveMinReplicasAck } from "./ReplicaAckDefault.js"
 import { confirmedScript, evalScript } from "./ScriptCalls.js"
 import { makeTickWrites } from "./TickWrites.js"
 
@@ -21,6 +22,8 @@ export interface ValkeyService {
   readonly options: ValkeyOptions
   readonly keys: KeySchema
   readonly maxDocumentBytes: number
+  /** The replicas each write waits for (`WAIT`), as decided when the layer was built: `options.minReplicasAck`, or its default. */
+  readonly minReplicasAck: number
   /** Builds a key; a bad part is `InvalidInput` naming the part. */
   readonly key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => Effect.Effect<string, InvalidInput>
   /**
@@ -121,6 +124,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     if (urlProblem) return yield* new InvalidInput({ field: "url", message: `the Valkey URL ${urlProblem}` })
     const ackProblem = replicaAckProblem(options)
     if (ackProblem) return yield* ackProblem
+    const minReplicasAck = yield* effectiveMinReplicasAck(options)
     const client = yield* acquireConnection(options, options.connectionName ?? "microdcs")
     // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
     const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(
@@ -132,7 +136,6 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     // With many fibers in flight (or a batch), the commands issued in one tick leave in one socket write.
     const gatherWrites = makeTickWrites(client)
 
-    const minReplicasAck = options.minReplicasAck ?? defaults.minReplicasAck
     const replicaAck = minReplicasAck > 0 ? makeReplicaAck(minReplicasAck, options.replicaAckTimeoutMs ?? defaults.replicaAckTimeoutMs) : undefined
 
     /**
@@ -266,6 +269,7 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       options,
       keys,
       maxDocumentBytes: options.maxDocumentBytes ?? defaults.maxDocumentBytes,
+      minReplicasAck,
       key,
       command,
       durable,

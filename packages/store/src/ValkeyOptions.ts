@@ -34,9 +34,10 @@ export interface ValkeyOptions {
   /** Largest accepted document text in bytes (default 1 MiB). */
   readonly maxDocumentBytes?: number | undefined
   /**
-   * Replicas that must confirm a write (`WAIT`) before it is acknowledged (default 0 = off). An
+   * Replicas that must confirm a write (`WAIT`) before it is acknowledged; 0 = off. An
    * unconfirmed write fails as `UnknownOutcome`: it may be on the primary only, and a failover
-   * would lose it. Set it to the number of replicas Sentinel may promote.
+   * would lose it. Unset: through `sentinels` 1 (0 when Sentinel knows no replica of the
+   * primary), else 0. Set it to the number of replicas Sentinel may promote.
    */
   readonly minReplicasAck?: number | undefined
   /** How long a write waits for the replicas' confirmation (default 1000; below `commandTimeoutMs`). */
@@ -91,9 +92,11 @@ export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
   prefix: Config.string("VALKEY_PREFIX").pipe(Config.withDefault(defaults.prefix)),
   commandTimeoutMs: Config.integer("VALKEY_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(defaults.commandTimeoutMs)),
   maxDocumentBytes: Config.integer("VALKEY_MAX_DOCUMENT_BYTES").pipe(Config.withDefault(defaults.maxDocumentBytes)),
-  minReplicasAck: Config.integer("VALKEY_MIN_REPLICAS_ACK").pipe(
-    Config.validate({ message: "VALKEY_MIN_REPLICAS_ACK must be 0 (off) or a positive integer", validation: (n) => n >= 0 }),
-    Config.withDefault(defaults.minReplicasAck)
+  // Unset stays unset: the store decides when it connects (through Sentinel, replica acknowledgement is on).
+  minReplicasAck: Config.option(
+    Config.integer("VALKEY_MIN_REPLICAS_ACK").pipe(
+      Config.validate({ message: "VALKEY_MIN_REPLICAS_ACK must be 0 (off) or a positive integer", validation: (n) => n >= 0 })
+    )
   ),
   replicaAckTimeoutMs: Config.integer("VALKEY_REPLICA_ACK_TIMEOUT_MS").pipe(
     Config.validate({ message: "VALKEY_REPLICA_ACK_TIMEOUT_MS must be a positive integer", validation: (n) => n > 0 }),
@@ -110,7 +113,7 @@ export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
     prefix: c.prefix,
     commandTimeoutMs: c.commandTimeoutMs,
     maxDocumentBytes: c.maxDocumentBytes,
-    minReplicasAck: c.minReplicasAck,
+    minReplicasAck: c.minReplicasAck._tag === "Some" ? c.minReplicasAck.value : undefined,
     replicaAckTimeoutMs: c.replicaAckTimeoutMs
   }))
 )

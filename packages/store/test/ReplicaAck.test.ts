@@ -19,7 +19,9 @@ describe("minReplicasAck settings", () => {
         [{ minReplicasAck: -1 }, "minReplicasAck"],
         [{ minReplicasAck: 1.5 }, "minReplicasAck"],
         [{ minReplicasAck: 1, replicaAckTimeoutMs: 0 }, "replicaAckTimeoutMs"],
-        [{ minReplicasAck: 1, replicaAckTimeoutMs: 5000, commandTimeoutMs: 5000 }, "replicaAckTimeoutMs"]
+        [{ minReplicasAck: 1, replicaAckTimeoutMs: 5000, commandTimeoutMs: 5000 }, "replicaAckTimeoutMs"],
+        // Through Sentinel it is on by default, so the timeout is checked as for 1.
+        [{ sentinels: [{ host: "127.0.0.1", port: 1 }], replicaAckTimeoutMs: 5000, commandTimeoutMs: 5000 }, "replicaAckTimeoutMs"]
       ] as const
       for (const [settings, field] of cases) {
         // Port 1: nothing listens, so only a check before connecting can give InvalidInput.
@@ -35,7 +37,11 @@ describe("minReplicasAck settings", () => {
         Effect.withConfigProvider(valkeyOptionsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
       const options = yield* read({ VALKEY_MIN_REPLICAS_ACK: "1", VALKEY_REPLICA_ACK_TIMEOUT_MS: "250" })
       expect(options).toMatchObject({ minReplicasAck: 1, replicaAckTimeoutMs: 250 })
-      expect(yield* read({})).toMatchObject({ minReplicasAck: 0, replicaAckTimeoutMs: 1000 })
+      // Unset stays unset: the store decides when it connects (through Sentinel: on), an explicit 0 is off.
+      const unset = yield* read({})
+      expect(unset.minReplicasAck).toBeUndefined()
+      expect(unset.replicaAckTimeoutMs).toBe(1000)
+      expect(yield* read({ VALKEY_MIN_REPLICAS_ACK: "0" })).toMatchObject({ minReplicasAck: 0 })
       const bad = yield* Effect.either(read({ VALKEY_MIN_REPLICAS_ACK: "-1" }))
       expect(Either.isLeft(bad) && String(bad.left)).toContain("VALKEY_MIN_REPLICAS_ACK")
     })
