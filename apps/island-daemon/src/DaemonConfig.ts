@@ -48,6 +48,12 @@ export interface MqttSettings {
     readonly receiveMaximum: number | undefined
     readonly maxNestingDepth: number | undefined
   }
+  /**
+   * The intake watch's period (MQTT_INTAKE_PROBE_MS, default 10 s): after this long without a
+   * message a probe goes out, and one that does not come back within as long again, though this
+   * instance holds free in-flight slots, marks the intake stalled (`/readyz`) and reconnects.
+   */
+  readonly intakeProbeMs: number | undefined
 }
 
 export interface DaemonConfig {
@@ -140,7 +146,8 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
     maxPacketBytes: Config.option(positive("MQTT_MAX_PACKET_BYTES")).pipe(Config.map(Option.getOrUndefined)),
     receiveMaximum: Config.option(positive("MQTT_RECEIVE_MAXIMUM")).pipe(Config.map(Option.getOrUndefined)),
     maxNestingDepth: Config.option(positive("MQTT_MAX_NESTING_DEPTH")).pipe(Config.map(Option.getOrUndefined))
-  })
+  }),
+  intakeProbeMs: Config.option(positive("MQTT_INTAKE_PROBE_MS")).pipe(Config.map(Option.getOrUndefined))
 }).pipe(
   Config.mapOrFail((m) => {
     const problems = allProblems(tlsProblems("MQTT", m.tls, isTlsMqttUrl(Option.getOrUndefined(m.url))))
@@ -156,7 +163,8 @@ const mqtt: Config.Config<MqttSettings> = Config.all({
     wildcardLevels: m.wildcardLevels,
     sharedGroup: Option.getOrUndefined(m.sharedGroup),
     sessionExpirySeconds: Option.getOrElse(m.sessionExpirySeconds, () => (Option.isSome(m.sharedGroup) ? 0 : 600)),
-    limits: m.limits
+    limits: m.limits,
+    intakeProbeMs: m.intakeProbeMs
   }))
 )
 

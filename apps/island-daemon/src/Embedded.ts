@@ -1,4 +1,5 @@
 import { Data, Effect } from "effect"
+import { brokerPacketLimitOf } from "@microdcs/cloudevents-mqtt"
 import { startMosquitto, startValkeyServer } from "@microdcs/embedded"
 import type { DaemonConfig } from "./DaemonConfig.js"
 
@@ -28,7 +29,9 @@ const child = <S extends { readonly url: string; readonly stop: () => Promise<vo
 export const withEmbeddedServers = (config: DaemonConfig) =>
   Effect.gen(function* () {
     const valkeyUrl = config.embeddedValkey ? (yield* child("valkey", () => startValkeyServer())).url : config.valkey.url
-    const mqttUrl = config.mqtt.url ?? (yield* child("mosquitto", () => startMosquitto())).url
+    // Its packet limit matches the one the island announces: a larger message is refused at its
+    // sender instead of being dropped on its way to the island (which costs an in-flight slot).
+    const mqttUrl = config.mqtt.url ?? (yield* child("mosquitto", () => startMosquitto({ maxPacketSize: brokerPacketLimitOf(config.mqtt.limits) }))).url
     return {
       ...config,
       valkey: { ...config.valkey, url: valkeyUrl },

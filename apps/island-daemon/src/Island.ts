@@ -11,7 +11,7 @@ import { serveHttp } from "./Http.js"
 import { type IslandEndpoints, makeIslandEndpoints } from "./HttpContext.js"
 import { accountedConnection } from "./MessageAccounting.js"
 import { makeMetrics, type MessageKind, type Metrics } from "./Metrics.js"
-import { mqttNamesProblem } from "./MqttNameChecks.js"
+import { intakeProbeTopic, mqttNamesProblem } from "./MqttNameChecks.js"
 import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
 import { journaledMqttStation, journalingJobControlIngress, journalRunning, journalServices } from "./IslandJournal.js"
 import { JournalCounterSource } from "./JournalCounterSource.js"
@@ -159,7 +159,10 @@ export const startIsland = (configured: DaemonConfig) =>
       tlsCa: config.mqtt.tls.ca,
       tlsCert: config.mqtt.tls.cert,
       tlsKey: config.mqtt.tls.key,
-      ...definedOnly(config.mqtt.limits)
+      ...definedOnly(config.mqtt.limits),
+      // The broker may stop delivering without a word (mosquitto after messages over our packet
+      // limit): the connection probes its own intake, reports a stall and reconnects.
+      ...definedOnly({ intakeProbeTopic: intakeProbeTopic(config), intakeProbeMs: config.mqtt.intakeProbeMs })
     })
     // One after the other, each waiting for its server: an MQTT connection attempt interrupted
     // because the store failed beside it would linger and fight its successor over the client id.

@@ -47,30 +47,35 @@ const failureText = (cause: Cause.Cause<unknown>): string => {
  * acknowledges the message once both are done, and the counter source waits for the records in
  * flight before it reads (see JournalRecordsInFlight), so a counter the next transition reads
  * counts it. Without `inFlight` the record is awaited before the ingest. A failure or a slow
- * store never reaches the engine's path: it is logged and counted, and the event goes on.
+ * store never reaches the engine's path: it is logged and counted, and the event goes on. So is
+ * a scope whose configurations are not loaded: whether a journal names the event cannot be told
+ * then, and saying nothing would pass it off as an event no journal wants.
  */
 export const journalStationEvents =
   (journal: Journal, metrics: Metrics, inFlight?: JournalRecordsInFlightService) =>
   (event: CloudEvent, scope: string): Effect.Effect<Effect.Effect<void> | void> =>
     // Most events are of no journal: those cost a look at the configurations in memory, no timer.
-    Effect.flatMap(journal.list(scope), (configs) => {
-      if (!configs.some((c) => c.types.includes(event.type))) return Effect.void
-      const record = recordEvent(journal, metrics, event, scope)
-      return inFlight === undefined ? record : inFlight.start(scope, record)
+    Effect.matchEffect(journal.journalsOf(scope), {
+      onFailure: (notLoaded) => notJournaled(metrics, event, scope, `${notLoaded._tag}: ${notLoaded.message}`),
+      onSuccess: (configs) => {
+        if (!configs.some((c) => c.types.includes(event.type))) return Effect.void
+        const record = recordEvent(journal, metrics, event, scope)
+        return inFlight === undefined ? record : inFlight.start(scope, record)
+      }
     })
+
+/** A station event the journal did not take: counted, and a warning that says why; it goes to the engine all the same. */
+const notJournaled = (metrics: Metrics, event: CloudEvent, scope: string, error: string) =>
+  Effect.sync(() => metrics.recordJournal("record", "failed")).pipe(
+    Effect.zipRight(Effect.logWarning("station event not journaled; it goes to the engine all the same")),
+    Effect.annotateLogs({ type: event.type, id: event.id, scope, error })
+  )
 
 const recordEvent = (journal: Journal, metrics: Metrics, event: CloudEvent, scope: string) =>
   journal.record(journalEventOf(event), { scope }).pipe(
     Effect.timeoutFail({ duration: RECORD_TIMEOUT, onTimeout: () => ({ _tag: "Timeout", message: `no answer within ${Duration.format(RECORD_TIMEOUT)}` }) }),
     Effect.flatMap((recorded) => Effect.sync(() => recorded.forEach((r) => metrics.recordJournal("record", r.status)))),
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
-        ? Effect.void
-        : Effect.sync(() => metrics.recordJournal("record", "failed")).pipe(
-            Effect.zipRight(Effect.logWarning("station event not journaled; it goes to the engine all the same")),
-            Effect.annotateLogs({ type: event.type, id: event.id, scope, error: failureText(cause) })
-          )
-    )
+    Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : notJournaled(metrics, event, scope, failureText(cause))))
   )
 
 /** One sweep, its figures counted; a failure is logged and counted, and the next round tries again. */
@@ -102,7 +107,7 @@ export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
     Effect.gen(function* () {
       const journal = yield* Journal
       // A journal key of another type must not keep the island from starting: logged, counted, and
-      // the daemon runs without journals until the next nudge or reconnect reloads them.
+      // until the next nudge or reconnect reloads them, station events count as not journaled.
       yield* journal.watch.pipe(
         Effect.catchAll((error) =>
           Effect.sync(() => metrics.recordJournal("reload", "failed")).pipe(
@@ -136,12 +141,19 @@ export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
 /**
  * The engine's station side over MQTT, every station event and reply journaled while the engine
  * ingests it (acknowledged once both are done); the counter source reads after the records in flight.
+ * It subscribes only once the journal's first load is done ({@link journalRunning} runs it beside
+ * this layer): the events a persistent session kept while the daemon was away arrive right after
+ * the connection, and each must find the configurations that say whether it is journaled. A
+ * failed load (logged there) does not keep the engine from starting.
  */
 export const journaledMqttStation = (metrics: Metrics, options: StationIngressOptions) =>
   Layer.unwrapEffect(
-    Effect.map(Effect.all([Journal, JournalRecordsInFlight]), ([journal, inFlight]) =>
-      MqttStation({ ...options, onStationEvent: journalStationEvents(journal, metrics, inFlight) })
-    )
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      const inFlight = yield* JournalRecordsInFlight
+      yield* Effect.ignore(journal.whenLoaded)
+      return MqttStation({ ...options, onStationEvent: journalStationEvents(journal, metrics, inFlight) })
+    })
   )
 
 /** The job control ingress that also takes the journal's configuration event (`...config.journal.v1`). */

@@ -82,8 +82,9 @@ const locate = (configs: ReadonlyArray<JournalConfig>, request: CounterRequest, 
 
 /**
  * A counter the scope does not have, or whose search key has no value here, is left out (the
- * condition then fails the job naming it); a counter that cannot be read now is
- * `CounterUnavailable`, so the engine moves nothing and tries again.
+ * condition then fails the job naming it); a counter that cannot be read now, or a scope whose
+ * journal configurations are not loaded yet, is `CounterUnavailable`, so the engine moves nothing
+ * and tries again.
  */
 export const makeJournalCounterSource = Effect.gen(function* () {
   const journal = yield* Journal
@@ -93,7 +94,10 @@ export const makeJournalCounterSource = Effect.gen(function* () {
     read: (request) =>
       Effect.gen(function* () {
         if (Option.isSome(inFlight)) yield* inFlight.value.settled(request.scope)
-        const configs = yield* journal.list(request.scope)
+        // Configurations not read yet (the daemon is starting) hide every counter: unavailable, so the engine waits.
+        const configs = yield* journal.journalsOf(request.scope).pipe(
+          Effect.mapError((error) => new CounterUnavailable({ counter: request.counters.join(", "), message: `${error._tag}: ${error.message}` }))
+        )
         const read = yield* Effect.forEach(
           request.counters,
           (counter) => {

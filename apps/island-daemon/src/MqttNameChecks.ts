@@ -1,5 +1,5 @@
 import { ConfigError, Either } from "effect"
-import { commandFilters, sharedCommandFilters, validateClientId } from "@microdcs/cloudevents-mqtt"
+import { commandFilters, responseTopic, sharedCommandFilters, validateClientId } from "@microdcs/cloudevents-mqtt"
 import type { DaemonConfig } from "./DaemonConfig.js"
 
 /**
@@ -29,3 +29,10 @@ export const mqttNamesProblem = (config: DaemonConfig): ConfigError.ConfigError 
   }
   return problems.length === 0 ? undefined : problems.reduce((a, b) => ConfigError.And(a, b))
 }
+
+/**
+ * Where this instance's MQTT connection sends its intake probes: under its own reply topic
+ * (`P/replies/{instanceId}/probe`), one level below anything the island or a station subscribes to.
+ */
+export const intakeProbeTopic = (config: DaemonConfig): string | undefined =>
+  Either.getOrUndefined(Either.map(responseTopic({ prefix: config.mqtt.topicPrefix }, config.instanceId), (topic) => `${topic}/probe`))

@@ -41,8 +41,9 @@ const causeText = (cause: Cause.Cause<unknown>): string => {
 const LEASE_FREE_GRACE_MS = 10_000
 
 /**
- * The readiness of a running island (island.md §4): Valkey answers, MQTT is connected and
- * subscribed, and each role of this instance is healthy by its own measure:
+ * The readiness of a running island: Valkey answers, MQTT is connected and
+ * subscribed, its intake is not stalled (a probe of the connection's own came back, see the MQTT
+ * package's intake watch), and each role of this instance is healthy by its own measure:
  * - job-control: every command filter is subscribed;
  * - engine: the station events filter is subscribed (replies and pull events reach the engine);
  * - sweep: the island's timer sweep heartbeat (`sfc:heartbeat`) is fresh;
@@ -105,6 +106,7 @@ export const makeReadiness = (config: DaemonConfig) =>
       const ping = yield* attempt(health.ping)
       const status = yield* connection.status
       const subscriptions = yield* connection.subscriptions
+      const intake = yield* connection.intake
       const roles: Partial<Record<Role, RoleHealth>> = {}
       if (config.roles.has("job-control")) roles["job-control"] = jobControl(subscriptions)
       if (config.roles.has("engine")) roles.engine = engine(subscriptions)
@@ -116,11 +118,13 @@ export const makeReadiness = (config: DaemonConfig) =>
         valkey: Either.isRight(ping),
         mqtt: status === "connected",
         subscribed: !needsSubscriptions || subscriptions.length > 0,
+        intake: !intake.stalled,
         roles: Object.values(roles).every((r) => r.ok)
       }
       const problems = [
         ...(Either.isLeft(ping) ? [`valkey: ${ping.left}`] : []),
         ...(status === "connected" ? [] : [`mqtt: ${status}`]),
+        ...(intake.stalled ? [`mqtt intake stalled: ${intake.reason ?? "the broker delivers nothing"}; reconnecting`] : []),
         ...Object.entries(roles).flatMap(([role, health]) => (health.ok ? [] : [`${role}: ${health.reason}`]))
       ]
       return { checks, roles, problems } satisfies ReadinessReport

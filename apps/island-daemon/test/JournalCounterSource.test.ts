@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { inject } from "vitest"
+import { makeCloudEvent } from "@microdcs/cloudevents-mqtt"
 import { Journal, JournalClock, JournalOptions } from "@microdcs/journal"
 import { CounterSource, type CounterRequest } from "@microdcs/sfc"
 import { ValkeyLayer } from "@microdcs/store"
@@ -8,7 +9,8 @@ import { randomPrefix } from "@microdcs/test-utils"
 import { journalConfigProblems } from "../src/JournalConfigRequests.js"
 import { journalConditions } from "../src/JournalConditions.js"
 import { JournalCounterSource } from "../src/JournalCounterSource.js"
-import { journalEventOf } from "../src/IslandJournal.js"
+import { journalEventOf, journalStationEvents } from "../src/IslandJournal.js"
+import { makeMetrics } from "../src/Metrics.js"
 
 /**
  * The daemon's journal pieces that need no daemon: the counter source the engine reads (over a
@@ -105,9 +107,42 @@ describe("the journal counter source", () => {
     Effect.gen(function* () {
       const journal = yield* Journal
       yield* journal.configure(SCOPE, torqueJournal)
+      // Every scope read, as the daemon does at start: a scope without journals is then known to have none.
+      yield* journal.reload()
       const source = yield* CounterSource
       expect(yield* source.read(request(["no_such_counter", "nok_torque_1h"], { verify: { torque_ok: true } }))).toEqual({})
       expect(yield* source.read({ ...request(["nok_torque_1h"], { verify: { tool_id: "nutrunner-3" } }), scope: "other-scope" })).toEqual({})
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a counter of a scope whose configurations are not loaded yet is unavailable (the engine waits), not left out", () =>
+    Effect.gen(function* () {
+      const source = yield* CounterSource
+      const unread = yield* Effect.flip(source.read(request(["nok_torque_1h"], { verify: { tool_id: "nutrunner-3" } })))
+      expect(unread).toMatchObject({ _tag: "CounterUnavailable", counter: "nok_torque_1h" })
+      expect(unread.message).toContain("JournalNotLoaded")
+      const journal = yield* Journal
+      yield* journal.configure(SCOPE, torqueJournal)
+      expect(yield* source.read(request(["nok_torque_1h"], { verify: { tool_id: "nutrunner-3" } }))).toEqual({ nok_torque_1h: 0 })
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a station event in a scope whose configurations are not loaded is counted and logged as not journaled, never passed over in silence", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      const metrics = makeMetrics()
+      const logged: Array<string> = []
+      const logger = Logger.make(({ message }) => void logged.push(String(message)))
+      const hook = journalStationEvents(journal, metrics)
+      const event = makeCloudEvent({ source: "urn:test:station-7", type: TORQUE, subject: SCOPE, data: { tool_id: "nutrunner-3", torque_ok: false } })
+      yield* hook(event, SCOPE).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      expect(logged).toEqual([expect.stringContaining("not journaled")])
+      expect(yield* Effect.promise(() => metrics.scrape())).toMatch(/microdcs_journal_total\{operation="record",outcome="failed"\} 1/)
+
+      yield* journal.configure(SCOPE, torqueJournal)
+      const started = yield* hook(event, SCOPE)
+      if (Effect.isEffect(started)) yield* started
+      expect(yield* journal.counter(SCOPE, "torque", "nok_torque_1h", "nutrunner-3")).toBe(1)
     }).pipe(Effect.provide(layer()))
   )
 })

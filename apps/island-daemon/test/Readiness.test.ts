@@ -62,7 +62,7 @@ describe("health and readiness", () => {
         const ready = yield* Effect.promise(() => readiness(d))
         expect(ready.body).toEqual({
           ready: true,
-          checks: { valkey: true, mqtt: true, subscribed: true, roles: true },
+          checks: { valkey: true, mqtt: true, subscribed: true, intake: true, roles: true },
           roles: { "job-control": { ok: true }, engine: { ok: true }, sweep: { ok: true }, publisher: { ok: true } },
           problems: []
         })

@@ -29,6 +29,12 @@ export interface LiveClient {
   readonly status: SubscriptionRef.SubscriptionRef<MqttStatus>
   readonly sessions: SubscriptionRef.SubscriptionRef<MqttSession>
   readonly isClosing: () => boolean
+  /** QoS 1 messages received since the client was created. */
+  readonly received: () => number
+  /** QoS 1 messages of the current connection not acknowledged yet: the broker's in-flight slots they hold. */
+  readonly unacknowledged: () => number
+  /** Drops the connection as a network failure would: mqtt.js reconnects and a persistent session resumes. */
+  readonly reconnect: () => void
 }
 
 /**
@@ -84,7 +90,8 @@ export const acquireClient = (
     const minMs = options.reconnectMinMs ?? mqttDefaults.reconnectMinMs
     const maxMs = options.reconnectMaxMs ?? mqttDefaults.reconnectMaxMs
     // `generation` counts CONNACKs: an ack for a message of an earlier connection is stale.
-    const state = { generation: 0, attempts: 0, closing: false, lastError: "" }
+    // `unacknowledged` counts this connection's QoS 1 messages not acked yet; a new one starts at 0.
+    const state = { generation: 0, attempts: 0, closing: false, lastError: "", received: 0, unacknowledged: 0 }
     let client: MqttClient | undefined
     let sendPacket: SendPacket | undefined
 
@@ -99,6 +106,7 @@ export const acquireClient = (
           )
         }
         sendPacket.call(client, { cmd: "puback", messageId, reasonCode: 0 })
+        state.unacknowledged--
         return Effect.void
       })
     }
@@ -106,6 +114,8 @@ export const acquireClient = (
     const customHandleAcks: AckHandler = (topic, payload, packet: IPublishPacket, done) => {
       // QoS 2 (only if a caller subscribed with it) keeps mqtt.js's own flow and arrives as `message`.
       if (packet.qos !== 1) return done(0)
+      state.received++
+      state.unacknowledged++
       sink(topic, payload, packet, makeAck(packet.messageId, state.generation))
       done(deferred)
     }
@@ -149,6 +159,7 @@ export const acquireClient = (
         const socket: unknown = c.stream
         if (typeof (socket as { setNoDelay?: unknown } | undefined)?.setNoDelay === "function") (socket as { setNoDelay: (on: boolean) => void }).setNoDelay(true)
         state.generation++
+        state.unacknowledged = 0
         run(SubscriptionRef.set(sessions, { connection: state.generation, sessionPresent: connack.sessionPresent }))
         state.attempts = 0
         c.options.reconnectPeriod = minMs
@@ -236,5 +247,17 @@ export const acquireClient = (
     // acquireRelease runs its acquire uninterruptibly, which would make the timeout wait for a
     // broker that never answers; the attempt cleans up after itself when interrupted.
     const c = yield* Effect.acquireRelease(Effect.interruptible(firstConnect), close)
-    return { client: c, status, sessions, isClosing: () => state.closing } satisfies LiveClient
+    // Destroying the socket is what a network failure does: mqtt.js then reconnects by its schedule.
+    const reconnect = () => {
+      if (!state.closing && c.connected) c.stream?.destroy()
+    }
+    return {
+      client: c,
+      status,
+      sessions,
+      isClosing: () => state.closing,
+      received: () => state.received,
+      unacknowledged: () => state.unacknowledged,
+      reconnect
+    } satisfies LiveClient
   })

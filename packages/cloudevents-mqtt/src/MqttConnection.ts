@@ -4,6 +4,7 @@ import { decode, DEFAULT_MAX_PAYLOAD_BYTES, encode, type PublishProperties } fro
 import type { CloudEvent } from "./CloudEvent.js"
 import { type EncodeError, type InvalidTopic, type MqttConnectError, MqttPublishError, MqttSubscribeError } from "./Errors.js"
 import type { IncomingMessage } from "./Incoming.js"
+import { type IntakeHealth, watchIntake } from "./IntakeWatch.js"
 import { acquireClient, type MqttSession, type MqttStatus } from "./MqttClient.js"
 import { limitsProblem, mqttDefaults, type MqttOptions } from "./MqttOptions.js"
 import { mqttStringProblem, toMqttString } from "./MqttString.js"
@@ -57,8 +58,13 @@ export interface MqttConnectionService {
    * restart without persistence): the publisher republishes then.
    */
   readonly sessions: Stream.Stream<MqttSession>
-  /** The filters with a live subscription stream. */
+  /** The filters with a live subscription stream (not the intake probe's). */
   readonly subscriptions: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Whether the broker still delivers to this connection, as the intake watch last saw it
+   * (`intakeProbeTopic`; without it never stalled). A stall is ended by a reconnect.
+   */
+  readonly intake: Effect.Effect<IntakeHealth>
   /** Publishes an event in binary mode; with QoS 1 it completes on PUBACK. */
   readonly publish: (topic: string, event: CloudEvent, options?: PublishOptions) => Effect.Effect<void, PublishFailure>
   /** Publishes bytes as they are, e.g. a zero-byte retained message that deletes the retained one. */
@@ -121,6 +127,8 @@ const sharedAck = (ack: Effect.Effect<void>, holders: number): (() => Effect.Eff
  * past this many the oldest is dropped (unacknowledged, so the broker sends it again next session).
  */
 const MAX_UNROUTED = 1000
+
+const intakeUnwatched: IntakeHealth = { stalled: false, reconnects: 0 }
 
 /** The first string of raw properties that mosquitto would refuse (and drop the connection for), if any. */
 const propertiesProblem = (properties: PublishProperties): string | undefined => {
@@ -418,6 +426,28 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
         return Stream.fromQueue(queue)
       })
 
+    /** The intake watch on its probe topic; a probe subscription the broker refuses leaves the intake unwatched (logged). */
+    const watchOwnIntake = (topic: string) =>
+      Effect.gen(function* () {
+        yield* validateTopicName(topic)
+        const probes = yield* Effect.either(subscribe(topic))
+        if (Either.isLeft(probes)) {
+          yield* Effect.logWarning("mqtt intake probe not subscribed; the intake is not watched").pipe(Effect.annotateLogs({ topic, error: probes.left.message }))
+          return yield* SubscriptionRef.make<IntakeHealth>(intakeUnwatched)
+        }
+        return yield* watchIntake({
+          periodMs: options.intakeProbeMs ?? mqttDefaults.intakeProbeMs,
+          receiveMaximum,
+          probes: probes.right,
+          publishProbe: (payload) => publishRaw(topic, payload, { qos: 1 }),
+          connected: Effect.map(SubscriptionRef.get(live.status), (s) => s === "connected"),
+          hasIntake: () => routes.some((r) => r.filter !== topic),
+          received: live.received,
+          unacknowledged: live.unacknowledged,
+          reconnect: live.reconnect
+        })
+      })
+
     const reply = (request: IncomingMessage, event: CloudEvent): Effect.Effect<void, PublishFailure> =>
       Effect.suspend(() => {
         const prepared = prepareReplyTo(request, event)
@@ -449,12 +479,16 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
         return skipped.length === 0 ? sent : Effect.zipRight(Effect.all(skipped, { discard: true }), sent)
       })
 
+    const probeTopic = options.intakeProbeTopic
+    const intake = probeTopic === undefined ? yield* SubscriptionRef.make<IntakeHealth>(intakeUnwatched) : yield* watchOwnIntake(probeTopic)
+
     return {
       clientId,
       status: SubscriptionRef.get(live.status),
       statusChanges: live.status.changes,
       sessions: live.sessions.changes,
-      subscriptions: Effect.sync(() => routes.map((r) => r.filter)),
+      subscriptions: Effect.sync(() => routes.flatMap((r) => (r.filter === probeTopic ? [] : [r.filter]))),
+      intake: SubscriptionRef.get(intake),
       publish,
       publishRaw,
       subscribe,

@@ -1,4 +1,5 @@
 import { Config, ConfigError, Either, Redacted } from "effect"
+import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
 
 /** How to reach the broker and how the session behaves. Every field but `url` has a default. */
 export interface MqttOptions {
@@ -52,6 +53,17 @@ export interface MqttOptions {
    * bounds what received messages can hold in memory; QoS 0 messages are held to the same count.
    */
   readonly receiveMaximum?: number | undefined
+  /**
+   * A topic only this connection uses (e.g. under its own reply topic): with it, the connection
+   * watches its intake. After `intakeProbeMs` without a QoS 1 message it publishes a probe there;
+   * one the broker took that does not come back within `intakeProbeMs`, while fewer than
+   * `receiveMaximum` messages are held here unacknowledged, means the broker stopped delivering
+   * (mosquitto does after dropping `receiveMaximum` messages over our Maximum Packet Size): the
+   * connection reports its intake stalled and reconnects, which ends it. Off when unset.
+   */
+  readonly intakeProbeTopic?: string | undefined
+  /** The probe's period, above (default 10 s). */
+  readonly intakeProbeMs?: number | undefined
 }
 
 export const mqttDefaults = {
@@ -63,7 +75,8 @@ export const mqttDefaults = {
   reconnectMinMs: 500,
   reconnectMaxMs: 15_000,
   publishTimeoutMs: 10_000,
-  receiveMaximum: 64
+  receiveMaximum: 64,
+  intakeProbeMs: 10_000
 } as const
 
 /** Room for the topic and the properties next to the payload in a packet the broker may send. */
@@ -73,11 +86,22 @@ const PACKET_OVERHEAD_BYTES = 64 * 1024
 export const maxPacketBytesOf = (options: Pick<MqttOptions, "maxPayloadBytes" | "maxPacketBytes">, defaultMaxPayloadBytes: number): number =>
   options.maxPacketBytes ?? 2 * (options.maxPayloadBytes ?? defaultMaxPayloadBytes) + PACKET_OVERHEAD_BYTES
 
+/** Room for what a broker adds to a message it passes on (subscription identifiers, a longer length field). */
+const BROKER_ADDS_BYTES = 64
+
+/**
+ * The packet limit for a broker that serves this connection (mosquitto's `max_packet_size`): a
+ * message it takes then always fits the Maximum Packet Size we announce, so it never has to
+ * drop one on its way here (mosquitto 2.0 keeps an in-flight slot for each it drops).
+ */
+export const brokerPacketLimitOf = (options: Pick<MqttOptions, "maxPayloadBytes" | "maxPacketBytes">): number =>
+  Math.max(20, maxPacketBytesOf(options, DEFAULT_MAX_PAYLOAD_BYTES) - BROKER_ADDS_BYTES)
+
 const MAX_UINT32 = 0xffffffff
 
 /** Why the limits cannot be announced to the broker, if they cannot (mqtt.js would silently replace them). */
-export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "maxPacketBytes" | "maxNestingDepth">): string | undefined => {
-  const { receiveMaximum, maxPacketBytes, maxNestingDepth } = options
+export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "maxPacketBytes" | "maxNestingDepth" | "intakeProbeMs">): string | undefined => {
+  const { receiveMaximum, maxPacketBytes, maxNestingDepth, intakeProbeMs } = options
   if (receiveMaximum !== undefined && !(Number.isInteger(receiveMaximum) && receiveMaximum >= 1 && receiveMaximum <= 65535)) {
     return `receiveMaximum must be an integer from 1 to 65535, not ${receiveMaximum}`
   }
@@ -86,6 +110,9 @@ export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "max
   }
   if (maxNestingDepth !== undefined && !(Number.isInteger(maxNestingDepth) && maxNestingDepth >= 1)) {
     return `maxNestingDepth must be a positive integer, not ${maxNestingDepth}`
+  }
+  if (intakeProbeMs !== undefined && !(Number.isInteger(intakeProbeMs) && intakeProbeMs >= 1)) {
+    return `intakeProbeMs must be a positive integer, not ${intakeProbeMs}`
   }
   return undefined
 }

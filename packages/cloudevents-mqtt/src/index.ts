@@ -21,6 +21,7 @@ export * from "./MqttString.js"
 export * from "./Incoming.js"
 export * from "./Reply.js"
 // The connection: options (from `MQTT_*` variables too) and the service. The reconnect backoff is in `/testing`.
-export { mqttDefaults, type MqttOptions, mqttOptionsConfig } from "./MqttOptions.js"
+export { brokerPacketLimitOf, mqttDefaults, type MqttOptions, mqttOptionsConfig } from "./MqttOptions.js"
+export type { IntakeHealth } from "./IntakeWatch.js"
 export type { MqttSession, MqttStatus } from "./MqttClient.js"
 export * from "./MqttConnection.js"

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
-import { randomPrefix } from "@microdcs/test-utils"
+import { connect as connectRaw } from "mqtt"
+import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
-import { type IncomingMessage, makeCloudEvent, makeErrorReply, makeMqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
+import { brokerPacketLimitOf, type IncomingMessage, makeCloudEvent, makeErrorReply, makeMqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
 
 /** What the broker refuses or must not send us: strings, topics, oversized packets, floods. */
 
@@ -30,6 +31,26 @@ const request = (prefix: string, id = "req-1") => ({
   responseTopic: `${prefix}/replies/mes`,
   userProperties: { specversion: "1.0", id, source: "urn:mes", type: "t", subject: "line-1" }
 })
+
+/**
+ * A sender on a plain mqtt.js client that publishes one QoS 1 message of `bytes` and resolves
+ * with the reason code of the DISCONNECT the broker answers it with (no reconnect).
+ */
+const sendOversize = (url: string, topic: string, bytes: number) =>
+  new Promise<number | undefined>((resolve, reject) => {
+    const client = connectRaw(url, { protocolVersion: 5, reconnectPeriod: 0, connectTimeout: 5000 })
+    const timer = setTimeout(() => {
+      client.end(true)
+      reject(new Error("no DISCONNECT within 5 s"))
+    }, 5000)
+    client.on("error", () => undefined)
+    client.once("connect", () => client.publish(topic, Buffer.alloc(bytes, 0x20), { qos: 1 }, () => undefined))
+    client.once("disconnect", (packet) => {
+      clearTimeout(timer)
+      client.end(true)
+      resolve(packet.reasonCode)
+    })
+  })
 
 describe("MqttConnection limits", () => {
   it.live("an error reply quoting a control character (an id 'jo-\\tx') is sent escaped, and the connection stays up", () =>
@@ -103,6 +124,74 @@ describe("MqttConnection limits", () => {
       expect(Either.isLeft(received[0]!.decoded) && received[0]!.decoded.left.kind).toBe("too-large")
       expect(Either.isRight(received[1]!.decoded)).toBe(true)
       for (const message of received) yield* message.ack
+      expect(seen).not.toContain("reconnecting")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("messages over maxPacketBytes, more than receiveMaximum of them, stall the broker's delivery; the intake watch notices, reconnects, and the small ones after them arrive", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      // A persistent session: what the broker queued for the island while it stalled survives the reconnect.
+      const island = yield* connect({
+        clientId: `limits-${prefix.replaceAll(/[^A-Za-z0-9]/g, "")}`,
+        clean: false,
+        sessionExpirySeconds: 60,
+        maxPayloadBytes: 1024,
+        maxPacketBytes: 4096,
+        receiveMaximum: 4,
+        intakeProbeTopic: `${prefix}/probe`,
+        intakeProbeMs: 300
+      })
+      const mes = yield* connect()
+      const requests = yield* island.subscribe(`${prefix}/commands`, { keepInSession: true })
+      // mosquitto drops each for the island unsent and keeps its in-flight slot: after 4 it sends nothing more.
+      for (let i = 0; i < 10; i++) yield* mes.publishRaw(`${prefix}/commands`, Buffer.alloc(8 * 1024, 0x20), { properties: request(prefix, `huge-${i}`) })
+      for (let i = 0; i < 3; i++) yield* mes.publishRaw(`${prefix}/commands`, Buffer.from("1"), { properties: request(prefix, `small-${i}`) })
+      const received: Array<unknown> = []
+      yield* requests.pipe(
+        Stream.tap((m) => Effect.zipRight(m.ack, Effect.sync(() => received.push(m.properties.userProperties?.["id"])))),
+        Stream.take(3),
+        Stream.runDrain,
+        Effect.timeout("20 seconds"),
+        Effect.catchTag("TimeoutException", () => Effect.fail(new Error(`received ${JSON.stringify(received)}, not the 3 small ones`)))
+      )
+      expect(received).toEqual(["small-0", "small-1", "small-2"])
+      const intake = yield* island.intake
+      expect(intake.reconnects).toBeGreaterThanOrEqual(1)
+      // The probe's own subscription is not one of the connection's subscriptions.
+      expect(yield* island.subscriptions).toEqual([`${prefix}/commands`])
+    }).pipe(Effect.scoped), 30_000
+  )
+
+  it.live("a broker whose max_packet_size matches the island's limits turns a larger message away at its sender (DISCONNECT 0x95); the island's intake never stalls", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      const limits = { maxPayloadBytes: 1024, maxPacketBytes: 4096 }
+      const own = yield* Effect.acquireRelease(
+        Effect.promise(() => startMosquitto({ maxPacketSize: brokerPacketLimitOf(limits) })),
+        (server) => Effect.promise(() => server.stop())
+      )
+      const island = yield* makeMqttConnection({ url: own.url, clientIdBase: "limits", connectTimeoutMs: 5000, receiveMaximum: 4, ...limits })
+      const requests = yield* island.subscribe(`${prefix}/commands`)
+      // More than receiveMaximum of them: none reaches the island, none costs it a slot.
+      for (let i = 0; i < 6; i++) {
+        expect(yield* Effect.promise(() => sendOversize(own.url, `${prefix}/commands`, 8 * 1024))).toBe(0x95)
+      }
+      const mes = yield* makeMqttConnection({ url: own.url, clientIdBase: "limits", connectTimeoutMs: 5000 })
+      yield* mes.publishRaw(`${prefix}/commands`, Buffer.from("1"), { properties: request(prefix, "small") })
+      const [small] = yield* take(requests, 1)
+      expect(small?.properties.userProperties?.["id"]).toBe("small")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an idle connection with an intake answers its probes: never stalled, never reconnected", () =>
+    Effect.gen(function* () {
+      const prefix = randomPrefix()
+      const island = yield* connect({ intakeProbeTopic: `${prefix}/probe`, intakeProbeMs: 100 })
+      const seen = yield* statusLog(island.statusChanges)
+      yield* island.subscribe(`${prefix}/commands`)
+      yield* Effect.sleep("1500 millis")
+      expect(yield* island.intake).toEqual({ stalled: false, reconnects: 0 })
       expect(seen).not.toContain("reconnecting")
     }).pipe(Effect.scoped)
   )

@@ -36,8 +36,31 @@ export interface MosquittoServer extends ChildServer {
   readonly url: string
 }
 
+/** The largest MQTT packet: a remaining length of at most 268,435,455 bytes and its fixed header. */
+const MAX_MQTT_PACKET = 268_435_460
+
+export interface MosquittoOptions {
+  /** Restart a broker where its clients expect it. */
+  readonly port?: number
+  /**
+   * `max_packet_size`: the largest packet the broker takes, announced in its CONNACK (default:
+   * any). A client that sends a larger one is disconnected with reason 0x95, as MQTT 5 says.
+   * Set it to what the subscribers' Maximum Packet Size allows: mosquitto (2.0) drops a message
+   * over a subscriber's limit unsent but keeps the in-flight slot it took for it, and after
+   * Receive Maximum such messages sends that subscriber nothing more until it reconnects.
+   * (Its `message_size_limit` would refuse with PUBACK 0x95, which is no PUBACK reason code:
+   * mqtt.js then fails to parse the packet and its connection stalls.)
+   */
+  readonly maxPacketSize?: number
+}
+
 /** Starts a throw-away MQTT v5 broker on a free loopback port: anonymous, no persistence. */
-export const startMosquitto = async (options: { readonly port?: number } = {}): Promise<MosquittoServer> => {
+export const startMosquitto = async (options: MosquittoOptions = {}): Promise<MosquittoServer> => {
+  const limit = options.maxPacketSize
+  // mosquitto would not start with it (below 20: it refuses), and say so only in its log.
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 20 && limit <= MAX_MQTT_PACKET)) {
+    throw new Error(`maxPacketSize must be an integer from 20 to ${MAX_MQTT_PACKET}, not ${limit}`)
+  }
   const server = await startChildServer({
     name: "mosquitto",
     bin: mosquittoBin(),
@@ -48,7 +71,17 @@ export const startMosquitto = async (options: { readonly port?: number } = {}): 
         config,
         // set_tcp_nodelay: with Nagle's algorithm on, a QoS 1 request/reply waits ~40 ms per hop
         // on the client's delayed ACK (see bench/mqtt.ts).
-        [`listener ${port} 127.0.0.1`, "allow_anonymous true", "persistence false", "set_tcp_nodelay true", "log_dest stderr", "log_type error", "log_type warning", ""].join("\n")
+        [
+          `listener ${port} 127.0.0.1`,
+          "allow_anonymous true",
+          "persistence false",
+          "set_tcp_nodelay true",
+          ...(limit !== undefined ? [`max_packet_size ${limit}`] : []),
+          "log_dest stderr",
+          "log_type error",
+          "log_type warning",
+          ""
+        ].join("\n")
       )
       return ["-c", config]
     },

@@ -1,18 +1,13 @@
-import { Effect, Ref, Runtime, type Scope } from "effect"
+import { Effect, Runtime, type Scope } from "effect"
 import { type ConnectionError, InvalidInput, Nudges, type StoreUnavailable, type WrongType } from "@microdcs/store"
 import { JournalCache } from "./JournalCache.js"
 import { JournalClock } from "./JournalClock.js"
-import type { ConditionLanguage, CounterConfig, JournalConfig } from "./JournalConfig.js"
-import { JournalConfigStore, type UnreadableConfig } from "./JournalConfigStore.js"
-import { type CorruptEntry, type JournalConfigInvalid, JournalNotFound } from "./JournalErrors.js"
+import type { CounterConfig, JournalConfig } from "./JournalConfig.js"
+import { JournalConfigStore } from "./JournalConfigStore.js"
+import { type CorruptEntry, type JournalConfigInvalid, JournalNotFound, type JournalNotLoaded } from "./JournalErrors.js"
+import { type HeldJournal, makeHeldJournals } from "./JournalHeld.js"
 import { JournalOptions } from "./JournalOptions.js"
-import { type CounterPredicates, type InsertOutcome, type JournalEntry, type JournalEvent, type JournalFigures, JournalStore } from "./JournalStore.js"
-
-/** A configured journal as held in memory: its configuration and its counters' compiled conditions. */
-interface HeldJournal {
-  readonly config: JournalConfig
-  readonly predicates: CounterPredicates
-}
+import { type InsertOutcome, type JournalEntry, type JournalEvent, type JournalFigures, JournalStore } from "./JournalStore.js"
 
 export type JournalReadError = InvalidInput | WrongType | CorruptEntry | ConnectionError
 
@@ -44,16 +39,6 @@ export interface WarmSummary {
   readonly full: boolean
 }
 
-const compile = (config: JournalConfig, conditions: ConditionLanguage | undefined): CounterPredicates => {
-  const predicates = new Map<string, (event: unknown) => boolean>()
-  for (const counter of config.counters) {
-    if (counter.when === undefined || conditions === undefined) continue
-    const compiled = conditions.compile(counter.when)
-    if ("predicate" in compiled) predicates.set(counter.name, compiled.predicate)
-  }
-  return predicates
-}
-
 /**
  * The journal of an island (journal.md): configurations held in memory (reloaded when a
  * `nudge:journal` names their scope, see `watch`), `record` for the event path, recall through a
@@ -67,33 +52,13 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     const options = yield* JournalOptions
     const clock = yield* JournalClock
     const cache = new JournalCache(options.cacheBytes)
-    // Read on every recall and record: a plain variable, replaced whole by `reload`.
-    let held: ReadonlyMap<string, ReadonlyArray<HeldJournal>> = new Map()
-    const unreadable = yield* Ref.make<ReadonlyMap<string, ReadonlyArray<UnreadableConfig>>>(new Map())
-
-    /** Reads the configurations of `scope` (every registered scope when absent) into memory. */
-    const reload = (scope?: string): Effect.Effect<void, InvalidInput | WrongType | ConnectionError> =>
-      Effect.gen(function* () {
-        const scopes = scope === undefined ? yield* configStore.scopes : [scope]
-        const read = yield* Effect.forEach(scopes, (s) => Effect.map(configStore.read(s, options.conditions), (r) => [s, r] as const))
-        yield* Effect.sync(() => {
-          const next = new Map(scope === undefined ? [] : held)
-          for (const [s, r] of read) {
-            if (r.configs.length === 0) next.delete(s)
-            else next.set(s, r.configs.map((config) => ({ config, predicates: compile(config, options.conditions) })))
-          }
-          held = next
-        })
-        yield* Ref.update(unreadable, (current) => {
-          const next = new Map(scope === undefined ? [] : current)
-          for (const [s, r] of read) next.set(s, r.unreadable)
-          return next
-        })
-      })
+    const holding = yield* makeHeldJournals(configStore, options.conditions)
+    const { reload } = holding
 
     /**
      * Keeps the configurations current for as long as the scope lives: reloads a scope when a
      * `nudge:journal` names it, and everything after a reconnect (nudges sent meanwhile are lost).
+     * Returns once the first load is done; when it fails, `whenLoaded` fails too until a reload succeeds.
      */
     const watch: Effect.Effect<void, InvalidInput | StoreUnavailable | WrongType | ConnectionError, Nudges | Scope.Scope> = Effect.gen(function* () {
       const nudges = yield* Nudges
@@ -102,10 +67,10 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
         Runtime.runFork(runtime)(effect.pipe(Effect.catchAll((e) => Effect.logWarning("journal configuration reload failed").pipe(Effect.annotateLogs({ error: String(e) })))))
       yield* nudges.listen("journal", "journal-config", { onNudge: (scope) => run(reload(scope)), onReconnect: () => run(reload()) })
       yield* reload()
-    })
+    }).pipe(Effect.tapError(holding.loadFailed))
 
     const heldJournal = (scope: string, journal: string): Effect.Effect<HeldJournal, JournalNotFound> => {
-      const found = held.get(scope)?.find((j) => j.config.name === journal)
+      const found = holding.current().get(scope)?.find((j) => j.config.name === journal)
       return found ? Effect.succeed(found) : Effect.fail(new JournalNotFound({ scope, journal }))
     }
 
@@ -113,11 +78,19 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
 
     const list = (scope?: string): Effect.Effect<ReadonlyArray<JournalConfig>> =>
       Effect.sync(() =>
-        [...held.entries()]
+        [...holding.current().entries()]
           .filter(([s]) => scope === undefined || s === scope)
           .sort(([a], [b]) => a.localeCompare(b))
           .flatMap(([, journals]) => journals.map((j) => j.config))
       )
+
+    /**
+     * The journals of `scope` as `record` sees them: `JournalNotLoaded` when the scope's
+     * configurations have not been read (by a load of every scope or of this one), where `list`
+     * would answer "none".
+     */
+    const journalsOf = (scope: string): Effect.Effect<ReadonlyArray<JournalConfig>, JournalNotLoaded> =>
+      Effect.map(holding.forRecord(scope), (held) => (held.get(scope) ?? []).map((j) => j.config))
 
     /** Validates, stores and holds one journal's configuration (the JSON form); every problem listed on refusal. */
     const configure = (scope: string, input: unknown): Effect.Effect<{ readonly config: JournalConfig; readonly created: boolean }, JournalConfigInvalid | InvalidInput | WrongType | ConnectionError> =>
@@ -132,9 +105,15 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     /**
      * Journals one event in every journal whose types name its type: of `scope`, or of every
      * scope when none is given. What each journal did comes back (inserted or duplicate).
+     * `JournalNotLoaded` when the configurations of `scope` (without one: of any scope) have not
+     * been read yet: an empty answer would claim that no journal names the event.
      */
-    const record = (event: JournalEvent, where: { readonly scope?: string | undefined } = {}): Effect.Effect<ReadonlyArray<Recorded>, InvalidInput | WrongType | ConnectionError> =>
+    const record = (
+      event: JournalEvent,
+      where: { readonly scope?: string | undefined } = {}
+    ): Effect.Effect<ReadonlyArray<Recorded>, JournalNotLoaded | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
+        const held = yield* holding.forRecord(where.scope)
         const now = clock.now()
         const targets = [...held.entries()]
           .filter(([s]) => where.scope === undefined || s === where.scope)
@@ -207,15 +186,17 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
      * The counters a recipe transition names (`counter.nok_torque_1h`), for the runtime to read
      * before it calls the pure core: counter names are unique in a scope, and `values` gives the
      * value of each search key (from the step's results or the job order). A counter whose search
-     * key has no value is left out; an unknown name is `JournalNotFound`.
+     * key has no value is left out; an unknown name is `JournalNotFound`, and a scope whose
+     * configurations have not been read yet is `JournalNotLoaded`.
      */
     const counterValues = (
       scope: string,
       names: ReadonlyArray<string>,
       values: Readonly<Record<string, string>>
-    ): Effect.Effect<Readonly<Record<string, number>>, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
+    ): Effect.Effect<Readonly<Record<string, number>>, JournalNotFound | JournalNotLoaded | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
-        const journals = held.get(scope) ?? []
+        // Not read yet is not "no such counter": a transition must not decide on a counter it could not see.
+        const journals = (yield* holding.forRecord(scope)).get(scope) ?? []
         const now = clock.now()
         const readOne = (name: string): Effect.Effect<ReadonlyArray<readonly [string, number]>, JournalNotFound | InvalidInput | WrongType | ConnectionError> => {
           const owner = journals.find((j) => j.config.counters.some((c) => c.name === name))
@@ -295,8 +276,10 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       reload,
       watch,
       list,
+      journalsOf,
       config: configOf,
-      unreadable: Ref.get(unreadable),
+      unreadable: holding.unreadable,
+      whenLoaded: holding.whenLoaded,
       configure,
       remove,
       insert,

@@ -30,3 +30,17 @@ export class CorruptEntry extends Data.TaggedError("CorruptEntry")<{
   readonly id: string
   readonly message: string
 }> {}
+
+/**
+ * The configurations a record would consult have not been read (the process has not loaded them
+ * yet, or their load failed): whether a journal names the event cannot be told, so nothing is
+ * journaled and the caller learns it, instead of an empty answer that looks like "no journal".
+ */
+export class JournalNotLoaded extends Data.TaggedError("JournalNotLoaded")<{
+  readonly scope: string | undefined
+  readonly reason: string
+}> {
+  override get message() {
+    return `journal configurations${this.scope === undefined ? "" : ` of scope '${this.scope}'`} not loaded: ${this.reason}`
+  }
+}
