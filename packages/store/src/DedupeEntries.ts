@@ -4,6 +4,7 @@ import { type ConnectionError, type InvalidInput, WrongType } from "./Errors.js"
 import { validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * What the dedupe key of an event holds (the values {@link DedupeStore} writes):
@@ -72,10 +73,10 @@ export class DedupeEntries extends Effect.Service<DedupeEntries>()("@microdcs/st
         const key = yield* entryKey(source, id)
         // Only the dedupe scripts write this key, always as a string: the type cannot change
         // between the check and the delete unless an operator replaces it meanwhile.
-        const type = yield* valkey.command("dedupe entry type", (c) => c.type(key))
+        const type = yield* command(valkey, "dedupe entry type", (c) => c.type(key))
         if (type === "none") return false
         if (type !== "string") return yield* new WrongType({ key, expected: "string", actual: type })
-        return (yield* valkey.command("forget dedupe entry", (c) => c.del(key))) === 1
+        return (yield* command(valkey, "forget dedupe entry", (c) => c.del(key))) === 1
       })
 
     return { inspect, forget } as const
