@@ -21,7 +21,7 @@ export const workspacePackages = (root) =>
 
 const subdirs = (dir) => {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)
+    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()
   } catch {
     return []
   }
@@ -36,7 +36,7 @@ export const codeFiles = (root, dir) => {
     } catch {
       return []
     }
-    return entries.flatMap((entry) => {
+    return entries.sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((entry) => {
       const child = `${path}/${entry.name}`
       if (entry.isDirectory()) return SKIPPED_DIRS.has(entry.name) ? [] : walk(child)
       return CODE.test(entry.name) && !/\.d\.[mc]?ts$/.test(entry.name) ? [child] : []
@@ -48,9 +48,12 @@ export const codeFiles = (root, dir) => {
 /** Test code: a file under a `test/` folder, or a `*.test.*` file. Everything else ships or runs as the product. */
 export const isTestFile = (path) => path.split("/").includes("test") || /\.test\.[a-z]+$/.test(path)
 
-/** The file's text with every comment replaced by spaces (line numbers stay). Strings are kept. */
+/**
+ * The file's code: every comment, and the text of every template literal (imports never use one;
+ * a test's planted source does), replaced by spaces, so line numbers stay. Quoted strings are kept.
+ */
 export const withoutComments = (text) =>
-  text.replace(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, (match, string) =>
+  text.replace(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|`(?:[^`\\]|\\.)*`|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, (match, string) =>
     string !== undefined ? match : match.replace(/[^\n]/g, " ")
   )
 
