@@ -11,6 +11,7 @@ import { command } from "./RawDoor.js"
  * `processing:{token}` while a consumer holds the lease, `done` or `done:{reply}` after.
  */
 export type DedupeState = Data.TaggedEnum<{
+  // biome-ignore lint/complexity/noBannedTypes: a case without fields, as Data.TaggedEnum spells it
   Absent: {}
   Processing: { readonly token: string }
   /** `reply`: the reply kept with the done mark, if any. */

@@ -21,7 +21,7 @@ import {
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 import * as Check from "./StreamInput.js"
-import { command, dedicated } from "./RawDoor.js"
+import { command } from "./RawDoor.js"
 
 export interface ReadGroupOptions {
   readonly streams: ReadonlyArray<string>
@@ -30,8 +30,8 @@ export interface ReadGroupOptions {
   /** Most entries per stream (default 100). */
   readonly count?: number | undefined
   /**
-   * Wait up to this long for new entries (0 = forever). Only on a connection of its own
-   * (`dedicated(valkey, name, { commandTimeoutMs: undefined })`): a blocked connection serves nobody else.
+   * Wait up to this long for new entries (0 = forever). Only on a connection of its own, opened
+   * without a command timeout: a blocked connection serves nobody else.
    */
   readonly blockMs?: number | undefined
 }

@@ -39,7 +39,7 @@ const wrongType = (key: string, expected: string, actual: string) => Either.left
 
 describe("KeyReads", () => {
   it.effect("reads hashes, fields, lengths and sorted sets in key order; a missing key is empty, a key of another type its WrongType", () =>
-    onIsland((k, prefix) => Effect.gen(function* () {
+    onIsland((k) => Effect.gen(function* () {
       const valkey = yield* Valkey
       expect(yield* KeyReads.hashes(valkey, [k("h1"), k("none"), k("s")])).toEqual([
         Either.right({ a: "1", b: "2" }),
@@ -57,7 +57,7 @@ describe("KeyReads", () => {
   )
 
   it.effect("reads values and hash values as text or as the bytes stored", () =>
-    onIsland((k, prefix) => Effect.gen(function* () {
+    onIsland((k) => Effect.gen(function* () {
       const valkey = yield* Valkey
       expect(yield* KeyReads.values(valkey, [k("s"), k("none"), k("h1")])).toEqual(["text", null, null])
       expect(yield* KeyReads.values(valkey, [k("bin")], "bytes")).toEqual([Buffer.from([0xff, 0x00, 0x80])])

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 
-// Issue 21, item 18: the layering is a CI check (.ci/run), not a convention. It is
+// Issue 21, item 18: the layering and the linter are CI checks (.ci/run), not conventions. Each is
 // run here on the checkout, where it passes, and on a tree with violations planted, where it fails
 // naming each one.
 
@@ -83,4 +83,36 @@ describe("dependencies point downwards (.ci/check-layers)", () => {
       ".ci/layers.json: the exception @microdcs/top -> @microdcs/low is needed no more (remove it)"
     ])
   })
+})
+
+describe("the linter (pnpm lint: biome.jsonc)", () => {
+  const biome = join(root, "node_modules/.bin/biome")
+
+  it("passes on this checkout", () => {
+    const { status, out } = run(biome, ["lint", "--error-on-warnings", "."])
+    expect(out).not.toMatch(/Found \d+ (error|warning)/)
+    expect(status).toBe(0)
+  }, 60_000)
+
+  it("fails on a floating promise and an object key given twice, and lets the code's own style be", () => {
+    const tree = plantedTree({
+      ".gitignore": "node_modules\n",
+      "packages/p/src/Bugs.ts": [
+        `export async function save(): Promise<number> { return 1 }`,
+        `export function caller() {`,
+        `  save()`,
+        `  return { a: 1, a: 2 }`,
+        `}`
+      ].join("\n"),
+      "packages/p/src/Style.ts": [`export const first = (rows: ReadonlyArray<Record<string, string>>) => rows[0]!["type"]`, `export const log = (x: string) => void (seen = x)`, `let seen = ""`].join("\n")
+    })
+    copyFileSync(join(root, "biome.jsonc"), join(tree, "biome.jsonc"))
+    run("git", ["init", "-q"], tree) // the configuration reads .gitignore through git
+    const { status, out } = run(biome, ["lint", "--error-on-warnings", "."], tree)
+    expect(status).toBe(1)
+    expect([...out.matchAll(/^(\S+):(\d+):\d+ (lint\/\S+)/gm)].map((m) => `${m[1]}:${m[2]} ${m[3]}`).sort()).toEqual([
+      "packages/p/src/Bugs.ts:3 lint/nursery/noFloatingPromises",
+      "packages/p/src/Bugs.ts:4 lint/suspicious/noDuplicateObjectKeys"
+    ])
+  }, 60_000)
 })
