@@ -21,7 +21,7 @@ describe("Poller wake-up", () => {
       expect(elapsedSince(t0)).toBeLessThan(1000)
       expect(entry).toMatchObject({ kind: "sfc", scope: "s1", id, fields: { job: "j1" }, deliveries: 1 })
       yield* until(pendingCount("s1"), (n) => n === 0)
-      expect(yield* poller.stats).toMatchObject({ processed: 1, failed: 0, scopes: 1 })
+      expect(yield* poller.stats).toMatchObject({ read: 1, processed: 1, failed: 0, scopes: 1 })
     }).pipe(Effect.scoped, Effect.provide(freshLayer()))
   )
 
