@@ -4,11 +4,13 @@ import type { ConnectionError, StoreUnavailable } from "./Errors.js"
 
 /**
  * The raw client behind a `ValkeyService`: commands on the shared connection and connections of
- * their own. Kept under a symbol that only the store's modules import, so the main entry offers
- * no way to the raw client: the store's services use it, and `@microdcs/store/unsafe` lends it
- * (`unsafeCommand`) to whoever imports that entry on purpose.
+ * their own. Kept under a symbol that only the store's modules use, so the main entry offers no
+ * way to the raw client: the store's services use it, and `@microdcs/store/unsafe` lends it
+ * (`unsafeCommand`) to whoever imports that entry on purpose. A registered symbol (as Effect's
+ * tags are global keys): an extension bundled with a copy of the store reaches the door of the
+ * service the island hands it.
  */
-export const rawDoor: unique symbol = Symbol("@microdcs/store/rawDoor")
+export const rawDoor: unique symbol = Symbol.for("@microdcs/store/rawDoor")
 
 export interface RawDoor {
   /**

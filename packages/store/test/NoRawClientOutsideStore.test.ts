@@ -51,7 +51,8 @@ describe("the store's boundary (.ci/check-store-boundary)", () => {
         `const key = valkey.keys.key("sfcHeartbeat", {}) as string`,
         `// valkey.command("a comment", ...) is no use`,
         `/** valkey.dedicated(...) in a doc comment is none either */`,
-        `const sizes = yield* scopeSizes.sizes(Object.keys(rows))`
+        `const sizes = yield* scopeSizes.sizes(Object.keys(rows))`,
+        `const door = (valkey as any)[Symbol.for("@microdcs/store/rawDoor")]`
       ].join("\n"),
       "packages/widget/test/Widget.test.ts": [`import { unsafeCommand } from "@microdcs/store/unsafe"`, `import type { Redis } from "iovalkey"`].join("\n"),
       "packages/store/package.json": JSON.stringify({ name: "@microdcs/store", dependencies: { iovalkey: "~0.4.0" } }),
@@ -71,6 +72,7 @@ describe("the store's boundary (.ci/check-store-boundary)", () => {
       "packages/widget/src/Widget.ts:3 the unsafe",
       "packages/widget/src/Widget.ts:4 a raw",
       "packages/widget/src/Widget.ts:5 the raw",
+      "packages/widget/src/Widget.ts:9 the store's",
       "packages/widget/test/Widget.test.ts:2 imports iovalkey"
     ])
   })
