@@ -10,6 +10,7 @@ import {
   JournalOptions
 } from "@microdcs/journal"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { latency, printLatencies, throughputOf, throughputOfEffect } from "./Measure.js"
 import { rawClient } from "./RawClient.js"
@@ -119,7 +120,7 @@ const program = (uncached: Journal) => Effect.gen(function* () {
   const valkey = yield* Valkey
   const journal = yield* Journal
   const opts = { warmup: 200, samples: SAMPLES }
-  const client = yield* valkey.command("client", async (c) => c)
+  const client = yield* unsafeCommand(valkey, "client", async (c) => c)
   const plain = yield* rawClient(valkey.options.url!)
   yield* journal.configure(scope, journalConfig)
 

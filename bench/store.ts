@@ -7,6 +7,7 @@ import {
   Valkey,
   ValkeyLayer
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { rawClient } from "./RawClient.js"
 import { latency, printLatencies, printThroughput, throughputOf, throughputOfEffect } from "./Measure.js"
@@ -34,7 +35,7 @@ const program = Effect.gen(function* () {
   const scope = "bench-line"
   const opts = { warmup: 200, samples: SAMPLES }
   // PING on the store's own connection (the spec's baseline); raw script calls on a plain client.
-  const client = yield* valkey.command("client", async (c) => c)
+  const client = yield* unsafeCommand(valkey, "client", async (c) => c)
   const plain = yield* rawClient(valkey.options.url!)
 
   // Data for the reads: 2000 responses, 300 of them in one state.

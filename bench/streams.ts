@@ -3,6 +3,7 @@ import { Redis } from "iovalkey"
 import { scriptKeys, sfcCompareAndSet } from "@microdcs/lua-scripts"
 import { makePoller, type PollerOptions } from "@microdcs/poller"
 import { SfcStateDao, storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { rawClient } from "./RawClient.js"
 import { latency, printLatencies, printThroughput, summarize, throughputOf, throughputOfEffect } from "./Measure.js"
@@ -213,7 +214,7 @@ const consumption = (plain: Redis) =>
           yield* poller.wake(scope)
           yield* Deferred.await(done)
           // The last batch's XACK follows its handler: wait until the group holds nothing pending.
-          const pending = valkey.command("xpending", (c) => c.xpending(stream, group) as Promise<[number, ...Array<unknown>]>)
+          const pending = unsafeCommand(valkey, "xpending", (c) => c.xpending(stream, group) as Promise<[number, ...Array<unknown>]>)
           while ((yield* pending)[0] > 0) yield* Effect.sleep(1)
         }).pipe(Effect.scoped)
         runs[mode].push(yield* measured(n, run))
@@ -230,7 +231,7 @@ const program = Effect.gen(function* () {
   const valkey = yield* Valkey
   const states = yield* SfcStateDao
   // PING on the store's own connection (the spec's baseline); raw script calls on a plain client.
-  const client = yield* valkey.command("client", async (c) => c)
+  const client = yield* unsafeCommand(valkey, "client", async (c) => c)
   const plain = yield* rawClient(valkey.options.url!)
   // BENCH_STREAMS=consume runs only the consumption figures.
   yield* consumption(plain)
@@ -250,12 +251,12 @@ const program = Effect.gen(function* () {
   })
   const work = valkey.keys.key("sfcWork", { scope: "bench" }) as string
   const channel = valkey.keys.key("nudge", { kind: "sfc" }) as string
-  yield* valkey.command("register", (c) => c.sadd(valkey.keys.key("scopes", {}) as string, "bench"))
+  yield* unsafeCommand(valkey, "register", (c) => c.sadd(valkey.keys.key("scopes", {}) as string, "bench"))
   const samples: Array<number> = []
   for (let i = 0; i < opts.samples + 50; i++) {
     arrived = yield* Deferred.make<number>()
     const sent = performance.now()
-    yield* valkey.command("append", (c) => c.multi().xadd(work, "*", "n", String(i)).publish(channel, "bench").exec())
+    yield* unsafeCommand(valkey, "append", (c) => c.multi().xadd(work, "*", "n", String(i)).publish(channel, "bench").exec())
     const at = yield* Deferred.await(arrived)
     if (i >= 50) samples.push(at - sent)
   }

@@ -23,7 +23,7 @@ export interface Cli {
   readonly run: (args: ReadonlyArray<string>, env?: Readonly<Record<string, string>>) => Promise<Run>
   /** Runs with `--json`, expects `code` (default 0) and parses stdout. */
   // The parsed JSON is what the assertions check; typing every shape here would only repeat them.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: the caller names the shape it expects
   readonly json: <A = any>(args: ReadonlyArray<string>, code?: number) => Promise<A>
   readonly dispose: () => void
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { KeyFamilyError } from "@microdcs/keyschema"
 import { embedLuaPlugin } from "@microdcs/lua-scripts/build"
 import { Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
 import { gadgetKeys } from "./fixtures/gadgets/gadgets.js"
@@ -51,7 +52,7 @@ const breakGadgets = () =>
       if (keys instanceof KeyFamilyError) throw new Error(keys.message)
       const list = keys.key("gadgetList", { scope: "line-1" }) as string
       const scopes = yield* valkey.key("scopes", {})
-      yield* valkey.command("seed gadgets", (c) =>
+      yield* unsafeCommand(valkey, "seed gadgets", (c) =>
         c
           .multi()
           .hset(keys.key("gadget", { id: "g1" }) as string, "v", "1", "scope", "line-1")

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { Journal, JournalClock, type JournalEvent } from "@microdcs/journal"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
 
@@ -79,7 +80,7 @@ describe("journal", () => {
 
   it("check finds a counter total that lies and rebuild repairs it; remove needs --yes", async () => {
     expect(await cli.json(["journal", "check"])).toMatchObject({ consistent: true })
-    await withJournal(Effect.flatMap(Valkey, (v) => v.command("break", (c) => c.hincrbyfloat(`${prefix}:counter:line-1:torque:nok_1h`, "nr-3", 2))))
+    await withJournal(Effect.flatMap(Valkey, (v) => unsafeCommand(v, "break", (c) => c.hincrbyfloat(`${prefix}:counter:line-1:torque:nok_1h`, "nr-3", 2))))
     const broken = await cli.json(["journal", "check", "--scope", "line-1"], 1)
     expect(broken.inconsistencies).toMatchObject([{ kind: "wrong-score", member: "nr-3", expected: 5, found: 7 }])
     expect((await cli.run(["journal", "rebuild"])).code).toBe(5)

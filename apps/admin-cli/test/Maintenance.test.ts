@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { IndexMaintenance, JobOrderDao, JobResponseDao, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
 import { SCOPE, seedIsland, withStore } from "./Seed.js"
@@ -20,7 +21,7 @@ const breakIndex = () =>
       const valkey = yield* Valkey
       const list = yield* valkey.key("jobOrderList", { scope: SCOPE })
       const running = yield* valkey.key("jobResponseByState", { scope: SCOPE, state: "Running" })
-      yield* valkey.command("break index", (c) => c.multi().zrem(list, "jo-1").sadd(running, "ghost").exec())
+      yield* unsafeCommand(valkey, "break index", (c) => c.multi().zrem(list, "jo-1").sadd(running, "ghost").exec())
     })
   )
 

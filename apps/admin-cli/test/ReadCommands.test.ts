@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
 import { OTHER_SCOPE, SCOPE, seedIsland, withStore } from "./Seed.js"
@@ -23,7 +24,7 @@ const changesLength = () =>
     Effect.gen(function* () {
       const valkey = yield* Valkey
       const key = yield* valkey.key("changes", { scope: SCOPE })
-      return yield* valkey.command("xlen", (c) => c.xlen(key))
+      return yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(key))
     })
   )
 

@@ -16,6 +16,7 @@ import {
   ValkeyStreams,
   WorkMasterDao
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 /**
  * A small island written through the store's own DAOs, so the CLI reads exactly what the
@@ -133,7 +134,7 @@ const runtime = Effect.gen(function* () {
   yield* (yield* StartLease).acquire("cfg-1", "host-a", 600_000)
   const valkey = yield* Valkey
   const changes = yield* valkey.key("changes", { scope: SCOPE })
-  const [firstChange] = yield* valkey.command("first change", (c) => c.xrange(changes, "-", "+", "COUNT", 1))
+  const [firstChange] = yield* unsafeCommand(valkey, "first change", (c) => c.xrange(changes, "-", "+", "COUNT", 1))
   yield* (yield* PublisherCursors).set(SCOPE, firstChange![0])
 })
 

@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { TriggerStore, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
 import { withStore } from "./Seed.js"
@@ -21,7 +22,7 @@ const file = (name: string, content: unknown) => {
   return path
 }
 const store = <A, E>(effect: Parameters<typeof withStore<A, E>>[2]) => withStore(url, prefix, effect)
-const rawTriggers = () => store(Effect.flatMap(Valkey, (v) => Effect.flatMap(v.key("triggers", {}), (key) => v.command("hgetall", (c) => c.hgetall(key)))))
+const rawTriggers = () => store(Effect.flatMap(Valkey, (v) => Effect.flatMap(v.key("triggers", {}), (key) => unsafeCommand(v, "hgetall", (c) => c.hgetall(key)))))
 
 beforeAll(async () => {
   cli = await makeCli(url, prefix)

@@ -14,6 +14,7 @@ import {
   Valkey,
   WorkMasterDao
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
 import { brokenWorkMaster, SCOPE, seedIsland, withStore, workMaster } from "./Seed.js"
@@ -174,7 +175,7 @@ describe("runtime state", () => {
       Effect.gen(function* () {
         const valkey = yield* Valkey
         const key = yield* valkey.key("changes", { scope: SCOPE })
-        return yield* valkey.command("xlen", (c) => c.xlen(key))
+        return yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(key))
       })
     )
     expect(cursors[0]).toMatchObject({ scope: SCOPE, cursor: "0", behind: changes })
@@ -186,7 +187,7 @@ describe("runtime state", () => {
         Effect.gen(function* () {
           const valkey = yield* Valkey
           const key = yield* valkey.key("sfcWork", { scope: SCOPE })
-          return yield* valkey.command("xlen", (c) => c.xlen(key))
+          return yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(key))
         })
       )
     expect(await length()).toBe(3)

@@ -2,6 +2,7 @@ import { Effect, Runtime } from "effect"
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client"
 import type { ScopeRegistry, Valkey } from "@microdcs/store"
 import { exportExecutionLogCounters } from "./ExecutionLogMetrics.js"
+import { exportWorkerMetrics } from "./WorkerMetrics.js"
 import { boundedLabel, jobControlTypes } from "./MetricLabels.js"
 import { readStoreFigures, type ScopeFigures } from "./StoreFigures.js"
 
@@ -26,6 +27,8 @@ export const makeMetrics = () => {
   collectDefaultMetrics({ register: registry, prefix: "microdcs_" })
   // The execution log's storage counters (Effect metrics of @microdcs/execution-log), read at each scrape.
   exportExecutionLogCounters(registry)
+  // The pollers', the publisher's and XAUTOCLAIM's counters (Effect metrics of their packages), likewise.
+  exportWorkerMetrics(registry)
 
   const messages = new Counter({
     name: "microdcs_messages_total",

@@ -73,7 +73,8 @@ const quietLogs = Layer.merge(
   Logger.minimumLogLevel(LogLevel.Warning)
 )
 
-Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(quietLogs))).then((exit) => {
+// The process ends inside the callback; nothing is left to handle its promise.
+void Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(quietLogs))).then((exit) => {
   if (exit._tag === "Failure") {
     console.error("demo failed:", exit.cause.toString())
     process.exit(1)

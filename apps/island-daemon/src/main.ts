@@ -76,7 +76,8 @@ const refusalMessage = (cause: Cause.Cause<unknown>): string | undefined => {
   return undefined
 }
 
-Effect.runPromiseExit(daemonConfig).then(async (exit) => {
+// The process ends inside the callback (or runs until a signal); nothing is left to handle its promise.
+void Effect.runPromiseExit(daemonConfig).then(async (exit) => {
   if (Exit.isSuccess(exit)) {
     const { mqttNamesProblem } = await import("./MqttNameChecks.js")
     const problem = mqttNamesProblem(exit.value)

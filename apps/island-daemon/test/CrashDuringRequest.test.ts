@@ -5,6 +5,7 @@ import { inject } from "vitest"
 import { type CloudEvent, type IncomingMessage, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { ChangeStream, storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemon, daemonEnv } from "./DaemonProcess.js"
 import { eventually, MES_SOURCE, SCOPE } from "./IslandKit.js"
@@ -57,10 +58,10 @@ const makeMes = (prefix: string) =>
 /** The one dedupe key under the prefix (one request is sent), with its value and remaining TTL. */
 const dedupeEntry = Effect.gen(function* () {
   const valkey = yield* Valkey
-  const [key] = yield* valkey.command("dedupe keys", (c) => c.keys(`${valkey.options.prefix}:ce:dedupe:*`))
+  const [key] = yield* unsafeCommand(valkey, "dedupe keys", (c) => c.keys(`${valkey.options.prefix}:ce:dedupe:*`))
   if (key === undefined) return undefined
-  const value = yield* valkey.command("dedupe value", (c) => c.get(key))
-  const ttlMs = yield* valkey.command("dedupe ttl", (c) => c.pttl(key))
+  const value = yield* unsafeCommand(valkey, "dedupe value", (c) => c.get(key))
+  const ttlMs = yield* unsafeCommand(valkey, "dedupe ttl", (c) => c.pttl(key))
   return { key, value, ttlMs }
 })
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type ChildServer, randomPrefix, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
 import { daemonEnv, spawnDaemon, spawnScript } from "./DaemonProcess.js"
 import { makeMes } from "./IslandKit.js"
@@ -30,9 +31,9 @@ const hostPort = (server: { readonly host: string; readonly port: number }) => `
  */
 const secureValkey = Effect.gen(function* () {
   const v = yield* Valkey
-  yield* v.command("acl", (c) => c.call("ACL", "SETUSER", VALKEY_USER, "reset", "on", `>${VALKEY_PASSWORD}`, "~*", "&*", "+@all"))
-  yield* v.command("acl", (c) => c.call("ACL", "SETUSER", "nochannels", "reset", "on", ">nochannels-pw", "~*", "resetchannels", "+@all"))
-  yield* v.command("requirepass", (c) => c.config("SET", "requirepass", ADMIN_PASSWORD))
+  yield* unsafeCommand(v, "acl", (c) => c.call("ACL", "SETUSER", VALKEY_USER, "reset", "on", `>${VALKEY_PASSWORD}`, "~*", "&*", "+@all"))
+  yield* unsafeCommand(v, "acl", (c) => c.call("ACL", "SETUSER", "nochannels", "reset", "on", ">nochannels-pw", "~*", "resetchannels", "+@all"))
+  yield* unsafeCommand(v, "requirepass", (c) => c.config("SET", "requirepass", ADMIN_PASSWORD))
 })
 
 beforeAll(async () => {

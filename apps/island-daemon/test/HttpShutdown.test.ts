@@ -2,6 +2,7 @@ import { Agent, request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
 import { serveHttp } from "../src/Http.js"
 import { makeMetrics } from "../src/Metrics.js"
@@ -53,7 +54,7 @@ describe("HTTP server shutdown", () => {
         expect((yield* Effect.promise(() => get(port, "/healthz", agent))).status).toBe(200)
 
         // Valkey holds every command for a while: the scrape waits for the store's figures.
-        yield* Effect.flatMap(Valkey, (v) => v.command("pause", (c) => c.call("CLIENT", "PAUSE", "2500", "ALL")))
+        yield* Effect.flatMap(Valkey, (v) => unsafeCommand(v, "pause", (c) => c.call("CLIENT", "PAUSE", "2500", "ALL")))
         const inFlight = get(port, "/metrics", agent)
         yield* Effect.sleep("1 second")
         const closing = yield* Effect.fork(Scope.close(scope, Exit.void))

@@ -6,6 +6,7 @@ import { makeSimulatedStation, stationEventsTopic } from "@microdcs/island-mqtt"
 import { ReturnStatus, MethodEventTypes } from "@microdcs/job-state"
 import { JOURNAL_CONFIG_EVENT_TYPE } from "@microdcs/journal"
 import { storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { dumpKeys, type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
 import { axleJobOrder, configureAxleStation, eventually, fixture, jobOrderOf, makeMes, type Mes, SCOPE } from "./IslandKit.js"
@@ -29,7 +30,7 @@ const TOOLCHECK = "com.example.station.toolcheck.v1"
 const NOK_FIRST = new Set(["jo-jc-01", "jo-jc-02", "jo-jc-03"])
 
 /** Every journal and counter key of the prefix with its DUMP: equal snapshots mean the journal was not written. */
-const journalKeys = Effect.flatMap(Valkey, (v) => v.command("test", (c) => dumpKeys(c, prefix))).pipe(
+const journalKeys = Effect.flatMap(Valkey, (v) => unsafeCommand(v, "test", (c) => dumpKeys(c, prefix))).pipe(
   Effect.map((all) => Object.fromEntries(Object.entries(all).filter(([key]) => /^[^:]+:(journal|counter):/.test(key))))
 )
 

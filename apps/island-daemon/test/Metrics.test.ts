@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { JobOrderDao, storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type MosquittoServer, randomPrefix, startMosquitto, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
 import { daemon, daemonEnv, type DaemonProcess } from "./DaemonProcess.js"
 import { makeMes, SCOPE } from "./IslandKit.js"
@@ -35,7 +36,7 @@ const sample = (text: string, series: string): number | undefined => {
 /** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
 const commandCalls = Effect.gen(function* () {
   const v = yield* Valkey
-  const info = yield* v.command("info", (c) => c.info("commandstats"))
+  const info = yield* unsafeCommand(v, "info", (c) => c.info("commandstats"))
   const calls = new Map<string, number>()
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]))
   return calls
@@ -88,7 +89,7 @@ describe("/metrics", () => {
         // Job control only: no engine, sweep or publisher issuing commands of their own meanwhile.
         const d = yield* daemon(daemonEnv({ valkeyUrl: valkey.url, mqttUrl: broker.url, prefix, instanceId: "metrics-2", extra: { ISLAND_ROLES: "job-control" } }))
         const v = yield* Valkey
-        yield* v.command("reset stats", (c) => c.config("RESETSTAT"))
+        yield* unsafeCommand(v, "reset stats", (c) => c.config("RESETSTAT"))
         const started = performance.now()
         const text = yield* scrape(d)
         const seconds = (performance.now() - started) / 1000
@@ -104,7 +105,7 @@ describe("/metrics", () => {
         expect(seconds).toBeLessThan(5)
 
         // Scraped again at once: served from the last read, no command sent.
-        yield* v.command("reset stats", (c) => c.config("RESETSTAT"))
+        yield* unsafeCommand(v, "reset stats", (c) => c.config("RESETSTAT"))
         yield* scrape(d)
         const again = [...(yield* commandCalls).entries()].filter(([name]) => name !== "config|resetstat" && name !== "info")
         expect(again).toEqual([])

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { storeLayer, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { freePort, type MosquittoServer, randomPrefix, startMosquitto, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
@@ -128,7 +129,7 @@ describe("health and readiness", () => {
         // Keys of the wrong type where the sweep writes its heartbeat and the publisher its lease.
         const heartbeat = v.keys.key("sfcHeartbeat", {}) as string
         const lease = v.keys.key("publisherLease", {}) as string
-        yield* v.command("plant", (c) => c.multi().hset(heartbeat, "x", "1").hset(lease, "x", "1").exec())
+        yield* unsafeCommand(v, "plant", (c) => c.multi().hset(heartbeat, "x", "1").hset(lease, "x", "1").exec())
         const d = yield* Effect.promise(() => spawnDaemon(daemonEnv({ valkeyUrl: valkey!.url, mqttUrl: broker.url, prefix, instanceId: "ready-3" })))
         daemon = d
         const unhealthy = yield* Effect.promise(() =>
@@ -149,7 +150,7 @@ describe("health and readiness", () => {
         expect(unhealthy.body.problems?.some((p) => p.startsWith("publisher: "))).toBe(true)
 
         // Repaired: each role recovers on its own, and the island is ready without a restart.
-        yield* v.command("repair", (c) => c.del(heartbeat, lease))
+        yield* unsafeCommand(v, "repair", (c) => c.del(heartbeat, lease))
         yield* Effect.promise(() => d.waitReady(30_000))
         const ready = yield* Effect.promise(() => readiness(d))
         expect(ready.body.roles).toEqual({ "job-control": { ok: true }, engine: { ok: true }, sweep: { ok: true }, publisher: { ok: true } })

@@ -1,7 +1,8 @@
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { KeyFamilyError } from "@microdcs/keyschema"
-import { Valkey, ValkeyLayer, type ValkeyService } from "@microdcs/store"
+import { Valkey, ValkeyLayer } from "@microdcs/store"
+import { type RawClient, unsafeCommand } from "@microdcs/store/unsafe"
 import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
 import { TicketDao, ticketKeys } from "../src/index.js"
 
@@ -19,11 +20,11 @@ export const ticketSchema = Effect.map(Valkey, (valkey) => {
   return keys
 })
 
-/** A raw command on the shared connection (`Valkey.command`, the extensions' escape hatch). */
-export const raw = <A>(run: (client: Parameters<Parameters<ValkeyService["command"]>[1]>[0]) => Promise<A>) =>
-  Effect.flatMap(Valkey, (valkey) => valkey.command("test", run))
+/** A raw command on the shared connection (`unsafeCommand`: hand-made breaks and reads of what the DAO wrote). */
+export const raw = <A>(run: (client: RawClient) => Promise<A>) =>
+  Effect.flatMap(Valkey, (valkey) => unsafeCommand(valkey, "test", run))
 
 /** Every key under the island's prefix with its DUMP: any write anywhere changes it. */
-export const snapshot = Effect.flatMap(Valkey, (valkey) => valkey.command("snapshot", (c) => dumpKeys(c, valkey.keys.prefix)))
+export const snapshot = Effect.flatMap(Valkey, (valkey) => unsafeCommand(valkey, "snapshot", (c) => dumpKeys(c, valkey.keys.prefix)))
 
 export const doc = (value: unknown) => JSON.stringify(value)

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { type Inconsistency, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { TicketDao } from "../src/index.js"
 import { doc, raw, ticketSchema } from "./Island.js"
 
@@ -40,7 +41,7 @@ export const ticketIndexContents = Effect.gen(function* () {
   const open = keys.key("ticketByStatus", { scope: "press-1", status: "open" }) as string
   const closed = keys.key("ticketByStatus", { scope: "press-1", status: "closed" }) as string
   const list = keys.key("ticketList", { scope: "press-1" }) as string
-  return yield* valkey.command("read ticket indexes", async (c) => ({
+  return yield* unsafeCommand(valkey, "read ticket indexes", async (c) => ({
     open: (await c.smembers(open)).sort(),
     closed: (await c.smembers(closed)).sort(),
     list: await c.zrange(list, 0, -1, "WITHSCORES")

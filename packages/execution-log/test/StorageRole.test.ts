@@ -5,6 +5,7 @@ import { Effect, Metric, Queue } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { ExecutionLogStore, ValkeyStreams, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { committedCounter, encodeExecution, LogStorage, refusedCounter, STORAGE_GROUP } from "@microdcs/execution-log"
 import { countOf, execution, logWorld, node, quick, startRole, storedBytes, TestPg, until, valkeyBytes, writeExecution } from "./LogKit.js"
 
@@ -56,7 +57,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
       const own = yield* writeExecution(execution("refused.e1", 1), nodes(2))
       // Keys outside `{prefix}:dag:log:`: another island's log key (it exists) and a job order.
       const otherIsland = `other-${prefix}:dag:log:refused.e1:exec`
-      yield* valkey.command("set foreign", (c) => c.set(otherIsland, Buffer.from(encodeExecution(execution("refused.e1", 1)))))
+      yield* unsafeCommand(valkey, "set foreign", (c) => c.set(otherIsland, Buffer.from(encodeExecution(execution("refused.e1", 1)))))
       const jobOrder = yield* valkey.key("jobOrder", { id: "jo-1" })
       const before = yield* countOf(Metric.tagged(refusedCounter, "reason", "foreign-key"))
       yield* startRole()
@@ -71,7 +72,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
       expect((yield* storedBytes([...own, otherIsland, jobOrder])).size).toBe(0)
       expect((yield* countOf(Metric.tagged(refusedCounter, "reason", "foreign-key"))) - before).toBe(2)
       yield* until(pendingIn("line-2"), (n) => n === 0, { what: "refused requests acknowledged, not retried" })
-      yield* valkey.command("cleanup", (c) => c.del(otherIsland))
+      yield* unsafeCommand(valkey, "cleanup", (c) => c.del(otherIsland))
     }).pipe(Effect.scoped),
     TEST_TIMEOUT_MS
   )

@@ -4,6 +4,7 @@ import { type CloudEvent, makeCloudEvent, MqttConnection } from "@microdcs/cloud
 import { JobControl, jobControlLayer, TRIGGER_CONFIG_EVENT_TYPE, TriggerCatalog, triggerJobOrderId, TriggerStarts } from "@microdcs/job-control"
 import { ReturnStatus } from "@microdcs/job-state"
 import { TriggerStore, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix, startMosquitto, until } from "@microdcs/test-utils"
 import { mosquittoForFile, putWorkMaster } from "@microdcs/testkit"
 import {
@@ -114,7 +115,7 @@ describe("trigger ingress over MQTT (execution-log.md §4)", () => {
       // Written without its nudge (as if the nudge was lost): only the MQTT announcement tells.
       const valkey = yield* Valkey
       const key = yield* valkey.key("triggers", {})
-      yield* valkey.command("hset", (c) => c.hset(key, "t-off", JSON.stringify({ ...row, enabled: false, version: 2 })))
+      yield* unsafeCommand(valkey, "hset", (c) => c.hset(key, "t-off", JSON.stringify({ ...row, enabled: false, version: 2 })))
       yield* mes.connection.publish(Either.getOrThrow(triggerChangesTopic(topicsFor(prefix))), makeCloudEvent({ source: "urn:test:admin", type: TRIGGERS_CHANGED_TYPE, data: {} }))
       yield* untilHeld("t-off", (t) => t?.enabled === false)
 

@@ -1,6 +1,7 @@
 import { Effect, Either, Option, Tracer } from "effect"
 import { expect, layer } from "@effect/vitest"
 import { ClaimResult, DedupeStore, Valkey, WrongType } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { admissionTarget, exactlyOnce, JobControl, parsedRequest } from "@microdcs/job-control"
 import { configRequest, handleOk, methodRequest, store, world } from "./Kit.js"
 
@@ -41,7 +42,7 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
       const valkey = yield* Valkey
       const jobControl = yield* JobControl
       const key = valkey.keys.key("jobOrder", { id: "corrupt" }) as string
-      yield* valkey.command("corrupt the job order", (c) => c.set(key, "not a hash"))
+      yield* unsafeCommand(valkey, "corrupt the job order", (c) => c.set(key, "not a hash"))
       const request = methodRequest("Store", "adm-3", { JobOrder: jobOrder("corrupt") })
       const parsed = parsedRequest(request)
       const admitJobOrder = parsed !== undefined && Either.isRight(parsed.command) ? admissionTarget(parsed.command.right) : undefined
@@ -49,7 +50,7 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
       const failed = yield* Effect.flip(exactlyOnce({ source: "urn:mes", id: "a-4", admitJobOrder }, (claimed) => jobControl.handle(request, claimed)))
       expect(failed).toBeInstanceOf(WrongType)
       // Given back: the redelivery claims at once (after the key is repaired, it is stored).
-      yield* valkey.command("repair", (c) => c.del(key))
+      yield* unsafeCommand(valkey, "repair", (c) => c.del(key))
       const again = yield* exactlyOnce({ source: "urn:mes", id: "a-4", admitJobOrder }, (claimed) => jobControl.handle(request, claimed))
       expect(again._tag === "Processed" && again.value.reply.data["ReturnStatus"]).toBe(1)
     })

@@ -9,6 +9,7 @@ import {
   QueryEventTypes
 } from "@microdcs/job-state"
 import { Valkey, type ValkeyOptions } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { putJobOrder, testStore } from "@microdcs/testkit"
 import {
@@ -70,7 +71,7 @@ export const lastChange = (scope: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("changes", { scope })
-    const [entry] = yield* valkey.command("last change", (c) => c.xrevrange(key, "+", "-", "COUNT", 1))
+    const [entry] = yield* unsafeCommand(valkey, "last change", (c) => c.xrevrange(key, "+", "-", "COUNT", 1))
     if (!entry) return undefined
     const fields = entry[1]
     const map = new Map<string, string>()
@@ -83,5 +84,5 @@ export const jobOrderTtl = (id: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("jobOrder", { id })
-    return yield* valkey.command("pttl", (c) => c.pttl(key))
+    return yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(key))
   })

@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import { ReturnStatus } from "@microdcs/job-state"
 import { JobOrderDao, TriggerStore, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { until } from "@microdcs/test-utils"
 import { putWorkMaster } from "@microdcs/testkit"
 import {
@@ -154,7 +155,7 @@ describe("triggers: the periodic refresh", () => {
       // A write that published no nudge (as if it was lost in a reconnect): only the refresh sees it.
       const valkey = yield* Valkey
       const key = yield* valkey.key("triggers", {})
-      yield* valkey.command("hset", (c) => c.hset(key, "t-r", JSON.stringify({ ...row, enabled: false, version: 2 })))
+      yield* unsafeCommand(valkey, "hset", (c) => c.hset(key, "t-r", JSON.stringify({ ...row, enabled: false, version: 2 })))
       yield* until(
         Effect.flatMap(TriggerCatalog, (c) => c.triggers),
         (all) => all.some((t) => t.id === "t-r" && !t.enabled),

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
-import type { ConnectionError, FamilyBatch, Inconsistency, IndexContext, IndexedFamily, RepairTally } from "@microdcs/store"
+import { Effect, Either } from "effect"
+import { type ConnectionError, type FamilyBatch, type Inconsistency, type IndexContext, type IndexedFamily, KeyReads, type RepairTally, type WrongType } from "@microdcs/store"
 import { journalKeyFamilies } from "./JournalKeys.js"
 import { counterRepair, journalRecount, journalUnindex } from "./JournalScripts.js"
 
@@ -29,162 +29,137 @@ type JournalFinding =
 /** Sums of float amounts may differ in the last digits with the order of additions. */
 const same = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
 
-const scan = (
-  ctx: IndexContext,
-  pattern: string,
-  handle: (keys: ReadonlyArray<string>) => Effect.Effect<void, ConnectionError>
-): Effect.Effect<void, ConnectionError> =>
-  Effect.gen(function* () {
-    let cursor = "0"
-    do {
-      const [next, keys] = yield* ctx.valkey.command("journal index scan", (c) => c.scan(cursor, "MATCH", pattern, "COUNT", 500))
-      yield* handle(keys)
-      cursor = next
-    } while (cursor !== "0")
-  })
-
-/** Reads hashes in one round trip; a key of another type comes back as `null`. */
-const hashes = (ctx: IndexContext, keys: ReadonlyArray<string>) =>
-  ctx.valkey.command("journal index read", async (c) => {
-    const pipeline = c.pipeline()
-    for (const key of keys) pipeline.hgetall(key)
-    const results = (await pipeline.exec()) ?? []
-    return results.map(([error, value]) => (error ? null : (value as Record<string, string>)))
-  })
-
-const wrongType = (key: string, scope: string): JournalFinding => ({
+/** A figure's key of another type than the check reads: reported, left to an operator. */
+const wrongType = (error: WrongType, scope: string): JournalFinding => ({
   fix: "none",
-  problem: { kind: "wrong-type", key, scope, member: null, expected: "hash", found: "another type" }
+  problem: { kind: "wrong-type", key: error.key, scope, member: null, expected: error.expected, found: error.actual }
 })
 
-const inspectCounters = (ctx: IndexContext, handle: (batch: FamilyBatch<JournalFinding>) => Effect.Effect<void, ConnectionError>) =>
-  scan(ctx, ctx.keys.pattern("counterBucket"), (keys) =>
+type Handle = (batch: FamilyBatch<JournalFinding>) => Effect.Effect<void, ConnectionError>
+
+interface Counted {
+  readonly key: string
+  readonly scope: string
+  readonly journal: string
+  readonly counter: string
+}
+
+/** The keys of `family` in a SCAN batch that belong to the walk's scope, with their parts. */
+const partsOf = <P extends { readonly scope: string }>(ctx: IndexContext, family: string, keys: ReadonlyArray<string>): ReadonlyArray<P & { readonly key: string }> =>
+  keys.flatMap((key) => {
+    const parsed = ctx.keys.parse(key)
+    if (parsed?.family !== family) return []
+    const parts = parsed.parts as unknown as P
+    return ctx.scope !== undefined && parts.scope !== ctx.scope ? [] : [{ ...parts, key }]
+  })
+
+const totalKey = (ctx: IndexContext, c: Omit<Counted, "key">) => ctx.keys.key("counterTotal", { scope: c.scope, journal: c.journal, counter: c.counter }) as string
+
+/** A bucket judged against its total's field: the total must be the sum of the bucket's amounts. */
+const judgeBucket = (b: Counted & { readonly value: string }, bucket: KeyReads.KeyRead<Readonly<Record<string, string>>>, total: KeyReads.KeyRead<string | null>, ctx: IndexContext): ReadonlyArray<JournalFinding> => {
+  if (Either.isLeft(bucket)) return [wrongType(bucket.left, b.scope)]
+  if (Either.isLeft(total)) return [wrongType(total.left, b.scope)]
+  const sum = Object.values(bucket.right).reduce((acc, amount) => acc + Number(amount), 0)
+  const found = total.right === null ? 0 : Number(total.right)
+  if (same(sum, found) && !(total.right === null && Object.keys(bucket.right).length > 0)) return []
+  return [{
+    fix: "total", scope: b.scope, journal: b.journal, counter: b.counter, value: b.value,
+    problem: { kind: "wrong-score", key: totalKey(ctx, b), scope: b.scope, member: b.value, documentKey: b.key, expected: sum, found }
+  }]
+}
+
+// Bucket keys (`counter:bucket:...`), one per counter and value, each judged against its total's field.
+const inspectBuckets = (ctx: IndexContext, handle: Handle) =>
+  KeyReads.scan(ctx.valkey, ctx.keys.pattern("counterBucket"), (keys) =>
     Effect.gen(function* () {
-      // Bucket keys (`counter:bucket:...`), one per counter and value, each judged against its total's field.
-      const buckets = keys.flatMap((key) => {
-        const parsed = ctx.keys.parse(key)
-        if (parsed?.family !== "counterBucket") return []
-        const parts = parsed.parts as { readonly scope: string; readonly journal: string; readonly counter: string; readonly value: string }
-        if (ctx.scope !== undefined && parts.scope !== ctx.scope) return []
-        return [{ key, ...parts, total: ctx.keys.key("counterTotal", { scope: parts.scope, journal: parts.journal, counter: parts.counter }) as string }]
-      })
-      const bucketHashes = yield* hashes(ctx, buckets.map((b) => b.key))
-      const totals = yield* ctx.valkey.command("journal index totals", async (c) => {
-        const pipeline = c.pipeline()
-        for (const b of buckets) pipeline.hget(b.total, b.value)
-        return ((await pipeline.exec()) ?? []).map(([error, value]) => (error ? undefined : (value as string | null)))
-      })
-      const findings: Array<JournalFinding> = []
-      buckets.forEach((b, i) => {
-        const stored = bucketHashes[i]
-        if (stored === null || stored === undefined) return void findings.push(wrongType(b.key, b.scope))
-        const total = totals[i]
-        if (total === undefined) return void findings.push(wrongType(b.total, b.scope))
-        const sum = Object.values(stored).reduce((acc, amount) => acc + Number(amount), 0)
-        const found = total === null ? 0 : Number(total)
-        if (!same(sum, found) || (total === null && Object.keys(stored).length > 0)) {
-          findings.push({
-            fix: "total", scope: b.scope, journal: b.journal, counter: b.counter, value: b.value,
-            problem: { kind: "wrong-score", key: b.total, scope: b.scope, member: b.value, documentKey: b.key, expected: sum, found }
-          })
-        }
-      })
-      yield* handle({ scanned: buckets.length, findings })
+      const buckets = partsOf<Omit<Counted, "key"> & { readonly value: string }>(ctx, "counterBucket", keys)
+      const stored = yield* KeyReads.hashes(ctx.valkey, buckets.map((b) => b.key))
+      const totals = yield* KeyReads.hashFields(ctx.valkey, buckets.map((b) => ({ key: totalKey(ctx, b), field: b.value })))
+      yield* handle({ scanned: buckets.length, findings: buckets.flatMap((b, i) => judgeBucket(b, stored[i]!, totals[i]!, ctx)) })
     })
-  ).pipe(
-    // Totals whose value has no bucket at all: a figure with nothing behind it.
-    Effect.zipRight(
-      scan(ctx, ctx.keys.pattern("counterTotal"), (keys) =>
-        Effect.gen(function* () {
-          const totalKeys = keys.flatMap((key) => {
-            const parsed = ctx.keys.parse(key)
-            if (parsed?.family !== "counterTotal") return []
-            const parts = parsed.parts as { readonly scope: string; readonly journal: string; readonly counter: string }
-            return ctx.scope !== undefined && parts.scope !== ctx.scope ? [] : [{ key, ...parts }]
-          })
-          const stored = yield* hashes(ctx, totalKeys.map((t) => t.key))
-          const orphans = totalKeys.flatMap((t, i) =>
-            Object.entries(stored[i] ?? {}).map(([value, total]) => ({ ...t, value, total: Number(total), bucket: ctx.keys.key("counterBucket", { scope: t.scope, journal: t.journal, counter: t.counter, value }) as string }))
-          )
-          const exists = yield* ctx.valkey.command("journal index buckets", async (c) => {
-            const pipeline = c.pipeline()
-            for (const o of orphans) pipeline.exists(o.bucket)
-            return ((await pipeline.exec()) ?? []).map(([, n]) => n === 1)
-          })
-          const findings: Array<JournalFinding> = totalKeys.flatMap((t, i) => (stored[i] === null ? [wrongType(t.key, t.scope)] : []))
-          orphans.forEach((o, i) => {
-            if (exists[i]) return
-            findings.push({
-              fix: "total", scope: o.scope, journal: o.journal, counter: o.counter, value: o.value,
-              problem: { kind: "wrong-score", key: o.key, scope: o.scope, member: o.value, documentKey: o.bucket, expected: 0, found: o.total }
-            })
-          })
-          yield* handle({ scanned: orphans.length, findings })
-        })
-      )
-    )
   )
 
-const inspectCounts = (ctx: IndexContext, handle: (batch: FamilyBatch<JournalFinding>) => Effect.Effect<void, ConnectionError>) =>
-  scan(ctx, ctx.keys.pattern("journalCount"), (keys) =>
+// Totals whose value has no bucket at all: a figure with nothing behind it.
+const inspectTotals = (ctx: IndexContext, handle: Handle) =>
+  KeyReads.scan(ctx.valkey, ctx.keys.pattern("counterTotal"), (keys) =>
     Effect.gen(function* () {
-      const countKeys = keys.flatMap((key) => {
-        const parsed = ctx.keys.parse(key)
-        if (parsed?.family !== "journalCount") return []
-        const scope = (parsed.parts as { readonly scope: string }).scope
-        return ctx.scope !== undefined && scope !== ctx.scope ? [] : [{ key, scope }]
-      })
-      const counts = yield* hashes(ctx, countKeys.map((c) => c.key))
-      const journals = countKeys.flatMap((c, i) =>
-        Object.entries(counts[i] ?? {}).map(([journal, n]) => ({ ...c, journal, count: Number(n), payload: ctx.keys.key("journalPayload", { scope: c.scope, journal }) as string }))
-      )
-      const lengths = yield* ctx.valkey.command("journal index payloads", async (c) => {
-        const pipeline = c.pipeline()
-        for (const j of journals) pipeline.hlen(j.payload)
-        return ((await pipeline.exec()) ?? []).map(([error, n]) => (error ? undefined : (n as number)))
-      })
-      const findings: Array<JournalFinding> = countKeys.flatMap((c, i) => (counts[i] === null ? [wrongType(c.key, c.scope)] : []))
-      journals.forEach((j, i) => {
-        const length = lengths[i]
-        if (length === undefined) return void findings.push(wrongType(j.payload, j.scope))
-        if (length !== j.count) {
-          findings.push({
-            fix: "count", scope: j.scope, journal: j.journal,
-            problem: { kind: "wrong-score", key: j.key, scope: j.scope, member: j.journal, documentKey: j.payload, expected: length, found: j.count }
-          })
+      const totals = partsOf<Omit<Counted, "key">>(ctx, "counterTotal", keys)
+      const stored = yield* KeyReads.hashes(ctx.valkey, totals.map((t) => t.key))
+      const findings: Array<JournalFinding> = []
+      const values = totals.flatMap((t, i) => {
+        const read = stored[i]!
+        if (Either.isLeft(read)) {
+          findings.push(wrongType(read.left, t.scope))
+          return []
         }
+        return Object.entries(read.right).map(([value, total]) => ({ ...t, value, total: Number(total), bucket: ctx.keys.key("counterBucket", { scope: t.scope, journal: t.journal, counter: t.counter, value }) as string }))
+      })
+      const exists = yield* KeyReads.exist(ctx.valkey, values.map((v) => v.bucket))
+      values.forEach((v, i) => {
+        if (exists[i]) return
+        findings.push({
+          fix: "total", scope: v.scope, journal: v.journal, counter: v.counter, value: v.value,
+          problem: { kind: "wrong-score", key: v.key, scope: v.scope, member: v.value, documentKey: v.bucket, expected: 0, found: v.total }
+        })
+      })
+      yield* handle({ scanned: values.length, findings })
+    })
+  )
+
+const inspectCounters = (ctx: IndexContext, handle: Handle) => Effect.zipRight(inspectBuckets(ctx, handle), inspectTotals(ctx, handle))
+
+// Each journal's entry count (`journal:count`) against the fields of its payload hash.
+const inspectCounts = (ctx: IndexContext, handle: Handle) =>
+  KeyReads.scan(ctx.valkey, ctx.keys.pattern("journalCount"), (keys) =>
+    Effect.gen(function* () {
+      const countKeys = partsOf<{ readonly scope: string }>(ctx, "journalCount", keys)
+      const counts = yield* KeyReads.hashes(ctx.valkey, countKeys.map((c) => c.key))
+      const findings: Array<JournalFinding> = []
+      const journals = countKeys.flatMap((c, i) => {
+        const read = counts[i]!
+        if (Either.isLeft(read)) {
+          findings.push(wrongType(read.left, c.scope))
+          return []
+        }
+        return Object.entries(read.right).map(([journal, n]) => ({ ...c, journal, count: Number(n), payload: ctx.keys.key("journalPayload", { scope: c.scope, journal }) as string }))
+      })
+      const lengths = yield* KeyReads.hashLengths(ctx.valkey, journals.map((j) => j.payload))
+      journals.forEach((j, i) => {
+        const length = lengths[i]!
+        if (Either.isLeft(length)) return void findings.push(wrongType(length.left, j.scope))
+        if (length.right === j.count) return
+        findings.push({
+          fix: "count", scope: j.scope, journal: j.journal,
+          problem: { kind: "wrong-score", key: j.key, scope: j.scope, member: j.journal, documentKey: j.payload, expected: length.right, found: j.count }
+        })
       })
       yield* handle({ scanned: journals.length, findings })
     })
   )
 
-const inspectIndexes = (ctx: IndexContext, handle: (batch: FamilyBatch<JournalFinding>) => Effect.Effect<void, ConnectionError>) =>
-  scan(ctx, ctx.keys.pattern("journalIndex"), (keys) =>
+// Every entry id of a search-key index against its journal's payload hash.
+const inspectIndexes = (ctx: IndexContext, handle: Handle) =>
+  KeyReads.scan(ctx.valkey, ctx.keys.pattern("journalIndex"), (keys) =>
     Effect.gen(function* () {
-      const indexes = keys.flatMap((key) => {
-        const parsed = ctx.keys.parse(key)
-        if (parsed?.family !== "journalIndex") return []
-        const parts = parsed.parts as { readonly scope: string; readonly journal: string }
-        if (ctx.scope !== undefined && parts.scope !== ctx.scope) return []
-        return [{ key, scope: parts.scope, payload: ctx.keys.key("journalPayload", { scope: parts.scope, journal: parts.journal }) as string }]
+      const indexes = partsOf<{ readonly scope: string; readonly journal: string }>(ctx, "journalIndex", keys).map((index) => ({
+        ...index,
+        payload: ctx.keys.key("journalPayload", { scope: index.scope, journal: index.journal }) as string
+      }))
+      const members = yield* KeyReads.sortedSetMembers(ctx.valkey, indexes.map((index) => index.key))
+      const findings: Array<JournalFinding> = []
+      const pairs = indexes.flatMap((index, i) => {
+        const read = members[i]!
+        if (Either.isLeft(read)) {
+          findings.push(wrongType(read.left, index.scope))
+          return []
+        }
+        return read.right.map((id) => ({ ...index, id }))
       })
-      const members = yield* ctx.valkey.command("journal index members", async (c) => {
-        const pipeline = c.pipeline()
-        for (const index of indexes) pipeline.zrange(index.key, 0, -1)
-        return ((await pipeline.exec()) ?? []).map(([error, ids]) => (error ? null : (ids as Array<string>)))
-      })
-      const pairs = indexes.flatMap((index, i) => (members[i] ?? []).map((id) => ({ ...index, id })))
-      const present = yield* ctx.valkey.command("journal index payloads", async (c) => {
-        const pipeline = c.pipeline()
-        for (const p of pairs) pipeline.hexists(p.payload, p.id)
-        return ((await pipeline.exec()) ?? []).map(([error, n]) => (error ? undefined : n === 1))
-      })
-      const findings: Array<JournalFinding> = indexes.flatMap((index, i) =>
-        members[i] === null ? [{ fix: "none", problem: { kind: "wrong-type", key: index.key, scope: index.scope, member: null, expected: "zset", found: "another type" } } as const] : []
-      )
+      const present = yield* KeyReads.hashFieldsExist(ctx.valkey, pairs.map((p) => ({ key: p.payload, field: p.id })))
       pairs.forEach((p, i) => {
-        if (present[i] === undefined) return void findings.push(wrongType(p.payload, p.scope))
-        if (present[i]) return
+        const read = present[i]!
+        if (Either.isLeft(read)) return void findings.push(wrongType(read.left, p.scope))
+        if (read.right) return
         findings.push({
           fix: "member", indexKey: p.key, payloadKey: p.payload, id: p.id,
           problem: { kind: "index-entry-without-document", key: p.key, scope: p.scope, member: p.id, documentKey: p.payload, expected: "hash", found: "none" }

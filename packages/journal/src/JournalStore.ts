@@ -3,13 +3,13 @@ import { checkKeyPart, dedupeHash, KeyFamilyError, type KeyPartError } from "@mi
 import {
   type ConnectionError,
   InvalidInput,
+  KeyReads,
   typedCommand,
   typedPipeline,
   Valkey,
   type WrongType,
   wrongTypeError
 } from "@microdcs/store"
-import { scriptWithBytes } from "./BufferScript.js"
 import { bucketStart, expiresAt, expiryMember, parseExpiryMember, spanMs } from "./CounterBuckets.js"
 import { decodeEntry, EntryDecodeError, encodeEntry, FieldTable, lacksFields } from "./EntryCodec.js"
 import { numberAt, searchValueAt } from "./EventPath.js"
@@ -232,8 +232,7 @@ export class JournalStore extends Effect.Service<JournalStore>()("@microdcs/jour
           return yield* new InvalidInput({ field: "since", message: "since must be a time (epoch ms)" })
         }
         const index = yield* indexKey(scope, journal, searchKey, value)
-        const reply = yield* scriptWithBytes(
-          valkey,
+        const reply = yield* valkey.scriptWithBytes(
           journalRecall,
           { index, payload: k("journalPayload", { scope, journal }), lru: k("journalLru", { scope, journal }) },
           { since: options.since, limit: options.limit, now: options.now, withPayloads: options.withPayloads }
@@ -288,7 +287,7 @@ export class JournalStore extends Effect.Service<JournalStore>()("@microdcs/jour
         if (ids.length === 0) return []
         yield* journalParts(scope, journal)
         const key = k("journalPayload", { scope, journal })
-        return yield* typedCommand(valkey, "journal payloads", key, "hash", (c) => c.hmgetBuffer(key, ...ids))
+        return yield* KeyReads.hashValues(valkey, key, ids, "bytes")
       })
 
     const counterValue = (

@@ -1,8 +1,8 @@
 import { Effect, Layer } from "effect"
-import type { Redis } from "iovalkey"
 import { inject } from "vitest"
 import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
+import { type RawClient, unsafeCommand } from "@microdcs/store/unsafe"
 import { Journal, JournalClock, type JournalEvent, JournalOptions, type JournalSettings } from "@microdcs/journal"
 
 /** A movable clock: tests set `clock.now`, never sleep. */
@@ -18,7 +18,7 @@ export const journalLayer = (prefix: string, clockLayer: Layer.Layer<JournalCloc
     Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix }))
   )
 
-export const raw = <A>(run: (c: Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => v.command("test", run))
+export const raw = <A>(run: (c: RawClient) => Promise<A>) => Effect.flatMap(Valkey, (v) => unsafeCommand(v, "test", run))
 
 /** Every key of the prefix with its DUMP: equal snapshots mean nothing was written. */
 export const keyDump = (prefix: string) => raw((c) => dumpKeys(c, prefix))

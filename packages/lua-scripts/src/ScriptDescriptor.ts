@@ -29,8 +29,11 @@ export interface ScriptDescriptor<K extends string, A, R> {
 }
 
 /** The keys of a script, by name. */
+// biome-ignore lint/suspicious/noExplicitAny: matches a descriptor of any arguments and reply
 export type ScriptKeys<S> = S extends ScriptDescriptor<infer K, any, any> ? Readonly<Record<K, string>> : never
+// biome-ignore lint/suspicious/noExplicitAny: matches a descriptor of any keys and reply
 export type ScriptArgs<S> = S extends ScriptDescriptor<any, infer A, any> ? A : never
+// biome-ignore lint/suspicious/noExplicitAny: matches a descriptor of any keys and arguments
 export type ScriptReply<S> = S extends ScriptDescriptor<any, any, infer R> ? R : never
 
 /** `-{n}.lua`: exactly n keys; `-{n}+.lua`: n fixed keys followed by a variable tail. */
@@ -81,12 +84,14 @@ export const defineScript = <const K extends string, A, R>(options: {
 
 /** Orders named keys as the script expects them in KEYS. */
 export const orderKeys = <K extends string>(
+  // biome-ignore lint/suspicious/noExplicitAny: only the key names are read
   script: ScriptDescriptor<K, any, any>,
   keys: Readonly<Record<K, string>>
 ): Array<string> => script.keyNames.map((name) => keys[name])
 
 /** Every key of one call, in KEYS order: the named keys, then the tail derived from `args`. */
 export const scriptKeys = <K extends string, A>(
+  // biome-ignore lint/suspicious/noExplicitAny: the reply is not read
   script: ScriptDescriptor<K, A, any>,
   keys: Readonly<Record<K, string>>,
   args: A

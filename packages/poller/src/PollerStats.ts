@@ -2,6 +2,8 @@ import { Array as Arr, Effect, FiberRef, Metric, MetricLabel } from "effect"
 
 /** What one poller has done since it started. */
 export interface PollerStats {
+  /** New entries read from the stream (first deliveries; claims and retries are counted apart). */
+  readonly read: number
   /** Entries whose handler succeeded and that were acknowledged. */
   readonly processed: number
   /** Handler failures (each failed delivery counts once). */
@@ -25,6 +27,7 @@ export interface PollerStats {
 export type Counter = Exclude<keyof PollerStats, "inFlight" | "scopes">
 
 const zero: PollerStats = {
+  read: 0,
   processed: 0,
   failed: 0,
   retried: 0,
@@ -37,6 +40,7 @@ const zero: PollerStats = {
 }
 
 const metrics: Record<Counter, Metric.Metric.Counter<number>> = {
+  read: Metric.counter("microdcs_poller_read_total"),
   processed: Metric.counter("microdcs_poller_processed_total"),
   failed: Metric.counter("microdcs_poller_failed_total"),
   retried: Metric.counter("microdcs_poller_retried_total"),

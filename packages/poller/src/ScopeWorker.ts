@@ -215,6 +215,7 @@ export const runWorker = <R>(
         ? Effect.void
         : Effect.flatMap(streams.readGroup(readOptions), (batches) => {
             const entries = batches[0]?.entries ?? []
+            stats.count("read", entries.length)
             const handled = handleAll(entries, firstDelivery)
             return entries.length < options.batchSize ? handled : Effect.zipRight(handled, readNew)
           })

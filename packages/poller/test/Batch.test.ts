@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Metric, Queue, Ref } from "effect"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { BatchOutcome, type PollerEntry, type PollerOptions } from "@microdcs/poller"
 import { append, base, Boom, freshLayer, pendingCount, start, until } from "./PollerKit.js"
 
@@ -16,7 +17,7 @@ const commandsOn = (key: string) =>
     let markers = 0
     const seen = new Set<string>()
     yield* Effect.acquireRelease(
-      valkey.command("monitor", async (c) => {
+      unsafeCommand(valkey, "monitor", async (c) => {
         const m = await c.monitor()
         m.on("monitor", (_time: string, args: Array<string>, source: string) => {
           if (args[0]?.toUpperCase() === "ECHO") seen.add(args[1] ?? "")
@@ -29,7 +30,7 @@ const commandsOn = (key: string) =>
     )
     const settled = Effect.gen(function* () {
       const marker = `${key}-marker-${markers++}`
-      yield* valkey.command("echo", (c) => c.echo(marker))
+      yield* unsafeCommand(valkey, "echo", (c) => c.echo(marker))
       yield* until(Effect.sync(() => seen.has(marker)), (ok) => ok, { what: "the MONITOR marker" })
       return [...log]
     })

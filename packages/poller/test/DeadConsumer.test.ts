@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Queue, Ref } from "effect"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import type { PollerEntry } from "@microdcs/poller"
 import { append, base, freshLayer, start, until } from "./PollerKit.js"
 
@@ -26,7 +27,7 @@ describe("Poller takeover of dead consumers", () => {
         yield* streams.readGroup({ streams: [stream], group: "engine", consumer: "ghost", count: 3 })
         const ghostBeat = yield* valkey.key("pollerHeartbeat", { kind: "sfc", group: "engine", consumer: "ghost" })
         const lapsesAt = Date.now() + 1500
-        yield* valkey.command("set heartbeat", (c) => c.set(ghostBeat, "0", "PX", 1500))
+        yield* unsafeCommand(valkey, "set heartbeat", (c) => c.set(ghostBeat, "0", "PX", 1500))
 
         // Every delivery of the dead one's entries, by whichever live consumer took it over.
         const seen = yield* Queue.unbounded<{ readonly entry: PollerEntry; readonly by: string; readonly at: number }>()
@@ -94,9 +95,9 @@ describe("Poller takeover of dead consumers", () => {
       const beat = yield* valkey.key("pollerHeartbeat", { kind: "sfc", group: "engine", consumer: "leaving" })
       yield* append("handover", { job: "j" })
       yield* Deferred.await(started).pipe(Effect.timeout("10 seconds"))
-      expect(yield* valkey.command("pttl", (c) => c.pttl(beat))).toBeGreaterThan(0)
+      expect(yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(beat))).toBeGreaterThan(0)
       yield* leaving.stop
-      expect(yield* valkey.command("exists", (c) => c.exists(beat))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(beat))).toBe(0)
       const seen = yield* Queue.unbounded<PollerEntry>()
       yield* start({ ...base, ...NEVER_IDLE, consumer: "next", handler: (e: PollerEntry) => Queue.offer(seen, e).pipe(Effect.asVoid) })
       const t0 = Date.now()
@@ -113,7 +114,7 @@ describe("Poller takeover of dead consumers", () => {
       const zero = yield* Effect.flip(start({ ...base, heartbeatIntervalMs: 0, handler: () => Effect.void }))
       expect(zero).toMatchObject({ _tag: "InvalidInput", field: "heartbeatIntervalMs" })
       const beat = yield* valkey.key("pollerHeartbeat", { kind: "sfc", group: "engine", consumer: "c1" })
-      expect(yield* valkey.command("exists", (c) => c.exists(beat))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(beat))).toBe(0)
     }).pipe(Effect.scoped, Effect.provide(freshLayer()))
   )
 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { DEFAULT_TRIM_INTERVAL_MS, type PollerEntry } from "@microdcs/poller"
 import { append, base, Boom, freshLayer, pendingCount, register, start, streamIds, until } from "./PollerKit.js"
 
@@ -49,8 +50,8 @@ describe("Poller trim by default", () => {
         const valkey = yield* Valkey
         const changes = yield* valkey.key("changes", { scope: "published" })
         const scopes = yield* valkey.key("scopes", {})
-        for (let i = 0; i < 5; i++) yield* valkey.command("xadd", (c) => c.xadd(changes, "*", "n", String(i)))
-        yield* valkey.command("sadd", (c) => c.sadd(scopes, "published"))
+        for (let i = 0; i < 5; i++) yield* unsafeCommand(valkey, "xadd", (c) => c.xadd(changes, "*", "n", String(i)))
+        yield* unsafeCommand(valkey, "sadd", (c) => c.sadd(scopes, "published"))
         const { poller } = yield* start({ ...base, kind: "changes", stream: "changes", group: "follower", fallbackIntervalMs: 100, handler: () => Effect.void })
         yield* until(poller.stats, (s) => s.processed === 5)
         // Past the default trim interval, every entry is still there.
@@ -72,7 +73,7 @@ describe("Poller trim by default", () => {
       expect(error.message).toContain("publisher")
       const changes = yield* valkey.key("changes", { scope: "published" })
       const heartbeat = yield* valkey.key("pollerHeartbeat", { kind: "changes", group: "follower", consumer: "c1" })
-      expect(yield* valkey.command("exists", (c) => c.exists(changes, heartbeat))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(changes, heartbeat))).toBe(0)
     }).pipe(Effect.scoped, Effect.provide(freshLayer()))
   )
 })

@@ -2,6 +2,7 @@ import { Data, Effect, Layer, Queue } from "effect"
 import { randomPrefix, startScoped } from "@microdcs/test-utils"
 import { testValkey } from "@microdcs/testkit"
 import { Valkey, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { makePoller, type PollerEntry, type PollerOptions } from "@microdcs/poller"
 
 /** Shared pieces of the poller tests (not a test file itself). */
@@ -32,14 +33,14 @@ export const append = (scope: string, fields: Record<string, string>, how: { rea
     const stream = yield* valkey.key("sfcWork", { scope })
     const scopes = yield* valkey.key("scopes", {})
     const channel = yield* valkey.key("nudge", { kind: "sfc" })
-    const id = yield* valkey.command("xadd", (c) => c.xadd(stream, "*", ...Object.entries(fields).flat()) as Promise<string>)
-    if (how.register ?? true) yield* valkey.command("sadd", (c) => c.sadd(scopes, scope))
-    if (how.nudge ?? true) yield* valkey.command("publish", (c) => c.publish(channel, scope))
+    const id = yield* unsafeCommand(valkey, "xadd", (c) => c.xadd(stream, "*", ...Object.entries(fields).flat()) as Promise<string>)
+    if (how.register ?? true) yield* unsafeCommand(valkey, "sadd", (c) => c.sadd(scopes, scope))
+    if (how.nudge ?? true) yield* unsafeCommand(valkey, "publish", (c) => c.publish(channel, scope))
     return id
   })
 
 export const register = (scope: string) =>
-  Effect.flatMap(Valkey, (v) => v.key("scopes", {}).pipe(Effect.flatMap((k) => v.command("sadd", (c) => c.sadd(k, scope)))))
+  Effect.flatMap(Valkey, (v) => v.key("scopes", {}).pipe(Effect.flatMap((k) => unsafeCommand(v, "sadd", (c) => c.sadd(k, scope)))))
 
 /** Starts a poller in a scope of its own, so a test can shut it down in the middle. */
 export const start = <E>(options: PollerOptions<E, never>) =>
@@ -62,7 +63,7 @@ export const streamIds = (scope: string, family: "sfcWork" | "changes" = "sfcWor
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const stream = yield* valkey.key(family, { scope })
-    return (yield* valkey.command("xrange", (c) => c.xrange(stream, "-", "+"))).map((r) => r[0])
+    return (yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(stream, "-", "+"))).map((r) => r[0])
   })
 
 export const elapsedSince = (t0: number) => Date.now() - t0

@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
 import { PublisherCursors, PublisherLease, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { admit, caughtUp, jobOrder, retainedUnder, startPublisher, store, until } from "./Kit.js"
 
 const broker = mosquittoForFile()
@@ -22,7 +23,7 @@ const holdLeaseAs = (holder: string, ttlMs: number) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = valkey.keys.key("publisherLease", {}) as string
-    yield* valkey.command("set lease", (c) => c.set(key, holder, "PX", ttlMs))
+    yield* unsafeCommand(valkey, "set lease", (c) => c.set(key, holder, "PX", ttlMs))
   })
 
 describe("Publisher lease", () => {

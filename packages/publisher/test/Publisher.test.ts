@@ -4,6 +4,7 @@ import { mosquittoForFile } from "@microdcs/testkit"
 import { JobStates, toStoredState } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobOrderDao, PublisherLease, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { PublisherEventTypes, PublisherLive, type StateIndex } from "@microdcs/publisher"
 import { admit, caughtUp, freshIsland, jobOrder, move, respond, responseDoc, type Retained, retainedUnder, startPublisher, store, until, wipeRetained } from "./Kit.js"
 
@@ -243,7 +244,7 @@ describe("Publisher", () => {
       expect(yield* build({ instanceId: "" })).toMatchObject({ _tag: "InvalidInput", field: "instanceId" })
       expect(yield* Effect.flatMap(PublisherLease, (lease) => lease.holder)).toEqual(Option.none())
       const valkey = yield* Valkey
-      expect(yield* valkey.command("keys", (c) => c.keys(`${valkeyPrefix}*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${valkeyPrefix}*`))).toEqual([])
     }).pipe(Effect.provide(store(valkeyPrefix)))
   })
 })

@@ -15,6 +15,7 @@ const jobArb = fc.record({
 
 describe("state index pages", () => {
   it("every page fits the limit, and the pages in order list every job once", () => {
+    // biome-ignore lint/nursery/noFloatingPromises: the property is synchronous, so fc.assert returns no promise
     fc.assert(
       fc.property(fc.array(jobArb, { maxLength: 400 }), fc.integer({ min: 1024, max: 8192 }), (jobs, limit) => {
         const pages = Either.getOrThrow(paginate(header, jobs, limit))
@@ -68,6 +69,7 @@ describe("sorted jobs (the incremental state index)", () => {
   )
 
   it("after any sequence of updates it equals the index sorted from scratch", () => {
+    // biome-ignore lint/nursery/noFloatingPromises: the property is synchronous, so fc.assert returns no promise
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
         const incremental = SortedJobs.of([])

@@ -4,6 +4,7 @@ import { mosquittoForFile } from "@microdcs/testkit"
 import { decodeJobOrderRecord, transition, type Trigger } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobOrderDao, JobResponseDao, PublisherCursors, PublisherLease, Valkey } from "@microdcs/store"
+import { interceptCommands } from "@microdcs/store/testing"
 import { Publisher, PublisherEventTypes, PublisherLive, type PublisherOptions } from "@microdcs/publisher"
 import { admit, caughtUp, freshIsland, fullStateIndex, jobOrder, move, respond, retainedStateIndex, retainedUnder, startPublisher, store, until } from "./Kit.js"
 
@@ -30,7 +31,7 @@ const startCountedPublisher = (valkeyPrefix: string, options: PublisherOptions, 
       ),
       Layer.effect(
         Valkey,
-        Effect.map(Valkey, (valkey) => ({ ...valkey, command: (operation, run) => counted(valkey.command(operation, run)) }) satisfies typeof valkey)
+        Effect.map(Valkey, (valkey) => interceptCommands(valkey, (_, command) => counted(command)))
       ),
       Layer.effect(PublisherLease, Effect.map(PublisherLease, (lease) => PublisherLease.make({ ...lease, holder: counted(lease.holder) }))),
       Layer.effect(

@@ -1,6 +1,7 @@
 import { describe, expect, it as base, layer } from "@effect/vitest"
 import { Effect, Metric } from "effect"
 import { ExecutionLogStore, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { executionLogDroppedCounter, ExecutionLogWriter } from "@microdcs/sfc"
 import { randomPrefix, startInstance } from "@microdcs/test-utils"
 import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
@@ -128,7 +129,7 @@ layer(treeStorage, { timeout: 60_000, excludeTestServices: true })("SFC engine: 
       const valkey = yield* Valkey
       const stream = yield* valkey.key("executionLogCommits", { scope: SCOPE })
       const entries = yield* eventually(
-        valkey.command("xrange", (c) => c.xrange(stream, "-", "+")).pipe(Effect.map((e) => (e.length > 0 ? e : undefined)))
+        unsafeCommand(valkey, "xrange", (c) => c.xrange(stream, "-", "+")).pipe(Effect.map((e) => (e.length > 0 ? e : undefined)))
       )
       const keys = entries.map(([, fields]) => JSON.parse(fields[fields.indexOf("keys") + 1]!) as Array<string>)
       const expected = [yield* store.execKey(executionId), ...(yield* Effect.forEach([0, 1, 2], (seq) => store.nodeKey(executionId, seq)))]

@@ -1,5 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { ExecutionLogStore, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 // A dev dependency only (PostgreSQL stays out of the engine): the tests read the tree the CLI and
 // the HTTP API read.
 import { executionTree, logStorageLayer, storageDatabase, type TreeRow } from "@microdcs/execution-log"
@@ -44,7 +45,7 @@ export const keysOfExecution = (executionId: string) =>
     const keys: Array<string> = []
     let cursor = "0"
     do {
-      const [next, page] = yield* valkey.command("scan", (c) => c.scan(cursor, "MATCH", `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`, "COUNT", 1000))
+      const [next, page] = yield* unsafeCommand(valkey, "scan", (c) => c.scan(cursor, "MATCH", `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`, "COUNT", 1000))
       cursor = next
       keys.push(...page.filter((k) => store.parseKey(k)?.executionId === executionId))
     } while (cursor !== "0")

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SfcStateDao, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { testStore } from "@microdcs/testkit"
 import { type CommandEntry, SfcEngineProcesses, SfcRuntimeServices, StationPort, type StationScript } from "@microdcs/sfc"
@@ -31,7 +32,7 @@ const outboxJobIds = (type: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("sfcWork", { scope: SCOPE })
-    const raw = (yield* valkey.command("xrange", (c) => c.xrange(key, "-", "+"))) as Array<[string, Array<string>]>
+    const raw = (yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(key, "-", "+"))) as Array<[string, Array<string>]>
     return raw.flatMap(([, flat]) => {
       const fields = new Map<string, string>()
       for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!)

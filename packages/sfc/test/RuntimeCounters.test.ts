@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import { Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { testStore } from "@microdcs/testkit"
 import {
@@ -56,7 +57,7 @@ const setCounter = (counter: string, value: string, total: number) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* counterKey
-    yield* valkey.command("hset", (c) => c.hset(key, `${counter}|${value}`, String(total)))
+    yield* unsafeCommand(valkey, "hset", (c) => c.hset(key, `${counter}|${value}`, String(total)))
   })
 
 const hashCounterSource = (world: CounterWorld) =>
@@ -75,8 +76,7 @@ const hashCounterSource = (world: CounterWorld) =>
             if (tool === undefined) return {}
             const values: Record<string, number> = {}
             for (const counter of request.counters) {
-              const stored = yield* valkey
-                .command("hget", (c) => c.hget(key, `${counter}|${tool}`))
+              const stored = yield* unsafeCommand(valkey, "hget", (c) => c.hget(key, `${counter}|${tool}`))
                 .pipe(Effect.mapError((e) => new CounterUnavailable({ message: e.message, counter })))
               values[counter] = stored === null ? 0 : Number(stored)
             }

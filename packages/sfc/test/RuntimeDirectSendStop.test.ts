@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { testStore } from "@microdcs/testkit"
 import { CommandDispatch, type CommandEntry, correlationIdOf, Executions, SfcEngineProcesses, SfcRuntimeServices, StationPort } from "@microdcs/sfc"
@@ -39,7 +40,7 @@ const workCaughtUp = (group: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const stream = yield* valkey.key("sfcWork", { scope: SCOPE })
-    const groups = (yield* valkey.command("xinfo", (c) => c.call("XINFO", "GROUPS", stream))) as Array<Array<unknown>>
+    const groups = (yield* unsafeCommand(valkey, "xinfo", (c) => c.call("XINFO", "GROUPS", stream))) as Array<Array<unknown>>
     const info = groups.map((flat) => Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[String(v), flat[i + 1]]] : []))))
     const mine = info.find((g) => g["name"] === group)
     return mine !== undefined && Number(mine["pending"]) === 0 && Number(mine["lag"]) === 0 ? true : undefined

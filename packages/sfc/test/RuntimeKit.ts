@@ -1,6 +1,7 @@
 import { Effect, Either, Layer, Option } from "effect"
 import type { JobOrder } from "@microdcs/job-state"
 import { ChangeStream, type ChangeEntry, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { eventually, type UntilDeadline } from "@microdcs/test-utils"
 import { testStore } from "@microdcs/testkit"
 import {
@@ -65,7 +66,7 @@ export const dueScore = (scope: string, jobId: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("sfcDue", { scope })
-    const score = yield* valkey.command("zscore", (c) => c.zscore(key, jobId))
+    const score = yield* unsafeCommand(valkey, "zscore", (c) => c.zscore(key, jobId))
     return score === null ? null : Number(score)
   })
 

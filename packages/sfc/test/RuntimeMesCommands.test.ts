@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { JobStates, type Trigger } from "@microdcs/job-state"
 import { SfcStateDao, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { correlationIdOf, defaultEngineOptions, Executions, JobOrderTransitions, validateRecipe } from "@microdcs/sfc"
 import { randomPrefix } from "@microdcs/test-utils"
 import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
@@ -40,7 +41,7 @@ const workHandled = (scope: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("sfcWork", { scope })
-    return yield* valkey.command("work handled", async (c) => {
+    return yield* unsafeCommand(valkey, "work handled", async (c) => {
       const last = ((await c.xrevrange(key, "+", "-", "COUNT", 1)) as Array<[string, Array<string>]>)[0]?.[0]
       const groups = (await c.xinfo("GROUPS", key)) as Array<Array<unknown>>
       const info = groups.map((flat) => Object.fromEntries(Array.from({ length: flat.length / 2 }, (_, i) => [String(flat[2 * i]), flat[2 * i + 1]])))

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { PollerEntry } from "@microdcs/poller"
 import { Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { defaultEngineOptions, JobOrderTransitions, SfcEvents } from "@microdcs/sfc"
 // The work-entry handler is internal to the runtime; the test plays the poller redelivering.
 import { handleWorkEntry } from "../src/runtime/OutboxHandler.js"
@@ -30,7 +31,7 @@ const workEntries = (jobId: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const stream = yield* valkey.key("sfcWork", { scope: SCOPE })
-    const raw = (yield* valkey.command("xrange", (c) => c.xrange(stream, "-", "+"))) as Array<[string, Array<string>]>
+    const raw = (yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(stream, "-", "+"))) as Array<[string, Array<string>]>
     return raw
       .map(([id, flat]): PollerEntry => {
         const fields: Record<string, string> = {}

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { JobStates } from "@microdcs/job-state"
 import { Valkey, WorkMasterDao } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { defaultEngineOptions, reconcileOnce, SfcEngineProcesses, SfcEvents } from "@microdcs/sfc"
 import { engineWorld, putJobOrder, putWorkMaster, testEngineOptions } from "./RuntimeFixtures.js"
 import {
@@ -82,7 +83,7 @@ describe("SFC runtime: snapshot and reconcile", () => {
       expect(yield* dueScore(SCOPE, "jo-rec")).toBe(deadline)
       const valkey = yield* Valkey
       const dueKey = yield* valkey.key("sfcDue", { scope: SCOPE })
-      yield* valkey.command("zrem", (c) => c.zrem(dueKey, "jo-rec"))
+      yield* unsafeCommand(valkey, "zrem", (c) => c.zrem(dueKey, "jo-rec"))
       expect(yield* reconcileOnce(options)).toEqual({ started: 0, reindexed: 1 })
       expect(yield* dueScore(SCOPE, "jo-rec")).toBe(deadline)
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { defaultEngineOptions, sweepOnce } from "@microdcs/sfc"
 import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
 import {
@@ -70,7 +71,7 @@ describe("SFC runtime: timeouts", () => {
       const valkey = yield* Valkey
       const heartbeat = valkey.keys.key("sfcHeartbeat", {}) as string
       const aged = Date.now() - 60_000
-      yield* valkey.command("age heartbeat", (c) => c.set(heartbeat, String(aged)))
+      yield* unsafeCommand(valkey, "age heartbeat", (c) => c.set(heartbeat, String(aged)))
 
       expect(yield* sweepOnce(options)).toBe(0)
 
@@ -81,7 +82,7 @@ describe("SFC runtime: timeouts", () => {
       expect(moved).toBeGreaterThanOrEqual(60_000)
       expect(moved).toBeLessThan(62_000)
       expect(yield* dueScore(SCOPE, "jo-outage")).toBe(action.deadline)
-      expect(Number(yield* valkey.command("heartbeat", (c) => c.get(heartbeat)))).toBeGreaterThan(aged + 59_000)
+      expect(Number(yield* unsafeCommand(valkey, "heartbeat", (c) => c.get(heartbeat)))).toBeGreaterThan(aged + 59_000)
       // The next sweep sees a fresh heartbeat: nothing moves, nothing is due, nothing is resent.
       expect(yield* sweepOnce(options)).toBe(0)
       expect((yield* executionOf("jo-outage"))!.state.actions[0]!.deadline).toBe(action.deadline)

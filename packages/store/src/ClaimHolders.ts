@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { validatePositiveMs } from "./Input.js"
+import { command } from "./RawDoor.js"
 import { Valkey } from "./Valkey.js"
 
 /** The liveness of one dedupe claim holder, with its key and lifetime checked once. */
@@ -30,8 +31,8 @@ export class ClaimHolders extends Effect.Service<ClaimHolders>()("@microdcs/stor
         return {
           holder,
           // The value is only for operators (when it was written); liveness is the key's existence.
-          beat: valkey.command("SET claim holder liveness", (c) => c.set(key, String(Date.now()), "PX", ttlMs)).pipe(Effect.asVoid),
-          forget: valkey.command("DEL claim holder liveness", (c) => c.del(key)).pipe(Effect.asVoid)
+          beat: command(valkey, "SET claim holder liveness", (c) => c.set(key, String(Date.now()), "PX", ttlMs)).pipe(Effect.asVoid),
+          forget: command(valkey, "DEL claim holder liveness", (c) => c.del(key)).pipe(Effect.asVoid)
         } satisfies ClaimHolderLiveness
       })
 

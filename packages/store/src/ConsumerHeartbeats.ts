@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { validatePositiveMs } from "./Input.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** One stream consumer: its stream kind, consumer group and name. */
 export interface ConsumerIdentity {
@@ -48,15 +49,14 @@ export class ConsumerHeartbeats extends Effect.Service<ConsumerHeartbeats>()("@m
             return typeof key === "string" ? [{ consumer, key }] : []
           })
           if (known.length === 0) return Effect.succeed([])
-          return valkey
-            .command("MGET consumer heartbeats", (c) => c.mget(...known.map((k) => k.key)))
+          return command(valkey, "MGET consumer heartbeats", (c) => c.mget(...known.map((k) => k.key)))
             .pipe(Effect.map((values) => known.filter((_, i) => values[i] === null).map((k) => k.consumer)))
         }
 
         return {
           // The value is only for operators (when it was written); liveness is the key's existence.
-          beat: valkey.command("SET consumer heartbeat", (c) => c.set(own, String(Date.now()), "PX", ttlMs)).pipe(Effect.asVoid),
-          forget: valkey.command("DEL consumer heartbeat", (c) => c.del(own)).pipe(Effect.asVoid),
+          beat: command(valkey, "SET consumer heartbeat", (c) => c.set(own, String(Date.now()), "PX", ttlMs)).pipe(Effect.asVoid),
+          forget: command(valkey, "DEL consumer heartbeat", (c) => c.del(own)).pipe(Effect.asVoid),
           dead
         } satisfies ConsumerHeartbeat
       })

@@ -4,12 +4,14 @@ import { type ConnectionError, type InvalidInput, WrongType } from "./Errors.js"
 import { validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * What the dedupe key of an event holds (the values {@link DedupeStore} writes):
  * `processing:{token}` while a consumer holds the lease, `done` or `done:{reply}` after.
  */
 export type DedupeState = Data.TaggedEnum<{
+  // biome-ignore lint/complexity/noBannedTypes: a case without fields, as Data.TaggedEnum spells it
   Absent: {}
   Processing: { readonly token: string }
   /** `reply`: the reply kept with the done mark, if any. */
@@ -72,10 +74,10 @@ export class DedupeEntries extends Effect.Service<DedupeEntries>()("@microdcs/st
         const key = yield* entryKey(source, id)
         // Only the dedupe scripts write this key, always as a string: the type cannot change
         // between the check and the delete unless an operator replaces it meanwhile.
-        const type = yield* valkey.command("dedupe entry type", (c) => c.type(key))
+        const type = yield* command(valkey, "dedupe entry type", (c) => c.type(key))
         if (type === "none") return false
         if (type !== "string") return yield* new WrongType({ key, expected: "string", actual: type })
-        return (yield* valkey.command("forget dedupe entry", (c) => c.del(key))) === 1
+        return (yield* command(valkey, "forget dedupe entry", (c) => c.del(key))) === 1
       })
 
     return { inspect, forget } as const

@@ -8,6 +8,7 @@ import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
 import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** The same refusal as `validatePositiveMs`, synchronously: PX rejects 0 and fractions. */
 const positiveMsProblem = (field: string, value: number): InvalidInput | undefined =>
@@ -211,7 +212,7 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
       Effect.gen(function* () {
         const key = yield* dedupeKey(source, id)
         // PTTL is -2 for a missing key and -1 for one without TTL; both mean "nothing to wait for".
-        const ms = yield* valkey.command("dedupe lease remaining", (c) => c.pttl(key))
+        const ms = yield* command(valkey, "dedupe lease remaining", (c) => c.pttl(key))
         return Math.max(0, ms)
       })
 

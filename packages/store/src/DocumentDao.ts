@@ -120,6 +120,7 @@ export function makeDocumentDao<
 // The implementation works on the widest types; the overloads above give each spec its exact ones.
 export function makeDocumentDao(
   valkey: ValkeyService,
+  // biome-ignore lint/suspicious/noExplicitAny: the implementation serves every spec; the overloads above type the calls
   spec: DocumentSpec<AnyPut, string, any, WriteReply, AnyDelete, string, any, WriteReply, StoredDocument>
 ): DocumentDao<AnyPut, AnyDelete, StoredDocument, AnyFailure, AnyFailure> & { readonly list?: PagedList<unknown> } {
   const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string

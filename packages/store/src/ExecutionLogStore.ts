@@ -4,6 +4,7 @@ import { type ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { decodeExecution } from "./ExecutionLogRecord.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * The poller kind of the storage role: the commit nudge is `nudge:{kind}`, its dead letters
@@ -164,11 +165,11 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         if (values.length === 0 && opened.length === 0) return
         // The usual batch, values of running executions only, is one MSET, sent on its own.
         if (opened.length === 0 && values.length <= CHUNK) {
-          yield* valkey.command("write execution log", (c) => c.mset(args))
+          yield* command(valkey, "write execution log", (c) => c.mset(args))
           return
         }
         // Else one MSET per chunk and one ZADD per chunk of opened executions, pipelined.
-        yield* valkey.command("write execution log", async (c) => {
+        yield* command(valkey, "write execution log", async (c) => {
           const pipeline = c.pipeline()
           for (let i = 0; i < args.length; i += 2 * CHUNK) pipeline.mset(args.slice(i, i + 2 * CHUNK))
           for (const part of chunks(opened)) pipeline.zadd(executionsKey, ...part.flatMap((o) => [o.openedAt, o.executionId]))
@@ -187,12 +188,12 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         const stream = yield* valkey.key("executionLogCommits", { scope })
         const scopes = yield* valkey.key("scopes", {})
         const channel = yield* valkey.key("nudge", { kind: EXECUTION_LOG_COMMIT_KIND })
-        const replies = yield* valkey.command("commit execution log", (c) =>
+        const replies = yield* command(valkey, "commit execution log", (c) =>
           c.multi().xadd(stream, "*", COMMIT_KEYS_FIELD, JSON.stringify(keys)).sadd(scopes, scope).publish(channel, scope).exec()
         )
         const [error, id] = replies?.[0] ?? [new Error("commit: no reply"), null]
         if (error?.message.startsWith("WRONGTYPE")) {
-          const actual = yield* valkey.command("type", (c) => c.type(stream))
+          const actual = yield* command(valkey, "type", (c) => c.type(stream))
           return yield* new WrongType({ key: stream, expected: "stream", actual })
         }
         if (error) return yield* Effect.die(error)
@@ -212,7 +213,7 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         const scopesKey = yield* valkey.key("scopes", {})
         const channel = yield* valkey.key("nudge", { kind: EXECUTION_LOG_COMMIT_KIND })
         const scopes = [...new Set(requests.map((r) => r.scope))]
-        yield* valkey.command("commit execution logs", async (c) => {
+        yield* command(valkey, "commit execution logs", async (c) => {
           const pipeline = c.pipeline()
           requests.forEach((r, i) => pipeline.xadd(streams[i]!, "*", COMMIT_KEYS_FIELD, JSON.stringify(r.keys)))
           pipeline.sadd(scopesKey, ...scopes)
@@ -224,7 +225,7 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
     /** The bytes of each key, in order; `undefined` for a key that is gone (or holds no string). */
     const readValues = (keys: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Buffer | undefined>, ConnectionError> =>
       Effect.map(
-        Effect.forEach(chunks(keys), (part) => valkey.command("read execution log", (c) => c.mgetBuffer(...part))),
+        Effect.forEach(chunks(keys), (part) => command(valkey, "read execution log", (c) => c.mgetBuffer(...part))),
         (parts) => parts.flat().map((v) => v ?? undefined)
       )
 
@@ -257,7 +258,7 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         if (!Number.isSafeInteger(cap) || cap < 0) return yield* new InvalidInput({ field: "cap", message: `cap ${cap} is not a whole number >= 0` })
         const count = yield* typedCommand(valkey, "count executions", executionsKey, "zset", (c) => c.zcard(executionsKey))
         if (count <= cap) return []
-        return yield* valkey.command("oldest executions", (c) => c.zrange(executionsKey, 0, count - cap - 1))
+        return yield* command(valkey, "oldest executions", (c) => c.zrange(executionsKey, 0, count - cap - 1))
       })
 
     /** Removes executions from Valkey (retention): their record, nodes `0..lastSeq` and their place in `dag:log:executions`. */
@@ -268,8 +269,8 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
           keys.push(yield* execKey(executionId))
           for (let seq = 0; seq <= Math.min(lastSeq, MAX_NODE_SEQ); seq++) keys.push(yield* nodeKey(executionId, seq))
         }
-        for (const part of chunks(keys)) yield* valkey.command("remove executions", (c) => c.unlink(...part))
-        if (executions.length > 0) yield* valkey.command("forget executions", (c) => c.zrem(executionsKey, ...executions.map((e) => e.executionId)))
+        for (const part of chunks(keys)) yield* command(valkey, "remove executions", (c) => c.unlink(...part))
+        if (executions.length > 0) yield* command(valkey, "forget executions", (c) => c.zrem(executionsKey, ...executions.map((e) => e.executionId)))
       })
 
     /**

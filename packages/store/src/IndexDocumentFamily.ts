@@ -6,7 +6,7 @@ import { type DocumentFinding, inspectFamilyDocuments, walkFamilyDocuments, walk
 import type { IndexContext } from "./IndexFinding.js"
 import { IndexReadHook, MAX_INDEX_RETRIES } from "./IndexPrecondition.js"
 import { deleteWrongTypeKey, type RepairTally, repairScope } from "./IndexRepair.js"
-import type { DocumentIndexSpec, EntryToRepair, IndexedDocument } from "./IndexDocumentSpec.js"
+import type { DocumentIndexSpec } from "./IndexDocumentSpec.js"
 
 export type { DocumentFinding } from "./IndexDocumentInspection.js"
 export type { DocumentIndexRule, DocumentIndexSpec, EntryToRepair, ImpliedEntry, IndexedDocument } from "./IndexDocumentSpec.js"

@@ -156,7 +156,7 @@ const judgeJobResponses = (ctx: IndexContext, drafts: ReadonlyArray<ResponseDraf
         (p) => (k.responses ? p.zscore(k.responses, d.id) : p.echo(""))
       ]
     }))
-    const pointers = drafts.map((d, i) => (keys[i]!.order ? textCell(cells[i * 5 + 2]) : null))
+    const pointers = drafts.map((_, i) => (keys[i]!.order ? textCell(cells[i * 5 + 2]) : null))
     // The responses other pointers name: do they still carry the order (a later put of theirs won)?
     const others = yield* Effect.forEach(pointers, (ptr, i) =>
       typeof ptr === "string" && ptr !== drafts[i]!.id ? keyOf(ctx, "jobResponse", { id: ptr }) : Effect.succeed(undefined)

@@ -4,6 +4,7 @@ import type { ConnectionError, WrongType } from "./Errors.js"
 import { isReplyError } from "./FailureKind.js"
 import { typedCommand } from "./TypeGuard.js"
 import type { ValkeyService } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * The reads of the index check and rebuild: SCAN over the keyspace (never KEYS, which blocks the
@@ -30,7 +31,7 @@ export const pipelined = (
 ): Effect.Effect<ReadonlyArray<unknown>, ConnectionError> =>
   reads.length === 0
     ? Effect.succeed([])
-    : valkey.command(operation, async (c) => {
+    : command(valkey, operation, async (c) => {
         const pipeline = c.pipeline()
         for (const read of reads) read(pipeline)
         const results = (await pipeline.exec()) ?? []
@@ -54,7 +55,7 @@ export const scanKeys = <E, R>(
   Effect.gen(function* () {
     let cursor = "0"
     do {
-      const [next, keys]: [string, Array<string>] = yield* valkey.command("index scan", (c) =>
+      const [next, keys]: [string, Array<string>] = yield* command(valkey, "index scan", (c) =>
         c.scan(cursor, "MATCH", pattern, "COUNT", SCAN_COUNT)
       )
       yield* onBatch(keys)

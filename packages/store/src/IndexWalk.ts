@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import type { KeyFamily } from "@microdcs/keyschema"
-import type { ConnectionError } from "./Errors.js"
 import { type DocumentFamily, isIndexFamily } from "./IndexFacts.js"
 import { inspectDocuments, registeredScopes } from "./IndexDocuments.js"
 import type { FamilyBatch } from "./IndexedFamily.js"

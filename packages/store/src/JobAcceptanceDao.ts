@@ -3,6 +3,7 @@ import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validateNonNegativeInteger } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * The job acceptance limit per scope (`jobacceptance:{scope}`, seed R-21): how many job orders
@@ -27,14 +28,14 @@ export class JobAcceptanceDao extends Effect.Service<JobAcceptanceDao>()("@micro
       Effect.gen(function* () {
         const key = yield* valkey.key("jobAcceptance", { scope })
         yield* validateNonNegativeInteger("limit", limit)
-        yield* valkey.command("set acceptance limit", (c) => c.set(key, String(limit)))
+        yield* command(valkey, "set acceptance limit", (c) => c.set(key, String(limit)))
       })
 
     /** Removes the limit; `true` when one was set. */
     const clear = (scope: string): Effect.Effect<boolean, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* valkey.key("jobAcceptance", { scope })
-        return (yield* valkey.command("clear acceptance limit", (c) => c.del(key))) === 1
+        return (yield* command(valkey, "clear acceptance limit", (c) => c.del(key))) === 1
       })
 
     return { get, set, clear } as const

@@ -19,6 +19,7 @@ import {
 import { Valkey } from "./Valkey.js"
 import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { wrongTypeError } from "./WriteReplies.js"
+import { command } from "./RawDoor.js"
 
 export interface PutJobOrder {
   readonly id: string
@@ -138,8 +139,7 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
         if (limitKey instanceof KeyPartError) return Effect.fail(keyProblem(limitKey))
         // TYPE never fails on a key of another type, so the three go out together and the
         // limit's own type tells a WRONGTYPE of its GET apart.
-        return valkey
-          .command("read job order admission", (c) =>
+        return command(valkey, "read job order admission", (c) =>
             Promise.all([
               c.type(key),
               c.type(limitKey),

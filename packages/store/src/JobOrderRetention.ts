@@ -1,6 +1,7 @@
 import { Chunk, Effect, Option, Stream } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** A job order document as the retention scan finds it. */
 export interface RetainedJobOrder {
@@ -29,13 +30,13 @@ export class JobOrderRetention extends Effect.Service<JobOrderRetention>()("@mic
       Effect.gen(function* () {
         const key = yield* valkey.key("jobOrder", { id })
         // PTTL is -2 for a missing key and -1 for one without TTL.
-        const ms = yield* valkey.command("joborder ttl", (c) => c.pttl(key))
+        const ms = yield* command(valkey, "joborder ttl", (c) => c.pttl(key))
         return ms > 0 ? Option.some(ms) : Option.none()
       })
 
     /** One SCAN step and the documents of `scope` among its keys, in one command (retried as a whole). */
     const page = (scope: string, cursor: string) =>
-      valkey.command("scan job orders", async (c) => {
+      command(valkey, "scan job orders", async (c) => {
         const [next, keys] = await c.scan(cursor, "MATCH", pattern, "COUNT", SCAN_COUNT, "TYPE", "hash")
         const documents = keys.flatMap((key) => {
           const parsed = valkey.keys.parse(key)

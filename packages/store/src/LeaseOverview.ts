@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { ConnectionError } from "./Errors.js"
 import { isReplyError } from "./FailureKind.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** One lease key as the operator sees it. */
 export interface LeaseRow {
@@ -33,8 +34,7 @@ export class LeaseOverview extends Effect.Service<LeaseOverview>()("@microdcs/st
     const startPattern = valkey.keys.pattern("startLease")
 
     /** Every start lease key of this prefix: a SCAN, never KEYS, so a large island is not blocked. */
-    const startLeaseKeys = valkey
-      .command("scan start leases", async (c) => {
+    const startLeaseKeys = command(valkey, "scan start leases", async (c) => {
         const found = new Set<string>()
         let cursor = "0"
         do {
@@ -56,7 +56,7 @@ export class LeaseOverview extends Effect.Service<LeaseOverview>()("@microdcs/st
     /** The publisher lease first, then every post-start lease by key; holders and TTLs in one round trip. */
     const list: Effect.Effect<ReadonlyArray<LeaseRow>, ConnectionError> = Effect.gen(function* () {
       const leases = [{ lease: "publisher" as const, configId: null, key: publisherKey }, ...(yield* startLeaseKeys)]
-      const replies = yield* valkey.command("read leases", async (c) => {
+      const replies = yield* command(valkey, "read leases", async (c) => {
         const pipeline = c.pipeline()
         for (const l of leases) pipeline.get(l.key).pttl(l.key)
         const results = ((await pipeline.exec()) ?? []) as Array<Reply>

@@ -2,6 +2,7 @@ import { Effect, type Scope } from "effect"
 import type { KeyParts } from "@microdcs/keyschema"
 import { type ConnectionError, type InvalidInput, StoreUnavailable } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
+import { command, dedicated } from "./RawDoor.js"
 
 export interface NudgeHandlers {
   /** A nudge naming `scope` arrived. Runs on the connection's event loop: keep it short (offer to a queue). */
@@ -35,7 +36,7 @@ export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
       Effect.gen(function* () {
         const channel = yield* valkey.key("nudge", { kind })
         // No command timeout: a subscribed connection sends nothing for as long as nobody writes.
-        const subscriber = yield* valkey.dedicated(connectionName, { commandTimeoutMs: undefined })
+        const subscriber = yield* dedicated(valkey, connectionName, { commandTimeoutMs: undefined })
         subscriber.on("message", (from: string, scope: string) => {
           if (from === channel) handlers.onNudge(scope)
         })
@@ -58,7 +59,7 @@ export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
      * their next poll (a writer that appended without nudging, then found the entry needs them).
      */
     const nudge = (kind: KeyParts<"nudge">["kind"], scope: string): Effect.Effect<void, InvalidInput | ConnectionError> =>
-      Effect.flatMap(valkey.key("nudge", { kind }), (channel) => valkey.command(`PUBLISH ${channel}`, (c) => c.publish(channel, scope))).pipe(Effect.asVoid)
+      Effect.flatMap(valkey.key("nudge", { kind }), (channel) => command(valkey, `PUBLISH ${channel}`, (c) => c.publish(channel, scope))).pipe(Effect.asVoid)
 
     return { listen, nudge } as const
   })

@@ -3,6 +3,7 @@ import type { ConnectionError, UnknownOutcome, WrongType } from "./Errors.js"
 import { isReplyError } from "./FailureKind.js"
 import { typedCommand } from "./TypeGuard.js"
 import type { ValkeyService } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * The unknown-outcome check (data-layer.md §3): did a write whose reply was lost land? The
@@ -69,8 +70,7 @@ const fieldsOf = (flat: ReadonlyArray<string>): Record<string, string> => {
 
 /** Whether the change stream still holds every entry at or after `startMs` (trimming removes the oldest). */
 const retainedSince = (valkey: ValkeyService, changes: string, startMs: number): Effect.Effect<boolean, ConnectionError> =>
-  valkey
-    .command("change stream extent", (c) =>
+  command(valkey, "change stream extent", (c) =>
       c.xinfo("STREAM", changes).catch((error: unknown) => {
         // No stream: nothing was ever written to the scope, so nothing is missing.
         if (isReplyError(error) && /no such key/i.test(error.message)) return null

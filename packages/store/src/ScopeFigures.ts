@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { decodeStreamGroups } from "./StreamGroups.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** The two streams of a scope, by their dead-letter kind. */
 export type ScopeStreamName = "changes" | "sfc"
@@ -69,7 +70,7 @@ export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@m
               byState: Effect.forEach(responseStates, (state) => valkey.key("jobResponseByState", { scope, state }))
             })
           )
-          const replies = yield* valkey.command("metrics figures", async (c) => {
+          const replies = yield* command(valkey, "metrics figures", async (c) => {
             const pipeline = c.pipeline()
             for (const k of keyed) {
               for (const stream of k.streams) pipeline.xlen(stream).xinfo("GROUPS", stream)

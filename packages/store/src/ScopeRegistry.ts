@@ -2,6 +2,7 @@ import { Duration, Effect, Queue, Schedule, Stream } from "effect"
 import { type ConnectionError, StoreUnavailable, type WrongType } from "./Errors.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { dedicated } from "./RawDoor.js"
 
 export interface WatchOptions {
   /** How often the registry is re-read, whatever the nudges say (default 1 s). */
@@ -46,7 +47,7 @@ export class ScopeRegistry extends Effect.Service<ScopeRegistry>()("@microdcs/st
           yield* Effect.addFinalizer(() => Queue.shutdown(wake))
 
           // Subscribe before the first read, so a scope created in between is nudged, not missed.
-          const subscriber = yield* valkey.dedicated("scope-watch")
+          const subscriber = yield* dedicated(valkey, "scope-watch")
           subscriber.on("message", (channel: string, scope: string) => {
             if (channel === nudgeChannel && !seen.has(scope)) wake.unsafeOffer(undefined)
           })

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** The sizes of one scope's lists and streams; `null` where the key holds another type (the index check names it). */
 export interface ScopeSize {
@@ -42,7 +43,7 @@ export class ScopeSizes extends Effect.Service<ScopeSizes>()("@microdcs/store/Sc
             work: valkey.key("sfcWork", { scope })
           })
         )
-        const replies = yield* valkey.command("scope sizes", async (c) => {
+        const replies = yield* command(valkey, "scope sizes", async (c) => {
           const pipeline = c.pipeline()
           for (const k of keys) {
             pipeline.zcard(k.jobOrders).zcard(k.jobResponses).scard(k.workMasters).scard(k.active).xlen(k.changes).xlen(k.work)

@@ -3,6 +3,7 @@ import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validatePositiveMs, validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /**
  * Correlation pointers (`sfc:correlation:{correlationId}`, sfc.md §3): a station reply carries
@@ -21,7 +22,7 @@ export class SfcCorrelations extends Effect.Service<SfcCorrelations>()("@microdc
         const key = yield* pointerKey(correlationId)
         yield* validateText("jobId", jobId)
         yield* validatePositiveMs("ttlMs", ttlMs)
-        yield* valkey.command("remember correlation", (c) => c.set(key, jobId, "PX", ttlMs))
+        yield* command(valkey, "remember correlation", (c) => c.set(key, jobId, "PX", ttlMs))
       })
 
     /** The job that sent the command, or none once the pointer expired (or never existed). */
@@ -35,7 +36,7 @@ export class SfcCorrelations extends Effect.Service<SfcCorrelations>()("@microdc
     const forget = (correlationId: string): Effect.Effect<boolean, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* pointerKey(correlationId)
-        return (yield* valkey.command("forget correlation", (c) => c.del(key))) === 1
+        return (yield* command(valkey, "forget correlation", (c) => c.del(key))) === 1
       })
 
     return { remember, jobOf, forget } as const

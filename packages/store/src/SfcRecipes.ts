@@ -4,6 +4,7 @@ import { type ConnectionError, InvalidInput, type WrongType } from "./Errors.js"
 import { validateDocument } from "./DocumentInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** The digest of a recipe text: SHA-256, 64 lower-case hex characters. */
 export const recipeDigestOf = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
@@ -31,7 +32,7 @@ export class SfcRecipes extends Effect.Service<SfcRecipes>()("@microdcs/store/Sf
         yield* validateDocument("recipe", text, valkey.maxDocumentBytes)
         const digest = recipeDigestOf(text)
         const key = yield* valkey.key("sfcRecipe", { digest })
-        yield* valkey.command("store sfc recipe", (c) => c.set(key, text, "NX"))
+        yield* command(valkey, "store sfc recipe", (c) => c.set(key, text, "NX"))
         return digest
       })
 

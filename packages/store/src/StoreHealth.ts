@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { ConnectionError } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 /** Whether the island's Valkey answers (readiness, island.md §4). Touches no key. */
 export class StoreHealth extends Effect.Service<StoreHealth>()("@microdcs/store/StoreHealth", {
@@ -8,7 +9,7 @@ export class StoreHealth extends Effect.Service<StoreHealth>()("@microdcs/store/
     const valkey = yield* Valkey
 
     /** One PING on the shared connection: fails as any command would when the server is away. */
-    const ping: Effect.Effect<void, ConnectionError> = valkey.command("ping", (c) => c.ping()).pipe(Effect.asVoid)
+    const ping: Effect.Effect<void, ConnectionError> = command(valkey, "ping", (c) => c.ping()).pipe(Effect.asVoid)
 
     return { ping } as const
   })

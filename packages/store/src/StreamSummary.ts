@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { ConnectionError } from "./Errors.js"
 import { decodeStreamGroups, type StreamGroup } from "./StreamGroups.js"
 import { Valkey } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 export interface StreamSummary {
   readonly key: string
@@ -49,7 +50,7 @@ export class StreamSummaries extends Effect.Service<StreamSummaries>()("@microdc
      */
     const summary = (stream: string): Effect.Effect<StreamSummary, ConnectionError> =>
       Effect.gen(function* () {
-        const replies = yield* valkey.command("stream summary", async (c) => {
+        const replies = yield* command(valkey, "stream summary", async (c) => {
           const pipeline = c
             .pipeline()
             .type(stream)
@@ -77,8 +78,7 @@ export class StreamSummaries extends Effect.Service<StreamSummaries>()("@microdc
      * instances). A missing stream or group has no consumers: it is reported, not failed.
      */
     const consumers = (stream: string, group: string): Effect.Effect<ReadonlyArray<StreamConsumer>, ConnectionError> =>
-      valkey
-        .command("stream consumers", (c) => c.xinfo("CONSUMERS", stream, group).catch(() => []))
+      command(valkey, "stream consumers", (c) => c.xinfo("CONSUMERS", stream, group).catch(() => []))
         .pipe(Effect.map(decodeConsumers))
 
     return { summary, consumers } as const

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { type ConnectionError, WrongType } from "./Errors.js"
 import { isReplyError } from "./FailureKind.js"
 import type { ValkeyService } from "./Valkey.js"
+import { command } from "./RawDoor.js"
 
 const wrongTypeMarker: unique symbol = Symbol("wrongtype")
 
@@ -20,8 +21,7 @@ export const typedCommand = <A>(
   expected: string,
   run: (client: Redis) => Promise<A>
 ): Effect.Effect<A, WrongType | ConnectionError> =>
-  valkey
-    .command(operation, (c) =>
+  command(valkey, operation, (c) =>
       run(c).catch((error: unknown) => {
         if (isWrongTypeError(error)) return wrongTypeMarker
         throw error
@@ -31,7 +31,7 @@ export const typedCommand = <A>(
 
 /** The typed error for `key`, with the type it holds now (read only on this rare path). */
 const wrongTypeOf = (valkey: ValkeyService, key: string, expected: string): Effect.Effect<never, WrongType | ConnectionError> =>
-  valkey.command("type", (c) => c.type(key)).pipe(Effect.flatMap((actual) => Effect.fail(new WrongType({ key, expected, actual }))))
+  command(valkey, "type", (c) => c.type(key)).pipe(Effect.flatMap((actual) => Effect.fail(new WrongType({ key, expected, actual }))))
 
 /**
  * {@link typedCommand} for one pipelined command per key (one round trip): a WRONGTYPE reply
@@ -44,8 +44,7 @@ export const typedPipeline = <A>(
   expected: string,
   add: (pipeline: ChainableCommander, key: string) => void
 ): Effect.Effect<ReadonlyArray<A>, WrongType | ConnectionError> =>
-  valkey
-    .command(operation, async (c) => {
+  command(valkey, operation, async (c) => {
       const pipeline = c.pipeline()
       for (const key of keys) add(pipeline, key)
       const results = (await pipeline.exec()) ?? []

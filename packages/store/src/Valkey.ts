@@ -1,7 +1,7 @@
 import type { Redis } from "iovalkey"
 import { Context, Duration, Effect, Either, Layer, Runtime, Schedule, Scope } from "effect"
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
-import { type ScriptArg, type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
+import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
 import { keyProblem } from "./DocumentInput.js"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
@@ -10,15 +10,17 @@ import { classifyFailure } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
 import { makeReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
 import { effectiveMinReplicasAck } from "./ReplicaAckDefault.js"
-import { confirmedScript, evalScript } from "./ScriptCalls.js"
+import { type HasRawDoor, rawDoor } from "./RawDoor.js"
+import { confirmedScript, evalScript, type ReplyForm } from "./ScriptEval.js"
 import { makeTickWrites } from "./TickWrites.js"
 
 /**
  * The one door to an island's Valkey. DAOs never hold a client of their own: they go through
- * `command` and `script`, which classify every failure into the store's typed errors and retry
- * what was never sent.
+ * this service, which classifies every failure into the store's typed errors and retries what
+ * was never sent. The raw client stays behind {@link rawDoor}: the store's own modules reach it,
+ * and `@microdcs/store/unsafe` lends it on purpose (`unsafeCommand`).
  */
-export interface ValkeyService {
+export interface ValkeyService extends HasRawDoor {
   readonly options: ValkeyOptions
   readonly keys: KeySchema
   readonly maxDocumentBytes: number
@@ -27,22 +29,20 @@ export interface ValkeyService {
   /** Builds a key; a bad part is `InvalidInput` naming the part. */
   readonly key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => Effect.Effect<string, InvalidInput>
   /**
-   * Runs commands on the shared connection. What was never sent is retried with backoff. With
-   * `minReplicasAck`, after an `UnknownOutcome` its replies are confirmed as `durable` ones are,
-   * until the replicas caught up: an outcome check never calls a write landed that they lack.
-   */
-  readonly command: <A>(operation: string, run: (client: Redis) => Promise<A>) => Effect.Effect<A, ConnectionError>
-  /**
-   * `command` for a call whose success acknowledges a write: a write, or the check that a write
-   * in doubt landed. With `minReplicasAck` it succeeds only once that many replicas confirmed
-   * every write the connection sent before it (`WAIT`); else it is an `UnknownOutcome`.
-   */
-  readonly durable: <A>(operation: string, run: (client: Redis) => Promise<A>) => Effect.Effect<A, ConnectionError>
-  /**
    * Runs a script by SHA, falling back to its source after NOSCRIPT (restart, failover, SCRIPT
    * FLUSH). Scripts are the store's writes: with `minReplicasAck` each is confirmed as `durable` is.
    */
   readonly script: <K extends string, A, R>(
+    script: ScriptDescriptor<K, A, R>,
+    keys: Readonly<Record<K, string>>,
+    args: A
+  ) => Effect.Effect<R, ConnectionError>
+  /**
+   * `script` for a script whose reply carries binary values (encoded entries, compressed
+   * bytes): every bulk string of the reply reaches `decodeReply` as a `Buffer`, as sent, where
+   * `script` decodes it as UTF-8 text (which mangles bytes that are not UTF-8).
+   */
+  readonly scriptWithBytes: <K extends string, A, R>(
     script: ScriptDescriptor<K, A, R>,
     keys: Readonly<Record<K, string>>,
     args: A
@@ -58,11 +58,6 @@ export interface ValkeyService {
     script: ScriptDescriptor<K, A, R>,
     calls: ReadonlyArray<{ readonly keys: Readonly<Record<K, string>>; readonly args: A }>
   ) => Effect.Effect<ReadonlyArray<ScriptResult<R>>>
-  /** A connection of its own for blocking reads or pub/sub, closed with the scope. */
-  readonly dedicated: (
-    name: string,
-    options?: { readonly commandTimeoutMs?: number | undefined }
-  ) => Effect.Effect<Redis, StoreUnavailable, Scope.Scope>
 }
 
 /** One call's result in {@link ValkeyService.scriptMany}: its reply, or how the call failed. */
@@ -180,17 +175,18 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
 
     // The keys and arguments are built inside the attempt: no step of its own, and one array
     // each (iovalkey flattens the call's arguments into its own).
-    const script = <K extends string, A, R>(
+    const runScript = <K extends string, A, R>(
       descriptor: ScriptDescriptor<K, A, R>,
       scriptKeys: Readonly<Record<K, string>>,
-      args: A
+      args: A,
+      form: ReplyForm
     ): Effect.Effect<R, ConnectionError> => {
       if (replicaAck === undefined) {
-        return unconfirmed(descriptor.name, (c) => evalScript(c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args))).pipe(
+        return unconfirmed(descriptor.name, (c) => evalScript(c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args), form)).pipe(
           Effect.map(descriptor.decodeReply)
         )
       }
-      return unconfirmed(descriptor.name, (c) => confirmedScript(replicaAck, c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args))).pipe(
+      return unconfirmed(descriptor.name, (c) => confirmedScript(replicaAck, c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args), form)).pipe(
         Effect.flatMap((reply) => replicaAck.settle(descriptor.name, reply)),
         Effect.map(descriptor.decodeReply)
       )
@@ -271,11 +267,10 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
       maxDocumentBytes: options.maxDocumentBytes ?? defaults.maxDocumentBytes,
       minReplicasAck,
       key,
-      command,
-      durable,
-      script,
+      script: (descriptor, scriptKeys, args) => runScript(descriptor, scriptKeys, args, "text"),
+      scriptWithBytes: (descriptor, scriptKeys, args) => runScript(descriptor, scriptKeys, args, "bytes"),
       scriptMany,
-      dedicated
+      [rawDoor]: { command, dedicated }
     } satisfies ValkeyService
   })
 

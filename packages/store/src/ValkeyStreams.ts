@@ -21,6 +21,7 @@ import {
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 import * as Check from "./StreamInput.js"
+import { command } from "./RawDoor.js"
 
 export interface ReadGroupOptions {
   readonly streams: ReadonlyArray<string>
@@ -29,8 +30,8 @@ export interface ReadGroupOptions {
   /** Most entries per stream (default 100). */
   readonly count?: number | undefined
   /**
-   * Wait up to this long for new entries (0 = forever). Only on a connection of its own
-   * (`valkey.dedicated(name, { commandTimeoutMs: undefined })`): a blocked connection serves nobody else.
+   * Wait up to this long for new entries (0 = forever). Only on a connection of its own, opened
+   * without a command timeout: a blocked connection serves nobody else.
    */
   readonly blockMs?: number | undefined
 }
@@ -103,13 +104,13 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
     const valkey = yield* Valkey
 
     const attempt = <A>(operation: string, run: (c: Redis) => Promise<A>, connection?: Redis) =>
-      connection ? onConnection(connection, operation, guard(run)) : valkey.command(operation, guard(run))
+      connection ? onConnection(connection, operation, guard(run)) : command(valkey, operation, guard(run))
 
     /** Maps NOGROUP to NotFound and WRONGTYPE to WrongType naming the offending key. */
     const refused = (keys: ReadonlyArray<string>, message: string): Effect.Effect<never, NotFound | WrongType | ConnectionError> =>
       message.startsWith("NOGROUP")
         ? Effect.fail(new NotFound({ key: keys.join(" "), message }))
-        : valkey.command("stream key types", (c) => Promise.all(keys.map((k) => c.type(k)))).pipe(
+        : command(valkey, "stream key types", (c) => Promise.all(keys.map((k) => c.type(k)))).pipe(
             Effect.flatMap((types) => {
               const at = types.findIndex((t) => t !== "stream" && t !== "none")
               return Effect.fail(new WrongType({ key: keys[Math.max(at, 0)]!, expected: "stream", actual: types[at] ?? "unknown" }))
@@ -310,8 +311,7 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
 
     /** Every dead-letter stream of this prefix (optionally of one kind), with its length. A SCAN: for admin use. */
     const listDeadLetters = (kind?: string): Effect.Effect<ReadonlyArray<DeadLetterStreamInfo>, ConnectionError> =>
-      valkey
-        .command("scan dead letters", async (c) => {
+      command(valkey, "scan dead letters", async (c) => {
           const found = new Set<string>()
           let cursor = "0"
           do {

@@ -83,6 +83,8 @@ export * from "./LeaseOverview.js"
 export * from "./StoreHealth.js"
 export * from "./StoreLayer.js"
 export { typedCommand, typedPipeline } from "./TypeGuard.js"
+// Typed reads of keys by name (SCAN, hashes, sorted sets, values as text or bytes, whole contents).
+export * as KeyReads from "./KeyReads.js"
 export * from "./ExecutionLogStore.js"
 export * from "./ExecutionLogRecord.js"
 // Triggers (execution-log.md §4): the rows, their validation and the one-hash store.

@@ -4,8 +4,10 @@
  * can move them in between and make the `retry` path deterministic instead of a race.
  * `membershipOf`, `judgeMember` and `startScore` are the index check's per-member judgement, to
  * test on their own; `autoClaimDeletedCounter` is the metric a test reads to see XAUTOCLAIM
- * report deleted entries.
+ * report deleted entries; `interceptCommands` runs a `Valkey`'s raw commands through a wrapper
+ * (a test counts the reads a service makes).
  */
 export { IndexReadHook } from "./IndexPrecondition.js"
 export { judgeMember, membershipOf, startScore } from "./IndexFacts.js"
 export { autoClaimDeletedCounter } from "./ValkeyStreams.js"
+export { interceptCommands } from "./RawDoor.js"

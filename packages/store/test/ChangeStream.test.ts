@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { ChangeStream, JobOrderDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layerFor = (prefix: string) =>
   Layer.mergeAll(ChangeStream.Default, JobOrderDao.Default).pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -63,8 +64,8 @@ describe("ChangeStream", () => {
       const valkey = yield* Valkey
       const key = `${prefix}:changes:mixed`
       // Missing v and a non-numeric ts: Number() would make both 0; the decoder must refuse them.
-      yield* valkey.command("xadd", (c) => c.xadd(key, "*", "kind", "joborder", "id", "bad", "change", "put", "op", "x", "ts", "soon"))
-      const badId = yield* valkey.command("xadd", (c) => c.xadd(key, "*", "kind", "joborder", "id", "bad2", "change", "put", "v", "", "op", "x", "ts", "1"))
+      yield* unsafeCommand(valkey, "xadd", (c) => c.xadd(key, "*", "kind", "joborder", "id", "bad", "change", "put", "op", "x", "ts", "soon"))
+      const badId = yield* unsafeCommand(valkey, "xadd", (c) => c.xadd(key, "*", "kind", "joborder", "id", "bad2", "change", "put", "v", "", "op", "x", "ts", "1"))
       yield* putOrders("mixed", ["good"])
       const onlyBad = yield* changes.read("mixed", { count: 2 })
       expect(onlyBad).toEqual({ entries: [], next: badId })
@@ -78,7 +79,7 @@ describe("ChangeStream", () => {
       const changes = yield* ChangeStream
       const valkey = yield* Valkey
       const key = `${prefix}:changes:corrupt`
-      yield* valkey.command("corrupt", (c) => c.set(key, "x"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.set(key, "x"))
       expect(yield* Effect.flip(changes.read("corrupt"))).toMatchObject({ _tag: "WrongType", key, expected: "stream", actual: "string" })
       expect(yield* Effect.flip(changes.latestId("corrupt"))).toMatchObject({ _tag: "WrongType", key })
     }).pipe(Effect.provide(layer))
@@ -105,7 +106,7 @@ describe("ChangeStream", () => {
       for (const [attempt, field] of cases) {
         expect(yield* Effect.flip(attempt as Effect.Effect<unknown, { _tag: string }>)).toMatchObject({ _tag: "InvalidInput", field })
       }
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })

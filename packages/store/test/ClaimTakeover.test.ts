@@ -4,6 +4,7 @@ import { inject } from "vitest"
 import { dedupeTakeover } from "@microdcs/lua-scripts"
 import { randomPrefix } from "@microdcs/test-utils"
 import { ClaimHolders, claimToken, claimTokenHolder, DedupeStore, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 /**
  * A dedupe claim taken over from a holder that died: its token names the holder, whose liveness
@@ -18,7 +19,7 @@ const layer = layerFor(prefix)
 
 const LEASE_MS = 60_000
 
-const stored = (key: string) => Effect.flatMap(Valkey, (valkey) => valkey.command("get", (c) => c.get(key)))
+const stored = (key: string) => Effect.flatMap(Valkey, (valkey) => unsafeCommand(valkey, "get", (c) => c.get(key)))
 
 describe("claim takeover", () => {
   it("a claim token names its holder; a token made otherwise names none", () => {
@@ -72,7 +73,7 @@ describe("claim takeover", () => {
     Effect.gen(function* () {
       const dedupe = yield* DedupeStore
       const valkey = yield* Valkey
-      yield* valkey.command("odd liveness", (c) => c.hset(`${prefix}:ce:holder:odd.1`, "x", "1"))
+      yield* unsafeCommand(valkey, "odd liveness", (c) => c.hset(`${prefix}:ce:holder:odd.1`, "x", "1"))
       yield* dedupe.claim("src", "ev-odd", claimToken("odd.1"), LEASE_MS)
       const busy = yield* Effect.flip(dedupe.claim("src", "ev-odd", claimToken("other.1"), LEASE_MS))
       // No TTL on the odd key: the lease's end is when to look again.
@@ -107,7 +108,7 @@ describe("claim takeover", () => {
       const { key } = yield* dedupe.claim("src", "ev-moved", first, LEASE_MS)
       // Another waiter took it over first: the one that found `first` must not take it again.
       const second = claimToken("dead.4")
-      yield* valkey.command("overtaken", (c) => c.set(key, `processing:${second}`, "PX", LEASE_MS))
+      yield* unsafeCommand(valkey, "overtaken", (c) => c.set(key, `processing:${second}`, "PX", LEASE_MS))
       const holderKey = valkey.keys.key("dedupeHolder", { holder: "dead.3" }) as string
       const late = yield* valkey.script(dedupeTakeover, { dedupe: key, holder: holderKey }, { found: first, token: claimToken("late.1"), leaseMs: LEASE_MS })
       expect(late).toMatchObject({ status: "busy" })
@@ -127,7 +128,7 @@ describe("claim takeover", () => {
       expect(yield* Effect.flip(holders.of("x".repeat(513), 3_000))).toMatchObject({ _tag: "InvalidInput", field: "holder" })
       expect(yield* Effect.flip(holders.of("ok", 0))).toMatchObject({ _tag: "InvalidInput", field: "ttlMs" })
       expect(yield* Effect.flip(holders.of("ok", 1.5))).toMatchObject({ _tag: "InvalidInput", field: "ttlMs" })
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })

@@ -1,8 +1,9 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { DeadLetterRedrive, Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const prefix = randomPrefix("redrive")
 const world = Layer.mergeAll(ValkeyStreams.Default, DeadLetterRedrive.Default).pipe(
@@ -18,7 +19,7 @@ const deadLettered = (scope: string, count: number) =>
     const deadLetter = yield* streams.deadLetterKey("sfc", scope)
     yield* streams.ensureGroup(stream, "g")
     for (let i = 0; i < count; i++) {
-      yield* valkey.command("xadd", (c) => c.xadd(stream, "*", "job", `j${i}`, "n", String(i)) as Promise<string>)
+      yield* unsafeCommand(valkey, "xadd", (c) => c.xadd(stream, "*", "job", `j${i}`, "n", String(i)) as Promise<string>)
     }
     const [batch] = yield* streams.readGroup({ streams: [stream], group: "g", consumer: "c", count })
     for (const entry of batch!.entries) {
@@ -68,13 +69,13 @@ layer(world)("DeadLetterRedrive", (it) => {
       expect(yield* Effect.flip(redrive.redrive("sfc", "bad", "not-an-id"))).toMatchObject({ _tag: "InvalidInput", field: "id" })
       expect(yield* Effect.flip(redrive.redrive("sfc", "", page.entries[0]!.id))).toMatchObject({ _tag: "InvalidInput" })
       // A hand-written dead letter that points outside the island is refused, and stays.
-      const forged = yield* valkey.command("xadd", (c) =>
+      const forged = yield* unsafeCommand(valkey, "xadd", (c) =>
         c.xadd(deadLetter, "*", "dlq.stream", "elsewhere:stream", "dlq.group", "g", "dlq.id", "1-1", "dlq.deliveries", "1", "dlq.consumer", "c", "dlq.error", "x", "dlq.ts", "0", "job", "j") as Promise<string>
       )
       expect(yield* Effect.flip(redrive.redrive("sfc", "bad", forged))).toMatchObject({ _tag: "InvalidInput", field: "deadLetter" })
-      expect(yield* valkey.command("xlen", (c) => c.xlen(deadLetter))).toBe(2)
+      expect(yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(deadLetter))).toBe(2)
       const wrong = yield* valkey.key("deadLetterStream", { kind: "sfc", scope: "wrongtype" })
-      yield* valkey.command("set", (c) => c.set(wrong, "x"))
+      yield* unsafeCommand(valkey, "set", (c) => c.set(wrong, "x"))
       expect(yield* Effect.flip(redrive.redriveAll("sfc", "wrongtype"))).toMatchObject({ _tag: "WrongType", key: wrong })
     })
   )

@@ -4,6 +4,7 @@ import { inject } from "vitest"
 import { dedupeHash } from "@microdcs/keyschema"
 import { randomPrefix, until } from "@microdcs/test-utils"
 import { ClaimResult, DedupeStore, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layerFor = (prefix: string) => DedupeStore.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 const prefix = randomPrefix()
@@ -13,7 +14,7 @@ const layer = layerFor(prefix)
 const untilGone = (key: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
-    yield* until(valkey.command("exists", (c) => c.exists(key)), (n) => n === 0, { within: "5 seconds", every: "10 millis" })
+    yield* until(unsafeCommand(valkey, "exists", (c) => c.exists(key)), (n) => n === 0, { within: "5 seconds", every: "10 millis" })
   })
 
 describe("DedupeStore", () => {
@@ -23,14 +24,14 @@ describe("DedupeStore", () => {
       const valkey = yield* Valkey
       const first = yield* dedupe.claim("plant/a", "ev-1", "t1", 60_000)
       expect(first).toEqual(ClaimResult.Claimed({ key: `${prefix}:ce:dedupe:${dedupeHash("plant/a", "ev-1")}`, alreadyHeld: false }))
-      expect(yield* valkey.command("get", (c) => c.get(first.key))).toBe("processing:t1")
-      yield* valkey.command("shorten", (c) => c.pexpire(first.key, 50_000))
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(first.key))).toBe("processing:t1")
+      yield* unsafeCommand(valkey, "shorten", (c) => c.pexpire(first.key, 50_000))
       const again = yield* dedupe.claim("plant/a", "ev-1", "t1", 60_000)
       expect(again).toMatchObject({ _tag: "Claimed", alreadyHeld: true })
       // Nothing refreshed: the TTL is still the shortened one.
       expect(yield* dedupe.leaseRemaining("plant/a", "ev-1")).toBeLessThanOrEqual(50_000)
       yield* dedupe.markDone("plant/a", "ev-1", "t1", 120_000)
-      expect(yield* valkey.command("get", (c) => c.get(first.key))).toBe("done")
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(first.key))).toBe("done")
       expect(yield* dedupe.leaseRemaining("plant/a", "ev-1")).toBeGreaterThan(60_000)
       // A second claimer sees it done, whatever its token.
       expect((yield* dedupe.claim("plant/a", "ev-1", "t2", 60_000))._tag).toBe("Done")
@@ -72,7 +73,7 @@ describe("DedupeStore", () => {
       const reply = JSON.stringify({ ReturnStatus: 1, JobOrderID: "jo-1" })
       const { key } = yield* dedupe.claim("src", "ev-reply", "t1", 60_000)
       yield* dedupe.markDone("src", "ev-reply", "t1", 120_000, reply)
-      expect(yield* valkey.command("get", (c) => c.get(key))).toBe(`done:${reply}`)
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(key))).toBe(`done:${reply}`)
       expect(yield* dedupe.leaseRemaining("src", "ev-reply")).toBeGreaterThan(60_000)
       // Any later claimer learns it is done and gets the kept reply.
       expect(yield* dedupe.claim("src", "ev-reply", "t2", 60_000)).toEqual(ClaimResult.Done({ key, reply }))
@@ -80,7 +81,7 @@ describe("DedupeStore", () => {
       expect(yield* dedupe.release("src", "ev-reply", "t2")).toBe(false)
       const late = yield* Effect.flip(dedupe.markDone("src", "ev-reply", "t2", 60_000))
       expect(late).toMatchObject({ _tag: "LeaseLost", message: expect.stringContaining("already done") })
-      expect(yield* valkey.command("get", (c) => c.get(key))).toBe(`done:${reply}`)
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(key))).toBe(`done:${reply}`)
       // Without a reply the mark is plain `done`, and a claim returns no reply.
       yield* dedupe.claim("src", "ev-plain", "t1", 60_000)
       yield* dedupe.markDone("src", "ev-plain", "t1", 60_000)
@@ -97,7 +98,7 @@ describe("DedupeStore", () => {
         expect(yield* Effect.flip(dedupe.markDone("src", "ev-badreply", "t1", 60_000, bad))).toMatchObject({ _tag: "InvalidInput", field: "reply" })
       }
       // Still claimed by t1, as before.
-      expect(yield* valkey.command("get", (c) => c.get(key))).toBe("processing:t1")
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(key))).toBe("processing:t1")
     }).pipe(Effect.provide(layer))
   )
 
@@ -108,7 +109,7 @@ describe("DedupeStore", () => {
       const { key } = yield* dedupe.claim("src", "ev-4", "owner", 60_000)
       const lost = yield* Effect.flip(dedupe.markDone("src", "ev-4", "stranger", 60_000))
       expect(lost).toMatchObject({ _tag: "LeaseLost", key })
-      expect(yield* valkey.command("get", (c) => c.get(key))).toBe("processing:owner")
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(key))).toBe("processing:owner")
       const never = yield* Effect.flip(dedupe.markDone("src", "never-claimed", "owner", 60_000))
       expect(never._tag).toBe("LeaseLost")
     }).pipe(Effect.provide(layer))
@@ -152,7 +153,7 @@ describe("DedupeStore", () => {
       const dedupe = yield* DedupeStore
       const valkey = yield* Valkey
       const key = `${prefix}:ce:dedupe:${dedupeHash("src", "corrupt")}`
-      yield* valkey.command("corrupt", (c) => c.hset(key, "x", "1"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.hset(key, "x", "1"))
       for (const attempt of <ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>>>[
         dedupe.claim("src", "corrupt", "t", 1000),
         dedupe.markDone("src", "corrupt", "t", 1000),
@@ -160,7 +161,7 @@ describe("DedupeStore", () => {
       ]) {
         expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "WrongType", key, expected: "string", actual: "hash" })
       }
-      expect(yield* valkey.command("type", (c) => c.type(key))).toBe("hash")
+      expect(yield* unsafeCommand(valkey, "type", (c) => c.type(key))).toBe("hash")
     }).pipe(Effect.provide(layer))
   )
 
@@ -186,7 +187,7 @@ describe("DedupeStore", () => {
       for (const [attempt, field] of cases) {
         expect(yield* Effect.flip(attempt as Effect.Effect<unknown, { _tag: string }>)).toMatchObject({ _tag: "InvalidInput", field })
       }
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })

@@ -14,6 +14,7 @@ import {
   Valkey,
   ValkeyLayer
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { IndexReadHook } from "@microdcs/store/testing"
 
 // Issue 10, item 3: a team extends the store with a document type of its own through
@@ -127,7 +128,7 @@ const prefix = randomPrefix()
 const layer = RecipeDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const doc = (value: unknown) => JSON.stringify(value)
-const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => v.command("test", run))
+const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => unsafeCommand(v, "test", run))
 const recipeKey = (id: string) => Effect.map(Valkey, (v) => `${v.keys.prefix}:recipe:${id}`)
 
 /** Every key of the test's prefix with its type and content, to show that nothing changed. */
@@ -225,7 +226,7 @@ describe("makeDocumentDao: an extension's document type", () => {
       const key = yield* recipeKey("mv")
       // Another writer moves the recipe to line `to` (document and set) right after the DAO's read.
       const moveTo = (to: string) =>
-        valkey.command("move", async (c) => {
+        unsafeCommand(valkey, "move", async (c) => {
           const from = await c.hget(key, "line")
           await c.hset(key, "line", to)
           await c.srem(`${prefix}:recipe:byline:s5:${from}`, "mv")

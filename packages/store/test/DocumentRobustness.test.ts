@@ -20,6 +20,8 @@ import {
   type Written,
   type WrongType
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
+import { dedicated } from "../src/RawDoor.js"
 
 /**
  * The properties every document type shares (data-layer.md §3, §4), run against job orders,
@@ -134,7 +136,7 @@ const workMaster: Kind = {
 /** Every key of this test file's prefix with a digest of its content: equal snapshots = nothing written. */
 const snapshot = Effect.gen(function* () {
   const valkey = yield* Valkey
-  return yield* valkey.command("snapshot", async (c) => {
+  return yield* unsafeCommand(valkey, "snapshot", async (c) => {
     const keys = (await c.keys(`${prefix}:*`)).sort()
     const out: Record<string, unknown> = {}
     for (const k of keys) {
@@ -155,7 +157,7 @@ const changesOf = (scope: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const k = yield* valkey.key("changes", { scope })
-    const entries = yield* valkey.command("xrange", (c) => c.xrange(k, "-", "+"))
+    const entries = yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(k, "-", "+"))
     return entries.map(([, fields]) => {
       const record: Record<string, string> = {}
       for (let i = 0; i < fields.length; i += 2) record[fields[i]!] = fields[i + 1]!
@@ -221,10 +223,10 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
             { key: yield* key(kind.docFamily, { id: attempt.id }), type: "hash" }
           ]
           for (const target of targets) {
-            const saved = yield* valkey.command("dump", (c) => c.dumpBuffer(target.key))
+            const saved = yield* unsafeCommand(valkey, "dump", (c) => c.dumpBuffer(target.key))
             // Corrupt it with a type it must not hold: a string, or a set where a string belongs.
             const actual = target.type === "string" ? "set" : "string"
-            yield* valkey.command("corrupt", async (c) => {
+            yield* unsafeCommand(valkey, "corrupt", async (c) => {
               await c.del(target.key)
               await (actual === "set" ? c.sadd(target.key, "corrupt") : c.set(target.key, "corrupt"))
             })
@@ -232,7 +234,7 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
             const error = yield* Effect.flip(kind.put(attempt))
             expect(error).toMatchObject({ _tag: "WrongType", key: target.key, actual, expected: target.type })
             expect(yield* snapshot).toEqual(before)
-            yield* valkey.command("restore", (c) =>
+            yield* unsafeCommand(valkey, "restore", (c) =>
               c.del(target.key).then(() => (saved ? c.restore(target.key, 0, saved) : undefined))
             )
           }
@@ -245,7 +247,7 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
     it.effect("survives SCRIPT FLUSH between calls", () =>
       Effect.gen(function* () {
         const valkey = yield* Valkey
-        const flush = valkey.command("script flush", (c) => c.script("FLUSH"))
+        const flush = unsafeCommand(valkey, "script flush", (c) => c.script("FLUSH"))
         const args = { id: `flush-${kind.name}`, scope: "flush", doc: doc({ n: 1 }), expectedVersion: 0 }
         yield* kind.put(args)
         yield* flush
@@ -318,7 +320,7 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
         for (const entry of entries) expect(Math.abs(Number(entry["ts"]) - t0)).toBeLessThan(10_000)
         const valkey = yield* Valkey
         const scopesKey = yield* key("scopes", {})
-        const scopes = yield* valkey.command("smembers", (c) => c.smembers(scopesKey))
+        const scopes = yield* unsafeCommand(valkey, "smembers", (c) => c.smembers(scopesKey))
         expect(scopes).toContain(scope)
       }).pipe(Effect.provide(layer))
     )
@@ -327,7 +329,7 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
       Effect.gen(function* () {
         const valkey = yield* Valkey
         const channel = yield* key("nudge", { kind: "changes" })
-        const subscriber = yield* valkey.dedicated("nudge test")
+        const subscriber = yield* dedicated(valkey, "nudge test")
         const messages: Array<string> = []
         subscriber.on("message", (ch: string, message: string) => {
           if (ch === channel) messages.push(message)
@@ -352,7 +354,7 @@ for (const kind of [jobOrder, jobResponse, workMaster]) {
           { concurrency: 64, discard: true }
         )
         const changesKey = yield* key("changes", { scope })
-        const length = yield* valkey.command("xlen", (c) => c.xlen(changesKey))
+        const length = yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(changesKey))
         expect(length).toBeGreaterThanOrEqual(5000)
         expect(length).toBeLessThanOrEqual(5100)
       }).pipe(Effect.provide(layer))

@@ -3,6 +3,7 @@ import { Effect, Exit, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { ExecutionLogStore, InvalidInput, Valkey, ValkeyLayer, WrongType } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 // Issue 13: the execution log's keys in Valkey; values are bytes the store never re-encodes.
 
@@ -61,7 +62,7 @@ describe("ExecutionLogStore", () => {
       expect(yield* log.readValues([good])).toEqual([undefined])
       expect(yield* Effect.exit(log.commit("s", []))).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "keys" } } })
       const stream = yield* valkey.key("executionLogCommits", { scope: "s" })
-      expect(yield* valkey.command("exists", (c) => c.exists(stream))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(stream))).toBe(0)
     }).pipe(Effect.provide(layer))
   )
 
@@ -72,8 +73,8 @@ describe("ExecutionLogStore", () => {
       const keys = [yield* log.execKey("c1"), yield* log.nodeKey("c1", 0)]
       const id = yield* log.commit("line-9", keys)
       const stream = yield* valkey.key("executionLogCommits", { scope: "line-9" })
-      expect(yield* valkey.command("xrange", (c) => c.xrange(stream, "-", "+"))).toEqual([[id, ["keys", JSON.stringify(keys)]]])
-      expect(yield* valkey.command("sismember", (c) => c.sismember(`${prefix}:scopes`, "line-9"))).toBe(1)
+      expect(yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(stream, "-", "+"))).toEqual([[id, ["keys", JSON.stringify(keys)]]])
+      expect(yield* unsafeCommand(valkey, "sismember", (c) => c.sismember(`${prefix}:scopes`, "line-9"))).toBe(1)
     }).pipe(Effect.provide(layer))
   )
 })
@@ -84,7 +85,7 @@ describe("ExecutionLogStore on a corrupted key", () => {
       const log = yield* ExecutionLogStore
       const valkey = yield* Valkey
       const stream = yield* valkey.key("executionLogCommits", { scope: "broken" })
-      yield* valkey.command("set", (c) => c.set(stream, "x"))
+      yield* unsafeCommand(valkey, "set", (c) => c.set(stream, "x"))
       expect(yield* Effect.exit(log.commit("broken", [yield* log.execKey("e")]))).toEqual(
         Exit.fail(new WrongType({ key: stream, expected: "stream", actual: "string" }))
       )

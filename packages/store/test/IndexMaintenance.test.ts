@@ -15,6 +15,7 @@ import {
   ValkeyLayer,
   WorkMasterDao
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { IndexReadHook } from "@microdcs/store/testing"
 
 /** Every test gets an island of its own: the check walks the whole prefix. */
@@ -33,7 +34,7 @@ const doc = (id: string, extra: object = {}) => JSON.stringify({ ID: id, ...extr
 const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>) => Effect.flatMap(Valkey, (v) => v.key(family, parts))
 
 /** A raw command behind the DAOs' back: how an index gets broken. */
-const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => v.command("test", run))
+const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => unsafeCommand(v, "test", run))
 
 /** Two scopes of documents of every kind, with every kind of index entry. */
 const seed = Effect.gen(function* () {

@@ -16,6 +16,7 @@ import {
   Valkey,
   ValkeyLayer
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { IndexReadHook } from "@microdcs/store/testing"
 
 // A sample extension: widgets, indexed by colour (a set) and by size (a sorted set), with its
@@ -84,7 +85,7 @@ const put = (id: string, scope: string, color: "red" | "green" | "blue", size: n
     expect(yield* valkey.script(putWidget, keys, { id, scope, color, size })).toBe("ok")
   })
 
-const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => v.command("test", run))
+const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => unsafeCommand(v, "test", run))
 
 /** An island of its own, with the widget family registered after the core ones (unless told otherwise). */
 const island = (registered: ReadonlyArray<IndexedFamily> = [widgetIndexes]) =>
@@ -206,7 +207,7 @@ describe("IndexRegistry", () => {
             ? Effect.void
             : Effect.sync(() => attempts.push(attempt)).pipe(
                 // The first repair finds a widget of another version: its script replies retry.
-                Effect.zipRight(attempt === 1 ? valkey.command("move", (c) => c.hincrby(doc, "v", 1)) : Effect.void),
+                Effect.zipRight(attempt === 1 ? unsafeCommand(valkey, "move", (c) => c.hincrby(doc, "v", 1)) : Effect.void),
                 Effect.orDie,
                 Effect.asVoid
               )

@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobAcceptanceDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layerFor = (prefix: string) => JobAcceptanceDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 const prefix = randomPrefix()
@@ -29,7 +30,7 @@ describe("JobAcceptanceDao", () => {
       const acceptance = yield* JobAcceptanceDao
       const valkey = yield* Valkey
       const key = `${prefix}:jobacceptance:corrupt`
-      yield* valkey.command("corrupt", (c) => c.rpush(key, "1"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.rpush(key, "1"))
       expect(yield* Effect.flip(acceptance.get("corrupt"))).toMatchObject({ _tag: "WrongType", key, actual: "list" })
     }).pipe(Effect.provide(layer))
   )
@@ -50,7 +51,7 @@ describe("JobAcceptanceDao", () => {
         expect(yield* Effect.flip(acceptance.get(scope))).toMatchObject({ _tag: "InvalidInput", field: "scope" })
         expect(yield* Effect.flip(acceptance.clear(scope))).toMatchObject({ _tag: "InvalidInput", field: "scope" })
       }
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([`${cleanPrefix}:jobacceptance:kept`])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([`${cleanPrefix}:jobacceptance:kept`])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })

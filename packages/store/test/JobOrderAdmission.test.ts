@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobAcceptanceDao, JobOrderDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const prefix = randomPrefix()
 const services = Layer.merge(JobOrderDao.Default, JobAcceptanceDao.Default).pipe(
@@ -29,7 +30,7 @@ layer(services)("JobOrderDao.admission", (it) => {
       const valkey = yield* Valkey
       const docKey = valkey.keys.key("jobOrder", { id: "ad-list" }) as string
       const limitKey = valkey.keys.key("jobAcceptance", { scope: "ad-broken" }) as string
-      yield* valkey.command("corrupt", (c) => Promise.all([c.rpush(docKey, "x"), c.sadd(limitKey, "y")]))
+      yield* unsafeCommand(valkey, "corrupt", (c) => Promise.all([c.rpush(docKey, "x"), c.sadd(limitKey, "y")]))
       expect(yield* Effect.flip(dao.admission("ad-list", "ad"))).toMatchObject({ _tag: "WrongType", key: docKey, expected: "hash", actual: "list" })
       expect(yield* Effect.flip(dao.admission("ad-3", "ad-broken"))).toMatchObject({ _tag: "WrongType", key: limitKey, expected: "string", actual: "set" })
       expect(yield* Effect.flip(dao.admission("", "ad"))).toMatchObject({ _tag: "InvalidInput" })

@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, type JobOrderPage, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const prefix = randomPrefix()
 const services = JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -110,7 +111,7 @@ layer(services)("JobOrderDao", (it) => {
       yield* dao.put({ id: "r1", scope: "retire", doc: doc("r1"), priority: 1, expectedVersion: 0 })
       yield* dao.put({ id: "r1", scope: "retire", doc: doc("r1"), priority: 1, expectedVersion: 1, change: "Clear", retainMs: 60_000 })
       expect((yield* dao.list("retire")).items).toEqual([])
-      const ttl = yield* valkey.command("pttl", (c) => c.pttl(`${prefix}:joborder:r1`))
+      const ttl = yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(`${prefix}:joborder:r1`))
       expect(ttl).toBeGreaterThan(50_000)
       expect((yield* dao.get("r1")).version).toBe(2)
     })

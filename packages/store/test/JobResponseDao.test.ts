@@ -4,6 +4,7 @@ import { inject } from "vitest"
 import { putJobResponse } from "@microdcs/lua-scripts"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobResponseDao, normalizeState, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { IndexReadHook } from "@microdcs/store/testing"
 
 const prefix = randomPrefix()
@@ -16,14 +17,14 @@ const stateMembers = (scope: string, state: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("jobResponseByState", { scope, state })
-    return (yield* valkey.command("smembers", (c) => c.smembers(key))).sort()
+    return (yield* unsafeCommand(valkey, "smembers", (c) => c.smembers(key))).sort()
   })
 
 const pointer = (orderId: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("jobResponseByOrder", { orderId })
-    return yield* valkey.command("get", (c) => c.get(key))
+    return yield* unsafeCommand(valkey, "get", (c) => c.get(key))
   })
 
 /** Writes a stored index field behind the DAO's back, as a concurrent writer would have. */
@@ -31,7 +32,7 @@ const setField = (id: string, field: string, value: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("jobResponse", { id })
-    yield* valkey.command("hset", (c) => c.hset(key, field, value))
+    yield* unsafeCommand(valkey, "hset", (c) => c.hset(key, field, value))
   })
 
 describe("normalizeState", () => {
@@ -185,11 +186,11 @@ layer(services)("JobResponseDao", (it) => {
       const valkey = yield* Valkey
       yield* dao.put({ id: "r-stale", scope: "orders", orderId: "o-real", state: "", doc: doc("r"), expectedVersion: 0 })
       const key = yield* valkey.key("jobResponseByOrder", { orderId: "o-other" })
-      yield* valkey.command("set", (c) => c.set(key, "r-stale"))
+      yield* unsafeCommand(valkey, "set", (c) => c.set(key, "r-stale"))
       expect((yield* Effect.flip(dao.byOrder("o-other")))._tag).toBe("NotFound")
-      yield* valkey.command("set", (c) => c.set(key, "nobody"))
+      yield* unsafeCommand(valkey, "set", (c) => c.set(key, "nobody"))
       expect((yield* Effect.flip(dao.byOrder("o-other")))._tag).toBe("NotFound")
-      yield* valkey.command("set", (c) => c.del(key).then(() => c.sadd(key, "x")))
+      yield* unsafeCommand(valkey, "set", (c) => c.del(key).then(() => c.sadd(key, "x")))
       expect(yield* Effect.flip(dao.byOrder("o-other"))).toMatchObject({ _tag: "WrongType", key, actual: "set", expected: "string" })
     })
   )

@@ -4,6 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, JobResponseDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 // Issue 9, item 7: an ACL user limited to another prefix gets a typed NoPermission that names
 // the key and the command, in the error channel, instead of a defect.
@@ -20,10 +21,10 @@ const restricted = Layer.mergeAll(JobOrderDao.Default, JobResponseDao.Default).p
 const withRestrictedUser = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.flatMap(Valkey, (admin) =>
-      admin.command("acl setuser", (c) => c.call("ACL", "SETUSER", user, "on", `>${password}`, `~other-${prefix}:*`, "+@all"))
+      unsafeCommand(admin, "acl setuser", (c) => c.call("ACL", "SETUSER", user, "on", `>${password}`, `~other-${prefix}:*`, "+@all"))
     ),
     () => body,
-    () => Effect.flatMap(Valkey, (admin) => admin.command("acl deluser", (c) => c.call("ACL", "DELUSER", user))).pipe(Effect.orDie)
+    () => Effect.flatMap(Valkey, (admin) => unsafeCommand(admin, "acl deluser", (c) => c.call("ACL", "DELUSER", user))).pipe(Effect.orDie)
   ).pipe(Effect.provide(adminLayer))
 
 describe("a user without permission on the prefix", () => {

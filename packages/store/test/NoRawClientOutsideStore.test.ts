@@ -1,127 +1,79 @@
-import { readdirSync, readFileSync } from "node:fs"
-import { join, relative, sep } from "node:path"
+import { execFileSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 
-// Issue 10, item 5: no package outside the store touches a Valkey key through the raw client.
-// Every key is read and written through a DAO of `@microdcs/store`, which types its errors
-// (WrongType, InvalidInput, NotFound) and knows the value formats. `Valkey.command` stays as
-// the escape hatch of extensions: code under an `extensions/` folder may use it for the key
-// families it registers itself (none exists today).
+// Issue 10, item 5 and issue 21, item 18: no package outside the store touches Valkey through a
+// client of its own or the raw client (the journal did, a day after the rule was written down).
+// The rule is a CI check, `.ci/check-store-boundary`; this file runs it on the checkout and on a
+// tree with every kind of violation planted.
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
+const check = join(root, ".ci/check-store-boundary")
 
-/** The raw uses: the client itself, and the unchecked key builder that only feeds it. */
-const RAW_USES: ReadonlyArray<readonly [name: string, pattern: RegExp]> = [
-  ["Valkey.command", /\.command\(/],
-  ["Valkey.durable", /\.durable\(/],
-  ["Valkey.script", /\.script\(/],
-  ["Valkey.dedicated", /\.dedicated\(/],
-  ["raw key schema", /\bvalkey\.keys\b|\.keys\.(key|pattern|parse|extend)\(/],
-  ["a client of its own", /from\s+["']iovalkey["']/]
-]
-
-/**
- * Files that may keep a raw use, each with its reason. A path ending in `/` covers the folder.
- * Keep it short: a new entry needs a reason a reviewer accepts.
- */
-const ALLOWED: ReadonlyArray<{ readonly path: string; readonly reason: string }> = [
-  {
-    path: "packages/testkit/",
-    reason: "a private test-only package (never in the daemon or the CLI): tests read every key raw to prove what the store wrote"
-  },
-  {
-    path: "packages/journal/",
-    reason: "an extension package: it reads and writes only the key families it registers itself (journal:*, counter:*), through Valkey.command and Valkey.script, as extension code may"
+/** Runs the check on `dir`: its exit status and its report. */
+const runCheck = (dir: string): { readonly status: number; readonly out: string } => {
+  try {
+    return { status: 0, out: execFileSync(check, [dir], { encoding: "utf8" }) }
+  } catch (error) {
+    const failed = error as { status: number; stdout: string }
+    return { status: failed.status, out: failed.stdout }
   }
-]
-
-/** An extension's code: its own key families have no DAO in the store, so the escape hatch is its door. */
-const isExtensionCode = (path: string) => path.split("/").includes("extensions")
-
-const sourceFiles = (dir: string): ReadonlyArray<string> =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(path)
-    return /\.(ts|tsx|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : []
-  })
-
-/** Comment lines say what code does; only code counts. */
-const codeLines = (text: string): ReadonlyArray<readonly [line: number, code: string]> =>
-  text
-    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, " "))
-    .split("\n")
-    .map((code, i) => [i + 1, code] as const)
-    .filter(([, code]) => !code.trim().startsWith("//"))
-
-interface RawUse {
-  readonly file: string
-  readonly line: number
-  readonly use: string
-  readonly code: string
 }
 
-/** The raw uses in one file's text. */
-const rawUsesIn = (file: string, text: string): ReadonlyArray<RawUse> =>
-  codeLines(text).flatMap(([line, code]) =>
-    RAW_USES.filter(([, pattern]) => pattern.test(code)).map(([use]) => ({ file, line, use, code: code.trim() }))
-  )
+const planted = mkdtempSync(join(tmpdir(), "store-boundary-"))
+afterAll(() => rmSync(planted, { recursive: true, force: true }))
 
-/** Every `src` folder of a package or app, except the store's own. */
-const scannedSources = (): ReadonlyArray<string> =>
-  ["packages", "apps"].flatMap((group) =>
-    readdirSync(join(root, group), { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && !(group === "packages" && entry.name === "store"))
-      .flatMap((entry) => {
-        try {
-          return sourceFiles(join(root, group, entry.name, "src"))
-        } catch {
-          return [] // a package without src
-        }
-      })
-  )
+const plant = (files: Record<string, string>) => {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(planted, path)), { recursive: true })
+    writeFileSync(join(planted, path), text)
+  }
+}
 
-const repoPath = (file: string) => relative(root, file).split(sep).join("/")
-
-describe("no raw Valkey client outside the store", () => {
-  it("no package or app outside packages/store uses Valkey.command/durable/script/dedicated or the raw key schema", () => {
-    const offenders = scannedSources()
-      .map(repoPath)
-      .filter((path) => !isExtensionCode(path) && !ALLOWED.some((a) => (a.path.endsWith("/") ? path.startsWith(a.path) : path === a.path)))
-      .flatMap((path) => rawUsesIn(path, readFileSync(join(root, path), "utf8")))
-      .map((u) => `${u.file}:${u.line} ${u.use}: ${u.code}`)
-    expect(offenders).toEqual([])
+describe("the store's boundary (.ci/check-store-boundary)", () => {
+  it("holds on this checkout", () => {
+    const { status, out } = runCheck(root)
+    expect(out).toContain("the store's boundary holds")
+    expect(status).toBe(0)
   })
 
-  it("the scan finds every kind of raw use, and none in comments", () => {
-    const sample = [
-      `const v = yield* valkey.command("get", (c) => c.get(key))`,
-      `yield* valkey.durable("set", (c) => c.set(key, "1"))`,
-      `yield* valkey.script(leaseAcquire, { lease: key }, args)`,
-      `const sub = yield* valkey.dedicated("nudges")`,
-      `const key = valkey.keys.key("sfcHeartbeat", {}) as string`,
-      `const k = ctx.keys.pattern("jobOrder")`,
-      `import { Redis } from "iovalkey"`,
-      `// valkey.command("a comment", ...) is no use`,
-      `/** valkey.dedicated(...) in a doc comment is none either */`,
-      `const sizes = yield* scopeSizes.sizes(Object.keys(rows))`
-    ].join("\n")
-    expect(rawUsesIn("sample.ts", sample).map((u) => [u.line, u.use])).toEqual([
-      [1, "Valkey.command"],
-      [2, "Valkey.durable"],
-      [3, "Valkey.script"],
-      [4, "Valkey.dedicated"],
-      [5, "raw key schema"],
-      [6, "raw key schema"],
-      [7, "a client of its own"]
+  it("fails on each kind of crossing, names file and line, and ignores comments, the store, bench and tests' unsafe entry", () => {
+    plant({
+      "packages/widget/package.json": JSON.stringify({ name: "@microdcs/widget", dependencies: { iovalkey: "~0.4.0" } }),
+      "packages/widget/src/Widget.ts": [
+        `import { Redis } from "iovalkey"`,
+        `import { unsafeCommand } from "@microdcs/store/unsafe"`,
+        `const a = yield* unsafeCommand(valkey, "get", (c) => c.get(key))`,
+        `const b = yield* valkey.dedicated("nudges")`,
+        `const key = valkey.keys.key("sfcHeartbeat", {}) as string`,
+        `// valkey.command("a comment", ...) is no use`,
+        `/** valkey.dedicated(...) in a doc comment is none either */`,
+        `const sizes = yield* scopeSizes.sizes(Object.keys(rows))`,
+        `const door = (valkey as any)[Symbol.for("@microdcs/store/rawDoor")]`
+      ].join("\n"),
+      "packages/widget/test/Widget.test.ts": [`import { unsafeCommand } from "@microdcs/store/unsafe"`, `import type { Redis } from "iovalkey"`].join("\n"),
+      "packages/store/package.json": JSON.stringify({ name: "@microdcs/store", dependencies: { iovalkey: "~0.4.0" } }),
+      "packages/store/src/Valkey.ts": `import { Redis } from "iovalkey"\nconst v = command(valkey, "get", (c) => c.get(k))`,
+      "packages/journal/package.json": JSON.stringify({ name: "@microdcs/journal" }),
+      "packages/journal/src/Keys.ts": `const keys = valkey.keys.extend(journalKeyFamilies)`,
+      "bench/package.json": JSON.stringify({ name: "@microdcs/bench", dependencies: { iovalkey: "~0.4.0" } }),
+      "bench/raw.ts": `import { Redis } from "iovalkey"\nyield* unsafeCommand(valkey, "client", async (c) => c)`
+    })
+    const { status, out } = runCheck(planted)
+    expect(status).toBe(1)
+    expect(out.split("\n").filter((line) => line.startsWith("  ")).map((line) => line.trim().split(" ").slice(0, 3).join(" "))).toEqual([
+      "packages/widget/package.json: dependencies names",
+      "packages/widget/src/Widget.ts:1 imports iovalkey",
+      "packages/widget/src/Widget.ts:2 imports @microdcs/store/unsafe",
+      "packages/widget/src/Widget.ts:2 the unsafe",
+      "packages/widget/src/Widget.ts:3 the unsafe",
+      "packages/widget/src/Widget.ts:4 a raw",
+      "packages/widget/src/Widget.ts:5 the raw",
+      "packages/widget/src/Widget.ts:9 the store's",
+      "packages/widget/test/Widget.test.ts:2 imports iovalkey"
     ])
-  })
-
-  it("every allow-list entry names a file or folder that exists and has a reason", () => {
-    const scanned = scannedSources().map(repoPath)
-    for (const entry of ALLOWED) {
-      expect(entry.reason.length).toBeGreaterThan(20)
-      expect(scanned.some((path) => (entry.path.endsWith("/") ? path.startsWith(entry.path) : path === entry.path))).toBe(true)
-    }
   })
 })

@@ -11,6 +11,8 @@ import {
   ValkeyLayer,
   writeOutcome
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
+import { dedicated } from "../src/RawDoor.js"
 
 // Issue 9, item 23: an unknown outcome must resolve as "landed" (or stay unknown) for a write
 // that landed, even when another write followed it; never as "not landed", which turns the
@@ -80,7 +82,7 @@ layer(services)("resolving an unknown outcome", (it) => {
       yield* orders.put({ id: "jo-c", scope: "s-c", doc: "{}", priority: 1, expectedVersion: 2 })
       // The entries of the window are gone (trimmed): "op-c" cannot be found, nor ruled out.
       const changes = yield* valkey.key("changes", { scope: "s-c" })
-      yield* valkey.command("trim", (c) => c.xtrim(changes, "MAXLEN", 0))
+      yield* unsafeCommand(valkey, "trim", (c) => c.xtrim(changes, "MAXLEN", 0))
       let sends = 0
       const resend = Effect.sync(() => ++sends)
       const check = yield* jobOrderCheck("jo-c", "s-c", "op-c", 1)
@@ -121,7 +123,7 @@ describe("unknown outcomes under CLIENT KILL", () => {
       Effect.gen(function* () {
         const valkey = yield* Valkey
         const orders = yield* JobOrderDao
-        const admin = yield* valkey.dedicated("outcome-stress-killer")
+        const admin = yield* dedicated(valkey, "outcome-stress-killer")
         const scope = "stress"
         const written: Array<string> = []
         const conflicts: Array<string> = []

@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { PublisherCursors, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layerFor = (prefix: string) => PublisherCursors.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
@@ -44,8 +45,8 @@ describe("PublisherCursors", () => {
       const valkey = yield* Valkey
       const hash = valkey.keys.key("publisherCursors", {}) as string
       const seq = valkey.keys.key("publishSequence", { scope: "s" }) as string
-      yield* valkey.command("corrupt", (c) => c.set(hash, "x"))
-      yield* valkey.command("corrupt", (c) => c.sadd(seq, "x"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.set(hash, "x"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.sadd(seq, "x"))
       expect(yield* Effect.flip(cursors.get("s"))).toMatchObject({ _tag: "WrongType", key: hash, expected: "hash", actual: "string" })
       expect(yield* Effect.flip(cursors.getAll)).toMatchObject({ _tag: "WrongType", key: hash })
       expect(yield* Effect.flip(cursors.set("s", "1-0"))).toMatchObject({ _tag: "WrongType", key: hash })
@@ -72,7 +73,7 @@ describe("PublisherCursors", () => {
       for (const [attempt, field] of cases) {
         expect(yield* Effect.flip(attempt as Effect.Effect<unknown, { _tag: string }>)).toMatchObject({ _tag: "InvalidInput", field })
       }
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })

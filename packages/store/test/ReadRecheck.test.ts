@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { IndexReadHook } from "@microdcs/store/testing"
 
 // Issue 10, item 3: every delete whose keys depend on the stored scope goes through the one
@@ -62,7 +63,7 @@ describe("the read-recheck loop of deletes", () => {
       yield* orders.put({ id: "jo-st", scope: "s0", doc: doc("jo-st"), priority: 1, expectedVersion: 0 })
       const key = yield* valkey.key("jobOrder", { id: "jo-st" })
       let n = 0
-      const hook = { afterRead: (read: string) => (read === key ? valkey.command("move", (c) => c.hset(key, "scope", `s${++n}`)).pipe(Effect.orDie, Effect.asVoid) : Effect.void) }
+      const hook = { afterRead: (read: string) => (read === key ? unsafeCommand(valkey, "move", (c) => c.hset(key, "scope", `s${++n}`)).pipe(Effect.orDie, Effect.asVoid) : Effect.void) }
       const error = yield* Effect.flip(orders.delete({ id: "jo-st" }).pipe(Effect.provideService(IndexReadHook, hook)))
       expect(error).toMatchObject({ _tag: "StateMoved", key, attempts: 5 })
       expect(yield* orders.get("jo-st")).toMatchObject({ version: 1, scope: "s5" })
@@ -95,7 +96,7 @@ describe("the read-recheck loop of deletes", () => {
       yield* sfc.compareAndSet({ jobId: "job-st", scope: "s0", expectedVersion: 0, doc: state, entries: [], due: null, active: true, waitsAdd: [], waitsRemove: [] })
       const key = yield* valkey.key("sfcState", { jobId: "job-st" })
       let n = 0
-      const hook = { afterRead: (read: string) => (read === key ? valkey.command("move", (c) => c.hset(key, "scope", `s${++n}`)).pipe(Effect.orDie, Effect.asVoid) : Effect.void) }
+      const hook = { afterRead: (read: string) => (read === key ? unsafeCommand(valkey, "move", (c) => c.hset(key, "scope", `s${++n}`)).pipe(Effect.orDie, Effect.asVoid) : Effect.void) }
       const error = yield* Effect.flip(sfc.delete({ jobId: "job-st", waits: [] }).pipe(Effect.provideService(IndexReadHook, hook)))
       expect(error).toMatchObject({ _tag: "StateMoved", key, attempts: 5 })
       expect(yield* sfc.get("job-st")).toMatchObject({ version: 1, scope: "s5" })

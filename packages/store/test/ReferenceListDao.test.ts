@@ -4,6 +4,7 @@ import { inject } from "vitest"
 import { type ReferenceKind, referenceKinds } from "@microdcs/keyschema"
 import { randomPrefix } from "@microdcs/test-utils"
 import { ReferenceListDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layerFor = (prefix: string) => ReferenceListDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 const prefix = randomPrefix()
@@ -44,13 +45,13 @@ describe("ReferenceListDao", () => {
       const valkey = yield* Valkey
       const scopes = `${prefix}:scopes`
       yield* refs.add("personnel", "reg:scope", ["p1"])
-      expect(yield* valkey.command("sismember", (c) => c.sismember(scopes, "reg:scope"))).toBe(1)
+      expect(yield* unsafeCommand(valkey, "sismember", (c) => c.sismember(scopes, "reg:scope"))).toBe(1)
       yield* refs.remove("personnel", "reg:scope", ["p1"])
       expect(yield* refs.members("personnel", "reg:scope")).toEqual([])
-      expect(yield* valkey.command("sismember", (c) => c.sismember(scopes, "reg:scope"))).toBe(1)
+      expect(yield* unsafeCommand(valkey, "sismember", (c) => c.sismember(scopes, "reg:scope"))).toBe(1)
       // An empty add creates no list, so it registers nothing.
       expect(yield* refs.add("personnel", "empty-scope", [])).toBe(0)
-      expect(yield* valkey.command("sismember", (c) => c.sismember(scopes, "empty-scope"))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "sismember", (c) => c.sismember(scopes, "empty-scope"))).toBe(0)
     }).pipe(Effect.provide(layer))
   )
 
@@ -76,9 +77,9 @@ describe("ReferenceListDao", () => {
       const refs = yield* ReferenceListDao
       const valkey = yield* Valkey
       const key = `${prefix}:ref:equipment:corrupt`
-      yield* valkey.command("corrupt", (c) => c.set(key, "x"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.set(key, "x"))
       expect(yield* Effect.flip(refs.add("equipment", "corrupt", ["a"]))).toMatchObject({ _tag: "WrongType", key, expected: "set", actual: "string" })
-      expect(yield* valkey.command("sismember", (c) => c.sismember(`${prefix}:scopes`, "corrupt"))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "sismember", (c) => c.sismember(`${prefix}:scopes`, "corrupt"))).toBe(0)
       for (const attempt of <ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>>>[refs.remove("equipment", "corrupt", ["a"]), refs.isMember("equipment", "corrupt", "a"), refs.members("equipment", "corrupt"), refs.missing("equipment", "corrupt", ["a"])]) {
         expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "WrongType", key, actual: "string" })
       }
@@ -105,7 +106,7 @@ describe("ReferenceListDao", () => {
       for (const [attempt, field] of cases) {
         expect(yield* Effect.flip(attempt as Effect.Effect<unknown, { _tag: string }>)).toMatchObject({ _tag: "InvalidInput", field })
       }
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })

@@ -3,6 +3,7 @@ import { Effect, Layer, Queue, Stream } from "effect"
 import { inject } from "vitest"
 import { randomPrefix, until } from "@microdcs/test-utils"
 import { ReferenceListDao, ScopeRegistry, Valkey, ValkeyLayer, type WatchOptions } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 // A fresh prefix per test: the registry is one set per island, and each test wants its own.
 const layerFor = (prefix: string) =>
@@ -25,8 +26,8 @@ const watching = (options: WatchOptions) =>
 const addScope = (scope: string, nudge: boolean) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
-    yield* valkey.command("sadd", (c) => c.sadd(valkey.keys.key("scopes", {}) as string, scope))
-    if (nudge) yield* valkey.command("publish", (c) => c.publish(valkey.keys.key("nudge", { kind: "changes" }) as string, scope))
+    yield* unsafeCommand(valkey, "sadd", (c) => c.sadd(valkey.keys.key("scopes", {}) as string, scope))
+    if (nudge) yield* unsafeCommand(valkey, "publish", (c) => c.publish(valkey.keys.key("nudge", { kind: "changes" }) as string, scope))
   })
 
 describe("ScopeRegistry", () => {
@@ -79,7 +80,7 @@ describe("ScopeRegistry", () => {
       // Nothing is emitted to tell us the subscription is up, so ask the server.
       const valkey = yield* Valkey
       const channel = valkey.keys.key("nudge", { kind: "changes" }) as string
-      yield* until(valkey.command("numsub", (c) => c.pubsub("NUMSUB", channel) as Promise<[string, number]>), ([, n]) => Number(n) >= 1, {
+      yield* until(unsafeCommand(valkey, "numsub", (c) => c.pubsub("NUMSUB", channel) as Promise<[string, number]>), ([, n]) => Number(n) >= 1, {
         within: "5 seconds",
         every: "10 millis"
       })
@@ -92,8 +93,7 @@ describe("ScopeRegistry", () => {
     Effect.gen(function* () {
       const valkey = yield* Valkey
       yield* addScope("s", false)
-      const watchers = valkey
-        .command("client list", (c) => c.client("LIST") as Promise<string>)
+      const watchers = unsafeCommand(valkey, "client list", (c) => c.client("LIST") as Promise<string>)
         .pipe(Effect.map((list) => list.split("\n").filter((line) => / name=scope-watch /.test(line)).length))
       const before = yield* watchers
       yield* Effect.scoped(
@@ -111,7 +111,7 @@ describe("ScopeRegistry", () => {
     Effect.gen(function* () {
       const registry = yield* ScopeRegistry
       const valkey = yield* Valkey
-      yield* valkey.command("corrupt", (c) => c.set(valkey.keys.key("scopes", {}) as string, "x"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.set(valkey.keys.key("scopes", {}) as string, "x"))
       expect(yield* Effect.flip(registry.list)).toMatchObject({ _tag: "WrongType", expected: "set", actual: "string" })
       const failed = yield* Effect.flip(registry.watch({ pollInterval: "1 hour" }).pipe(Stream.runCollect))
       expect(failed).toMatchObject({ _tag: "WrongType" })

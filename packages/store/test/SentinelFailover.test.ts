@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Ref } from "effect"
 import { type Endpoint, randomPrefix, respCommand, type SentinelTopology, startSentinelTopology } from "@microdcs/test-utils"
 import { JobOrderDao, Valkey, ValkeyLayer, type ValkeyOptions } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 /**
  * Job orders written through the store while Sentinel fails the primary over: every put that
@@ -72,7 +73,7 @@ const lostOn = (acknowledged: ReadonlyMap<string, string>) =>
     const valkey = yield* Valkey
     const ids = [...acknowledged.keys()]
     const keys = yield* Effect.forEach(ids, (id) => valkey.key("jobOrder", { id }))
-    const ops = yield* valkey.command("read back", (c) => c.pipeline(keys.map((k) => ["hget", k, "op"])).exec())
+    const ops = yield* unsafeCommand(valkey, "read back", (c) => c.pipeline(keys.map((k) => ["hget", k, "op"])).exec())
     return ids.filter((id, i) => ops?.[i]?.[1] !== acknowledged.get(id))
   })
 

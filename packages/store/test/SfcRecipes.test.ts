@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { recipeDigestOf, SfcRecipes, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const testStore = (options: { readonly prefix: string }) =>
   SfcRecipes.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: options.prefix })))
@@ -22,7 +23,7 @@ describe("SfcRecipes", () => {
       expect(yield* recipes.get(digest)).toEqual(Option.some(recipe))
       expect(yield* recipes.store(recipe)).toBe(digest)
       const key = yield* valkey.key("sfcRecipe", { digest })
-      expect(yield* valkey.command("ttl", (c) => c.pttl(key))).toBe(-1)
+      expect(yield* unsafeCommand(valkey, "ttl", (c) => c.pttl(key))).toBe(-1)
       expect(yield* recipes.get(recipeDigestOf("{}"))).toEqual(Option.none())
     }).pipe(Effect.provide(testStore({ prefix: randomPrefix("sfc-recipes") })))
   )
@@ -34,7 +35,7 @@ describe("SfcRecipes", () => {
       const refused = yield* Effect.flip(recipes.store("{not json"))
       expect(refused).toMatchObject({ _tag: "InvalidInput", field: "recipe" })
       const key = yield* valkey.key("sfcRecipe", { digest: recipeDigestOf("{not json") })
-      expect(yield* valkey.command("exists", (c) => c.exists(key))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(key))).toBe(0)
       expect(yield* Effect.flip(recipes.get("ABC"))).toMatchObject({ _tag: "InvalidInput", field: "digest" })
     }).pipe(Effect.provide(testStore({ prefix: randomPrefix("sfc-recipes") })))
   )

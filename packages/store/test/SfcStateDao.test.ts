@@ -4,7 +4,9 @@ import fc from "fast-check"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type SfcCompareAndSet, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { casWith, snapshotOf } from "./SfcStateKit.js"
+import { dedicated } from "../src/RawDoor.js"
 
 const prefix = randomPrefix()
 const services = SfcStateDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -21,7 +23,7 @@ const xrange = (scope: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* valkey.key("sfcWork", { scope })
-    return yield* valkey.command("xrange", (c) => c.xrange(key, "-", "+"))
+    return yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(key, "-", "+"))
   })
 
 describe("SfcStateDao", () => {
@@ -120,7 +122,7 @@ describe("SfcStateDao", () => {
       expect(yield* everything).toEqual(before)
       const valkey = yield* Valkey
       const key = yield* valkey.key("sfcEvent", { scope: "sd", ...event })
-      const ttl = yield* valkey.command("pttl", (c) => c.pttl(key))
+      const ttl = yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(key))
       expect(ttl).toBeGreaterThan(3_500_000)
       expect(ttl).toBeLessThanOrEqual(3_600_000)
     }).pipe(Effect.provide(services))
@@ -144,7 +146,7 @@ describe("SfcStateDao", () => {
       yield* dao.compareAndSet(cas("job-w", "sw", 0))
       const waits = yield* valkey.key("sfcWaits", { scope: "sw", typeId: "broken" })
       const due = yield* valkey.key("sfcDue", { scope: "sw2" })
-      yield* valkey.command("corrupt", (c) => c.set(waits, "not a zset").then(() => c.sadd(due, "x")))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.set(waits, "not a zset").then(() => c.sadd(due, "x")))
       const before = yield* everything
       const write = cas("job-w", "sw", 1, { entries: [{ type: "x" }], due: 5, waitsAdd: [{ typeId: "broken", since: 1 }] })
       expect(yield* Effect.flip(dao.compareAndSet(write))).toMatchObject({ _tag: "WrongType", key: waits, actual: "string", expected: "zset" })
@@ -166,7 +168,7 @@ describe("SfcStateDao", () => {
       const valkey = yield* Valkey
       const channel = yield* valkey.key("nudge", { kind: "sfc" })
       const messages = yield* Queue.unbounded<readonly [string, string]>()
-      const subscriber = yield* valkey.dedicated("sfc-nudge-test")
+      const subscriber = yield* dedicated(valkey, "sfc-nudge-test")
       subscriber.on("message", (ch: string, message: string) => Queue.unsafeOffer(messages, [ch, message] as const))
       yield* Effect.promise(() => subscriber.subscribe(channel))
       // Pub/sub keeps the order of one publisher: had the quiet write published, it would come first.
@@ -182,7 +184,7 @@ describe("SfcStateDao", () => {
       const valkey = yield* Valkey
       const channel = yield* valkey.key("nudge", { kind: "sfc" })
       const messages = yield* Queue.unbounded<readonly [string, string]>()
-      const subscriber = yield* valkey.dedicated("sfc-quiet-nudge-test")
+      const subscriber = yield* dedicated(valkey, "sfc-quiet-nudge-test")
       subscriber.on("message", (ch: string, message: string) => Queue.unsafeOffer(messages, [ch, message] as const))
       yield* Effect.promise(() => subscriber.subscribe(channel))
       const quiet = yield* dao.compareAndSet({ ...cas("job-q1", "quiet-entries", 0, { entries: [{ type: "command" }] }), nudge: false })
@@ -191,7 +193,7 @@ describe("SfcStateDao", () => {
       // Pub/sub keeps the order of one publisher: had the quiet write published, it would come first.
       expect(yield* Queue.take(messages)).toEqual([channel, "nudged-entries"])
       const work = yield* valkey.key("sfcWork", { scope: "quiet-entries" })
-      expect(yield* valkey.command("xlen", (c) => c.xlen(work))).toBe(1)
+      expect(yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(work))).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(services))
   )
 

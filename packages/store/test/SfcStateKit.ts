@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { dumpKeys } from "@microdcs/test-utils"
 import { type SfcCompareAndSet, Valkey } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 /** A CAS with nothing but the state document; tests override what they exercise. */
 export const casWith = (
@@ -26,5 +27,5 @@ export const casWith = (
 export const snapshotOf = (prefix: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
-    return yield* valkey.command("snapshot", (c) => dumpKeys(c, prefix))
+    return yield* unsafeCommand(valkey, "snapshot", (c) => dumpKeys(c, prefix))
   })

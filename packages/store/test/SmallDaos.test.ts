@@ -25,6 +25,7 @@ import {
   Valkey,
   ValkeyLayer
 } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 // Issue 10, item 5: the keys that had no DAO (correlation pointers, the sweep heartbeat, the
 // dedupe value format, per-scope sizes, ...) each get a small DAO with typed errors, tested
@@ -57,7 +58,7 @@ const onFreshPrefix = <A, E>(test: (prefix: string) => Effect.Effect<A, E, Layer
 }
 
 /** Raw access for the test's own setup and checks (corrupting keys, reading what was written). */
-const raw = <A>(run: (c: Redis) => Promise<A>) => Effect.flatMap(Valkey, (valkey) => valkey.command("test setup", run))
+const raw = <A>(run: (c: Redis) => Promise<A>) => Effect.flatMap(Valkey, (valkey) => unsafeCommand(valkey, "test setup", run))
 
 const keysOf = (prefix: string) => raw((c) => c.keys(`${prefix}:*`))
 

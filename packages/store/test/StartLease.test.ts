@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix, until } from "@microdcs/test-utils"
 import { PublisherLease, StartLease, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layerFor = (prefix: string) =>
   Layer.mergeAll(StartLease.Default, PublisherLease.Default).pipe(
@@ -18,7 +19,7 @@ describe("StartLease", () => {
       const valkey = yield* Valkey
       expect(yield* leases.acquire("cfg-1", "node-a")).toBe(true)
       expect(yield* leases.holder("cfg-1")).toEqual(Option.some("node-a"))
-      const ttl = yield* valkey.command("pttl", (c) => c.pttl(`${prefix}:lock:poststart:cfg-1`))
+      const ttl = yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(`${prefix}:lock:poststart:cfg-1`))
       expect(ttl).toBeGreaterThan(25_000)
       expect(ttl).toBeLessThanOrEqual(30_000)
       // Not reentrant: SET NX semantics, as Python's post-start lock.
@@ -46,7 +47,7 @@ describe("StartLease", () => {
       yield* leases.acquire("cfg-2", "node-a", 60_000)
       expect(yield* leases.release("cfg-2", "node-b")).toBe(false)
       expect(yield* leases.holder("cfg-2")).toEqual(Option.some("node-a"))
-      expect(yield* valkey.command("pttl", (c) => c.pttl(`${prefix}:lock:poststart:cfg-2`))).toBeGreaterThan(50_000)
+      expect(yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(`${prefix}:lock:poststart:cfg-2`))).toBeGreaterThan(50_000)
       expect(yield* leases.release("cfg-2", "node-a")).toBe(true)
       expect(yield* leases.holder("cfg-2")).toEqual(Option.none())
       expect(yield* leases.release("cfg-2", "node-a")).toBe(false)
@@ -61,9 +62,9 @@ describe("StartLease", () => {
       const key = `${prefix}:lock:poststart:cfg-3`
       yield* leases.acquire("cfg-3", "node-a", 5_000)
       expect(yield* leases.renew("cfg-3", "node-a", 90_000)).toBe(true)
-      expect(yield* valkey.command("pttl", (c) => c.pttl(key))).toBeGreaterThan(80_000)
+      expect(yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(key))).toBeGreaterThan(80_000)
       expect(yield* leases.renew("cfg-3", "node-b", 200_000)).toBe(false)
-      expect(yield* valkey.command("pttl", (c) => c.pttl(key))).toBeLessThanOrEqual(90_000)
+      expect(yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(key))).toBeLessThanOrEqual(90_000)
       expect(yield* leases.renew("cfg-absent", "node-a")).toBe(false)
       expect(yield* leases.holder("cfg-absent")).toEqual(Option.none())
     }).pipe(Effect.provide(services))
@@ -86,7 +87,7 @@ describe("StartLease", () => {
       const leases = yield* StartLease
       const valkey = yield* Valkey
       const key = `${prefix}:lock:poststart:cfg-corrupt`
-      yield* valkey.command("corrupt", (c) => c.sadd(key, "x"))
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.sadd(key, "x"))
       for (const attempt of <ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>>>[leases.acquire("cfg-corrupt", "a"), leases.renew("cfg-corrupt", "a"), leases.release("cfg-corrupt", "a"), leases.holder("cfg-corrupt")]) {
         expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "WrongType", key, expected: "string", actual: "set" })
       }
@@ -112,7 +113,7 @@ describe("StartLease", () => {
       for (const [attempt, field] of cases) {
         expect(yield* Effect.flip(attempt as Effect.Effect<unknown, { _tag: string }>)).toMatchObject({ _tag: "InvalidInput", field })
       }
-      expect(yield* valkey.command("keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
+      expect(yield* unsafeCommand(valkey, "keys", (c) => c.keys(`${cleanPrefix}:*`))).toEqual([])
     }).pipe(Effect.provide(layerFor(cleanPrefix)))
   })
 })
@@ -123,7 +124,7 @@ layer(services)("PublisherLease", (it) => {
       const lease = yield* PublisherLease
       const valkey = yield* Valkey
       expect(yield* lease.acquire("pub-1", 10_000)).toBe(true)
-      expect(yield* valkey.command("get", (c) => c.get(`${prefix}:lock:publisher`))).toBe("pub-1")
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(`${prefix}:lock:publisher`))).toBe("pub-1")
       expect(yield* lease.acquire("pub-2")).toBe(false)
       expect(yield* lease.renew("pub-1", 60_000)).toBe(true)
       expect(yield* lease.renew("pub-2", 60_000)).toBe(false)

@@ -3,6 +3,7 @@ import { Effect, Fiber } from "effect"
 import { inject } from "vitest"
 import { eventually, randomPrefix, respCommand } from "@microdcs/test-utils"
 import { ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 /**
  * The shared command connection never holds a command back until earlier ones are answered
@@ -30,10 +31,10 @@ describe("the shared connection's writes", () => {
       const valkey = yield* ValkeyLayer.makeValkey({ url: url.href, prefix: randomPrefix(), connectionName: name })
       const list = yield* valkey.key("nudge", { kind: "tick-writes-test" })
       // The first command blocks on the server until the list gets an element.
-      const blocked = yield* Effect.fork(valkey.command("block", (c) => c.blpop(list, 4)))
+      const blocked = yield* Effect.fork(unsafeCommand(valkey, "block", (c) => c.blpop(list, 4)))
       yield* eventually(Effect.map(clientLine(name), (fields) => (fields?.["cmd"] === "blpop" ? fields : undefined)), { what: "the BLPOP is blocked" })
       // A later command: sent at once, it waits unread in the server's query buffer of the connection.
-      const later = yield* Effect.fork(valkey.command("ping", (c) => c.ping()))
+      const later = yield* Effect.fork(unsafeCommand(valkey, "ping", (c) => c.ping()))
       const waiting = yield* eventually(
         Effect.map(clientLine(name), (fields) => (fields !== undefined && Number(fields["qbuf"]) > 0 ? fields : undefined)),
         { what: "the PING is in the server's query buffer while the BLPOP blocks" }
@@ -54,7 +55,7 @@ describe("the shared connection's writes", () => {
         keys,
         (key) =>
           Effect.forEach(Array.from({ length: 10 }, (_, step) => step), () =>
-            valkey.command("incr twice", (c) => Promise.all([c.incr(key), c.incr(key)]))
+            unsafeCommand(valkey, "incr twice", (c) => Promise.all([c.incr(key), c.incr(key)]))
           ),
         { concurrency: "unbounded" }
       )

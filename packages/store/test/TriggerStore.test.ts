@@ -3,6 +3,7 @@ import { Effect, Exit, Layer, Queue } from "effect"
 import { inject } from "vitest"
 import { randomPrefix, until } from "@microdcs/test-utils"
 import { InvalidTrigger, Nudges, TriggerStore, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layer = Layer.mergeAll(TriggerStore.Default, Nudges.Default).pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix("trg") })))
 
@@ -18,7 +19,7 @@ const row = (id: string, extra: Record<string, unknown> = {}) => ({
 const rawHash = Effect.gen(function* () {
   const valkey = yield* Valkey
   const key = yield* valkey.key("triggers", {})
-  return yield* valkey.command("hgetall", (c) => c.hgetall(key))
+  return yield* unsafeCommand(valkey, "hgetall", (c) => c.hgetall(key))
 })
 
 describe("TriggerStore", () => {
@@ -130,10 +131,10 @@ describe("TriggerStore", () => {
       const valkey = yield* Valkey
       const triggers = yield* TriggerStore
       const key = yield* valkey.key("triggers", {})
-      yield* valkey.command("hset", (c) => c.hset(key, "t-broken", "{not json"))
+      yield* unsafeCommand(valkey, "hset", (c) => c.hset(key, "t-broken", "{not json"))
       const { unreadable } = yield* triggers.list
       expect(unreadable).toContainEqual({ id: "t-broken", problems: ["the stored row is not JSON"] })
-      yield* valkey.command("hdel", (c) => c.hdel(key, "t-broken"))
+      yield* unsafeCommand(valkey, "hdel", (c) => c.hdel(key, "t-broken"))
       expect(Exit.isSuccess(yield* Effect.exit(triggers.list))).toBe(true)
     }).pipe(Effect.provide(layer))
   )

@@ -4,6 +4,7 @@ import { inject } from "vitest"
 import { defineScript } from "@microdcs/lua-scripts"
 import { randomPrefix, startValkeyServer } from "@microdcs/test-utils"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const services = ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix() })
 
@@ -11,7 +12,7 @@ describe("Valkey", () => {
   it.effect("runs commands and builds prefixed keys", () =>
     Effect.gen(function* () {
       const valkey = yield* Valkey
-      expect(yield* valkey.command("ping", (c) => c.ping())).toBe("PONG")
+      expect(yield* unsafeCommand(valkey, "ping", (c) => c.ping())).toBe("PONG")
       const key = yield* valkey.key("jobOrder", { id: "a:b" })
       expect(key).toBe(`${valkey.keys.prefix}:joborder:a%3Ab`)
     }).pipe(Effect.provide(services))
@@ -64,8 +65,22 @@ layer(services)("scripts", (it) => {
     Effect.gen(function* () {
       const valkey = yield* Valkey
       expect(yield* valkey.script(echoScript, { target: "k" }, "one")).toBe("k=one")
-      yield* valkey.command("flush", (c) => c.script("FLUSH"))
+      yield* unsafeCommand(valkey, "flush", (c) => c.script("FLUSH"))
       expect(yield* valkey.script(echoScript, { target: "k" }, "two")).toBe("k=two")
+    })
+  )
+
+  it.effect("scriptWithBytes keeps a binary reply as the bytes sent, also after SCRIPT FLUSH; script decodes it as text", () =>
+    Effect.gen(function* () {
+      const valkey = yield* Valkey
+      const bytesEcho = defineScript({ file: "test/echo-1.lua", keys: ["target"], encodeArgs: (value: Buffer) => [value], decodeReply: (raw) => raw })
+      // Not UTF-8: a text reply would turn these into replacement characters.
+      const binary = Buffer.from([0xff, 0x00, 0xc3, 0x28, 0x80])
+      const expected = Buffer.concat([Buffer.from("k="), binary])
+      expect(yield* valkey.scriptWithBytes(bytesEcho, { target: "k" }, binary)).toEqual(expected)
+      yield* unsafeCommand(valkey, "flush", (c) => c.script("FLUSH"))
+      expect(yield* valkey.scriptWithBytes(bytesEcho, { target: "k" }, binary)).toEqual(expected)
+      expect(yield* valkey.script(bytesEcho, { target: "k" }, binary)).not.toEqual(expected)
     })
   )
 
@@ -85,14 +100,14 @@ describe("reconnect", () => {
       const server = yield* Effect.promise(() => startValkeyServer())
       yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()))
       const valkey = yield* ValkeyLayer.makeValkey({ url: server.url, prefix: randomPrefix(), unavailableRetries: 2 })
-      expect(yield* valkey.command("ping", (c) => c.ping())).toBe("PONG")
+      expect(yield* unsafeCommand(valkey, "ping", (c) => c.ping())).toBe("PONG")
       yield* Effect.promise(() => server.stop())
-      const down = yield* Effect.flip(valkey.command("ping", (c) => c.ping()).pipe(Effect.retry({ times: 0 })))
+      const down = yield* Effect.flip(unsafeCommand(valkey, "ping", (c) => c.ping()).pipe(Effect.retry({ times: 0 })))
       expect(["StoreUnavailable", "UnknownOutcome"]).toContain(down._tag)
       const again = yield* Effect.promise(() => startValkeyServer({ port: server.port }))
       yield* Effect.addFinalizer(() => Effect.promise(() => again.stop()))
       // The client reconnects by itself; the caller only retries what was never sent.
-      const pong = yield* valkey.command("ping", (c) => c.ping()).pipe(
+      const pong = yield* unsafeCommand(valkey, "ping", (c) => c.ping()).pipe(
         Effect.retry({ while: (e) => e._tag === "StoreUnavailable", schedule: Schedule.spaced("50 millis"), times: 100 })
       )
       expect(pong).toBe("PONG")

@@ -3,7 +3,9 @@ import { Chunk, Effect, Layer, Metric, Stream } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { autoClaimDeletedCounter } from "@microdcs/store/testing"
+import { dedicated } from "../src/RawDoor.js"
 
 const prefix = randomPrefix()
 const services = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
@@ -13,7 +15,7 @@ const streamOf = (scope: string) => Effect.flatMap(Valkey, (v) => v.key("sfcWork
 
 /** Plain XADD (the SFC CAS script does this in production). */
 const append = (stream: string, fields: Record<string, string>) =>
-  Effect.flatMap(Valkey, (v) => v.command("xadd", (c) => c.xadd(stream, "*", ...Object.entries(fields).flat()) as Promise<string>))
+  Effect.flatMap(Valkey, (v) => unsafeCommand(v, "xadd", (c) => c.xadd(stream, "*", ...Object.entries(fields).flat()) as Promise<string>))
 
 const ids = (entries: ReadonlyArray<{ readonly id: string }>) => entries.map((e) => e.id)
 
@@ -77,11 +79,11 @@ describe("ValkeyStreams groups", () => {
       const stream = yield* streamOf("bad")
       expect(yield* Effect.flip(streams.ensureGroup(stream, "g", "latest"))).toMatchObject({ _tag: "InvalidInput", field: "startId" })
       expect(yield* Effect.flip(streams.ensureGroup(stream, ""))).toMatchObject({ _tag: "InvalidInput", field: "group" })
-      expect(yield* valkey.command("exists", (c) => c.exists(stream))).toBe(0)
+      expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(stream))).toBe(0)
       const notFound = yield* Effect.flip(streams.readGroup({ streams: [stream], group: "nope", consumer: "c" }))
       expect(notFound._tag).toBe("NotFound")
       const plain = yield* valkey.key("sfcWork", { scope: "a-string" })
-      yield* valkey.command("set", (c) => c.set(plain, "x"))
+      yield* unsafeCommand(valkey, "set", (c) => c.set(plain, "x"))
       expect(yield* Effect.flip(streams.ensureGroup(plain, "g"))).toMatchObject({ _tag: "WrongType", key: plain, actual: "string" })
       const noConnection = yield* Effect.flip(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 10 }))
       expect(noConnection).toMatchObject({ _tag: "InvalidInput", field: "blockMs" })
@@ -95,10 +97,10 @@ describe("ValkeyStreams groups", () => {
       const valkey = yield* Valkey
       const stream = yield* streamOf("blocking")
       yield* streams.ensureGroup(stream, "g")
-      const timed = yield* valkey.dedicated("short-timeout", { commandTimeoutMs: 500 })
+      const timed = yield* dedicated(valkey, "short-timeout", { commandTimeoutMs: 500 })
       const refused = yield* Effect.flip(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 1000 }, timed))
       expect(refused).toMatchObject({ _tag: "InvalidInput", field: "blockMs" })
-      const blocking = yield* valkey.dedicated("blocking-reader", { commandTimeoutMs: undefined })
+      const blocking = yield* dedicated(valkey, "blocking-reader", { commandTimeoutMs: undefined })
       const reader = yield* Effect.fork(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 5000 }, blocking))
       yield* Effect.sleep("50 millis")
       const id = yield* append(stream, { job: "wake" })
@@ -120,7 +122,7 @@ describe("ValkeyStreams claims", () => {
       const written = [] as Array<string>
       for (let i = 0; i < 5; i++) written.push(yield* append(stream, { n: String(i) }))
       yield* streams.readGroup({ streams: [stream], group: "claimers", consumer: "dead" })
-      yield* valkey.command("xdel", (c) => c.xdel(stream, written[1]!))
+      yield* unsafeCommand(valkey, "xdel", (c) => c.xdel(stream, written[1]!))
       const counter = Metric.tagged(autoClaimDeletedCounter, "group", "claimers")
       const before = (yield* Metric.value(counter)).count
       yield* Effect.sleep("30 millis")
@@ -215,7 +217,7 @@ layer(services)("ValkeyStreams trim", (it) => {
       const stream = yield* streamOf("trim")
       const all = [] as Array<string>
       for (let i = 0; i < 6; i++) all.push(yield* append(stream, { n: String(i) }))
-      const remaining = () => valkey.command("xrange", (c) => c.xrange(stream, "-", "+")).pipe(Effect.map((rows) => rows.map((r) => r[0])))
+      const remaining = () => unsafeCommand(valkey, "xrange", (c) => c.xrange(stream, "-", "+")).pipe(Effect.map((rows) => rows.map((r) => r[0])))
       // No group yet: nobody has acknowledged anything, so nothing goes.
       expect(yield* streams.trim(stream)).toEqual({ removed: 0, threshold: null })
       yield* streams.ensureGroup(stream, "fast")
@@ -260,7 +262,7 @@ layer(services)("ValkeyStreams lengths", (it) => {
       const scopes = yield* valkey.key("scopes", {})
       const full = yield* streamOf("len-full")
       for (let i = 0; i < 3; i++) yield* append(full, { n: String(i) })
-      yield* valkey.command("sadd", (c) => c.sadd(scopes, "len-full", "len-empty"))
+      yield* unsafeCommand(valkey, "sadd", (c) => c.sadd(scopes, "len-full", "len-empty"))
       const rows = (yield* streams.lengthPerScope("sfcWork")).filter((r) => r.scope.startsWith("len-"))
       expect(rows).toEqual([
         { scope: "len-empty", stream: yield* streamOf("len-empty"), length: 0 },
@@ -278,10 +280,10 @@ layer(services)("ValkeyStreams lengths", (it) => {
       const good = yield* streamOf("len-good")
       const bad = yield* streamOf("len-bad")
       yield* append(good, { n: "0" })
-      yield* valkey.command("set", (c) => c.set(bad, "not a stream"))
+      yield* unsafeCommand(valkey, "set", (c) => c.set(bad, "not a stream"))
       const error = yield* Effect.flip(streams.lengths([good, bad]))
       expect(error).toMatchObject({ _tag: "WrongType", key: bad, expected: "stream", actual: "string" })
-      yield* valkey.command("del", (c) => c.del(bad))
+      yield* unsafeCommand(valkey, "del", (c) => c.del(bad))
     })
   )
 })

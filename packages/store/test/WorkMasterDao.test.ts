@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { Valkey, ValkeyLayer, WorkMasterDao } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { IndexReadHook } from "@microdcs/store/testing"
 
 const prefix = randomPrefix()
@@ -105,7 +106,7 @@ layer(services)("WorkMasterDao", (it) => {
       const key = yield* valkey.key("workMaster", { id: "wm-s" })
       const hook = {
         afterRead: (_key: string, attempt: number) =>
-          valkey.command("hset", (c) => c.hset(key, "scope", `s${attempt}`)).pipe(Effect.orDie, Effect.asVoid)
+          unsafeCommand(valkey, "hset", (c) => c.hset(key, "scope", `s${attempt}`)).pipe(Effect.orDie, Effect.asVoid)
       }
       const error = yield* Effect.flip(dao.delete({ id: "wm-s" }).pipe(Effect.provideService(IndexReadHook, hook)))
       expect(error).toMatchObject({ _tag: "StateMoved", key, attempts: 5 })

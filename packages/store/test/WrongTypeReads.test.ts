@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, JobResponseDao, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 
 // Issue 9, item 6: every read and delete on a key that holds another Valkey type is a typed
 // WrongType naming the key, in the error channel, never a defect.
@@ -16,7 +17,7 @@ const services = Layer.mergeAll(JobOrderDao.Default, JobResponseDao.Default, Sfc
 const plantString = (key: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
-    yield* valkey.command("plant", (c) => c.del(key).then(() => c.set(key, "planted")))
+    yield* unsafeCommand(valkey, "plant", (c) => c.del(key).then(() => c.set(key, "planted")))
     return key
   })
 
@@ -24,7 +25,7 @@ const plantString = (key: string) =>
 const plantList = (key: string) =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
-    yield* valkey.command("plant", (c) => c.del(key).then(() => c.rpush(key, "planted")))
+    yield* unsafeCommand(valkey, "plant", (c) => c.del(key).then(() => c.rpush(key, "planted")))
     return key
   })
 
@@ -47,7 +48,7 @@ layer(services)("reads and deletes on a key of the wrong type", (it) => {
       const list = yield* plantString(yield* valkey.key("jobOrderList", { scope: "wt-scope" }))
       yield* expectWrongType(orders.list("wt-scope"), list, "zset")
       // Nothing was changed: the planted keys are still there as they were.
-      expect(yield* valkey.command("get", (c) => Promise.all([c.get(doc), c.get(list)]))).toEqual(["planted", "planted"])
+      expect(yield* unsafeCommand(valkey, "get", (c) => Promise.all([c.get(doc), c.get(list)]))).toEqual(["planted", "planted"])
     })
   )
 
@@ -77,7 +78,7 @@ layer(services)("reads and deletes on a key of the wrong type", (it) => {
       yield* expectWrongType(sfc.waiting("wt-scope", "scan"), waits, "zset")
       const event = yield* plantList(yield* valkey.key("sfcEvent", { scope: "wt-scope", source: "src", id: "e1" }))
       yield* expectWrongType(sfc.eventApplied("wt-scope", "src", "e1"), event, "string", "list")
-      expect(yield* valkey.command("get", (c) => c.get(state))).toBe("planted")
+      expect(yield* unsafeCommand(valkey, "get", (c) => c.get(state))).toBe("planted")
     })
   )
 })

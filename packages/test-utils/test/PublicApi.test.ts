@@ -16,6 +16,7 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   "@microdcs/lua-scripts": () => import("../../lua-scripts/src/index.js"),
   "@microdcs/store": () => import("../../store/src/index.js"),
   "@microdcs/store/testing": () => import("../../store/src/testing.js"),
+  "@microdcs/store/unsafe": () => import("../../store/src/unsafe.js"),
   "@microdcs/poller": () => import("../../poller/src/index.js"),
   "@microdcs/job-state": () => import("../../job-state/src/index.js"),
   "@microdcs/sfc": () => import("../../sfc/src/index.js"),

@@ -1,5 +1,5 @@
 import { api } from "../api.js"
-import { h, replace, section, table } from "../dom.js"
+import { h, replace, table } from "../dom.js"
 import { drawGraph, type RecipeGraph } from "../graph.js"
 import { coalesce, follow } from "../live.js"
 
