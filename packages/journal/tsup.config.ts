@@ -8,6 +8,6 @@ export default defineConfig({
   dts: true,
   sourcemap: true,
   clean: true,
-  tsconfig: "../../tsconfig.base.json",
+  tsconfig: "../../tsconfig.build.json",
   esbuildPlugins: [embedLuaPlugin]
 })
