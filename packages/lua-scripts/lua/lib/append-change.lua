@@ -1,5 +1,5 @@
 -- Appends one change entry to changes:{scope} (MAXLEN ~ 5000) and nudges its consumers.
--- The fields are data-layer.md §4: kind, id, change, v, op, ts (server time, epoch ms), and
+-- The fields: kind, id, change, v, op, ts (server time, epoch ms), and
 -- origin (who caused the write, JSON text) when the caller passes a non-empty one.
 local function appendChange(changesKey, nudgeChannel, scope, kind, id, change, version, op, origin)
   local now = redis.call('TIME')

@@ -1,7 +1,7 @@
 import { Effect, Queue } from "effect"
 import type { ExecutionLogStore } from "@microdcs/store"
 
-/** Retention runs on every this many opened executions (execution-log.md §1). */
+/** Retention runs on every this many opened executions. */
 export const RETAIN_EVERY = 100
 
 /**
@@ -27,9 +27,9 @@ export const makeLogRetention = (store: ExecutionLogStore, cap: number, counts: 
     // At most one run waits: asks while one runs fold into the next, which removes everything beyond the cap.
     const asks = yield* Queue.sliding<void>(1)
 
-    /** Counts `opened` more executions (`before` were counted); every RETAIN_EVERY-th asks for a run. Plain code, never waits. */
-    const opened = (before: number, opened: number): void => {
-      if (Math.floor((before + opened) / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) Queue.unsafeOffer(asks, undefined)
+    /** `count` more executions opened (`before` were counted): every RETAIN_EVERY-th asks for a run. Plain code, never waits. */
+    const opened = (before: number, count: number): void => {
+      if (Math.floor((before + count) / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) Queue.unsafeOffer(asks, undefined)
     }
 
     const run = store.retain(cap).pipe(
