@@ -26,13 +26,15 @@ export const loadWorkMaster = {
 
 /**
  * The island under the sustained load: the MQTT job control ingress, the SFC engine and an
- * instant in-process station, over the store on `prefix`. Run in a process of its own by
- * default (LoadIslandChild.ts), as a real island is: the MES load generator's CPU is not the island's.
+ * in-process station, over the store on `prefix`; the station answers each command at once, or
+ * after `stationDelayMs` (jobs then stay running). Run in a process of its own by default
+ * (LoadIslandChild.ts), as a real island is: the MES load generator's CPU is not the island's.
  */
-export const loadIsland = (brokerUrl: string, valkeyUrl: string, prefix: string) => {
+export const loadIsland = (brokerUrl: string, valkeyUrl: string, prefix: string, stationDelayMs = 0) => {
   const store = storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-load" })
+  const reply = stationDelayMs > 0 ? { delayMs: stationDelayMs } : {}
   const engine = SfcEngineProcesses({ consumer: "load-engine" }).pipe(
-    Layer.provideMerge(InProcessStation({ onCommand: () => ({}) }).layer),
+    Layer.provideMerge(InProcessStation({ onCommand: () => reply }).layer),
     Layer.provideMerge(SfcRuntimeServices)
   )
   const ingress = JobControlIngress({ topics: { prefix, wildcardLevels: 1 }, source: "urn:bench:island", concurrency: LOAD_IN_FLIGHT }).pipe(

@@ -3,16 +3,18 @@
  * `node --import tsx --conditions=source`): ingress, engine and station on the given prefix. It
  * tells "ready" once it listens, measures its CPU between "start" and "stop" and reports it.
  */
-import { Effect, Layer, Queue } from "effect"
+import { Context, Effect, Layer, Queue } from "effect"
+import { ExecutionLogWriter, type ExecutionLogStats } from "@microdcs/sfc"
 import { loadIsland } from "./LoadIsland.js"
 
 export interface LoadIslandConfig {
   readonly brokerUrl: string
   readonly valkeyUrl: string
   readonly prefix: string
+  readonly stationDelayMs: number
 }
 export type ToLoadIsland = { readonly type: "start" } | { readonly type: "stop" }
-export type FromLoadIsland = { readonly type: "ready" } | { readonly type: "report"; readonly cpuMicros: number }
+export type FromLoadIsland = { readonly type: "ready" } | { readonly type: "report"; readonly cpuMicros: number; readonly log: ExecutionLogStats }
 
 const config = JSON.parse(process.env["BENCH_LOAD_ISLAND"] ?? "{}") as LoadIslandConfig
 const tell = (message: FromLoadIsland) => process.send?.(message)
@@ -24,13 +26,13 @@ const next = (type: ToLoadIsland["type"]): Effect.Effect<void> =>
   Effect.flatMap(Queue.take(inbox), (message) => (message.type === type ? Effect.void : next(type)))
 
 const program = Effect.gen(function* () {
-  yield* Layer.build(loadIsland(config.brokerUrl, config.valkeyUrl, config.prefix))
+  const island = yield* Layer.build(loadIsland(config.brokerUrl, config.valkeyUrl, config.prefix, config.stationDelayMs))
   tell({ type: "ready" })
   yield* next("start")
   const cpu = process.cpuUsage()
   yield* next("stop")
   const used = process.cpuUsage(cpu)
-  tell({ type: "report", cpuMicros: used.user + used.system })
+  tell({ type: "report", cpuMicros: used.user + used.system, log: Context.get(island, ExecutionLogWriter).stats() })
 }).pipe(Effect.scoped)
 
 Effect.runPromise(program).then(

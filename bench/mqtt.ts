@@ -3,31 +3,24 @@
  * methods per second, each next to the raw MQTT round trip (mqtt.js, QoS 1, loopback) measured
  * against the same broker in the same run. Then the sustained load: StoreAndStart at
  * BENCH_LOAD_RATE per second (default 200) for BENCH_LOAD_SECONDS (default 20; 0 skips it, 60 for
- * the issue's figure) with the engine running, p50/p99 end to end. BENCH_LOAD_ONLY=1 runs the
- * load alone.
+ * the issue's figure) with the engine running, p50/p99 end to end (SustainedLoad.ts).
+ * BENCH_LOAD_ONLY=1 runs the load alone.
  */
 import { randomUUID } from "node:crypto"
-import { fileURLToPath } from "node:url"
-import { Deferred, Effect, Either, Fiber, Layer, Stream } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { connectAsync, type MqttClient } from "mqtt"
 import { makeCloudEvent, makeMqttConnection, MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobControlIngress } from "@microdcs/island-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
-import { MethodEventTypes } from "@microdcs/job-state"
-import { ChangeStream, storeLayer, WorkMasterDao } from "@microdcs/store"
+import { storeLayer } from "@microdcs/store"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { latency, type Latency, summarize, throughputOf, throughputOfEffect } from "./Measure.js"
+import { makeMes } from "./BenchMes.js"
+import { latency, type Latency, throughputOf, throughputOfEffect } from "./Measure.js"
 import { SAMPLES } from "./Settings.js"
-import { forkChild, reap } from "./ChildProcess.js"
-import { LOAD_SCOPE, LOAD_STEPS, loadIsland, loadWorkMaster } from "./LoadIsland.js"
-import type { FromLoadIsland, LoadIslandConfig, ToLoadIsland } from "./LoadIslandChild.js"
+import { LOAD_SECONDS, printLoad, runLoad } from "./SustainedLoad.js"
 
 const IN_FLIGHT = 32
-// The sustained load: StoreAndStart at a fixed rate for a while, with the engine running.
-const LOAD_RATE = Number(process.env["BENCH_LOAD_RATE"] ?? 200)
-const LOAD_SECONDS = Number(process.env["BENCH_LOAD_SECONDS"] ?? 20)
 const OPS = Number(process.env["BENCH_MQTT_OPS"] ?? 5000)
-const SCOPE = LOAD_SCOPE
 
 /**
  * A raw mqtt.js v5 client, the baseline every figure is compared with. Nagle's algorithm off, as
@@ -79,37 +72,6 @@ const rawFigures = async (url: string, prefix: string) => {
   return { hop: figures[0], echo: figures[1], echoPerSecond, echoCpuUs }
 }
 
-/** An MES on one connection: a method call is a publish with our response topic, then its reply. */
-const makeMes = (url: string, prefix: string) =>
-  Effect.gen(function* () {
-    const mqtt = yield* makeMqttConnection({ url, clientIdBase: "bench-mes", receiveMaximum: 100 })
-    const replyTopic = `${prefix}/replies/bench-mes`
-    const pending = new Map<string, Deferred.Deferred<number>>()
-    const replies = yield* mqtt.subscribe(replyTopic)
-    yield* replies.pipe(
-      Stream.runForEach((reply) => {
-        const decoded = Either.getOrUndefined(reply.decoded)
-        const waiter = decoded ? pending.get(decoded.extensions["correlationid"] ?? "") : undefined
-        const status = Number((decoded?.data as { ReturnStatus?: number } | undefined)?.ReturnStatus)
-        return (waiter ? Deferred.succeed(waiter, status) : Effect.void).pipe(Effect.zipRight(reply.ack))
-      }),
-      Effect.forkScoped
-    )
-    const request = (topic: string, type: string, data: unknown) =>
-      Effect.gen(function* () {
-        const correlationId = randomUUID()
-        const done = yield* Deferred.make<number>()
-        pending.set(correlationId, done)
-        const event = makeCloudEvent({ source: "urn:bench:mes", type, subject: SCOPE, data })
-        yield* mqtt.publish(topic, event, { responseTopic: replyTopic, correlationId })
-        const status = yield* Deferred.await(done)
-        pending.delete(correlationId)
-        if (status !== 1) return yield* Effect.dieMessage(`${type} answered ReturnStatus ${status}`)
-      })
-    const call = (method: "Store" | "Start" | "StoreAndStart", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
-    return { call, request } as const
-  })
-
 /**
  * The CloudEvents layer alone: a responder on `MqttConnection` that replies at once, on a topic
  * outside the island's command filters. Between the raw echo and a method call, it shows what the
@@ -147,134 +109,6 @@ const printRows = (baseline: Latency, rows: ReadonlyArray<Latency>) => {
   console.log(`  ${"operation".padEnd(40)} ${"median ms".padStart(10)} ${"p99 ms".padStart(9)} ${"× 1 hop".padStart(8)}`)
   for (const row of [baseline, ...rows]) {
     console.log(`  ${row.name.padEnd(40)} ${fmt(row.median).padStart(10)} ${fmt(row.p99).padStart(9)} ${fmt(row.median / baseline.median, 2).padStart(8)}`)
-  }
-}
-
-interface LoadFigures {
-  readonly submitted: number
-  readonly replied: number
-  readonly completed: number
-  readonly endToEnd: Latency
-  readonly reply: Latency
-  readonly seconds: number
-  /** The island process's CPU over the measured load, µs; undefined when it shares this process. */
-  readonly islandCpuMicros: number | undefined
-}
-
-/** BENCH_LOAD_IN_PROCESS=1: the island in this process, beside the load generator (as before). */
-const LOAD_IN_PROCESS = process.env["BENCH_LOAD_IN_PROCESS"] === "1"
-/** Seconds of unmeasured load first (BENCH_LOAD_WARMUP_SECONDS, default 2): the island's JIT warms up. */
-const LOAD_WARMUP_SECONDS = Math.max(0, Number(process.env["BENCH_LOAD_WARMUP_SECONDS"] ?? 2))
-
-const islandChildScript = fileURLToPath(new URL("./LoadIslandChild.ts", import.meta.url))
-
-/** The load's island in a child process; `stop` ends it and waits for its exit. */
-const startLoadIsland = (config: LoadIslandConfig) => {
-  const { child, exited, message, tell } = forkChild<FromLoadIsland, ToLoadIsland>(islandChildScript, "load island", "BENCH_LOAD_ISLAND", config)
-  return { ready: message("ready"), report: message("report"), stop: () => reap(child, exited, child.exitCode === null), tell }
-}
-
-/**
- * The sustained load (issue 11): StoreAndStart over MQTT at LOAD_RATE per second for LOAD_SECONDS,
- * open loop (each request is sent at its scheduled time, whatever the earlier ones are doing, and
- * timed from then), into one island with its engine and an instant in-process station, in a
- * process of its own (the MES is another system; BENCH_LOAD_IN_PROCESS=1 keeps it here). End to
- * end is the scheduled submission to the job order's Complete (Ended_Completed) in the scope's
- * change stream, polled every 5 ms. Warm-up load first, unmeasured.
- */
-const runLoad = (brokerUrl: string, valkeyUrl: string) =>
-  Effect.gen(function* () {
-    const prefix = randomPrefix("bench-load")
-    const child = LOAD_IN_PROCESS ? undefined : startLoadIsland({ brokerUrl, valkeyUrl, prefix })
-    yield* Effect.addFinalizer(() => Effect.promise(async () => child?.stop()))
-    if (child) yield* Effect.promise(() => child.ready)
-    const here = LOAD_IN_PROCESS ? loadIsland(brokerUrl, valkeyUrl, prefix) : storeLayer({ url: valkeyUrl, prefix, connectionName: "bench-load-mes" })
-    return yield* Effect.gen(function* () {
-      const workMasters = yield* WorkMasterDao
-      const changes = yield* ChangeStream
-      yield* workMasters.put({ id: loadWorkMaster.ID, scope: SCOPE, doc: JSON.stringify(loadWorkMaster), expectedVersion: -1 })
-      const { call } = yield* makeMes(brokerUrl, prefix)
-      const jobOrderOf = (id: string) => ({ JobOrder: { JobOrderID: id, Priority: 1, WorkMasterID: [{ ID: loadWorkMaster.ID }] } })
-      /** Sends `count` StoreAndStarts at LOAD_RATE from `start`, each in a fiber of its own; `sent` sees each at its scheduled time. */
-      const atRate = (count: number, start: number, name: (i: number) => string, sent: (id: string, at: number) => void, replied: (at: number) => void) =>
-        Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
-          Effect.gen(function* () {
-            const at = start + (i * 1000) / LOAD_RATE
-            const wait = at - performance.now()
-            if (wait > 1) yield* Effect.sleep(`${Math.floor(wait)} millis`)
-            const id = name(i)
-            sent(id, at)
-            return yield* call("StoreAndStart", jobOrderOf(id)).pipe(Effect.tap(() => Effect.sync(() => replied(at))), Effect.fork)
-          })
-        )
-      // Unmeasured: the island's code is compiled by the JIT before the measured load.
-      const warm = Math.round(LOAD_RATE * LOAD_WARMUP_SECONDS)
-      if (warm > 0) {
-        const warming = yield* atRate(warm, performance.now() + 50, (i) => `warm-${i}`, () => undefined, () => undefined)
-        yield* Effect.forEach(warming, Fiber.join, { discard: true }).pipe(Effect.timeout("30 seconds"), Effect.ignore)
-        yield* Effect.sleep("1 second")
-      }
-      const total = Math.max(1, Math.round(LOAD_RATE * LOAD_SECONDS))
-      const scheduledAt = new Map<string, number>()
-      const replyMs: Array<number> = []
-      const endMs: Array<number> = []
-      // The watcher: every job order that reached Ended_Completed, from the change stream.
-      const watcher = yield* Effect.gen(function* () {
-        let cursor = "0"
-        while (endMs.length < total) {
-          const page = yield* changes.read(SCOPE, { after: cursor, count: 1000 })
-          const now = performance.now()
-          for (const entry of page.entries) {
-            const at = entry.kind === "joborder" && entry.change === "Complete" ? scheduledAt.get(entry.id) : undefined
-            if (at !== undefined) endMs.push(now - at)
-          }
-          cursor = page.next
-          if (page.entries.length < 1000) yield* Effect.sleep("5 millis")
-        }
-      }).pipe(Effect.fork)
-      child?.tell({ type: "start" })
-      const start = performance.now() + 50
-      const senders = yield* atRate(total, start, (i) => `load-${i}`, (id, at) => void scheduledAt.set(id, at), (at) => void replyMs.push(performance.now() - at))
-      // A request without a reply a minute after the last submission is counted as missing: a
-      // broker whose queue for the island overflowed (mosquitto keeps 1000 per client) drops the
-      // rest, and waiting longer would hang the run.
-      yield* Effect.forEach(senders, Fiber.join, { discard: true }).pipe(Effect.timeout("60 seconds"), Effect.ignore)
-      yield* Effect.forEach(senders, Fiber.interrupt, { discard: true })
-      yield* Fiber.join(watcher).pipe(Effect.timeout("30 seconds"), Effect.ignore)
-      yield* Fiber.interrupt(watcher)
-      const seconds = (performance.now() - start) / 1000
-      child?.tell({ type: "stop" })
-      const report = child ? yield* Effect.promise(() => child.report) : undefined
-      return {
-        submitted: total,
-        replied: replyMs.length,
-        completed: endMs.length,
-        endToEnd: summarize(`end to end (StoreAndStart → Ended_Completed)`, endMs),
-        reply: summarize(`StoreAndStart, request → reply`, replyMs),
-        seconds,
-        islandCpuMicros: report?.cpuMicros
-      } satisfies LoadFigures
-    }).pipe(Effect.provide(here))
-  }).pipe(Effect.scoped)
-
-const printLoad = (load: LoadFigures) => {
-  console.log(
-    `\nSustained load: StoreAndStart over MQTT at ${LOAD_RATE}/s for ${LOAD_SECONDS} s (BENCH_LOAD_RATE, BENCH_LOAD_SECONDS), ` +
-      `one island with its engine, ${LOAD_STEPS}-step recipe, instant in-process station, ` +
-      (LOAD_IN_PROCESS ? "in the load generator's process" : "in a process of its own") +
-      (LOAD_WARMUP_SECONDS > 0 ? `, after ${LOAD_WARMUP_SECONDS} s of unmeasured load` : "")
-  )
-  console.log(`  ${"operation".padEnd(48)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)}  target`)
-  for (const row of [load.reply, load.endToEnd]) {
-    const target = row === load.endToEnd ? `p99 < 1000 ${row.p99 < 1000 && load.completed === load.submitted ? "ok" : "MISSED"}` : ""
-    console.log(`  ${row.name.padEnd(48)} ${fmt(row.median, 1).padStart(9)} ${fmt(row.p99, 1).padStart(9)}  ${target}`)
-  }
-  console.log(`  replies ${load.replied}, completed ${load.completed} of ${load.submitted} job orders`)
-  if (load.islandCpuMicros !== undefined) {
-    console.log(
-      `  island process CPU: ${(load.islandCpuMicros / load.submitted / 1000).toFixed(2)} ms per job order, ` +
-        `${((load.islandCpuMicros / 1e6 / load.seconds) * 100).toFixed(0)} % of one core`
-    )
   }
 }
 

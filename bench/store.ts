@@ -60,7 +60,7 @@ const program = Effect.gen(function* () {
     plain.evalsha(putJobOrder.sha1, putJobOrder.numberOfKeys, docKey(i), listKey, scopesKey, changesKey,
       ...putJobOrder.encodeArgs({
         expectedVersion: -1, scope, id: `tp-${i % 1000}`, priority: 1, doc: jobOrderDoc(`tp-${i}`),
-        op: `op-${i}`, change: "put", nudgeChannel: channel, limit: 0, retainMs: 0
+        op: `op-${i}`, change: "put", nudgeChannel: channel, limit: 0, retainMs: 0, origin: ""
       }))
 
   console.log(`\nstore: ${SAMPLES} sequential round trips each (median, p99), then ${THROUGHPUT_OPS} puts with ${IN_FLIGHT} in flight`)

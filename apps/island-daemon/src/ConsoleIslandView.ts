@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { JobStates } from "@microdcs/job-state"
 import { LeaseOverview, ScopeFiguresReader, ScopeRegistry } from "@microdcs/store"
 import { engineConsumers, scopeActivity } from "./ConsoleActivity.js"
+import { executionLogFigures } from "./ConsoleExecutionLog.js"
 import type { Metrics } from "./Metrics.js"
 import type { ReadinessReport } from "./Readiness.js"
 
@@ -40,8 +41,8 @@ const messageFigures = async (metrics: Metrics) => {
  * The island page (console.md): readiness of each check, every scope's figures (job orders,
  * running executions, responses by state, stream lengths, pending and dead letters: sizes only,
  * no document read), each scope's last minutes (jobs started and completed per minute, run
- * times) and the engine instances seen on its work stream, the leases with their holders and
- * this daemon's message figures.
+ * times) and the engine instances seen on its work stream, the leases with their holders,
+ * this daemon's message figures and its execution log writer (writes dropped, queue, batches).
  */
 export const islandView = (readiness: Effect.Effect<ReadinessReport>, metrics: Metrics) =>
   Effect.gen(function* () {
@@ -54,5 +55,6 @@ export const islandView = (readiness: Effect.Effect<ReadinessReport>, metrics: M
     const activity = yield* Effect.forEach(figures, (f) =>
       Effect.all({ scope: Effect.succeed(f.scope), activity: scopeActivity(f.scope, now), engines: engineConsumers(f.scope) })
     )
-    return { readiness: { ready: Object.values(report.checks).every(Boolean), ...report }, scopes: figures, activity, leases, messages }
+    const executionLog = yield* executionLogFigures
+    return { readiness: { ready: Object.values(report.checks).every(Boolean), ...report }, scopes: figures, activity, leases, messages, executionLog }
   })

@@ -1,5 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import { decodeJobOrderRecord, isTrigger, type JobState, JobStates, normalizedName, transition } from "@microdcs/job-state"
+import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, type Origin, transition } from "@microdcs/job-state"
 import { recipeDigestOf, type StoredDocument } from "@microdcs/store"
 import { ChangeStream, JobOrderDao, JobResponseDao, SfcRecipes, SfcStateDao } from "@microdcs/store"
 import type { ExecutionState, Recipe } from "@microdcs/sfc"
@@ -12,6 +12,8 @@ export interface HistoryRow {
   readonly version: number
   readonly ts: number
   readonly state: string | null
+  /** Who made the change; null for an entry written before origins were recorded. */
+  readonly origin: Origin | null
 }
 
 /** Change entries read for one job's history per request at most: the history of a job on a huge stream is cut, and says so. */
@@ -47,7 +49,7 @@ const historyOf = (scope: string, id: string) =>
           if (Either.isRight(moved)) history.state = moved.right
           reached = normalizedName(history.state)
         }
-        history.rows.push({ kind: entry.kind, change: entry.change, version: entry.version, ts: entry.ts, state: reached })
+        history.rows.push({ kind: entry.kind, change: entry.change, version: entry.version, ts: entry.ts, state: reached, origin: decodeOrigin(entry.origin) ?? null })
       }
       scanned += page.entries.length
       history.after = page.next

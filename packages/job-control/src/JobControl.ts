@@ -1,4 +1,5 @@
 import { Effect, Either, Layer } from "effect"
+import { mesOrigin, type Origin } from "@microdcs/job-state"
 import type { ClaimAdmission, InvalidInput } from "@microdcs/store"
 import type { JobControlFailure } from "./JobControlFailure.js"
 import { type Answer, invalidRequest, toResult } from "./Answer.js"
@@ -50,12 +51,12 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
     const config = yield* makeStationConfig
     const triggerConfig = yield* makeTriggerConfig
 
-    const run = (command: Command, op: string, admitted: ClaimAdmission | undefined): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
+    const run = (command: Command, op: string, admitted: ClaimAdmission | undefined, origin: Origin): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
       switch (command._tag) {
         case "JobOrderMethod":
-          return methods.jobOrderMethod(command, op, admitted)
+          return methods.jobOrderMethod(command, op, origin, admitted)
         case "StateMethod":
-          return methods.stateMethod(command, op)
+          return methods.stateMethod(command, op, origin)
         case "ResponseByOrder":
           return queries.responseByOrder(command)
         case "ResponsesByState":
@@ -83,7 +84,7 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
       return Either.match(parsed.command, {
         onLeft: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
         onRight: (command) =>
-          run(command, requestOperationId(request), admittedFor(command, claimed)).pipe(
+          run(command, requestOperationId(request), admittedFor(command, claimed), request.origin ?? mesOrigin(request.source)).pipe(
             // Stores validate before they write, so a refused value has written nothing.
             Effect.catchTag("InvalidInput", (e) =>
               Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))

@@ -2,15 +2,18 @@ import { Effect, Either, Option } from "effect"
 import {
   decodeJobOrderRecord,
   encodeJobOrderRecord,
+  encodeOrigin,
   type JobOrder,
   type JobState,
   JobStates,
   type Method,
   normalizedName,
+  type Origin,
   priorityOf,
   retiresJob,
   ReturnStatus,
-  transition
+  transition,
+  withComment
 } from "@microdcs/job-state"
 import { type ClaimAdmission, JobOrderDao, type LimitReached, StateMoved, Valkey } from "@microdcs/store"
 import { describeMissing, makeAcceptance } from "./Acceptance.js"
@@ -32,6 +35,8 @@ interface Move {
   readonly update?: { readonly jobOrder: JobOrder; readonly references: JobOrderReferences }
   /** The write's operation id, derived from the request, so a redelivery can find its own write. */
   readonly op: string | undefined
+  /** Who asked for it, with the method's comment: recorded in the change entry and the record. */
+  readonly origin: Origin
 }
 
 const limitMessage = (scope: string, e: LimitReached) =>
@@ -69,9 +74,10 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       : jobOrders.outcome(id, op).pipe(Effect.catchTag("InvalidInput", () => Effect.succeed(Option.none<number>())))
 
   /** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
-  const store = (command: JobOrderCommand, op: string | undefined, admitted: ClaimAdmission | undefined) =>
+  const store = (command: JobOrderCommand, op: string | undefined, requester: Origin, admitted: ClaimAdmission | undefined) =>
     Effect.gen(function* () {
       const { jobOrder, scope, method } = command
+      const origin = withComment(requester, command.comment)
       const id = jobOrder.JobOrderID
       const alreadyExists = () => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
       // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
@@ -94,12 +100,13 @@ export const makeJobOrderMethods = Effect.gen(function* () {
         .put({
           id,
           scope,
-          doc: encodeJobOrderRecord(jobOrder, target, command.comment),
+          doc: encodeJobOrderRecord(jobOrder, target, command.comment, origin),
           priority: priorityOf(jobOrder),
           expectedVersion: 0,
           change: method,
           limit,
-          op
+          op,
+          origin: encodeOrigin(origin)
         })
         .pipe(
           Effect.map(({ version }) => moved(method, scope, id, target, version)),
@@ -140,11 +147,12 @@ export const makeJobOrderMethods = Effect.gen(function* () {
         .put({
           id,
           scope,
-          doc: encodeJobOrderRecord(jobOrder, next.right, move.comment ?? stored.comment),
+          doc: encodeJobOrderRecord(jobOrder, next.right, move.comment ?? stored.comment, move.origin),
           priority: priorityOf(jobOrder),
           expectedVersion: current.version,
           change: method,
           op: move.op,
+          origin: encodeOrigin(move.origin),
           // Counted only when the id is not listed yet, so a listed job never counts itself twice.
           limit,
           ...(retiresJob(method) ? { retainMs: options.retentionMs } : {})
@@ -172,8 +180,8 @@ export const makeJobOrderMethods = Effect.gen(function* () {
       return yield* new StateMoved({ key, attempts: options.maxAttempts })
     })
 
-  /** `admitted`: the admission reads made with the request's claim, for Store and StoreAndStart. */
-  const jobOrderMethod = (command: JobOrderCommand, op?: string, admitted?: ClaimAdmission) =>
+  /** `origin`: who sent the request; `admitted`: the admission reads made with its claim, for Store and StoreAndStart. */
+  const jobOrderMethod = (command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission) =>
     command.method === "Update"
       ? apply({
           method: "Update",
@@ -181,12 +189,13 @@ export const makeJobOrderMethods = Effect.gen(function* () {
           jobOrderId: command.jobOrder.JobOrderID,
           comment: command.comment,
           update: { jobOrder: command.jobOrder, references: command.references },
-          op
+          op,
+          origin: withComment(origin, command.comment)
         })
-      : store(command, op, admitted)
+      : store(command, op, origin, admitted)
 
-  const stateMethod = (command: StateCommand, op?: string) =>
-    apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op })
+  const stateMethod = (command: StateCommand, op: string | undefined, origin: Origin) =>
+    apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op, origin: withComment(origin, command.comment) })
 
   return { jobOrderMethod, stateMethod } as const
 })

@@ -1,4 +1,4 @@
-import type { ReturnStatusCode, StateName } from "@microdcs/job-state"
+import type { Origin, ReturnStatusCode, StateName } from "@microdcs/job-state"
 
 /**
  * The processor's input and output, free of any transport: a decoded CloudEvent in, a reply
@@ -17,6 +17,12 @@ export interface JobControlRequest {
   readonly data: unknown
   /** Every other CloudEvent attribute by name (`method` for station configuration, `dataschema`, ...). */
   readonly extensions: Readonly<Record<string, string>>
+  /**
+   * Who sends it, recorded with every write it makes (the change entry, the job order record)
+   * and followed into the execution log. Absent (the MQTT binding): the MES named by `source`.
+   * The admin CLI sets `{ kind: "cli", id: "alice@host" }`, a trigger `{ kind: "trigger", id }`.
+   */
+  readonly origin?: Origin
 }
 
 /** Why a request was not answered with NO_ERROR; the transport sends it as `mdcserrorkind` / `mdcserrormessage`. */

@@ -79,6 +79,7 @@ export const triggerRequest = (row: TriggerRow, event: TriggerEvent, source: str
     type: MethodEventTypes.StoreAndStart,
     subject: row.scope,
     data: { JobOrder: jobOrder },
-    extensions: { triggerid: row.id }
+    extensions: { triggerid: row.id },
+    origin: { kind: "trigger", id: row.id }
   }
 }

@@ -1,5 +1,6 @@
 import { Data, Either } from "effect"
 import { fromStoredState, type JobState, type StoredState, toStoredState } from "./JobState.js"
+import { decodeOrigin, type Origin } from "./Origin.js"
 
 /**
  * The job order document as the island stores it (`joborder:{id}` field `doc`): the MES's
@@ -11,6 +12,8 @@ export interface JobOrderRecord {
   readonly State: StoredState
   /** The comment of the last method that carried one. */
   readonly Comment?: string
+  /** Who made the last change (a record written before origins has none). */
+  readonly Origin?: Origin
 }
 
 /** The parts of an ISA-95 JobOrder the island reads; everything else is kept as it came. */
@@ -28,6 +31,7 @@ export interface DecodedJobOrder {
   readonly jobOrder: JobOrder
   readonly state: JobState
   readonly comment?: string
+  readonly origin?: Origin
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -50,8 +54,13 @@ export const asJobOrder = (value: unknown): Either.Either<JobOrder, MalformedJob
   return Either.right(value as JobOrder)
 }
 
-export const encodeJobOrderRecord = (jobOrder: JobOrder, state: JobState, comment?: string): string =>
-  JSON.stringify({ JobOrder: jobOrder, State: toStoredState(state), ...(comment !== undefined ? { Comment: comment } : {}) })
+export const encodeJobOrderRecord = (jobOrder: JobOrder, state: JobState, comment?: string, origin?: Origin): string =>
+  JSON.stringify({
+    JobOrder: jobOrder,
+    State: toStoredState(state),
+    ...(comment !== undefined ? { Comment: comment } : {}),
+    ...(origin !== undefined ? { Origin: origin } : {})
+  })
 
 export const decodeJobOrderRecord = (text: string): Either.Either<DecodedJobOrder, MalformedJobOrder> => {
   let parsed: unknown
@@ -67,7 +76,9 @@ export const decodeJobOrderRecord = (text: string): Either.Either<DecodedJobOrde
   const state = fromStoredState(parsed["State"])
   if (Either.isLeft(state)) return Either.left(new MalformedJobOrder({ message: state.left.message }))
   const comment = typeof parsed["Comment"] === "string" ? parsed["Comment"] : undefined
-  return Either.right({ jobOrder: jobOrder.right, state: state.right, ...(comment !== undefined ? { comment } : {}) })
+  // An origin that does not read as one is left out, not an error: the record stays usable.
+  const origin = parsed["Origin"] === undefined ? undefined : decodeOrigin(parsed["Origin"])
+  return Either.right({ jobOrder: jobOrder.right, state: state.right, ...(comment !== undefined ? { comment } : {}), ...(origin !== undefined ? { origin } : {}) })
 }
 
 /** OPC UA priority of a job order (a higher value wins); 0 when absent. */

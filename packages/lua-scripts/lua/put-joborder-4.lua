@@ -18,6 +18,7 @@
           already holds this many job orders (counted here, so concurrent stores cannot both pass)
   ARGV[10] retention ms: when > 0 the job order leaves the list and the hash expires after it
           (Clear, Cancel); 0 keeps it listed and persistent
+  ARGV[11] origin: who caused the write (JSON text), kept in the change entry; empty = none
 
   Replies:
     {"ok", newVersion}
@@ -34,6 +35,7 @@ local docKey, listKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4
 local expected = tonumber(ARGV[1])
 local scope, id, priority, doc, op, change, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local limit, retainMs = tonumber(ARGV[9]), tonumber(ARGV[10])
+local origin = ARGV[11] or ''
 
 local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
@@ -59,5 +61,5 @@ else
   redis.call('ZADD', listKey, priority, id)
 end
 redis.call('SADD', scopesKey, scope)
-appendChange(changesKey, channel, scope, 'joborder', id, change, version, op)
+appendChange(changesKey, channel, scope, 'joborder', id, change, version, op, origin)
 return { 'ok', version }

@@ -16,13 +16,15 @@ export interface PutJobOrderArgs {
   readonly limit: number
   /** 0 = keep listed; > 0 = unlist and expire the document after this many ms. */
   readonly retainMs: number
+  /** Who caused the write (JSON text), kept in the change entry's `origin` field; "" = none. */
+  readonly origin: string
 }
 
 export const putJobOrder = defineScript({
   file: "put-joborder-4.lua",
   keys: ["doc", "list", "scopes", "changes"],
   encodeArgs: (a: PutJobOrderArgs) => [
-    a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs
+    a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs, a.origin
   ],
   decodeReply: decodeWriteReply("put-joborder", ["ok", "conflict", "scope", "limit", "wrongtype"])
 })

@@ -195,7 +195,7 @@ layer(treeStorage, { timeout: 60_000, excludeTestServices: true })("SFC engine: 
       yield* untilJobOrderIs("jo-wide", "Ended_Completed")
       const writer = yield* ExecutionLogWriter
       yield* eventually(Effect.sync(() => writer.stats()).pipe(Effect.map((s) => (s.removed > 0 && s.queued === 0 ? s : undefined))))
-      expect(writer.stats()).toMatchObject({ opened: 100, removed: 50, dropped: 0 })
+      expect(writer.stats()).toMatchObject({ opened: 100, removed: 50, dropped: 0, retentionFailures: 0 })
       // The cap holds, and the oldest (the four early jobs first) lost their record and nodes.
       expect(yield* store.oldestBeyond(0)).toHaveLength(50)
       for (const id of early) expect(yield* keysOfExecution(id)).toEqual([])

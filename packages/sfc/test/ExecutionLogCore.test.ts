@@ -70,6 +70,24 @@ describe("engine core: the execution log", () => {
     expect(nodes(job.apply({ type: "resume" }, T0 + 3).log)).toEqual(["X:3 resume resume"])
   })
 
+  it("inputs from outside name who sent them: pause, retry, stop and abort nodes (issue 21)", () => {
+    const operator = { kind: "cli", id: "alice@host", comment: "tool broke" } as const
+    const detailOf = (log: ReadonlyArray<LogWrite>, kind: string) => log.flatMap((w) => (w.type === "node" && w.node.kind === kind ? [w.node.detail] : []))[0]
+    const waiting = new Job(linear(["Wait"], [pull("wait", "Wait")]), T0, { executionId: ID })
+    expect(detailOf(waiting.apply({ type: "pause", origin: { kind: "mes", id: "urn:mes" } }, T0 + 1).log, "pause")).toEqual({ by: "mes:urn:mes" })
+    expect(detailOf(waiting.apply({ type: "resume", origin: operator }, T0 + 2).log, "resume")).toEqual({ by: "cli:alice@host", comment: "tool broke" })
+    const retried = waiting.apply({ type: "retry", action: "wait", origin: operator }, T0 + 3)
+    expect(nodes(retried.log)).toEqual(["X:4 retry wait"])
+    expect(detailOf(waiting.apply({ type: "stop", origin: operator }, T0 + 4).log, "stop")).toEqual({ by: "cli:alice@host", comment: "tool broke" })
+    const aborted = new Job(linear(["Wait"], [pull("wait", "Wait")]), T0, { executionId: ID })
+    const out = aborted.apply({ type: "abort", origin: { kind: "cli", id: "alice@host" } }, T0 + 1)
+    expect(detailOf(out.log, "error")).toEqual({ error: "aborted by cli:alice@host", by: "cli:alice@host" })
+    expect(out.state.error).toBe("aborted by cli:alice@host")
+    // An input from before origins were recorded reads as it did.
+    const old = new Job(linear(["Wait"], [pull("wait", "Wait")]), T0, { executionId: ID })
+    expect(detailOf(old.apply({ type: "abort" }, T0 + 1).log, "error")).toEqual({ error: "aborted by the MES" })
+  })
+
   it("a state without a log gets one on its first change when given an id, and stays without otherwise", () => {
     const recipe = linear(["Wait", "Unload"], [pull("wait", "Wait"), push("unload", "Unload")])
     const old = start({ jobId: JOB, scope: SCOPE, workMasterId: "wm-1", recipe }, T0)

@@ -16,6 +16,8 @@ export interface ChangeEntry {
   readonly op: string
   /** Server time of the write, epoch ms. */
   readonly ts: number
+  /** Who caused the write, as its writer encoded it (job-state's `decodeOrigin` reads it); absent on older entries. */
+  readonly origin?: string
 }
 
 export interface ChangePage {
@@ -55,7 +57,8 @@ const decodeEntry = ([streamId, flat]: RawEntry): ChangeEntry | undefined => {
   if (kind === undefined || id === undefined || change === undefined || op === undefined || version === undefined || ts === undefined) {
     return undefined
   }
-  return { streamId, kind, id, change, version, op, ts }
+  const origin = fields.get("origin")
+  return origin === undefined ? { streamId, kind, id, change, version, op, ts } : { streamId, kind, id, change, version, op, ts, origin }
 }
 
 /** Reads a scope's change stream (`changes:{scope}`, seed R-22, R-23), as the publisher does. */

@@ -32,7 +32,7 @@ export interface ExecutionRecord {
 }
 
 /** What a node was: a step visit, an action dispatch (resends and reply), an event, a transition, ... */
-export type NodeKind = "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "error" | "branch"
+export type NodeKind = "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "stop" | "retry" | "error" | "branch"
 
 /** One node, `dag:log:{executionId}:n:{seq}`: opened before its body runs, closed when it ends. */
 export interface NodeRecord {

@@ -22,7 +22,7 @@ export type PipelinedRead = (pipeline: ChainableCommander) => unknown
 
 /**
  * Runs `reads` in one pipeline, results in order. A WRONGTYPE reply becomes
- * {@link wrongTypeCell}; any other reply error is a bug and dies (via `valkey.command`).
+ * {@link wrongTypeCell}; any other reply error is a bug and dies (via the raw command).
  */
 export const pipelined = (
   valkey: ValkeyService,

@@ -37,6 +37,8 @@ export interface PutJobOrder {
   readonly limit?: number | undefined
   /** Retire the job order: take it out of the scope list and let the document expire after this many ms. */
   readonly retainMs?: number | undefined
+  /** Who caused the write, as its writer encodes it (job-state's `encodeOrigin`): kept in the change entry. */
+  readonly origin?: string | undefined
 }
 
 export interface DeleteJobOrder {
@@ -76,7 +78,7 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
           const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
           return {
             keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes },
-            args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0 }
+            args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "" }
           }
         }
       },

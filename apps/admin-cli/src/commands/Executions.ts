@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { type ActionRun, type ActiveStep, type ExecutionState, Executions, type StepRecord } from "@microdcs/sfc"
 import { ExecutionLookup } from "@microdcs/execution-log"
 import { SfcStateDao, type StoredDocument } from "@microdcs/store"
+import { actorOption, actorOrigin } from "../Actor.js"
 import { confirmDestructive } from "../Confirm.js"
 import { Conflict, Missing } from "../ExitCode.js"
 import { humanDuration, isoTime } from "../Format.js"
@@ -162,12 +163,13 @@ const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) 
  */
 const retryAction = Command.make(
   "retry-action",
-  { jobId: Args.text({ name: "job-id" }), action: Args.text({ name: "action" }), yes: yesOption },
-  ({ jobId, action, yes }) =>
+  { jobId: Args.text({ name: "job-id" }), action: Args.text({ name: "action" }), actor: actorOption, yes: yesOption },
+  ({ jobId, action, actor, yes }) =>
     island(
       Effect.gen(function* () {
+        const origin = yield* actorOrigin(actor)
         yield* confirmDestructive(yes, `Send action ${action} of job ${jobId} to the station again now?`)
-        const applied = yield* (yield* Executions).apply(jobId, { type: "retry", action })
+        const applied = yield* (yield* Executions).apply(jobId, { type: "retry", action, origin })
         switch (applied._tag) {
           case "NoExecution":
             return yield* new Missing({ message: `no execution for job ${jobId}` })

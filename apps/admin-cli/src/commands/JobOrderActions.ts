@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto"
 import { Effect, Option } from "effect"
 import { jobControlLayer, JobControl } from "@microdcs/job-control"
 import { isSuccess, methodEventType, ReturnStatus, type Method } from "@microdcs/job-state"
+import { actorOption, actorOrigin } from "../Actor.js"
 import { confirmDestructive } from "../Confirm.js"
 import { Conflict, Missing } from "../ExitCode.js"
 import { island } from "../Island.js"
@@ -13,9 +14,10 @@ import { yesOption } from "../Yes.js"
 /**
  * The operator's job actions: the same state methods an MES sends, run through the same
  * job-control processor (one versioned put with the method as the change word), so the engine,
- * the publisher and the history see an operator's Abort exactly as an MES's. Only the status
- * event is not sent: the CLI talks to Valkey, not to the broker; the publisher's retained
- * order topic still follows the change.
+ * the publisher and the history see an operator's Abort as an MES's, except for who did it: the
+ * write's origin is the operator (`cli:alice@host`, `--actor`), named in the history and the
+ * execution log. Only the status event is not sent: the CLI talks to Valkey, not to the broker;
+ * the publisher's retained order topic still follows the change.
  */
 interface Action {
   readonly name: string
@@ -43,11 +45,13 @@ const actionCommand = (action: Action) =>
       id: Args.text({ name: "job-order-id" }),
       scope: Options.text("scope").pipe(Options.withDescription("the job order's scope")),
       comment: Options.text("comment").pipe(Options.withDescription("a comment stored with the transition"), Options.optional),
+      actor: actorOption,
       yes: yesOption
     },
     (o) =>
       island(
         Effect.gen(function* () {
+          const origin = yield* actorOrigin(o.actor)
           if (action.destructive) yield* confirmDestructive(o.yes, `${action.method} job order ${o.id} in scope ${o.scope}?`)
           const jobControl = yield* JobControl
           const { reply, statusEvents } = yield* jobControl.handle({
@@ -56,7 +60,8 @@ const actionCommand = (action: Action) =>
             type: methodEventType(action.method),
             subject: o.scope,
             data: { JobOrderID: o.id, ...(Option.isSome(o.comment) ? { Comment: o.comment.value } : {}) },
-            extensions: {}
+            extensions: {},
+            origin
           })
           if (!isSuccess(reply.status)) {
             const message = `${action.method} ${o.id}: ${reply.error?.message ?? `return status ${reply.status}`}`

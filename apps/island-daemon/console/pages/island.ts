@@ -20,9 +20,39 @@ interface IslandView {
   }>
   readonly leases: ReadonlyArray<{ readonly lease: string; readonly configId: string | null; readonly holder: string | null; readonly remainingMs: number | null }>
   readonly messages: { readonly counts: Readonly<Record<string, Readonly<Record<string, number>>>>; readonly meanMs: Readonly<Record<string, number | null>> }
+  readonly executionLog: {
+    readonly dropped: number
+    readonly writer: {
+      readonly queued: number
+      readonly queueSize: number
+      readonly written: number
+      readonly batches: number
+      readonly lastBatchMs: number
+      readonly slowestBatchMs: number
+      readonly removed: number
+      readonly retentionFailures: number
+    } | null
+  }
 }
 
 const sum = (values: Readonly<Record<string, number>>) => Object.values(values).reduce((a, b) => a + b, 0)
+
+/** This daemon's execution log writer: drops stand out (the log is best effort, a drop loses log nodes). */
+const executionLogTable = (log: IslandView["executionLog"]) => {
+  const w = log.writer
+  const rows: ReadonlyArray<readonly [string, string, string?]> = [
+    ["writes dropped", String(log.dropped), log.dropped > 0 ? "bad" : "ok"],
+    ...(w === null
+      ? [["writer", "not running in this daemon"] as const]
+      : [
+          ["queued / queue size", `${w.queued} / ${w.queueSize}`, w.queued >= w.queueSize ? "bad" : ""] as const,
+          ["written", `${w.written} in ${w.batches} batches`] as const,
+          ["last / slowest batch", `${w.lastBatchMs} / ${w.slowestBatchMs} ms (dropped past 5000 ms)`] as const,
+          ["removed by retention", `${w.removed}${w.retentionFailures > 0 ? ` (${w.retentionFailures} runs failed)` : ""}`, w.retentionFailures > 0 ? "bad" : ""] as const
+        ])
+  ]
+  return table(["figure", "value"], rows.map(([name, value, style]) => h("tr", {}, h("td", {}, name), h("td", { class: style ?? "" }, value))), { id: "execution-log" })
+}
 
 /** The island page: readiness, scopes with their figures, leases, this daemon's message figures; live. */
 export const islandPage = (root: HTMLElement) => {
@@ -87,6 +117,7 @@ export const islandPage = (root: HTMLElement) => {
         "Leases",
         table(["lease", "configuration", "holder", "time left"], view.leases.map((l) => h("tr", {}, h("td", {}, l.lease), h("td", {}, l.configId ?? ""), h("td", { class: "mono" }, l.holder ?? "free"), h("td", {}, l.remainingMs === null ? "" : `${Math.round(l.remainingMs / 1000)} s`))))
       ),
+      section("Execution log of this daemon", executionLogTable(view.executionLog)),
       section(
         "Messages handled by this daemon",
         table(

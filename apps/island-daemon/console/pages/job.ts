@@ -20,7 +20,15 @@ interface JobView {
   readonly version: number
   readonly state: string | null
   readonly document: unknown
-  readonly history: ReadonlyArray<{ readonly kind: string; readonly change: string; readonly version: number; readonly ts: number; readonly state: string | null }>
+  readonly history: ReadonlyArray<{
+    readonly kind: string
+    readonly change: string
+    readonly version: number
+    readonly ts: number
+    readonly state: string | null
+    /** Who made the change (the MES, an operator on the CLI, the engine, a trigger); null on older entries. */
+    readonly origin: { readonly kind: string; readonly id: string; readonly comment?: string } | null
+  }>
   readonly historyCut: boolean
   readonly response: { readonly id: string; readonly state: string; readonly version: number; readonly document: unknown } | null
   readonly execution: {
@@ -55,6 +63,10 @@ interface TreeRow {
     readonly detail?: unknown
   }
 }
+
+/** `cli:alice@host — comment`: who made a change, as the history shows it. */
+const byText = (origin: JobView["history"][number]["origin"]): string =>
+  origin === null ? "" : `${origin.kind}:${origin.id}${origin.comment === undefined ? "" : ` — ${origin.comment}`}`
 
 const json = (value: unknown) => h("pre", { class: "json" }, JSON.stringify(value, null, 2))
 
@@ -153,8 +165,8 @@ export const jobPage = (root: HTMLElement, id: string) => {
       section(
         "State history",
         table(
-          ["time", "document", "change", "version", "state"],
-          view.history.map((r) => h("tr", { class: "history" }, h("td", {}, when(r.ts)), h("td", {}, r.kind), h("td", {}, r.change), h("td", {}, String(r.version)), h("td", { class: "state" }, r.state ?? ""))),
+          ["time", "document", "change", "version", "state", "by"],
+          view.history.map((r) => h("tr", { class: "history" }, h("td", {}, when(r.ts)), h("td", {}, r.kind), h("td", {}, r.change), h("td", {}, String(r.version)), h("td", { class: "state" }, r.state ?? ""), h("td", { class: "by" }, byText(r.origin)))),
           { id: "history" }
         ),
         view.historyCut ? h("p", { class: "meta" }, "older changes not read (a long change stream)") : null

@@ -1,13 +1,14 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
-import { abortJob, enterStep, failJob, settle, stopJob } from "./Flow.js"
-import { holdCommand, releaseHeldCommands } from "./HeldCommands.js"
-import { retryAction } from "./RetryAction.js"
+import { enterStep, failJob, settle } from "./Flow.js"
+import { holdCommand } from "./HeldCommands.js"
+import { abort, pause, resume, retry, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
 import type { LogWrite } from "./ExecutionLog.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
+import type { Origin } from "@microdcs/job-state"
 
 /**
  * The pure engine core (sfc.md §2): (state, input, now) → (new state, outbox entries, next
@@ -22,14 +23,16 @@ export type EngineInput =
   | { readonly type: "tick" }
   /** Outage grace: deadlines in (from, to] move back by `to - from`. */
   | { readonly type: "outage"; readonly from: number; readonly to: number }
-  | { readonly type: "pause" }
+  /** From outside the recipe (Interventions.ts): `origin` is who sent it, named in its log node. */
+  | { readonly type: "pause"; readonly origin?: Origin | undefined }
   /** The handler did not send this command because the job is paused: Resume sends it. */
   | { readonly type: "hold"; readonly command: CommandEntry }
-  | { readonly type: "resume" }
-  | { readonly type: "stop" }
-  | { readonly type: "abort"; readonly reason?: string }
+  | { readonly type: "resume"; readonly origin?: Origin | undefined }
+  | { readonly type: "stop"; readonly origin?: Origin | undefined }
+  /** `reason` (default: "aborted by {origin}", without one "aborted by the MES") is the job's error. */
+  | { readonly type: "abort"; readonly reason?: string; readonly origin?: Origin | undefined }
   /** An operator retries an open action (a station that was down is back): see RetryAction.ts. */
-  | { readonly type: "retry"; readonly action: string }
+  | { readonly type: "retry"; readonly action: string; readonly origin?: Origin | undefined }
 
 export interface WaitChange {
   readonly typeId: string
@@ -236,31 +239,6 @@ const applyOutage = (draft: Draft, from: number, to: number): void => {
   })
 }
 
-const pause = (draft: Draft): void => {
-  if (draft.state.status !== "running") return
-  draft.state.status = "paused"
-  draft.state.pausedAt = draft.now
-  draft.actions.forEach((run, at) => {
-    if (run.deadline !== undefined) draft.updateAction(at, { deadline: undefined, remainingMs: Math.max(0, run.deadline - draft.now) })
-  })
-  draft.touch()
-  logInstant(draft, "pause", "pause")
-}
-
-const resume = (draft: Draft): void => {
-  if (draft.state.status !== "paused") return
-  draft.state.status = "running"
-  delete draft.state.pausedAt
-  draft.actions.forEach((run, at) => {
-    if (run.remainingMs !== undefined) draft.updateAction(at, { remainingMs: undefined, deadline: draft.now + run.remainingMs })
-  })
-  draft.touch()
-  logInstant(draft, "resume", "resume")
-  releaseHeldCommands(draft)
-  // Events that arrived while paused completed actions; advancing waited for now.
-  settle(draft)
-}
-
 /**
  * Applies one input. A terminal state is absorbing: it comes back unchanged. `freshExecutionId`
  * is the execution id a state without a log gets on this touch (a state stored before the log).
@@ -289,22 +267,22 @@ const stepOnce = (state: ExecutionState, input: EngineInput, now: number, freshE
       applyOutage(draft, input.from, input.to)
       break
     case "pause":
-      pause(draft)
+      pause(draft, input.origin)
       break
     case "hold":
       note = holdCommand(draft, input.command)
       break
     case "resume":
-      resume(draft)
+      resume(draft, input.origin)
       break
     case "stop":
-      stopJob(draft)
+      stop(draft, input.origin)
       break
     case "abort":
-      abortJob(draft, input.reason ?? "aborted by the MES")
+      abort(draft, input.reason, input.origin)
       break
     case "retry":
-      note = retryAction(draft, input.action)
+      note = retry(draft, input.action, input.origin)
       break
   }
   return output(state, draft, note)

@@ -5,7 +5,7 @@
  */
 
 /** What a node is about. */
-export type LogNodeKind = "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "error" | "branch"
+export type LogNodeKind = "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "stop" | "retry" | "error" | "branch"
 
 /** How an execution of the log ended, or that it runs. */
 export type LogExecutionStatus = "running" | "completed" | "failed" | "aborted" | "stopped"

@@ -170,14 +170,14 @@ export const settle = (draft: Draft): void => {
   }
 }
 
-const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stopped", error?: string): void => {
+const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stopped", error?: string, by?: Readonly<Record<string, string>>): void => {
   draft.state.status = status
   draft.state.endedAt = draft.now
   if (error !== undefined) draft.state.error = error
   delete draft.state.pausedAt
   // A command held back by a pause never goes out once the job has ended.
   delete draft.state.heldCommands
-  if (error !== undefined) logInstant(draft, "error", status, { error })
+  if (error !== undefined) logInstant(draft, "error", status, { error, ...by })
   for (const active of [...draft.active]) leaveStep(draft, active)
   for (const run of draft.branches) logBranchClosed(draft, run)
   logFinished(draft, status)
@@ -202,4 +202,5 @@ const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
 export const completeJob = (draft: Draft): void => finish(draft, "completed")
 export const failJob = (draft: Draft, error: string): void => finish(draft, "failed", error)
 export const stopJob = (draft: Draft): void => finish(draft, "stopped")
-export const abortJob = (draft: Draft, reason: string): void => finish(draft, "aborted", reason)
+/** `by`: who aborted it, for its error node (Interventions.ts). */
+export const abortJob = (draft: Draft, reason: string, by?: Readonly<Record<string, string>>): void => finish(draft, "aborted", reason, by)

@@ -1,20 +1,20 @@
 import { Effect } from "effect"
+import { decodeOrigin } from "@microdcs/job-state"
 import { StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
-import type { EngineInput } from "../engine/Engine.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { startJob } from "./StartJob.js"
 
 /** MES methods the engine follows, and what each does to a running execution (sfc.md §3). */
-const followed: Readonly<Record<string, EngineInput | "start" | "remove" | "hold">> = {
+const followed: Readonly<Record<string, "start" | "remove" | "hold" | "stop" | "abort">> = {
   Start: "start",
   StoreAndStart: "start",
   Pause: "hold",
   Resume: "hold",
-  Stop: { type: "stop" },
-  Abort: { type: "abort", reason: "aborted by the MES" },
+  Stop: "stop",
+  Abort: "abort",
   Clear: "remove",
   Cancel: "remove"
 }
@@ -44,8 +44,9 @@ export const followHold = (jobId: string) =>
     const executions = yield* Executions
     for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
       const order = yield* jobOrders.load(jobId)
-      if (order?.state.main === "Interrupted") yield* executions.apply(jobId, { type: "pause" })
-      else if (order?.state.main === "Running") yield* executions.apply(jobId, { type: "resume" })
+      // The order's last change put it where it is: its origin is who paused or resumed it.
+      if (order?.state.main === "Interrupted") yield* executions.apply(jobId, { type: "pause", origin: order.origin })
+      else if (order?.state.main === "Running") yield* executions.apply(jobId, { type: "resume", origin: order.origin })
       if ((yield* jobOrders.load(jobId))?.version === order?.version) return
     }
     return yield* new StateMoved({ key: jobId, attempts: MAX_HOLD_ROUNDS })
@@ -72,5 +73,6 @@ export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry
       return
     }
     if (action === "hold") return yield* followHold(jobId)
-    yield* executions.apply(jobId, action)
+    // Who stopped or aborted it: the entry's origin (an entry written before origins has none).
+    yield* executions.apply(jobId, { type: action, origin: decodeOrigin(entry.fields["origin"]) })
   })

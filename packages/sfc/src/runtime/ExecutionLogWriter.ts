@@ -2,6 +2,7 @@ import { Context, Effect, FiberRef, Layer, Metric, type MetricLabel, Scheduler }
 import { ExecutionLogStore, makeValkey, Valkey } from "@microdcs/store"
 import type { LogWrite } from "../engine/ExecutionLog.js"
 import { LogBatchEncoder } from "./LogBatchEncoder.js"
+import { type LogRetention, makeLogRetention } from "./LogRetention.js"
 import { LogWriteQueue, type QueuedWrites } from "./LogWriteQueue.js"
 
 /**
@@ -27,18 +28,24 @@ export interface ExecutionLogSettings {
 /** What the writer of this process did so far. */
 export interface ExecutionLogStats {
   readonly installed: boolean
+  /** Writes waiting, and how many may wait (`queueSize`; beyond, writes are dropped). */
   readonly queued: number
+  readonly queueSize: number
   readonly written: number
   readonly dropped: number
   readonly commits: number
   readonly opened: number
   readonly removed: number
+  /** Batches written, how long the last one took and the slowest so far (ms; a batch over 5 s is dropped). */
+  readonly batches: number
+  readonly lastBatchMs: number
+  readonly slowestBatchMs: number
+  /** Retention runs that failed or took too long (logged); the next run goes on. */
+  readonly retentionFailures: number
 }
 
 /** Writes per batch at most (whole CASes): a backlog after a slow Valkey is written in bounded steps. */
 const BATCH_WRITES = 2048
-/** Retention runs on every this many opened executions (execution-log.md §1). */
-const RETAIN_EVERY = 100
 /** A batch that takes longer is given up (dropped and counted): the next one may find Valkey back. */
 const BATCH_TIMEOUT = "5 seconds"
 /** At shutdown, what is still queued gets this long to be written. */
@@ -74,7 +81,8 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
     let encoder = new LogBatchEncoder(shared.execKeySync, 0)
     // The metric labels of the fiber that installs the writer (Effect.tagMetrics), as Metric.incrementBy would add them.
     let labels: ReadonlyArray<MetricLabel.MetricLabel> = []
-    const counts = { written: 0, dropped: 0, commits: 0, opened: 0, removed: 0 }
+    const counts = { written: 0, dropped: 0, commits: 0, opened: 0, removed: 0, batches: 0, lastBatchMs: 0, slowestBatchMs: 0, retentionFailures: 0 }
+    let retention: LogRetention | undefined
 
     /** Counts drops from plain code: the CAS path runs no effect for the log. */
     const drop = (n: number): void => {
@@ -95,23 +103,30 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
     /** `offer` as an effect. */
     const append = (scope: string, writes: ReadonlyArray<LogWrite>): Effect.Effect<void> => Effect.sync(() => offer(scope, writes))
 
-    const retain = Effect.gen(function* () {
-      const removed = yield* store.retain(settings.cap)
-      counts.removed += removed.length
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("execution log retention failed", cause)))
+    /** Times a written batch (wall time, the event loop's waits included: what the 5 s budget counts). */
+    const timed = (startedAt: number): void => {
+      const ms = performance.now() - startedAt
+      counts.batches += 1
+      counts.lastBatchMs = ms
+      counts.slowestBatchMs = Math.max(counts.slowestBatchMs, ms)
+    }
 
-    /** Writes one batch (the CASes queued since the last one, up to `BATCH_WRITES`): its values, then its commit requests. */
+    /**
+     * Writes one batch (the CASes queued since the last one, up to `BATCH_WRITES`): its values,
+     * then its commit requests. Retention is only asked for: it runs in a fiber of its own.
+     */
     const flush = (batch: ReadonlyArray<QueuedWrites>) =>
       Effect.gen(function* () {
+        const startedAt = performance.now()
         const { values, opened, commits, unwritable } = encoder.encode(batch)
         drop(unwritable)
         yield* store.write(values, opened)
         counts.written += values.length
         if (commits.length > 0) yield* store.commitAll(commits)
         counts.commits += commits.length
-        const before = counts.opened
+        retention?.opened(counts.opened, opened.length)
         counts.opened += opened.length
-        if (Math.floor(counts.opened / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) yield* retain
+        timed(startedAt)
       }).pipe(
         Effect.timeout(BATCH_TIMEOUT),
         Effect.catchAllCause((cause) => {
@@ -121,6 +136,16 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
         })
       )
 
+    /** The log's store on a Valkey connection of its own, for the life of the current scope. */
+    const storeOfItsOwn = Effect.suspend(() => {
+      const options = { ...valkey.options, connectionName: `${valkey.options.connectionName ?? "microdcs"}-execution-log` }
+      return Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.scoped(Valkey, makeValkey(options))))).pipe(
+        Effect.map((context) => Context.get(context, ExecutionLogStore)),
+        // Best effort like the rest of the log: without a connection of its own it shares the engine's.
+        Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
+      )
+    })
+
     /**
      * Starts writing for the life of the current scope. At its end, appends stop and what is
      * still queued gets a short while to be written.
@@ -128,13 +153,9 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
     const install = (next: ExecutionLogSettings) =>
       Effect.gen(function* () {
         const installed = new LogWriteQueue(next.queueSize)
-        const options = { ...valkey.options, connectionName: `${valkey.options.connectionName ?? "microdcs"}-execution-log` }
-        const own = yield* Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.scoped(Valkey, makeValkey(options))))).pipe(
-          Effect.map((context) => Context.get(context, ExecutionLogStore)),
-          // Best effort like the rest of the log: without a connection of its own it shares the engine's.
-          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
-        )
+        const own = yield* storeOfItsOwn
         const installLabels = yield* FiberRef.get(FiberRef.currentMetricLabels)
+        const retaining = yield* makeLogRetention(own, next.cap, counts)
         yield* Effect.acquireRelease(
           Effect.sync(() => {
             settings = next
@@ -142,14 +163,17 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
             labels = installLabels
             store = own
             queue = installed
+            retention = retaining
           }),
           () =>
             Effect.gen(function* () {
               if (queue === installed) queue = undefined
+              if (retention === retaining) retention = undefined
               while (installed.size > 0) yield* flush(installed.take(BATCH_WRITES))
             }).pipe(Effect.timeout(DRAIN_TIMEOUT), Effect.ignore)
         )
-        // Forked after the release above is registered, so the fiber stops before the drain runs.
+        // Forked after the release above is registered, so the fibers stop before the drain runs.
+        yield* Effect.forkScoped(retaining.loop)
         // Each turn takes what is queued (up to a batch): while a batch is on the wire, the next one grows.
         yield* Effect.forkScoped(
           installed.waitForWrites.pipe(
@@ -163,6 +187,7 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
     const stats = (): ExecutionLogStats => ({
       installed: queue !== undefined,
       queued: queue === undefined ? 0 : queue.size,
+      queueSize: settings.queueSize,
       ...counts
     })
 

@@ -3,6 +3,8 @@ import {
   decodeJobOrderRecord,
   type DecodedJobOrder,
   encodeJobOrderRecord,
+  encodeOrigin,
+  ENGINE_ORIGIN,
   isInternal,
   normalizedName,
   priorityOf,
@@ -14,6 +16,8 @@ import { type ConnectionError, type InvalidInput, JobOrderDao, StateMoved, type 
 import { BoundedMap } from "./BoundedMap.js"
 
 const MAX_ATTEMPTS = 10
+/** The engine's moves (Run, Complete, the Abort of a failed job) name it as their origin. */
+const ENGINE_ORIGIN_TEXT = encodeOrigin(ENGINE_ORIGIN)
 
 /** Job orders one process keeps in memory (the ones it read or moved last). */
 const CACHED_JOB_ORDERS = 5_000
@@ -85,16 +89,17 @@ export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("
             .put({
               id,
               scope: current.scope,
-              doc: encodeJobOrderRecord(current.jobOrder, moved.right, current.comment),
+              doc: encodeJobOrderRecord(current.jobOrder, moved.right, current.comment, ENGINE_ORIGIN),
               priority: priorityOf(current.jobOrder),
               expectedVersion: current.version,
               change: trigger,
+              origin: ENGINE_ORIGIN_TEXT,
               ...(op !== undefined ? { op } : {})
             })
             .pipe(
               Effect.map((put) => {
                 if (moved.right.main === "Ended" || moved.right.main === "Aborted") cache.delete(id)
-                else cache.set(id, { ...current, state: moved.right, version: put.version })
+                else cache.set(id, { ...current, state: moved.right, version: put.version, origin: ENGINE_ORIGIN })
                 return true
               }),
               Effect.catchTag("VersionConflict", () => Effect.sync(() => cache.delete(id)).pipe(Effect.as(false))),

@@ -1,0 +1,61 @@
+import { type Origin, originText } from "@microdcs/job-state"
+import type { Draft } from "./Draft.js"
+import { abortJob, settle, stopJob } from "./Flow.js"
+import { releaseHeldCommands } from "./HeldCommands.js"
+import { logInstant } from "./LogNodes.js"
+import { retryAction } from "./RetryAction.js"
+
+/**
+ * The inputs that come from outside the recipe: an MES method the engine follows (Pause, Resume,
+ * Stop, Abort) or an operator's action (the CLI's abort, retry). Each writes a log node that
+ * names who sent it (`by`: `mes:urn:mes:line-1`, `cli:alice@host`) and the comment it carried;
+ * an input without an origin (from before origins were recorded) is logged as it was.
+ */
+
+/** The detail naming who sent an input, or nothing without an origin. */
+const byOf = (origin: Origin | undefined): Record<string, string> | undefined =>
+  origin === undefined ? undefined : { by: originText(origin), ...(origin.comment !== undefined ? { comment: origin.comment } : {}) }
+
+export const pause = (draft: Draft, origin: Origin | undefined): void => {
+  if (draft.state.status !== "running") return
+  draft.state.status = "paused"
+  draft.state.pausedAt = draft.now
+  draft.actions.forEach((run, at) => {
+    if (run.deadline !== undefined) draft.updateAction(at, { deadline: undefined, remainingMs: Math.max(0, run.deadline - draft.now) })
+  })
+  draft.touch()
+  logInstant(draft, "pause", "pause", byOf(origin))
+}
+
+export const resume = (draft: Draft, origin: Origin | undefined): void => {
+  if (draft.state.status !== "paused") return
+  draft.state.status = "running"
+  delete draft.state.pausedAt
+  draft.actions.forEach((run, at) => {
+    if (run.remainingMs !== undefined) draft.updateAction(at, { remainingMs: undefined, deadline: draft.now + run.remainingMs })
+  })
+  draft.touch()
+  logInstant(draft, "resume", "resume", byOf(origin))
+  releaseHeldCommands(draft)
+  // Events that arrived while paused completed actions; advancing waited for now.
+  settle(draft)
+}
+
+/** Stop: the job ends as completed; its `stop` node names who stopped it. */
+export const stop = (draft: Draft, origin: Origin | undefined): void => {
+  logInstant(draft, "stop", "stop", byOf(origin))
+  stopJob(draft)
+}
+
+/** Abort: the job's error (and its error node) says who aborted it: "aborted by cli:alice@host". */
+export const abort = (draft: Draft, reason: string | undefined, origin: Origin | undefined): void =>
+  abortJob(draft, reason ?? (origin === undefined ? "aborted by the MES" : `aborted by ${originText(origin)}`), byOf(origin))
+
+/** An operator's retry of an open action; when it was retried, a `retry` node names who asked. */
+export const retry = (draft: Draft, action: string, origin: Origin | undefined): string | undefined => {
+  const note = retryAction(draft, action)
+  if (note !== undefined) return note
+  const run = draft.actions.find((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting"))
+  logInstant(draft, "retry", action, byOf(origin), run === undefined ? undefined : { run })
+  return undefined
+}
