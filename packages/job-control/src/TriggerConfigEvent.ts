@@ -1,6 +1,6 @@
 import { Context, Effect, Option } from "effect"
 import { ReturnStatus } from "@microdcs/job-state"
-import { StateMoved, TriggerStore } from "@microdcs/store"
+import { parseTriggerInput, StateMoved, TriggerStore } from "@microdcs/store"
 import { refused, succeeded, toResult } from "./Answer.js"
 import type { JobControlFailure } from "./JobControlFailure.js"
 import { type HandleResult, type JobControlRequest, replyTypeOf, scopeOf } from "./Request.js"
@@ -37,6 +37,18 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 const invalid = (kind: string, message: string, problems?: ReadonlyArray<string>) =>
   refused(ReturnStatus.INVALID_REQUEST, kind, message, problems === undefined ? {} : { Problems: problems })
 
+/**
+ * A `data.scope` other than the subject's: refused as `ScopeConflict`, with the row's other
+ * problems listed too (checked as if it named the subject's scope), so one answer says everything.
+ */
+const scopeConflict = (data: Readonly<Record<string, unknown>>, scope: string) => {
+  const given = data["scope"]
+  if (given === undefined || given === scope) return undefined
+  const parsed = parseTriggerInput({ ...data, scope })
+  const problems = [`data.scope '${String(given)}' differs from the subject's scope '${scope}'`, ...("problems" in parsed ? parsed.problems : [])]
+  return invalid("ScopeConflict", problems.join("; "), problems)
+}
+
 /** The handler of {@link TRIGGER_CONFIG_EVENT_TYPE}; needs the store's `TriggerStore`, and takes the announcer when one is provided. */
 export const makeTriggerConfig = Effect.gen(function* () {
   const store = yield* TriggerStore
@@ -67,8 +79,8 @@ export const makeTriggerConfig = Effect.gen(function* () {
         if (removed === 1) yield* announce({ id, scope, change: "delete" })
         return succeeded({ ID: id, Removed: removed })
       }
-      const given = request.data["scope"]
-      if (given !== undefined && given !== scope) return invalid("ScopeConflict", `data.scope '${String(given)}' differs from the subject's scope '${scope}'`)
+      const conflict = scopeConflict(request.data, scope)
+      if (conflict !== undefined) return conflict
       const row = yield* store.put({ ...request.data, scope })
       yield* announce({ id: row.id, scope, change: "put", version: row.version })
       return succeeded({ ID: row.id, Version: row.version })
