@@ -15,6 +15,8 @@ export interface ReadErrorTags {
   readonly corrupt: string
   /** The `error` name of a 500 answer, e.g. `corrupt-log`. */
   readonly corruptName: string
+  /** More tags of the family with their answer (a stored configuration that does not read back: 500). */
+  readonly more?: Readonly<Record<string, { readonly status: number; readonly error: string }>> | undefined
 }
 
 /**
@@ -29,7 +31,9 @@ export const storeReadReply =
       answer.pipe(
         Effect.catchAll((e) =>
           Effect.succeed<Reply>(
-            e._tag === tags.notFound
+            tags.more?.[e._tag] !== undefined
+              ? { status: tags.more[e._tag]!.status, body: { error: tags.more[e._tag]!.error, message: e.message } }
+              : e._tag === tags.notFound
               ? { status: 404, body: { error: "not-found", message: e.message } }
               : e instanceof InvalidInput
                 ? { status: 400, body: { error: "bad-request", message: `${e.field}: ${e.message}` } }

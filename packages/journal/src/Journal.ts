@@ -1,18 +1,13 @@
-import { Effect, Ref, Runtime, type Scope } from "effect"
+import { Effect, Runtime, type Scope } from "effect"
 import { type ConnectionError, InvalidInput, Nudges, type StoreUnavailable, type WrongType } from "@microdcs/store"
 import { JournalCache } from "./JournalCache.js"
 import { JournalClock } from "./JournalClock.js"
-import type { ConditionLanguage, CounterConfig, JournalConfig } from "./JournalConfig.js"
+import type { CounterConfig, JournalConfig } from "./JournalConfig.js"
 import { JournalConfigStore, type UnreadableConfig } from "./JournalConfigStore.js"
-import { type CorruptEntry, type JournalConfigInvalid, JournalNotFound } from "./JournalErrors.js"
+import { type CorruptEntry, type JournalConfigInvalid, JournalNotFound, type JournalUnreadable } from "./JournalErrors.js"
 import { JournalOptions } from "./JournalOptions.js"
-import { type CounterPredicates, type InsertOutcome, type JournalEntry, type JournalEvent, type JournalFigures, JournalStore } from "./JournalStore.js"
-
-/** A configured journal as held in memory: its configuration and its counters' compiled conditions. */
-interface HeldJournal {
-  readonly config: JournalConfig
-  readonly predicates: CounterPredicates
-}
+import { makeHeldConfigurations } from "./HeldConfigurations.js"
+import { type InsertOutcome, type JournalEntry, type JournalEvent, type JournalFigures, JournalStore } from "./JournalStore.js"
 
 export type JournalReadError = InvalidInput | WrongType | CorruptEntry | ConnectionError
 
@@ -44,16 +39,6 @@ export interface WarmSummary {
   readonly full: boolean
 }
 
-const compile = (config: JournalConfig, conditions: ConditionLanguage | undefined): CounterPredicates => {
-  const predicates = new Map<string, (event: unknown) => boolean>()
-  for (const counter of config.counters) {
-    if (counter.when === undefined || conditions === undefined) continue
-    const compiled = conditions.compile(counter.when)
-    if ("predicate" in compiled) predicates.set(counter.name, compiled.predicate)
-  }
-  return predicates
-}
-
 /**
  * The journal of an island (journal.md): configurations held in memory (reloaded when a
  * `nudge:journal` names their scope, see `watch`), `record` for the event path, recall through a
@@ -67,29 +52,8 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     const options = yield* JournalOptions
     const clock = yield* JournalClock
     const cache = new JournalCache(options.cacheBytes)
-    // Read on every recall and record: a plain variable, replaced whole by `reload`.
-    let held: ReadonlyMap<string, ReadonlyArray<HeldJournal>> = new Map()
-    const unreadable = yield* Ref.make<ReadonlyMap<string, ReadonlyArray<UnreadableConfig>>>(new Map())
-
-    /** Reads the configurations of `scope` (every registered scope when absent) into memory. */
-    const reload = (scope?: string): Effect.Effect<void, InvalidInput | WrongType | ConnectionError> =>
-      Effect.gen(function* () {
-        const scopes = scope === undefined ? yield* configStore.scopes : [scope]
-        const read = yield* Effect.forEach(scopes, (s) => Effect.map(configStore.read(s, options.conditions), (r) => [s, r] as const))
-        yield* Effect.sync(() => {
-          const next = new Map(scope === undefined ? [] : held)
-          for (const [s, r] of read) {
-            if (r.configs.length === 0) next.delete(s)
-            else next.set(s, r.configs.map((config) => ({ config, predicates: compile(config, options.conditions) })))
-          }
-          held = next
-        })
-        yield* Ref.update(unreadable, (current) => {
-          const next = new Map(scope === undefined ? [] : current)
-          for (const [s, r] of read) next.set(s, r.unreadable)
-          return next
-        })
-      })
+    const configs = makeHeldConfigurations(configStore, options.conditions)
+    const reload = configs.reload
 
     /**
      * Keeps the configurations current for as long as the scope lives: reloads a scope when a
@@ -104,20 +68,11 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       yield* reload()
     })
 
-    const heldJournal = (scope: string, journal: string): Effect.Effect<HeldJournal, JournalNotFound> => {
-      const found = held.get(scope)?.find((j) => j.config.name === journal)
-      return found ? Effect.succeed(found) : Effect.fail(new JournalNotFound({ scope, journal }))
-    }
+    const heldJournal = configs.journal
 
     const configOf = (scope: string, journal: string) => Effect.map(heldJournal(scope, journal), (j) => j.config)
 
-    const list = (scope?: string): Effect.Effect<ReadonlyArray<JournalConfig>> =>
-      Effect.sync(() =>
-        [...held.entries()]
-          .filter(([s]) => scope === undefined || s === scope)
-          .sort(([a], [b]) => a.localeCompare(b))
-          .flatMap(([, journals]) => journals.map((j) => j.config))
-      )
+    const list = (scope?: string): Effect.Effect<ReadonlyArray<JournalConfig>> => Effect.sync(() => configs.all(scope).map((j) => j.config))
 
     /** Validates, stores and holds one journal's configuration (the JSON form); every problem listed on refusal. */
     const configure = (scope: string, input: unknown): Effect.Effect<{ readonly config: JournalConfig; readonly created: boolean }, JournalConfigInvalid | InvalidInput | WrongType | ConnectionError> =>
@@ -126,7 +81,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     const remove = (scope: string, journal: string): Effect.Effect<void, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
       Effect.tap(configStore.remove(scope, journal), () => reload(scope))
 
-    const insert = (scope: string, journal: string, event: JournalEvent): Effect.Effect<InsertOutcome, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
+    const insert = (scope: string, journal: string, event: JournalEvent): Effect.Effect<InsertOutcome, JournalNotFound | JournalUnreadable | InvalidInput | WrongType | ConnectionError> =>
       Effect.flatMap(heldJournal(scope, journal), (j) => store.insert(j.config, event, clock.now(), j.predicates))
 
     /**
@@ -136,9 +91,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     const record = (event: JournalEvent, where: { readonly scope?: string | undefined } = {}): Effect.Effect<ReadonlyArray<Recorded>, InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
         const now = clock.now()
-        const targets = [...held.entries()]
-          .filter(([s]) => where.scope === undefined || s === where.scope)
-          .flatMap(([, journals]) => journals.filter((j) => j.config.types.includes(event.type)))
+        const targets = configs.all(where.scope).filter((j) => j.config.types.includes(event.type))
         return yield* Effect.forEach(targets, (j) =>
           Effect.map(store.insert(j.config, event, now, j.predicates), (outcome) => ({ ...outcome, scope: j.config.scope, journal: j.config.name }))
         )
@@ -161,7 +114,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       searchKey: string,
       value: string,
       recallOptions: RecallOptions = {}
-    ): Effect.Effect<ReadonlyArray<JournalEntry>, JournalNotFound | JournalReadError> =>
+    ): Effect.Effect<ReadonlyArray<JournalEntry>, JournalNotFound | JournalUnreadable | JournalReadError> =>
       Effect.gen(function* () {
         const config = yield* configOf(scope, journal)
         yield* searchKeyOf(config, searchKey)
@@ -197,7 +150,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     }
 
     /** A counter's total for one value over its window as of now (exact before the sweep ran). */
-    const counter = (scope: string, journal: string, counterName: string, value: string): Effect.Effect<number, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
+    const counter = (scope: string, journal: string, counterName: string, value: string): Effect.Effect<number, JournalNotFound | JournalUnreadable | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
         const config = yield* configOf(scope, journal)
         return yield* store.counterValue(config, yield* counterOf(config, counterName), value, clock.now())
@@ -215,7 +168,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       values: Readonly<Record<string, string>>
     ): Effect.Effect<Readonly<Record<string, number>>, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
-        const journals = held.get(scope) ?? []
+        const journals = configs.ofScope(scope)
         const now = clock.now()
         const readOne = (name: string): Effect.Effect<ReadonlyArray<readonly [string, number]>, JournalNotFound | InvalidInput | WrongType | ConnectionError> => {
           const owner = journals.find((j) => j.config.counters.some((c) => c.name === name))
@@ -296,7 +249,8 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       watch,
       list,
       config: configOf,
-      unreadable: Ref.get(unreadable),
+      /** The stored configurations this process could not read (of `scope`, when given), with their problems. */
+      unreadable: (scope?: string): Effect.Effect<ReadonlyArray<UnreadableConfig>> => Effect.sync(() => configs.unreadable(scope)),
       configure,
       remove,
       insert,
