@@ -8,7 +8,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
-import { ConfigEventTypes } from "@microdcs/job-control"
+import { ConfigEventTypes, TRIGGER_CONFIG_EVENT_TYPE } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
@@ -264,13 +264,26 @@ describe.skipIf(!hasChromium)("the console in a browser", () => {
     )
     await page.waitForSelector("tr.dead-letter td.error", { timeout: WAIT_MS })
     expect(await page.textContent("tr.dead-letter td.error")).toBe("probe: <b>could not</b> handle it")
+    // When it moved: the date, the time and the zone, never a bare clock time.
+    expect(await page.textContent("tr.dead-letter td:first-child")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{2}:\d{2}$/)
     expect(await page.locator("tr.dead-letter td.error b").count()).toBe(0)
     await shot(page, "streams-dead-letter")
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
 
-  it("a recipe name with <script> renders as text on the configuration page", async () => {
+  it("a recipe name with <script> renders as text on the configuration page; one digest per recipe, the triggers, an unreadable journal", async () => {
+    await Effect.runPromise(mes.ok(TRIGGER_CONFIG_EVENT_TYPE, { id: "t-console-browser", type: "com.example.bin.empty.v1", workMasterId: "wm-axle-v1" }))
+    // A journal configuration edited by hand into something no writer stores.
+    await run(
+      Effect.flatMap(Valkey, (v) =>
+        v.command("break", async (c) => {
+          await c.hset(`${prefix}:journal:config:${SCOPE}`, "hand-edited", JSON.stringify({ name: "hand-edited", types: [] }))
+          await c.sadd(`${prefix}:journal:scopes`, SCOPE)
+          await c.publish(`${prefix}:nudge:journal`, SCOPE)
+        })
+      )
+    )
     const { page, errors } = await openPage("/console/config")
     await page.waitForSelector('div[data-work-master="wm-markup"] svg', { timeout: WAIT_MS })
     const step = page.locator(`div[data-work-master="wm-markup"] g.step .step-name`, { hasText: "<script>" })
@@ -279,6 +292,15 @@ describe.skipIf(!hasChromium)("the console in a browser", () => {
     expect(await page.evaluate("typeof window.__pwned")).toBe("undefined")
     expect(await page.locator("main script").count()).toBe(0)
     await page.waitForSelector('div[data-work-master="wm-axle-v1"] g.step[data-step="VerifyTorque"]')
+    // The work master's digest is the catalogue's: one recipe, one digest on the page.
+    const digest = (await page.textContent('div[data-work-master="wm-axle-v1"] .digest'))!
+    expect(digest).toMatch(/^[0-9a-f]{64}$/)
+    const catalogued = page.locator('section[data-optional="/api/recipes"] tr').filter({ hasText: "wm-axle-v1" })
+    expect(await catalogued.textContent()).toContain(digest)
+    await page.locator('section[data-optional="/api/triggers"] td').filter({ hasText: exactly("t-console-browser") }).waitFor({ timeout: WAIT_MS })
+    const unreadable = page.locator('section[data-optional="/api/journals"] ul.unreadable li')
+    await unreadable.first().waitFor({ timeout: WAIT_MS })
+    expect(await unreadable.first().textContent()).toMatch(new RegExp(`^${SCOPE}/hand-edited: stored but not readable, left out: .*types must be a non-empty list`))
     await shot(page, "config")
     const island = await openPage("/")
     await island.page.waitForSelector(`tr[data-scope="${SCOPE}"]`, { timeout: WAIT_MS })
