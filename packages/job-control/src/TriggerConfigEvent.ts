@@ -25,7 +25,8 @@ export interface TriggerChange {
 /**
  * Tells the other instances that a trigger changed, besides the nudge the store publishes (the
  * MQTT binding publishes `dag.triggers.changed`). Best effort: it never fails, so a broker that
- * is down never fails an operator's edit. Optional: without it, an edit publishes only the nudge.
+ * is down never fails an operator's edit. Optional: without it, an edit publishes only the nudge
+ * and `TriggerEditRelay` (in a daemon) announces it.
  */
 export class TriggerChangeAnnouncer extends Context.Tag("@microdcs/job-control/TriggerChangeAnnouncer")<
   TriggerChangeAnnouncer,
@@ -54,6 +55,8 @@ export const makeTriggerConfig = Effect.gen(function* () {
   const store = yield* TriggerStore
   const announcer = yield* Effect.serviceOption(TriggerChangeAnnouncer)
   const announce = (change: TriggerChange) => Option.match(announcer, { onNone: () => Effect.void, onSome: (a) => a.announce(change) })
+  // With an announcer this processor announces its own edits; the nudge says so, and no one relays them.
+  const writes = { announced: Option.isSome(announcer) }
 
   const apply = (request: JobControlRequest) =>
     Effect.gen(function* () {
@@ -72,7 +75,7 @@ export const makeTriggerConfig = Effect.gen(function* () {
         if (Option.isSome(existing) && existing.value.scope !== scope) {
           return invalid("ScopeConflict", `trigger ${id} belongs to scope '${existing.value.scope}', not '${scope}'`)
         }
-        const removed = yield* store.remove(id).pipe(
+        const removed = yield* store.remove(id, writes).pipe(
           Effect.as(1),
           Effect.catchTag("NotFound", () => Effect.succeed(0))
         )
@@ -81,7 +84,7 @@ export const makeTriggerConfig = Effect.gen(function* () {
       }
       const conflict = scopeConflict(request.data, scope)
       if (conflict !== undefined) return conflict
-      const row = yield* store.put({ ...request.data, scope })
+      const row = yield* store.put({ ...request.data, scope }, writes)
       yield* announce({ id: row.id, scope, change: "put", version: row.version })
       return succeeded({ ID: row.id, Version: row.version })
     }).pipe(
