@@ -13,7 +13,8 @@ import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
-import { axleJobOrder, configureAxleStation, fixture, makeMes, type Mes, SCOPE } from "./IslandKit.js"
+import { gatedJobOrder, gatedWorkMaster, MARKUP, markupWorkMaster } from "./ConsoleWorkMasters.js"
+import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
 /**
  * The console in a real browser (Debian's chromium driven by playwright-core): a daemon with
@@ -51,37 +52,6 @@ const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Sc
 
 const url = (path: string) => `http://127.0.0.1:${island.port}${path}`
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
-
-/** The `<script>` work master: its id, description and a step name carry markup. */
-const MARKUP = `<script>window.__pwned = 1</script>`
-const markupWorkMaster = () => {
-  const wm = fixture("work-master-axle.json") as { ID: string; Description: string; data: { Steps: Array<{ Name: string }>; Transitions: Array<{ Source: string; Target: string; Condition: string }>; Actions: Array<unknown>; Branches: Array<unknown> } }
-  return {
-    ...wm,
-    ID: "wm-markup",
-    Description: `recipe ${MARKUP}`,
-    data: {
-      Steps: [{ Name: "Init", Initial: true }, { Name: MARKUP }],
-      Transitions: [{ Source: "Init", Target: MARKUP, Condition: "x == '<b>'" }],
-      Actions: [],
-      Branches: []
-    }
-  }
-}
-
-/**
- * The axle recipe with its push commands turned into pull events the test releases: each step
- * stays active until the test opens its gate, so the page is seen at every step, however slow
- * the machine.
- */
-const gatedWorkMaster = () => {
-  const wm = fixture("work-master-axle.json") as { ID: string; data: { Actions: Array<Record<string, unknown>> } }
-  const actions = wm.data.Actions.map((a) =>
-    a["Interaction"] === "push_command" ? { Name: a["Name"], Step: a["Step"], Qualifier: "N", Interaction: "pull_event", TypeId: `com.example.test.${String(a["Name"])}.v1`, TimeoutSeconds: 300 } : a
-  )
-  return { ...wm, ID: "wm-axle-gated", data: { ...wm.data, Actions: actions } }
-}
-const gatedJobOrder = (id: string) => ({ ...axleJobOrder(id), WorkMasterID: [{ ID: "wm-axle-gated" }] })
 
 beforeAll(async () => {
   if (!hasChromium) return
