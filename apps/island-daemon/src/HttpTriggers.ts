@@ -4,8 +4,8 @@ import { TriggerStore } from "@microdcs/store"
 import { requireToken } from "./HttpAccess.js"
 import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
-/** Trigger reads have no not-found or corrupt case: a row that does not read back is listed as unreadable. */
-const triggerReply = storeReadReply({ notFound: "NotFound", corrupt: "-", corruptName: "-" })
+/** The list has no not-found or corrupt case: a row that does not read back is listed as unreadable. */
+const triggerReply = storeReadReply({})
 
 const triggers = Effect.gen(function* () {
   const { triggers, unreadable } = yield* Effect.flatMap(TriggerStore, (store) => store.list)
