@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import { formatPath, type RecipeProblem, validateRecipe, validateWorkMasterRecipe } from "@microdcs/sfc"
+import { canonicalRecipeDigest } from "@microdcs/store"
 import { renderTable } from "./Table.js"
 
 /** What a work master (or a bare recipe) file carries, checked with the engine's own rules. */
@@ -7,6 +8,12 @@ export interface RecipeCheck {
   /** `none`: a work master without the recipe schema, left to the MES as the daemon does. */
   readonly recipe: "valid" | "invalid" | "none"
   readonly problems: ReadonlyArray<{ readonly rule: string; readonly path: string; readonly message: string }>
+  /**
+   * The digest the island computes for a valid recipe (what `RECIPE_DIGESTS` pins and executions
+   * record): SHA-256 of the canonical JSON of the recipe as validated, defaults filled in, not of
+   * the file as written. `null` without a valid recipe.
+   */
+  readonly digest: string | null
 }
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
@@ -18,9 +25,10 @@ const fromEither = (result: Either.Either<unknown, ReadonlyArray<RecipeProblem>>
   Either.match(result, {
     onLeft: (problems) => ({
       recipe: "invalid",
-      problems: problems.map((p) => ({ rule: p.rule, path: formatPath(p.path), message: p.message }))
+      problems: problems.map((p) => ({ rule: p.rule, path: formatPath(p.path), message: p.message })),
+      digest: null
     }),
-    onRight: () => ({ recipe: "valid", problems: [] })
+    onRight: (recipe) => ({ recipe: "valid", problems: [], digest: canonicalRecipeDigest(recipe) })
   })
 
 /**
@@ -31,7 +39,7 @@ export const checkRecipe = (document: unknown): RecipeCheck => {
   const asWorkMaster = validateWorkMasterRecipe(document)
   if (asWorkMaster !== undefined) return fromEither(asWorkMaster)
   if (looksLikeRecipe(document) && !("ID" in (document as object))) return fromEither(validateRecipe(document))
-  return { recipe: "none", problems: [] }
+  return { recipe: "none", problems: [], digest: null }
 }
 
 /** The `ID` of a work master document, or undefined when it has none a key could be built from. */

@@ -6,11 +6,18 @@ import { Command, Options } from "@effect/cli"
  */
 export const globalOptions = {
   url: Options.text("url").pipe(
-    Options.withDescription("Valkey URL (redis://[user:password@]host:port[/db], rediss:// for TLS); default VALKEY_URL"),
+    Options.withPseudoName("URL"),
+    Options.withDescription(
+      "The island's Valkey: redis://[user:password@]host:port[/db], or rediss:// for TLS. Default: VALKEY_URL (or VALKEY_SENTINELS with VALKEY_SENTINEL_NAME), else redis://127.0.0.1:6379."
+    ),
     Options.optional
   ),
-  prefix: Options.text("prefix").pipe(Options.withDescription("key prefix of the island; default VALKEY_PREFIX or microdcs"), Options.optional),
-  json: Options.boolean("json").pipe(Options.withDescription("print machine-readable JSON on stdout"))
+  prefix: Options.text("prefix").pipe(
+    Options.withPseudoName("PREFIX"),
+    Options.withDescription("The island's key prefix, the VALKEY_PREFIX its daemons run with. Default: VALKEY_PREFIX, else microdcs."),
+    Options.optional
+  ),
+  json: Options.boolean("json").pipe(Options.withDescription("Print machine-readable JSON on stdout (errors as one JSON line on stderr)."))
 }
 
 export const root = Command.make("microdcs-admin", globalOptions)

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { logValues, sampleExecution, sampleNode, writeExecution } from "@microdcs/execution-log/testing"
@@ -14,7 +17,7 @@ import { canonicalRecipeDigest, ExecutionLogStore, storeLayer, WorkMasterDao } f
 import { validateRecipe } from "@microdcs/sfc"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
-import { recipe, SCOPE, workMaster } from "./Seed.js"
+import { brokenWorkMaster, recipe, SCOPE, workMaster } from "./Seed.js"
 
 // `executions tree` and `recipes list` against one island: a job with two executions (the newer
 // with a simultaneous branch and a running child) in Valkey, one execution that retention moved
@@ -157,5 +160,41 @@ describe("recipes list", () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain("RECIPE_DIGESTS")
     expect(bad.stderr).toContain("not a SHA-256 digest")
+  })
+})
+
+describe("recipes digest", () => {
+  const files = mkdtempSync(join(tmpdir(), "microdcs-admin-recipes-"))
+  const file = (name: string, content: unknown) => {
+    const path = join(files, name)
+    writeFileSync(path, JSON.stringify(content, null, 2))
+    return path
+  }
+
+  it("prints the digest the island computes (defaults filled in), not the hash of the file as written", async () => {
+    const catalogued = (await cli.json(["recipes", "list", "--scope", SCOPE])).recipes.find((r: { workMasterId: string }) => r.workMasterId === "wm-1").digest
+    // The file as written leaves Initial and Priority out: its own hash is not what the island pins.
+    expect(canonicalRecipeDigest(recipe)).not.toBe(catalogued)
+    const asWorkMaster = file("wm-1.json", workMaster("wm-1"))
+    const bare = file("recipe.json", { Actions: recipe.Actions, Transitions: recipe.Transitions, Steps: recipe.Steps })
+    const [table, json, fromBare] = await Promise.all([
+      cli.run(["recipes", "digest", asWorkMaster]),
+      cli.json(["recipes", "digest", asWorkMaster]),
+      cli.json(["recipes", "digest", bare])
+    ])
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout.trim()).toBe(`${catalogued}  ${asWorkMaster}`)
+    expect(json).toMatchObject({ file: asWorkMaster, workMasterId: "wm-1", recipe: "valid", digest: catalogued })
+    expect(fromBare).toMatchObject({ workMasterId: null, digest: catalogued })
+  })
+
+  it("an invalid recipe lists its problems (exit 1); a file without a recipe is exit 2", async () => {
+    const broken = await cli.run(["recipes", "digest", file("broken.json", brokenWorkMaster("wm-b"))])
+    expect(broken.code).toBe(1)
+    expect(broken.stdout).toMatch(/^RULE\s+PATH\s+PROBLEM$/m)
+    expect(broken.stdout).toContain("Actions[0].Qualifier")
+    const none = await cli.run(["recipes", "digest", file("plain.json", { ID: "wm-plain", Description: "no recipe" })])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain("holds no recipe")
   })
 })

@@ -1,10 +1,12 @@
 import { writeFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
-import { Journal, JournalClock, type JournalEvent } from "@microdcs/journal"
+import { Journal, JournalClock, type JournalEvent, JournalOptions } from "@microdcs/journal"
+import { eventConditions } from "@microdcs/sfc"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -36,7 +38,17 @@ const event = (i: number): JournalEvent => ({
 
 const withJournal = <A, E>(effect: Effect.Effect<A, E, Journal | Valkey>) =>
   Effect.runPromise(
-    Effect.scoped(effect.pipe(Effect.provide(Journal.Default.pipe(Layer.provide(JournalClock.fixed(() => Date.now())), Layer.provideMerge(ValkeyLayer.layer({ url, prefix }))))))
+    Effect.scoped(
+      effect.pipe(
+        Effect.provide(
+          Journal.Default.pipe(
+            // The daemon's condition language, as every process that reads journal configurations has it.
+            Layer.provide(Layer.merge(JournalClock.fixed(() => Date.now()), JournalOptions.layer({ conditions: eventConditions }))),
+            Layer.provideMerge(ValkeyLayer.layer({ url, prefix }))
+          )
+        )
+      )
+    )
   )
 
 beforeAll(async () => {
@@ -90,5 +102,42 @@ describe("journal", () => {
     expect((await cli.run(["journal", "remove", "--scope", "line-1", "-j", "torque"])).code).toBe(5)
     expect(await cli.json(["journal", "remove", "--scope", "line-1", "-j", "torque", "--yes"])).toEqual({ scope: "line-1", journal: "torque", removed: true })
     expect((await cli.json(["journal", "list"])).journals).toEqual([])
+  })
+
+  it("reads the demo's journal, whose counter has a `when`, as the daemon does; one stored that cannot be read is listed with why (exit 1)", async () => {
+    const demoJournal = fileURLToPath(new URL("../../island-daemon/fixtures/journal-torque.json", import.meta.url))
+    expect(await cli.json(["journal", "configure", "--scope", "line-when", demoJournal])).toMatchObject({ created: true, config: { counters: [{ name: "nok_torque_1h", when: "!torque_ok" }, { name: "torque_1h" }] } })
+    const torque = (i: number, ok: boolean): JournalEvent => ({ ...event(i), id: `w-${i}`, data: { tool_id: "nr-7", torque_ok: ok } })
+    await withJournal(
+      Effect.gen(function* () {
+        const journal = yield* Journal
+        yield* journal.reload()
+        for (const [i, ok] of [[1, false], [2, true], [3, false]] as const) yield* journal.insert("line-when", "torque", torque(i, ok))
+      })
+    )
+    expect((await cli.json(["journal", "list", "--scope", "line-when"])).journals).toMatchObject([{ scope: "line-when", journal: "torque", counters: ["nok_torque_1h", "torque_1h"], entries: 3 }])
+    const args = ["--scope", "line-when", "-j", "torque"]
+    expect(await cli.json(["journal", "counter", ...args, "--counter", "nok_torque_1h", "--value", "nr-7"])).toMatchObject({ total: 2 })
+    expect(await cli.json(["journal", "counter", ...args, "--counter", "torque_1h", "--value", "nr-7"])).toMatchObject({ total: 3 })
+    expect((await cli.json(["journal", "recall", ...args, "--key", "tool", "--value", "nr-7"])).entries).toHaveLength(3)
+    expect((await cli.run(["journal", "show", ...args])).stdout).toMatch(/count by tool over 1h \(minute buckets\) when !torque_ok/)
+
+    // Edited by hand into something no writer stores: listed with its problems, never left out silently.
+    await withJournal(
+      Effect.flatMap(Valkey, (v) =>
+        unsafeCommand(v, "break", async (c) => {
+          await c.hset(`${prefix}:journal:config:line-when`, "hand-edited", JSON.stringify({ name: "hand-edited", types: [] }))
+        })
+      )
+    )
+    const listed = await cli.json(["journal", "list", "--scope", "line-when"], 1)
+    expect(listed.journals.map((j: { journal: string }) => j.journal)).toEqual(["torque"])
+    expect(listed.unreadable).toEqual([{ scope: "line-when", journal: "hand-edited", problems: expect.arrayContaining(["types must be a non-empty list of CloudEvent types"]) }])
+    const table = await cli.run(["journal", "list", "--scope", "line-when"])
+    expect(table.code).toBe(1)
+    expect(table.stdout).toMatch(/Stored but not readable[\s\S]*line-when\s+hand-edited\s+.*types must be a non-empty list/)
+    const shown = await cli.run(["journal", "show", "--scope", "line-when", "-j", "hand-edited"])
+    expect(shown.code).toBe(1)
+    expect(shown.stderr).toContain("journal 'hand-edited' of scope 'line-when' is stored but cannot be read: ")
   })
 })

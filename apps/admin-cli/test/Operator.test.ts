@@ -41,6 +41,18 @@ describe("help and version", () => {
     expect(packageJson.version).not.toBe("0.0.0")
   })
 
+  it("explains the global options in words of their own, not the type's generic sentence", async () => {
+    const help = (await cli.run(["--help"])).stdout
+    expect(help).not.toContain("A user-defined piece of text.")
+    expect(help).not.toContain("A true or false value.")
+    const described = (option: string) => help.slice(help.indexOf(`\n${option}`) + 1).split("\n\n").slice(0, 2).join("\n")
+    expect(described("--url URL")).toMatch(/^--url URL\n\s+The island's Valkey: redis:\/\/\[user:password@\]host:port\[\/db\], or rediss:\/\/ for TLS\. Default: VALKEY_URL/)
+    expect(described("--prefix PREFIX")).toMatch(/^--prefix PREFIX\n\s+The island.s key prefix, .*Default: VALKEY_PREFIX, else microdcs/)
+    expect(described("--json")).toMatch(/^--json\n\s+Print machine-readable JSON/)
+    // A choice still lists its values.
+    expect(help).toContain("One of the following: sh, bash, fish, zsh")
+  })
+
   it("writes no escape sequences when piped, even without NO_COLOR", async () => {
     const piped = await cli.run(["--help"], { NO_COLOR: "" })
     expect(piped.stdout).toContain("USAGE")

@@ -66,6 +66,24 @@ describe("scopes, job orders, job responses", () => {
     expect(badState.stderr).toContain("unknown state 'Runing'")
   })
 
+  it("joborders list pages with a cursor: --after takes the 'next' of the previous page, with or without --state", async () => {
+    const first = await cli.json(["joborders", "list", "--scope", SCOPE, "--limit", "2"])
+    expect([first.jobOrders.map((j: { id: string }) => j.id), first.next]).toEqual([["jo-2", "jo-1"], "2"])
+    const [second, table, running, runningAfter, bad] = await Promise.all([
+      cli.json(["joborders", "list", "--scope", SCOPE, "--limit", "2", "--after", first.next]),
+      cli.run(["joborders", "list", "--scope", SCOPE, "--limit", "2"]),
+      cli.json(["joborders", "list", "--scope", SCOPE, "--state", "Running", "--limit", "1"]),
+      cli.json(["joborders", "list", "--scope", SCOPE, "--state", "Running", "--limit", "1", "--after", "1"]),
+      cli.run(["joborders", "list", "--scope", SCOPE, "--after", "jo-1"])
+    ])
+    expect([second.jobOrders.map((j: { id: string }) => j.id), second.next]).toEqual([["jo-4"], null])
+    expect(table.stdout.trim().split("\n").at(-1)).toBe("more: --after 2")
+    expect([running.jobOrders.map((j: { id: string }) => j.id), running.next]).toEqual([["jo-2"], "1"])
+    expect([runningAfter.jobOrders, runningAfter.next]).toEqual([[], null])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("--after takes the 'next' cursor")
+  })
+
   it("joborders show: decoded state, document, change history; exit 3 on an unknown id", async () => {
     const [table, json, missing, missingJson] = await Promise.all([
       cli.run(["joborders", "show", "jo-3"]),

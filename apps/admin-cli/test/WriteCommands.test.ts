@@ -80,6 +80,11 @@ describe("config", () => {
     expect(invalidJson.problems.map((p: { rule: string }) => p.rule).sort()).toEqual(["qualifier", "unknown-reference"])
     expect(invalidJson.problems.find((p: { rule: string }) => p.rule === "qualifier").path).toBe("Actions[0].Qualifier")
     expect([notJson.code, missing.code]).toEqual([2, 2])
+    // A missing Actions does not hide the condition that does not parse.
+    const { Actions: _actions, ...noActions } = workMaster("wm-gap").data as Record<string, unknown>
+    const gap = { ...workMaster("wm-gap"), data: { ...noActions, Transitions: [{ Source: "Init", Target: "Work", Condition: "x >" }] } }
+    const gapped = await cli.json(["config", "workmasters", "validate", file("gap.json", gap)], 1)
+    expect(gapped.problems.map((p: { rule: string; path: string }) => `${p.rule} ${p.path}`)).toEqual(["structure Actions", "condition Transitions[0].Condition"])
     expect(notJson.stderr).toContain("is not JSON")
     expect(putBroken.code).toBe(1)
     expect(putBroken.stdout).toContain("not stored")

@@ -45,12 +45,8 @@ export const link = (href: string, ...children: ReadonlyArray<Child>) => h("a", 
 export const jobHref = (id: string) => `/console/jobs/${encodeURIComponent(id)}`
 export const scopeHref = (scope: string) => `/console/scopes/${encodeURIComponent(scope)}`
 
-/** A time as the operator reads it (local time, with the date when not today). */
-export const when = (epochMs: number | null | undefined): string => {
-  if (epochMs === null || epochMs === undefined) return ""
-  const d = new Date(epochMs)
-  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString()
-}
+/** A time as the console shows it: date, local time and zone offset (see time.ts). */
+export { when } from "./time.js"
 
 /** A table from a header and rows of cells. */
 export const table = (headers: ReadonlyArray<string>, rows: ReadonlyArray<HTMLElement>, attributes: Readonly<Record<string, string>> = {}) =>

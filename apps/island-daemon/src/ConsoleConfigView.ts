@@ -1,5 +1,5 @@
 import { Effect, Either } from "effect"
-import { JobAcceptanceDao, recipeDigestOf, ReferenceListDao, ScopeRegistry, WorkMasterDao } from "@microdcs/store"
+import { canonicalRecipeDigest, JobAcceptanceDao, ReferenceListDao, ScopeRegistry, WorkMasterDao } from "@microdcs/store"
 import { formatPath, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { recipeGraph } from "./ConsoleGraph.js"
 
@@ -20,8 +20,8 @@ const workMasterOf = (id: string) =>
     if (Either.isLeft(recipe)) {
       return { id, version: doc.version, description, digest: null, graph: null, problems: recipe.left.map((p) => `${formatPath(p.path)}: ${p.message}`) }
     }
-    // The same digest as the runtime's snapshot of it (`RecipeSnapshots`): the text of the decoded recipe.
-    const digest = recipeDigestOf(JSON.stringify(recipe.right))
+    // The catalogue's digest, the one executions record: SHA-256 of the recipe's canonical JSON.
+    const digest = canonicalRecipeDigest(recipe.right)
     const graph = yield* recipeGraph(digest, recipe.right).pipe(Effect.orElseSucceed(() => null))
     return { id, version: doc.version, description, digest, graph, problems: [] as ReadonlyArray<string> }
   })

@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
 import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, type Origin, transition } from "@microdcs/job-state"
-import { recipeDigestOf, type StoredDocument } from "@microdcs/store"
+import { canonicalRecipeDigest, type StoredDocument } from "@microdcs/store"
 import { ChangeStream, JobOrderDao, JobResponseDao, SfcRecipes, SfcStateDao } from "@microdcs/store"
 import type { ExecutionState, Recipe } from "@microdcs/sfc"
 import { recipeGraph, type RecipeGraph } from "./ConsoleGraph.js"
@@ -78,7 +78,8 @@ const executionOf = (jobId: string) =>
       const text = yield* Effect.flatMap(SfcRecipes, (r) => r.get(digest!))
       if (Option.isSome(text)) recipe = JSON.parse(text.value) as Recipe
     }
-    if (recipe !== undefined) digest ??= recipeDigestOf(JSON.stringify(recipe))
+    // A state that carries its recipe (written before recipes were stored by digest): the catalogue's digest of it.
+    if (recipe !== undefined) digest ??= canonicalRecipeDigest(recipe)
     const graph: RecipeGraph | null =
       recipe === undefined || digest === undefined ? null : yield* recipeGraph(digest, recipe).pipe(Effect.orElseSucceed(() => null))
     const { recipe: _recipe, ...rest } = state

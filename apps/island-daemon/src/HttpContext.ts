@@ -1,5 +1,5 @@
 import { Context, type Deferred, Effect, type Redacted } from "effect"
-import type { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
+import type { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao, TriggerStore } from "@microdcs/store"
 import type { ConsoleServices } from "./ConsoleServices.js"
 import type { Journal } from "@microdcs/journal"
 import type { DaemonConfig } from "./DaemonConfig.js"
@@ -12,7 +12,7 @@ import { makeReadiness, type ReadinessReport } from "./Readiness.js"
  * The island's services the routes read. A route module that needs another one adds it here; the
  * island provides them all once it runs.
  */
-export type IslandServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao | ConsoleServices | Journal | ExecutionServices
+export type IslandServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao | TriggerStore | ConsoleServices | Journal | ExecutionServices
 
 /**
  * What needs the island up (the store, the MQTT connection): absent while it is starting or

@@ -8,7 +8,7 @@ import { type Reply, storeReadReply } from "./HttpStoreReply.js"
  * The journal's reads in the JSON API (journal.md §6), the same as the admin CLI's `journal
  * list|show|recall|counter`. Reads only: a recall here does not stamp the value as recently used.
  *
- *   GET /api/journals?scope=
+ *   GET /api/journals?scope=           (items, and unreadable: the stored configurations it cannot read)
  *   GET /api/journals/{scope}/{journal}
  *   GET /api/journals/{scope}/{journal}/recall?key=&value=&limit=&since=
  *   GET /api/journals/{scope}/{journal}/counters/{counter}?value=
@@ -20,8 +20,16 @@ const badRequest = (message: string): Reply => ({ status: 400, body: { error: "b
 const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://localhost").searchParams)
 const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
-/** A missing journal or counter is 404, a refused input 400, an entry that does not decode 500, any other store failure 503. */
-const journalReply = storeReadReply({ notFound: "JournalNotFound", corrupt: "CorruptEntry", corruptName: "corrupt-entry" })
+/**
+ * A missing journal or counter is 404, a refused input 400, an entry that does not decode or a
+ * stored configuration this daemon cannot read 500, any other store failure 503.
+ */
+const journalReply = storeReadReply({
+  notFound: "JournalNotFound",
+  corrupt: "CorruptEntry",
+  corruptName: "corrupt-entry",
+  more: { JournalUnreadable: { status: 500, error: "unreadable-config" } }
+})
 
 const figuresOf = (journal: Journal, scope: string, name: string) =>
   Effect.map(journal.figures(scope), (all) => all.find((f) => f.journal === name))
@@ -34,7 +42,9 @@ const journals = Effect.gen(function* () {
   for (const s of new Set(configs.map((c) => c.scope))) {
     for (const f of yield* journal.figures(s)) figures.set(`${s}\u0000${f.journal}`, f)
   }
-  return ok({ items: configs.map((c) => journalSummary(c, figures.get(`${c.scope}\u0000${c.name}`))) })
+  // A stored configuration this daemon cannot read is listed with its problems, never left out silently.
+  const unreadable = yield* journal.unreadable(scope)
+  return ok({ items: configs.map((c) => journalSummary(c, figures.get(`${c.scope}\u0000${c.name}`))), unreadable })
 })
 
 const oneJournal = Effect.gen(function* () {

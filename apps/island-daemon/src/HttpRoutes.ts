@@ -4,6 +4,7 @@ import { API_PREFIX, apiNotFound, apiRoutes } from "./Api.js"
 import { HttpContext } from "./HttpContext.js"
 import { executionRoutes } from "./HttpExecutions.js"
 import { recipeRoutes } from "./HttpRecipes.js"
+import { triggerRoutes } from "./HttpTriggers.js"
 import { consoleRoutes } from "./HttpConsole.js"
 import { consoleApiRoutes } from "./HttpConsoleApi.js"
 import { healthRoutes } from "./HttpHealth.js"
@@ -15,7 +16,7 @@ import { commonHeaders, errorReply } from "./HttpReply.js"
  * Every route of the daemon, one module per group. A new group (the console's pages, an event
  * stream) is one more router here; the read-only test walks this list.
  */
-export const daemonRoutes = HttpRouter.concatAll(healthRoutes, metricsRoutes, apiRoutes, consoleRoutes, consoleApiRoutes, journalRoutes, executionRoutes, recipeRoutes)
+export const daemonRoutes = HttpRouter.concatAll(healthRoutes, metricsRoutes, apiRoutes, consoleRoutes, consoleApiRoutes, journalRoutes, executionRoutes, recipeRoutes, triggerRoutes)
 
 /** The methods the server answers: nothing it serves changes the island. */
 export const readMethods: ReadonlyArray<string> = ["GET", "HEAD"]

@@ -11,10 +11,22 @@ export interface Reply {
 
 /** Which error tags of a family of reads mean "nothing there" (404) and "stored value does not decode" (500). */
 export interface ReadErrorTags {
-  readonly notFound: string
-  readonly corrupt: string
+  /** A family whose reads never miss or decode (a list) names neither. */
+  readonly notFound?: string | undefined
+  readonly corrupt?: string | undefined
   /** The `error` name of a 500 answer, e.g. `corrupt-log`. */
-  readonly corruptName: string
+  readonly corruptName?: string | undefined
+  /** More tags of the family with their answer (a stored configuration that does not read back: 500). */
+  readonly more?: Readonly<Record<string, { readonly status: number; readonly error: string }>> | undefined
+}
+
+const failureReply = (tags: ReadErrorTags, e: { readonly _tag: string; readonly message?: string }): Reply => {
+  const more = tags.more?.[e._tag]
+  if (more !== undefined) return { status: more.status, body: { error: more.error, message: e.message } }
+  if (e._tag === tags.notFound) return { status: 404, body: { error: "not-found", message: e.message } }
+  if (e instanceof InvalidInput) return { status: 400, body: { error: "bad-request", message: `${e.field}: ${e.message}` } }
+  if (e._tag === tags.corrupt) return { status: 500, body: { error: tags.corruptName ?? "corrupt", message: e.message } }
+  return { status: 503, body: { error: e._tag, message: "store unavailable" } }
 }
 
 /**
@@ -27,17 +39,7 @@ export const storeReadReply =
   <E extends { readonly _tag: string; readonly message?: string }, R>(answer: Effect.Effect<Reply, E, R>) =>
     withIsland(
       answer.pipe(
-        Effect.catchAll((e) =>
-          Effect.succeed<Reply>(
-            e._tag === tags.notFound
-              ? { status: 404, body: { error: "not-found", message: e.message } }
-              : e instanceof InvalidInput
-                ? { status: 400, body: { error: "bad-request", message: `${e.field}: ${e.message}` } }
-                : e._tag === tags.corrupt
-                  ? { status: 500, body: { error: tags.corruptName, message: e.message } }
-                  : { status: 503, body: { error: e._tag, message: "store unavailable" } }
-          )
-        ),
+        Effect.catchAll((e) => Effect.succeed(failureReply(tags, e))),
         Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
       )
     )

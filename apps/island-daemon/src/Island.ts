@@ -16,7 +16,7 @@ import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
 import { journaledMqttStation, journalingJobControlIngress, journalRunning, journalServices } from "./IslandJournal.js"
 import { JournalCounterSource } from "./JournalCounterSource.js"
 import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
-import { triggerAnnouncer, triggersRole } from "./Triggers.js"
+import { triggerAnnouncer, triggerEditRelay, triggersRole } from "./Triggers.js"
 
 /**
  * The roles of one daemon as layers over one store and one MQTT connection. Each role is on by
@@ -76,8 +76,9 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
       })
     : Layer.empty
   // The journal serves every role: job control takes its configuration events, the engine journals station events.
-  // Triggers run with job control; the announcer of trigger edits goes to every role (job control's processor takes it).
-  return Layer.mergeAll(jobControl, engine, publisher, journalRunning(config, metrics), executionLogLayer(config), triggersRole(config, metrics)).pipe(
+  // Triggers run with job control; the announcer of trigger edits goes to every role (job control's
+  // processor takes it) and to the relay of the edits nobody announced, which every daemon runs.
+  return Layer.mergeAll(jobControl, engine, publisher, journalRunning(config, metrics), executionLogLayer(config), triggersRole(config, metrics), triggerEditRelay(config)).pipe(
     Layer.provide(triggerAnnouncer(config, metrics)),
     // One registry of journal records in flight for the station ingress and the counter source.
     Layer.provideMerge(Layer.merge(journalServices(config), JournalRecordsInFlight.layer))

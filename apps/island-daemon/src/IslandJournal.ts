@@ -4,7 +4,8 @@ import { JobControlIngress, type JobControlIngressOptions, MqttStation, type Sta
 import { Journal, JournalOptions, type JournalEvent } from "@microdcs/journal"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import { journalConfigRequests } from "./JournalConfigRequests.js"
-import { journalConditions } from "./JournalConditions.js"
+import { eventConditions } from "@microdcs/sfc"
+import { exportUnreadableJournals } from "./JournalMetrics.js"
 import type { Metrics } from "./Metrics.js"
 import { JournalRecordsInFlight, type JournalRecordsInFlightService } from "./JournalRecordsInFlight.js"
 
@@ -20,7 +21,7 @@ const RECORD_TIMEOUT = Duration.seconds(2)
 
 /** The journal service with the daemon's settings; recipe conditions are the language of a counter's `when`. */
 export const journalServices = (config: DaemonConfig) =>
-  Journal.Default.pipe(Layer.provide(JournalOptions.layer({ cacheBytes: config.journal.cacheBytes, conditions: journalConditions })))
+  Journal.Default.pipe(Layer.provide(JournalOptions.layer({ cacheBytes: config.journal.cacheBytes, conditions: eventConditions })))
 
 /** A CloudEvent as the journal records it: its attributes, the extensions among them (`jobid`), and `data`. */
 export const journalEventOf = (event: CloudEvent): JournalEvent => ({
@@ -116,13 +117,12 @@ export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
           )
         )
       )
-      for (const [scope, configs] of yield* journal.unreadable) {
-        for (const config of configs) {
-          yield* Effect.logWarning("stored journal configuration not readable; it is not journaled").pipe(
-            Effect.annotateLogs({ scope, journal: config.journal, problems: config.problems.join("; ") })
-          )
-        }
+      for (const config of yield* journal.unreadable()) {
+        yield* Effect.logWarning("stored journal configuration not readable; it is not journaled").pipe(
+          Effect.annotateLogs({ scope: config.scope, journal: config.journal, problems: config.problems.join("; ") })
+        )
       }
+      yield* exportUnreadableJournals(metrics, journal)
       yield* journal.warm.pipe(
         Effect.tap((warmed) => Effect.logDebug("journal cache warmed").pipe(Effect.annotateLogs({ ...warmed }))),
         Effect.catchAllCause((cause) => Effect.logWarning("journal cache not warmed").pipe(Effect.annotateLogs({ error: failureText(cause) }))),

@@ -3,7 +3,7 @@ import type { ExtraRequestHandler } from "@microdcs/island-mqtt"
 import { type HandleResult, type JobControlReply, type JobControlRequest, replyTypeOf, scopeOf } from "@microdcs/job-control"
 import { ReturnStatus } from "@microdcs/job-state"
 import { handleJournalConfigEvent, Journal, JOURNAL_CONFIG_EVENT_TYPE, parseJournalConfig } from "@microdcs/journal"
-import { journalConditions } from "./JournalConditions.js"
+import { eventConditions } from "@microdcs/sfc"
 import type { Metrics } from "./Metrics.js"
 
 /**
@@ -46,7 +46,7 @@ export const journalConfigProblems = (request: JobControlRequest): ReadonlyArray
     if (typeof name !== "string" || name === "") problems.push("a DELETE names the journal in data.name")
   }
   if (method === "PUT") {
-    const parsed = parseJournalConfig(scope ?? "-", request.data, journalConditions)
+    const parsed = parseJournalConfig(scope ?? "-", request.data, eventConditions)
     if ("problems" in parsed) problems.push(...parsed.problems)
   }
   return problems

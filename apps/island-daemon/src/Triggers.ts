@@ -1,6 +1,6 @@
 import { Layer } from "effect"
 import { Counter } from "prom-client"
-import { jobControlLayer, TriggerCatalog, TriggerStarts } from "@microdcs/job-control"
+import { jobControlLayer, TriggerCatalog, TriggerEditRelay, TriggerStarts } from "@microdcs/job-control"
 import { MqttTriggerAnnouncer, TriggerChangesListener, TriggerIngress } from "@microdcs/island-mqtt"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import type { Metrics } from "./Metrics.js"
@@ -39,6 +39,13 @@ export const triggerAnnouncer = (config: DaemonConfig, metrics: Metrics) =>
     source: config.source,
     onDropped: (reason) => triggerCounters(metrics).dropped.inc({ reason })
   })
+
+/**
+ * Every daemon relays the trigger edits nobody announced (the admin CLI's: it has no MQTT
+ * connection), so each edit is announced once as `dag.triggers.changed`, wherever it was made:
+ * the daemons that hear its nudge claim it in Valkey, and the one that gets the claim announces it.
+ */
+export const triggerEditRelay = (config: DaemonConfig) => TriggerEditRelay({ connectionName: `trigger-relay-${config.instanceId}` })
 
 /**
  * The triggers of the job control role (execution-log.md §4): every trigger in memory (loaded at

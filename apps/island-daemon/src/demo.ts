@@ -7,8 +7,9 @@
  * with StoreAndStart. Shows live progress and ends with a summary (with the journal and the
  * counter). DEMO_JOBS sets the batch size (default 50).
  */
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect } from "effect"
 import { daemonConfig } from "./DaemonConfig.js"
+import { demoLogging } from "./DemoLogging.js"
 import { startIsland } from "./Island.js"
 import { printStoredTree } from "./DemoExecutionTree.js"
 import { runMes } from "./DemoMes.js"
@@ -67,14 +68,8 @@ const program = Effect.gen(function* () {
   }
 })
 
-// Daemon logs go to stderr at warning level so the progress lines stay readable.
-const quietLogs = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.withLeveledConsole(Logger.prettyLogger({ stderr: true, colors: false }))),
-  Logger.minimumLogLevel(LogLevel.Warning)
-)
-
 // The process ends inside the callback; nothing is left to handle its promise.
-void Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(quietLogs))).then((exit) => {
+void Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(demoLogging))).then((exit) => {
   if (exit._tag === "Failure") {
     console.error("demo failed:", exit.cause.toString())
     process.exit(1)

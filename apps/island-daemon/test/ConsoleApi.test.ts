@@ -1,11 +1,11 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { JobStates } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
+import { storeLayer, TriggerStore } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { putJobOrder } from "@microdcs/testkit"
+import { putJobOrder, putWorkMaster } from "@microdcs/testkit"
 import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
-import { SCOPE } from "./IslandKit.js"
+import { fixture, SCOPE } from "./IslandKit.js"
 
 /**
  * The console over plain HTTP (the browser test is `ConsoleBrowser.test.ts`): the pages and
@@ -113,6 +113,33 @@ describe("the console over HTTP", () => {
     expect((listed.json() as { items: ReadonlyArray<{ id: string; state: string }> }).items).toContainEqual(expect.objectContaining({ id, state: "NotAllowedToStart_Ready" }))
     const found = await island.get(`/api/console/scopes/${SCOPE}/joborders?id=${id}`, auth)
     expect((found.json() as { items: ReadonlyArray<{ id: string }> }).items.map((i) => i.id)).toEqual([id])
+  })
+
+  it("the configuration page's recipe digest is the catalogue's, its trigger list is served, an id search shows the job's priority", async () => {
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* putWorkMaster(SCOPE, fixture("work-master-axle.json"))
+        yield* Effect.flatMap(TriggerStore, (triggers) => triggers.put({ id: "t-console", scope: SCOPE, type: "com.example.bin.empty.v1", workMasterId: "wm-axle-v1" }))
+        yield* putJobOrder(SCOPE, { JobOrderID: "jo-console-prio", Priority: 7 }, { state: JobStates.NotAllowedToStart_Ready, change: "Store" })
+      }).pipe(Effect.provide(store))
+    )
+    const body = <A>(path: string) => island.get(path, auth).then((reply) => {
+      expect(reply.status, path).toBe(200)
+      return reply.json() as A
+    })
+    type Config = { scopes: ReadonlyArray<{ scope: string; workMasters: ReadonlyArray<{ id: string; digest: string | null }> }> }
+    const config = await body<Config>("/api/console/config")
+    const recipes = await body<{ items: ReadonlyArray<{ workMasterId: string; digest: string }> }>(`/api/recipes?scope=${SCOPE}`)
+    const shown = config.scopes.find((s) => s.scope === SCOPE)!.workMasters.find((w) => w.id === "wm-axle-v1")!.digest
+    expect(shown).toMatch(/^[0-9a-f]{64}$/)
+    expect(shown).toBe(recipes.items.find((r) => r.workMasterId === "wm-axle-v1")!.digest)
+    // Every list the configuration page asks for besides its own view is served.
+    const triggers = await body<{ items: ReadonlyArray<{ id: string }>; unreadable: ReadonlyArray<unknown> }>("/api/triggers")
+    expect([triggers.items.map((t) => t.id), triggers.unreadable]).toEqual([["t-console"], []])
+    expect((await island.get("/api/triggers")).status).toBe(401)
+    await body("/api/journals")
+    const found = await body<{ items: ReadonlyArray<{ id: string; priority: number }> }>(`/api/console/scopes/${SCOPE}/joborders?id=jo-console-prio`)
+    expect(found.items).toEqual([expect.objectContaining({ id: "jo-console-prio", priority: 7 })])
   })
 
   it("a live feed ends as soon as the daemon stops, and the daemon stops cleanly", async () => {

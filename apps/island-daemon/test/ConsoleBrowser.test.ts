@@ -8,12 +8,14 @@ import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
-import { ConfigEventTypes } from "@microdcs/job-control"
+import { ConfigEventTypes, TRIGGER_CONFIG_EVENT_TYPE } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
+import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
-import { axleJobOrder, configureAxleStation, fixture, makeMes, type Mes, SCOPE } from "./IslandKit.js"
+import { gatedJobOrder, gatedWorkMaster, MARKUP, markupWorkMaster } from "./ConsoleWorkMasters.js"
+import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
 /**
  * The console in a real browser (Debian's chromium driven by playwright-core): a daemon with
@@ -51,37 +53,6 @@ const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Sc
 
 const url = (path: string) => `http://127.0.0.1:${island.port}${path}`
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
-
-/** The `<script>` work master: its id, description and a step name carry markup. */
-const MARKUP = `<script>window.__pwned = 1</script>`
-const markupWorkMaster = () => {
-  const wm = fixture("work-master-axle.json") as { ID: string; Description: string; data: { Steps: Array<{ Name: string }>; Transitions: Array<{ Source: string; Target: string; Condition: string }>; Actions: Array<unknown>; Branches: Array<unknown> } }
-  return {
-    ...wm,
-    ID: "wm-markup",
-    Description: `recipe ${MARKUP}`,
-    data: {
-      Steps: [{ Name: "Init", Initial: true }, { Name: MARKUP }],
-      Transitions: [{ Source: "Init", Target: MARKUP, Condition: "x == '<b>'" }],
-      Actions: [],
-      Branches: []
-    }
-  }
-}
-
-/**
- * The axle recipe with its push commands turned into pull events the test releases: each step
- * stays active until the test opens its gate, so the page is seen at every step, however slow
- * the machine.
- */
-const gatedWorkMaster = () => {
-  const wm = fixture("work-master-axle.json") as { ID: string; data: { Actions: Array<Record<string, unknown>> } }
-  const actions = wm.data.Actions.map((a) =>
-    a["Interaction"] === "push_command" ? { Name: a["Name"], Step: a["Step"], Qualifier: "N", Interaction: "pull_event", TypeId: `com.example.test.${String(a["Name"])}.v1`, TimeoutSeconds: 300 } : a
-  )
-  return { ...wm, ID: "wm-axle-gated", data: { ...wm.data, Actions: actions } }
-}
-const gatedJobOrder = (id: string) => ({ ...axleJobOrder(id), WorkMasterID: [{ ID: "wm-axle-gated" }] })
 
 beforeAll(async () => {
   if (!hasChromium) return
@@ -264,13 +235,26 @@ describe.skipIf(!hasChromium)("the console in a browser", () => {
     )
     await page.waitForSelector("tr.dead-letter td.error", { timeout: WAIT_MS })
     expect(await page.textContent("tr.dead-letter td.error")).toBe("probe: <b>could not</b> handle it")
+    // When it moved: the date, the time and the zone, never a bare clock time.
+    expect(await page.textContent("tr.dead-letter td:first-child")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{2}:\d{2}$/)
     expect(await page.locator("tr.dead-letter td.error b").count()).toBe(0)
     await shot(page, "streams-dead-letter")
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
 
-  it("a recipe name with <script> renders as text on the configuration page", async () => {
+  it("a recipe name with <script> renders as text on the configuration page; one digest per recipe, the triggers, an unreadable journal", async () => {
+    await Effect.runPromise(mes.ok(TRIGGER_CONFIG_EVENT_TYPE, { id: "t-console-browser", type: "com.example.bin.empty.v1", workMasterId: "wm-axle-v1" }))
+    // A journal configuration edited by hand into something no writer stores.
+    await run(
+      Effect.flatMap(Valkey, (v) =>
+        unsafeCommand(v, "break", async (c) => {
+          await c.hset(`${prefix}:journal:config:${SCOPE}`, "hand-edited", JSON.stringify({ name: "hand-edited", types: [] }))
+          await c.sadd(`${prefix}:journal:scopes`, SCOPE)
+          await c.publish(`${prefix}:nudge:journal`, SCOPE)
+        })
+      )
+    )
     const { page, errors } = await openPage("/console/config")
     await page.waitForSelector('div[data-work-master="wm-markup"] svg', { timeout: WAIT_MS })
     const step = page.locator(`div[data-work-master="wm-markup"] g.step .step-name`, { hasText: "<script>" })
@@ -279,6 +263,15 @@ describe.skipIf(!hasChromium)("the console in a browser", () => {
     expect(await page.evaluate("typeof window.__pwned")).toBe("undefined")
     expect(await page.locator("main script").count()).toBe(0)
     await page.waitForSelector('div[data-work-master="wm-axle-v1"] g.step[data-step="VerifyTorque"]')
+    // The work master's digest is the catalogue's: one recipe, one digest on the page.
+    const digest = (await page.textContent('div[data-work-master="wm-axle-v1"] .digest'))!
+    expect(digest).toMatch(/^[0-9a-f]{64}$/)
+    const catalogued = page.locator('section[data-optional="/api/recipes"] tr').filter({ hasText: "wm-axle-v1" })
+    expect(await catalogued.textContent()).toContain(digest)
+    await page.locator('section[data-optional="/api/triggers"] td').filter({ hasText: exactly("t-console-browser") }).waitFor({ timeout: WAIT_MS })
+    const unreadable = page.locator('section[data-optional="/api/journals"] ul.unreadable li')
+    await unreadable.first().waitFor({ timeout: WAIT_MS })
+    expect(await unreadable.first().textContent()).toMatch(new RegExp(`^${SCOPE}/hand-edited: stored but not readable, left out: .*types must be a non-empty list`))
     await shot(page, "config")
     const island = await openPage("/")
     await island.page.waitForSelector(`tr[data-scope="${SCOPE}"]`, { timeout: WAIT_MS })

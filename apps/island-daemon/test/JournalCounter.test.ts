@@ -222,8 +222,40 @@ describe("the journal in the daemon", () => {
         expect((yield* configEvent(mes, { name: "torque" }, "DELETE")).data).toEqual({ ReturnStatus: ReturnStatus.NO_ERROR, Journal: "torque", Removed: 1 })
         expect((yield* configEvent(mes, { name: "torque" }, "DELETE")).data).toEqual({ ReturnStatus: ReturnStatus.NO_ERROR, Journal: "torque", Removed: 0 })
         const listed = yield* Effect.promise(() => daemon!.get("/api/journals"))
-        expect(listed.json()).toEqual({ items: [] })
+        expect(listed.json()).toEqual({ items: [], unreadable: [] })
       }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "a stored configuration the daemon cannot read is reported, not dropped: /api/journals lists it with why, /metrics counts it, its reads say so",
+    () =>
+      Effect.gen(function* () {
+        const d = daemon!
+        // Edited by hand: not what any writer of this version stores.
+        yield* Effect.flatMap(Valkey, (v) =>
+          unsafeCommand(v, "break", async (c) => {
+            await c.hset(`${prefix}:journal:config:line-broken`, "torque", JSON.stringify({ name: "torque", types: "all", searchKeys: [] }))
+            await c.sadd(`${prefix}:journal:scopes`, "line-broken")
+            await c.publish(`${prefix}:nudge:journal`, "line-broken")
+          })
+        )
+        const listed = yield* eventually(
+          Effect.promise(() => d.get("/api/journals?scope=line-broken")).pipe(
+            Effect.map((r) => r.json() as { items: ReadonlyArray<unknown>; unreadable: ReadonlyArray<{ journal: string; problems: ReadonlyArray<string> }> }),
+            Effect.map((body) => (body.unreadable.length > 0 ? body : undefined))
+          ),
+          20_000,
+          "the unreadable configuration listed"
+        )
+        expect(listed.items).toEqual([])
+        expect(listed.unreadable).toEqual([{ scope: "line-broken", journal: "torque", problems: expect.arrayContaining(["types must be a non-empty list of CloudEvent types"]) }])
+        const metrics = yield* Effect.promise(() => d.get("/metrics"))
+        expect(metrics.text).toContain('microdcs_journal_unreadable{scope="line-broken"} 1')
+        const one = yield* Effect.promise(() => d.get("/api/journals/line-broken/torque"))
+        expect(one.status).toBe(500)
+        expect(one.json()).toMatchObject({ error: "unreadable-config", message: expect.stringContaining("is stored but cannot be read") })
+      }).pipe(Effect.provide(store)),
     30_000
   )
 })

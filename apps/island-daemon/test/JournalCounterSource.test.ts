@@ -7,7 +7,7 @@ import { CounterSource, type CounterRequest } from "@microdcs/sfc"
 import { ValkeyLayer } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { journalConfigProblems } from "../src/JournalConfigRequests.js"
-import { journalConditions } from "../src/JournalConditions.js"
+import { eventConditions } from "@microdcs/sfc"
 import { JournalCounterSource } from "../src/JournalCounterSource.js"
 import { journalEventOf, journalStationEvents } from "../src/IslandJournal.js"
 import { makeMetrics } from "../src/Metrics.js"
@@ -42,7 +42,7 @@ const torqueJournal = {
 const layer = () =>
   JournalCounterSource.pipe(
     Layer.provideMerge(Journal.Default),
-    Layer.provide(Layer.mergeAll(JournalClock.fixed(() => NOW), JournalOptions.layer({ conditions: journalConditions }))),
+    Layer.provide(Layer.mergeAll(JournalClock.fixed(() => NOW), JournalOptions.layer({ conditions: eventConditions }))),
     Layer.provide(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix("jcs") }))
   )
 
@@ -145,21 +145,6 @@ describe("the journal counter source", () => {
       expect(yield* journal.counter(SCOPE, "torque", "nok_torque_1h", "nutrunner-3")).toBe(1)
     }).pipe(Effect.provide(layer()))
   )
-})
-
-describe("a counter's `when` in the recipe condition language", () => {
-  it("reads the event's data first, then its attributes; a bad condition is a problem with its position", () => {
-    const compiled = journalConditions.compile("!torque_ok && type == 'com.example.station.torque.v1'")
-    if (!("predicate" in compiled)) throw new Error(compiled.problem)
-    expect(compiled.predicate({ type: TORQUE, data: { torque_ok: false } })).toBe(true)
-    expect(compiled.predicate({ type: TORQUE, data: { torque_ok: true } })).toBe(false)
-    expect(compiled.predicate({ type: "other", data: { torque_ok: false } })).toBe(false)
-    const dotted = journalConditions.compile("data.torque_nm < 80")
-    if (!("predicate" in dotted)) throw new Error(dotted.problem)
-    expect(dotted.predicate({ data: { torque_nm: 78 } })).toBe(true)
-    const bad = journalConditions.compile("torque_ok &&")
-    expect("problem" in bad && bad.problem).toMatch(/at character \d+/)
-  })
 })
 
 describe("the journal configuration event, checked before anything is written", () => {

@@ -5,7 +5,7 @@ import { Journal, JournalClock, JournalOptions } from "@microdcs/journal"
 import { CounterSource, type CounterRequest } from "@microdcs/sfc"
 import { ValkeyLayer } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
-import { journalConditions } from "../src/JournalConditions.js"
+import { eventConditions } from "@microdcs/sfc"
 import { JournalCounterSource } from "../src/JournalCounterSource.js"
 import { journalEventOf } from "../src/IslandJournal.js"
 import { JournalRecordsInFlight } from "../src/JournalRecordsInFlight.js"
@@ -31,7 +31,7 @@ const torqueJournal = {
 const layer = () =>
   JournalCounterSource.pipe(
     Layer.provideMerge(Layer.merge(Journal.Default, JournalRecordsInFlight.layer)),
-    Layer.provide(Layer.mergeAll(JournalClock.fixed(() => NOW), JournalOptions.layer({ conditions: journalConditions }))),
+    Layer.provide(Layer.mergeAll(JournalClock.fixed(() => NOW), JournalOptions.layer({ conditions: eventConditions }))),
     Layer.provide(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix("jrf") }))
   )
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer, Stream } from "effect"
 import { inject } from "vitest"
+import { TRIGGER_CONFIG_EVENT_TYPE } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
+import { storeLayer, TriggerStore } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemon, daemonEnv, type DaemonProcess } from "./DaemonProcess.js"
-import { axleJobOrder, axleStation, batchProblems, completedCount, configureAxleStation, eventually, makeMes } from "./IslandKit.js"
+import { axleJobOrder, axleStation, batchProblems, completedCount, configureAxleStation, eventually, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
 /**
  * Two daemons on one island (one key prefix, one broker, a shared subscription group) and the
@@ -32,9 +33,35 @@ const messagesHandled = (d: DaemonProcess, kind: string) =>
       .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
   })
 
+/**
+ * Trigger edits made through the store alone (as the admin CLI makes them) and through a config
+ * event (one daemon makes it): each is announced once as `dag.triggers.changed` on `P/triggers`.
+ */
+const triggerEditsAnnouncedOnce = (mes: Mes, prefix: string) =>
+  Effect.gen(function* () {
+    const announced: Array<{ readonly id: string; readonly change: string; readonly version?: number }> = []
+    yield* (yield* mes.connection.subscribe(`${prefix}/triggers`)).pipe(
+      Stream.runForEach((m) =>
+        Effect.sync(() => {
+          if (Either.isRight(m.decoded) && m.decoded.right.type === "dag.triggers.changed") announced.push(m.decoded.right.data as (typeof announced)[number])
+        }).pipe(Effect.zipRight(m.ack))
+      ),
+      Effect.forkScoped
+    )
+    const store = yield* TriggerStore
+    const row = { scope: SCOPE, type: "com.example.bin.empty.v1", workMasterId: "wm-axle-v1" }
+    yield* store.put({ id: "t-cli", ...row })
+    yield* mes.ok(TRIGGER_CONFIG_EVENT_TYPE, { id: "t-mes", type: row.type, workMasterId: row.workMasterId })
+    yield* store.disable("t-cli")
+    yield* eventually(Effect.sync(() => (announced.length >= 3 ? true : undefined)), 20_000, "three announcements")
+    yield* Effect.sleep("500 millis") // room for a second daemon's duplicate, were there one
+    const seen = announced.map((a) => `${a.id} ${a.change} v${a.version}`).sort()
+    expect(seen).toEqual(["t-cli put v1", "t-cli put v2", "t-mes put v1"])
+  })
+
 describe("two daemons on one island", () => {
   it.live(
-    "finish every job of a batch exactly once",
+    "finish every job of a batch exactly once, and announce every trigger edit once, wherever it was made",
     () => {
       const prefix = randomPrefix("twin")
       return Effect.gen(function* () {
@@ -59,6 +86,7 @@ describe("two daemons on one island", () => {
         // Both took part: the shared subscription split the MES requests between them.
         expect(yield* messagesHandled(a, "jobcontrol")).toBeGreaterThan(0)
         expect(yield* messagesHandled(b, "jobcontrol")).toBeGreaterThan(0)
+        yield* triggerEditsAnnouncedOnce(mes, prefix)
 
         const exits = yield* Effect.promise(() => Promise.all([a.stop("SIGTERM"), b.stop("SIGTERM")]))
         expect(exits.map((e) => e.code)).toEqual([0, 0])

@@ -1,6 +1,6 @@
 import { Context, Effect, Option } from "effect"
 import { ReturnStatus } from "@microdcs/job-state"
-import { StateMoved, TriggerStore } from "@microdcs/store"
+import { parseTriggerInput, StateMoved, TriggerStore } from "@microdcs/store"
 import { refused, succeeded, toResult } from "./Answer.js"
 import type { JobControlFailure } from "./JobControlFailure.js"
 import { type HandleResult, type JobControlRequest, replyTypeOf, scopeOf } from "./Request.js"
@@ -25,7 +25,8 @@ export interface TriggerChange {
 /**
  * Tells the other instances that a trigger changed, besides the nudge the store publishes (the
  * MQTT binding publishes `dag.triggers.changed`). Best effort: it never fails, so a broker that
- * is down never fails an operator's edit. Optional: without it, an edit publishes only the nudge.
+ * is down never fails an operator's edit. Optional: without it, an edit publishes only the nudge
+ * and `TriggerEditRelay` (in a daemon) announces it.
  */
 export class TriggerChangeAnnouncer extends Context.Tag("@microdcs/job-control/TriggerChangeAnnouncer")<
   TriggerChangeAnnouncer,
@@ -37,11 +38,25 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 const invalid = (kind: string, message: string, problems?: ReadonlyArray<string>) =>
   refused(ReturnStatus.INVALID_REQUEST, kind, message, problems === undefined ? {} : { Problems: problems })
 
+/**
+ * A `data.scope` other than the subject's: refused as `ScopeConflict`, with the row's other
+ * problems listed too (checked as if it named the subject's scope), so one answer says everything.
+ */
+const scopeConflict = (data: Readonly<Record<string, unknown>>, scope: string) => {
+  const given = data["scope"]
+  if (given === undefined || given === scope) return undefined
+  const parsed = parseTriggerInput({ ...data, scope })
+  const problems = [`data.scope '${String(given)}' differs from the subject's scope '${scope}'`, ...("problems" in parsed ? parsed.problems : [])]
+  return invalid("ScopeConflict", problems.join("; "), problems)
+}
+
 /** The handler of {@link TRIGGER_CONFIG_EVENT_TYPE}; needs the store's `TriggerStore`, and takes the announcer when one is provided. */
 export const makeTriggerConfig = Effect.gen(function* () {
   const store = yield* TriggerStore
   const announcer = yield* Effect.serviceOption(TriggerChangeAnnouncer)
   const announce = (change: TriggerChange) => Option.match(announcer, { onNone: () => Effect.void, onSome: (a) => a.announce(change) })
+  // With an announcer this processor announces its own edits; the nudge says so, and no one relays them.
+  const writes = { announced: Option.isSome(announcer) }
 
   const apply = (request: JobControlRequest) =>
     Effect.gen(function* () {
@@ -60,16 +75,16 @@ export const makeTriggerConfig = Effect.gen(function* () {
         if (Option.isSome(existing) && existing.value.scope !== scope) {
           return invalid("ScopeConflict", `trigger ${id} belongs to scope '${existing.value.scope}', not '${scope}'`)
         }
-        const removed = yield* store.remove(id).pipe(
+        const removed = yield* store.remove(id, writes).pipe(
           Effect.as(1),
           Effect.catchTag("NotFound", () => Effect.succeed(0))
         )
         if (removed === 1) yield* announce({ id, scope, change: "delete" })
         return succeeded({ ID: id, Removed: removed })
       }
-      const given = request.data["scope"]
-      if (given !== undefined && given !== scope) return invalid("ScopeConflict", `data.scope '${String(given)}' differs from the subject's scope '${scope}'`)
-      const row = yield* store.put({ ...request.data, scope })
+      const conflict = scopeConflict(request.data, scope)
+      if (conflict !== undefined) return conflict
+      const row = yield* store.put({ ...request.data, scope }, writes)
       yield* announce({ id: row.id, scope, change: "put", version: row.version })
       return succeeded({ ID: row.id, Version: row.version })
     }).pipe(

@@ -17,6 +17,8 @@ export * from "./Command.js"
 // Recipe digests (canonical JSON, SHA-256), pinning (RECIPE_DIGESTS) and the catalogue per scope.
 export { parseRecipePins, pinProblem, type RecipePins, workMasterDigest, type WorkMasterDigest } from "./RecipeDigests.js"
 export { type CatalogueRecipe, recipeCatalogue } from "./RecipeCatalogue.js"
+// A scope's job orders page by page with their documents (one round trip per batch), by state, with a cursor.
+export * from "./JobOrderListing.js"
 // The processor and its options (checked when the layer is built).
 export { type JobControlSettings, defaultJobControlSettings, JobControlOptions } from "./JobControlOptions.js"
 export * from "./JobControl.js"
@@ -28,3 +30,4 @@ export * from "./TriggerMatch.js"
 export * from "./TriggerCatalog.js"
 export * from "./TriggerStarts.js"
 export { type TriggerChange, TriggerChangeAnnouncer, TRIGGER_CONFIG_EVENT_TYPE } from "./TriggerConfigEvent.js"
+export * from "./TriggerEditRelay.js"

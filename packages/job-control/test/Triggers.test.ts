@@ -130,6 +130,26 @@ describe("triggers", () => {
     })
   )
 
+  live("a config event whose data.scope differs from the subject is refused with the conflict and every other problem of the row",
+    Effect.gen(function* () {
+      const before = yield* snapshot
+      const bad = yield* handle(configEvent("tr-g", { id: "t g", type: "", workMasterId: "wm-restock", scope: "elsewhere", priority: 1.5 }))
+      expect(bad.reply.status).toBe(ReturnStatus.INVALID_REQUEST)
+      expect(bad.reply.error?.kind).toBe("ScopeConflict")
+      expect(bad.reply.data["Problems"]).toEqual([
+        "data.scope 'elsewhere' differs from the subject's scope 'tr-g'",
+        `id must start with a letter or digit and hold only letters, digits, '_', '.', '-' (at most 64), got "t g"`,
+        "type must be a non-empty text",
+        "priority must be an integer, got 1.5"
+      ])
+      expect(bad.reply.error?.message).toContain("priority must be an integer")
+      const onlyScope = yield* handle(configEvent("tr-g", { ...trigger("t-g"), scope: "elsewhere" }))
+      expect(onlyScope.reply.error?.kind).toBe("ScopeConflict")
+      expect(onlyScope.reply.data["Problems"]).toEqual(["data.scope 'elsewhere' differs from the subject's scope 'tr-g'"])
+      expect(yield* snapshot).toEqual(before)
+    })
+  )
+
   live("a config event DELETE removes the trigger (idempotent) and the catalog lets it go",
     Effect.gen(function* () {
       yield* handle(configEvent("tr-f", trigger("t-f")))

@@ -3,10 +3,10 @@ import { type ConnectionError, InvalidInput, Nudges, type StoreUnavailable, type
 import { JournalCache } from "./JournalCache.js"
 import { JournalClock } from "./JournalClock.js"
 import type { CounterConfig, JournalConfig } from "./JournalConfig.js"
-import { JournalConfigStore } from "./JournalConfigStore.js"
-import { type CorruptEntry, type JournalConfigInvalid, JournalNotFound, type JournalNotLoaded } from "./JournalErrors.js"
-import { type HeldJournal, makeHeldJournals } from "./JournalHeld.js"
+import { JournalConfigStore, type UnreadableConfig } from "./JournalConfigStore.js"
+import { type CorruptEntry, type JournalConfigInvalid, JournalNotFound, type JournalNotLoaded, type JournalUnreadable } from "./JournalErrors.js"
 import { JournalOptions } from "./JournalOptions.js"
+import { makeHeldConfigurations } from "./HeldConfigurations.js"
 import { type InsertOutcome, type JournalEntry, type JournalEvent, type JournalFigures, JournalStore } from "./JournalStore.js"
 
 export type JournalReadError = InvalidInput | WrongType | CorruptEntry | ConnectionError
@@ -52,8 +52,8 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     const options = yield* JournalOptions
     const clock = yield* JournalClock
     const cache = new JournalCache(options.cacheBytes)
-    const holding = yield* makeHeldJournals(configStore, options.conditions)
-    const { reload } = holding
+    const configs = yield* makeHeldConfigurations(configStore, options.conditions)
+    const reload = configs.reload
 
     /**
      * Keeps the configurations current for as long as the scope lives: reloads a scope when a
@@ -67,22 +67,13 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
         Runtime.runFork(runtime)(effect.pipe(Effect.catchAll((e) => Effect.logWarning("journal configuration reload failed").pipe(Effect.annotateLogs({ error: String(e) })))))
       yield* nudges.listen("journal", "journal-config", { onNudge: (scope) => run(reload(scope)), onReconnect: () => run(reload()) })
       yield* reload()
-    }).pipe(Effect.tapError(holding.loadFailed))
+    }).pipe(Effect.tapError(configs.loadFailed))
 
-    const heldJournal = (scope: string, journal: string): Effect.Effect<HeldJournal, JournalNotFound> => {
-      const found = holding.current().get(scope)?.find((j) => j.config.name === journal)
-      return found ? Effect.succeed(found) : Effect.fail(new JournalNotFound({ scope, journal }))
-    }
+    const heldJournal = configs.journal
 
     const configOf = (scope: string, journal: string) => Effect.map(heldJournal(scope, journal), (j) => j.config)
 
-    const list = (scope?: string): Effect.Effect<ReadonlyArray<JournalConfig>> =>
-      Effect.sync(() =>
-        [...holding.current().entries()]
-          .filter(([s]) => scope === undefined || s === scope)
-          .sort(([a], [b]) => a.localeCompare(b))
-          .flatMap(([, journals]) => journals.map((j) => j.config))
-      )
+    const list = (scope?: string): Effect.Effect<ReadonlyArray<JournalConfig>> => Effect.sync(() => configs.all(scope).map((j) => j.config))
 
     /**
      * The journals of `scope` as `record` sees them: `JournalNotLoaded` when the scope's
@@ -90,7 +81,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
      * would answer "none".
      */
     const journalsOf = (scope: string): Effect.Effect<ReadonlyArray<JournalConfig>, JournalNotLoaded> =>
-      Effect.map(holding.forRecord(scope), (held) => (held.get(scope) ?? []).map((j) => j.config))
+      Effect.map(configs.loaded(scope), () => configs.ofScope(scope).map((j) => j.config))
 
     /** Validates, stores and holds one journal's configuration (the JSON form); every problem listed on refusal. */
     const configure = (scope: string, input: unknown): Effect.Effect<{ readonly config: JournalConfig; readonly created: boolean }, JournalConfigInvalid | InvalidInput | WrongType | ConnectionError> =>
@@ -99,7 +90,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     const remove = (scope: string, journal: string): Effect.Effect<void, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
       Effect.tap(configStore.remove(scope, journal), () => reload(scope))
 
-    const insert = (scope: string, journal: string, event: JournalEvent): Effect.Effect<InsertOutcome, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
+    const insert = (scope: string, journal: string, event: JournalEvent): Effect.Effect<InsertOutcome, JournalNotFound | JournalUnreadable | InvalidInput | WrongType | ConnectionError> =>
       Effect.flatMap(heldJournal(scope, journal), (j) => store.insert(j.config, event, clock.now(), j.predicates))
 
     /**
@@ -113,11 +104,9 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       where: { readonly scope?: string | undefined } = {}
     ): Effect.Effect<ReadonlyArray<Recorded>, JournalNotLoaded | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
-        const held = yield* holding.forRecord(where.scope)
+        yield* configs.loaded(where.scope)
         const now = clock.now()
-        const targets = [...held.entries()]
-          .filter(([s]) => where.scope === undefined || s === where.scope)
-          .flatMap(([, journals]) => journals.filter((j) => j.config.types.includes(event.type)))
+        const targets = configs.all(where.scope).filter((j) => j.config.types.includes(event.type))
         return yield* Effect.forEach(targets, (j) =>
           Effect.map(store.insert(j.config, event, now, j.predicates), (outcome) => ({ ...outcome, scope: j.config.scope, journal: j.config.name }))
         )
@@ -140,7 +129,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       searchKey: string,
       value: string,
       recallOptions: RecallOptions = {}
-    ): Effect.Effect<ReadonlyArray<JournalEntry>, JournalNotFound | JournalReadError> =>
+    ): Effect.Effect<ReadonlyArray<JournalEntry>, JournalNotFound | JournalUnreadable | JournalReadError> =>
       Effect.gen(function* () {
         const config = yield* configOf(scope, journal)
         yield* searchKeyOf(config, searchKey)
@@ -176,7 +165,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     }
 
     /** A counter's total for one value over its window as of now (exact before the sweep ran). */
-    const counter = (scope: string, journal: string, counterName: string, value: string): Effect.Effect<number, JournalNotFound | InvalidInput | WrongType | ConnectionError> =>
+    const counter = (scope: string, journal: string, counterName: string, value: string): Effect.Effect<number, JournalNotFound | JournalUnreadable | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
         const config = yield* configOf(scope, journal)
         return yield* store.counterValue(config, yield* counterOf(config, counterName), value, clock.now())
@@ -196,7 +185,8 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
     ): Effect.Effect<Readonly<Record<string, number>>, JournalNotFound | JournalNotLoaded | InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
         // Not read yet is not "no such counter": a transition must not decide on a counter it could not see.
-        const journals = (yield* holding.forRecord(scope)).get(scope) ?? []
+        yield* configs.loaded(scope)
+        const journals = configs.ofScope(scope)
         const now = clock.now()
         const readOne = (name: string): Effect.Effect<ReadonlyArray<readonly [string, number]>, JournalNotFound | InvalidInput | WrongType | ConnectionError> => {
           const owner = journals.find((j) => j.config.counters.some((c) => c.name === name))
@@ -278,8 +268,9 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       list,
       journalsOf,
       config: configOf,
-      unreadable: holding.unreadable,
-      whenLoaded: holding.whenLoaded,
+      /** The stored configurations this process could not read (of `scope`, when given), with their problems. */
+      unreadable: (scope?: string): Effect.Effect<ReadonlyArray<UnreadableConfig>> => Effect.sync(() => configs.unreadable(scope)),
+      whenLoaded: configs.whenLoaded,
       configure,
       remove,
       insert,

@@ -24,6 +24,21 @@ export class JournalNotFound extends Data.TaggedError("JournalNotFound")<{
   }
 }
 
+/**
+ * The scope has a journal of that name stored, but its configuration does not read back (written
+ * by another version, edited by hand, a `when` this process has no condition language for): it is
+ * not in use until fixed or configured again.
+ */
+export class JournalUnreadable extends Data.TaggedError("JournalUnreadable")<{
+  readonly scope: string
+  readonly journal: string
+  readonly problems: ReadonlyArray<string>
+}> {
+  override get message() {
+    return `journal '${this.journal}' of scope '${this.scope}' is stored but cannot be read: ${this.problems.join("; ")}`
+  }
+}
+
 /** A stored entry that cannot be decoded (another format version, a corrupted value). */
 export class CorruptEntry extends Data.TaggedError("CorruptEntry")<{
   readonly key: string

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { until } from "@microdcs/test-utils"
 import { Nudges } from "@microdcs/store"
 import { handleJournalConfigEvent, Journal, JOURNAL_CONFIG_EVENT_TYPE, parseJournalConfig } from "@microdcs/journal"
-import { journalLayer, movableClock, randomPrefix, keyDump, torqueConfig } from "./JournalKit.js"
+import { journalLayer, movableClock, randomPrefix, keyDump, raw, torqueConfig } from "./JournalKit.js"
 
 // Issue 12, item 2: configuration per scope, validated with every problem listed, from the config
 // CloudEvent (PUT/DELETE) or an operator; held in memory and reloaded on change.
@@ -118,5 +118,28 @@ describe("journal configuration", () => {
       expect(clash._tag === "JournalConfigInvalid" && clash.problems[0]).toMatch(/'nok_1h' is already a counter of journal 'torque'/)
       expect(yield* keyDump(prefix)).toEqual(before)
     }).pipe(Effect.provide(journalLayer(prefix, clockLayer, { conditions: fieldEquals })))
+  )
+
+  it.live("a stored configuration that does not read back is reported with its problems, and its reads say so", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal
+      const withWhen = { ...torqueConfig, name: "when-torque", counters: [{ name: "nok_w", searchKey: "tool", window: "1h", resolution: "minute", when: "result == NOK" }] }
+      // Stored by a process with the condition language; read back by one without it (this layer).
+      yield* journal.configure("s-read", torqueConfig)
+      yield* raw((c) => c.hset(`${prefix}:journal:config:s-read`, "when-torque", JSON.stringify(withWhen)))
+      yield* journal.reload()
+      expect((yield* journal.list("s-read")).map((c) => c.name)).toEqual(["torque"])
+      expect(yield* journal.unreadable("s-read")).toEqual([
+        { scope: "s-read", journal: "when-torque", problems: ["counters[0].when: no condition language is configured in this process"] }
+      ])
+      const read = yield* Effect.flip(journal.config("s-read", "when-torque"))
+      expect(read).toMatchObject({ _tag: "JournalUnreadable", scope: "s-read", journal: "when-torque" })
+      expect(read.message).toBe("journal 'when-torque' of scope 's-read' is stored but cannot be read: counters[0].when: no condition language is configured in this process")
+      expect((yield* Effect.flip(journal.config("s-read", "nothing")))._tag).toBe("JournalNotFound")
+      // Configured again, readable: no longer reported.
+      yield* raw((c) => c.hdel(`${prefix}:journal:config:s-read`, "when-torque"))
+      yield* journal.reload("s-read")
+      expect(yield* journal.unreadable("s-read")).toEqual([])
+    }).pipe(Effect.provide(layer))
   )
 })

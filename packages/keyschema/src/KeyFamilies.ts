@@ -55,7 +55,12 @@ export const keyFamilies = {
   /** Commit requests of one scope (a stream of log keys), consumed by the storage role; outside `dag:log:` on purpose. */
   executionLogCommits: "dag:commits:{scope}",
   /** Every trigger of the island (execution-log.md §4), one hash: field = trigger id, value = the row as JSON. */
-  triggers: "dag:triggers"
+  triggers: "dag:triggers",
+  /**
+   * The claim of one trigger edit's announcement (a short-lived string set only if absent): of the
+   * daemons that see the nudge of an edit nobody announced, the one that sets it announces it.
+   */
+  triggerAnnouncement: "dag:triggers:announced:{edit}"
 } as const
 
 export type KeyFamily = keyof typeof keyFamilies

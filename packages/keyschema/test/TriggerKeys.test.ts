@@ -14,4 +14,9 @@ describe("trigger keys (execution-log.md §4)", () => {
     expect(schema.parse("microdcs:dag:triggers:x")).toBeUndefined()
     expect(schema.parse("microdcs:dag:log:triggers:exec")).toEqual({ family: "executionLogExec", parts: { executionId: "triggers" } })
   })
+
+  it("claims one edit's announcement under its own key", () => {
+    expect(schema.key("triggerAnnouncement", { edit: "8d3c" })).toBe("microdcs:dag:triggers:announced:8d3c")
+    expect(schema.parse("microdcs:dag:triggers:announced:8d3c")).toEqual({ family: "triggerAnnouncement", parts: { edit: "8d3c" } })
+  })
 })

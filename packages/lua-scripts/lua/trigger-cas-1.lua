@@ -9,7 +9,7 @@
   ARGV[2] expected stored row ("" = the trigger must not exist)
   ARGV[3] new row ("" = delete the trigger)
   ARGV[4] nudge channel ({prefix}:nudge:triggers)
-  ARGV[5] nudge message (the trigger's scope)
+  ARGV[5] nudge message (the edit as the caller describes it: trigger, scope, change, edit id)
 
   Replies:
     {"ok"}

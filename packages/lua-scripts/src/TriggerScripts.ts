@@ -9,8 +9,8 @@ export interface TriggerCasArgs {
   /** The row to store; "" deletes the trigger. */
   readonly row: string
   readonly nudgeChannel: string
-  /** The trigger's scope, sent as the nudge message. */
-  readonly scope: string
+  /** The nudge message: the edit as the store describes it (JSON: the trigger, its scope, the change, the edit's id). */
+  readonly message: string
 }
 
 export type TriggerCasReply =
@@ -23,7 +23,7 @@ export type TriggerCasReply =
 export const triggerCas = defineScript({
   file: "trigger-cas-1.lua",
   keys: ["triggers"],
-  encodeArgs: (a: TriggerCasArgs) => [a.id, a.expected, a.row, a.nudgeChannel, a.scope],
+  encodeArgs: (a: TriggerCasArgs) => [a.id, a.expected, a.row, a.nudgeChannel, a.message],
   decodeReply: (raw): TriggerCasReply => {
     const reply = asArray("trigger-cas", raw)
     const status = asText("trigger-cas", reply[0])

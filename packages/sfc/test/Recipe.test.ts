@@ -114,6 +114,36 @@ describe("recipe model", () => {
     expect(problemsOf(validateRecipe(fractional))[0]!.message).toBe("Transitions[0].Priority: Expected an integer, actual 1.5")
   })
 
+  it("a shape problem does not hide the element rules: the elements that decode on their own are checked too", () => {
+    // A missing Actions once hid the condition that does not parse.
+    const problems = problemsOf(
+      validateRecipe({
+        Steps: [step("A", true), step("B")],
+        transitions: [
+          { Source: "A", Target: "B", Condition: "x >" },
+          { Source: "B", Target: "A" },
+          { Source: "B", Target: "A", Condition: "counter.9lives < 3" }
+        ],
+        Branches: [{ Name: "Br", Type: "simultaneous", Branches: [] }]
+      })
+    )
+    expect(problems.map((p) => [p.rule, p.path])).toEqual([
+      ["structure", ["Transitions", 1, "Condition"]],
+      ["structure", ["Actions"]],
+      ["condition", ["Transitions", 0, "Condition"]],
+      ["counter", ["Transitions", 2, "Condition"]]
+    ])
+    expect(problems[2]!.message).toMatch(/^transition 0 \("A" → "B"\): condition "x >" does not parse/)
+    // Actions that decode alone are checked by the action rules even when the steps are malformed.
+    const actions = problemsOf(
+      validateRecipe({ Steps: 3, Transitions: [], Actions: [action("a", "A", { Qualifier: "S" }), action("b", "A", { TimeoutSeconds: -1 }), { Name: 2 }] })
+    )
+    expect(actions.filter((p) => p.rule !== "structure").map((p) => [p.rule, p.path])).toEqual([
+      ["timeout", ["Actions", 1, "TimeoutSeconds"]],
+      ["qualifier", ["Actions", 0, "Qualifier"]]
+    ])
+  })
+
   it("rejects a recipe with every kind of rule problem, naming the elements in each", () => {
     const qualifiers = ["S", "R", "L", "D", "SD", "DS", "SL", "X"]
     const recipe = {

@@ -1,9 +1,12 @@
+import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { triggerCas } from "@microdcs/lua-scripts"
 import { type ConnectionError, type InvalidInput, NotFound, VersionConflict, type WrongType } from "./Errors.js"
 import { validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
+import { triggerEditMessage } from "./TriggerEdit.js"
 import { InvalidTrigger, parseStoredTrigger, parseTriggerInput, type TriggerRow, triggerRowJson } from "./TriggerRow.js"
+import { command } from "./RawDoor.js"
 import { Valkey } from "./Valkey.js"
 import { wrongTypeError } from "./WriteReplies.js"
 
@@ -24,10 +27,18 @@ export interface TriggerWriteOptions {
   readonly expectedVersion?: number | undefined
   /** The row's `updatedAt`; default now. */
   readonly now?: Date | undefined
+  /**
+   * Whether the writer announces the edit on the bus itself (a daemon does); the nudge says so, and
+   * the daemons relay an edit nobody announces, once (`claimAnnouncement`). Default false.
+   */
+  readonly announced?: boolean | undefined
 }
 
-/** The nudge kind of trigger edits: `nudge:triggers`, message = the trigger's scope. */
+/** The nudge kind of trigger edits: `nudge:triggers`, message = the edit (`TriggerEdit`, JSON). */
 export const TRIGGER_NUDGE_KIND = "triggers"
+
+/** How long an edit's announcement claim is kept: far beyond a nudge's way to every listener. */
+const ANNOUNCEMENT_CLAIM_MS = 3_600_000
 
 /** Attempts of an unconditional write while other writers keep changing the same row. */
 const MAX_ATTEMPTS = 5
@@ -38,8 +49,9 @@ type TriggerStoreError = WrongType | ConnectionError
  * The triggers of the island (execution-log.md §4) in one hash, `dag:triggers` (field = trigger
  * id, value = the row as JSON). Tens of rows that every instance holds in memory: `list` reads
  * them all at once. Every write is a compare-and-set of the row the writer read, and publishes
- * `nudge:triggers` in the same script, so an edit reaches every instance at once; a put
- * validates first and stores nothing when any problem is found.
+ * `nudge:triggers` in the same script, so an edit reaches every instance at once: the message is
+ * the edit (`TriggerEdit`: trigger, scope, change, a new edit id, whether the writer announces it
+ * itself). A put validates first and stores nothing when any problem is found.
  */
 export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/store/TriggerStore", {
   effect: Effect.gen(function* () {
@@ -82,22 +94,26 @@ export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/stor
      */
     const write = <E>(
       id: string,
-      scopeOf: (stored: TriggerRow | undefined) => string,
-      expectedVersion: number,
+      options: { readonly expectedVersion?: number | undefined; readonly announced?: boolean | undefined },
       next: (stored: TriggerRow | undefined) => Effect.Effect<TriggerRow | undefined, E>
     ): Effect.Effect<TriggerRow | undefined, E | NotFound | VersionConflict | TriggerStoreError> =>
       Effect.gen(function* () {
+        const expectedVersion = options.expectedVersion ?? -1
         for (let attempt = 1; ; attempt++) {
           const text = yield* readRaw(id)
           const stored = text === null ? undefined : yield* decode(id, text)
           const actual = stored?.version ?? 0
           if (expectedVersion >= 0 && actual !== expectedVersion) return yield* new VersionConflict({ key: `${key}#${id}`, expected: expectedVersion, actual })
           const row = yield* next(stored)
-          const reply = yield* valkey.script(
-            triggerCas,
-            { triggers: key },
-            { id, expected: text ?? "", row: row === undefined ? "" : triggerRowJson(row), nudgeChannel, scope: scopeOf(stored) }
-          )
+          const message = triggerEditMessage({
+            id,
+            scope: row?.scope ?? stored?.scope ?? "",
+            change: row === undefined ? "delete" : "put",
+            ...(row === undefined ? {} : { version: row.version }),
+            edit: randomUUID(),
+            announced: options.announced === true
+          })
+          const reply = yield* valkey.script(triggerCas, { triggers: key }, { id, expected: text ?? "", row: row === undefined ? "" : triggerRowJson(row), nudgeChannel, message })
           if (reply.status === "ok") return row
           if (reply.status === "wrongtype") return yield* wrongTypeError(reply)
           if (expectedVersion >= 0 || attempt >= MAX_ATTEMPTS) {
@@ -121,7 +137,7 @@ export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/stor
         if ("problems" in parsed) return yield* new InvalidTrigger({ id: parsed.id, problems: parsed.problems })
         const trigger = parsed.trigger
         const updatedAt = (options.now ?? new Date()).toISOString()
-        const row = yield* write(trigger.id, () => trigger.scope, options.expectedVersion ?? -1, (stored) => {
+        const row = yield* write(trigger.id, options, (stored) => {
           const next: TriggerRow = { ...trigger, version: (stored?.version ?? 0) + 1, updatedAt }
           const size = Buffer.byteLength(triggerRowJson(next))
           return size > valkey.maxDocumentBytes
@@ -132,10 +148,10 @@ export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/stor
       })
 
     /** Deletes a trigger; `NotFound` when there is none. */
-    const remove = (id: string, options: Pick<TriggerWriteOptions, "expectedVersion"> = {}): Effect.Effect<void, NotFound | InvalidInput | VersionConflict | TriggerStoreError> =>
+    const remove = (id: string, options: Pick<TriggerWriteOptions, "expectedVersion" | "announced"> = {}): Effect.Effect<void, NotFound | InvalidInput | VersionConflict | TriggerStoreError> =>
       Effect.gen(function* () {
         yield* validateText("id", id)
-        yield* write(id, (stored) => stored?.scope ?? "", options.expectedVersion ?? -1, (stored) =>
+        yield* write(id, options, (stored) =>
           stored === undefined ? Effect.fail(new NotFound({ key, message: `trigger ${id} does not exist` })) : Effect.succeed(undefined)
         )
       })
@@ -148,7 +164,7 @@ export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/stor
         const current = yield* get(id)
         // Already so: nothing written, no nudge.
         if (current.enabled === enabled && (options.expectedVersion ?? -1) < 0) return current
-        const row = yield* write(id, (stored) => stored?.scope ?? "", options.expectedVersion ?? -1, (stored) =>
+        const row = yield* write(id, options, (stored) =>
           stored === undefined
             ? Effect.fail(new NotFound({ key, message: `trigger ${id} does not exist` }))
             : Effect.succeed<TriggerRow>({ ...stored, enabled, version: stored.version + 1, updatedAt })
@@ -156,8 +172,20 @@ export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/stor
         return row!
       })
 
+    /**
+     * Claims the announcement of one edit (the `edit` of its nudge): true for the one caller that
+     * set the claim first, false for every other. Kept an hour, so a late listener claims nothing.
+     */
+    const claimAnnouncement = (edit: string): Effect.Effect<boolean, InvalidInput | ConnectionError> =>
+      Effect.gen(function* () {
+        const claim = yield* valkey.key("triggerAnnouncement", { edit })
+        const reply = yield* command(valkey, `claim ${claim}`, (c) => c.set(claim, "1", "PX", ANNOUNCEMENT_CLAIM_MS, "NX"))
+        return reply === "OK"
+      })
+
     return {
       list,
+      claimAnnouncement,
       get,
       put,
       remove,

@@ -90,3 +90,4 @@ export * from "./ExecutionLogRecord.js"
 // Triggers (execution-log.md §4): the rows, their validation and the one-hash store.
 export * from "./TriggerRow.js"
 export * from "./TriggerStore.js"
+export * from "./TriggerEdit.js"

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Queue } from "effect"
 import { inject } from "vitest"
 import { randomPrefix, until } from "@microdcs/test-utils"
-import { InvalidTrigger, Nudges, TriggerStore, Valkey, ValkeyLayer } from "@microdcs/store"
+import { InvalidTrigger, Nudges, parseTriggerEdit, TriggerStore, Valkey, ValkeyLayer } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const layer = Layer.mergeAll(TriggerStore.Default, Nudges.Default).pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix: randomPrefix("trg") })))
@@ -109,7 +109,7 @@ describe("TriggerStore", () => {
     }).pipe(Effect.provide(layer))
   )
 
-  it.live("every write publishes nudge:triggers with the trigger's scope; a refused one does not", () =>
+  it.live("every write publishes nudge:triggers with the edit (trigger, scope, change, its own id, who announces it); a refused one does not", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const triggers = yield* TriggerStore
@@ -118,12 +118,30 @@ describe("TriggerStore", () => {
         yield* nudges.listen("triggers", "trigger-test", { onNudge: (scope) => Queue.unsafeOffer(heard, scope) })
         yield* triggers.put(row("t-n", { scope: "cell-9" }))
         yield* Effect.exit(triggers.put({ id: "t-n" }))
-        yield* triggers.disable("t-n")
+        yield* triggers.disable("t-n", { announced: true })
         yield* triggers.remove("t-n")
-        const scopes = yield* until(Queue.size(heard), (n) => n >= 3, { what: "three nudges" }).pipe(Effect.zipRight(Queue.takeAll(heard)))
-        expect([...scopes]).toEqual(["cell-9", "cell-9", "cell-9"])
+        const messages = yield* until(Queue.size(heard), (n) => n >= 3, { what: "three nudges" }).pipe(Effect.zipRight(Queue.takeAll(heard)))
+        const edits = [...messages].map(parseTriggerEdit)
+        expect(edits.map((e) => e && [e.id, e.scope, e.change, e.version, e.announced])).toEqual([
+          ["t-n", "cell-9", "put", 1, false],
+          ["t-n", "cell-9", "put", 2, true],
+          ["t-n", "cell-9", "delete", undefined, false]
+        ])
+        expect(new Set(edits.map((e) => e?.edit)).size).toBe(3)
       })
     ).pipe(Effect.provide(layer))
+  )
+
+  it.effect("an edit's announcement is claimed once: the first claim gets it, every later one does not", () =>
+    Effect.gen(function* () {
+      const triggers = yield* TriggerStore
+      const claims = yield* Effect.all([triggers.claimAnnouncement("edit-1"), triggers.claimAnnouncement("edit-1"), triggers.claimAnnouncement("edit-2")], { concurrency: 3 })
+      expect(claims.filter((c, i) => i < 2 && c)).toHaveLength(1)
+      expect(claims[2]).toBe(true)
+      expect(yield* triggers.claimAnnouncement("edit-1")).toBe(false)
+      expect(parseTriggerEdit("cell-9")).toBeUndefined()
+      expect(parseTriggerEdit(JSON.stringify({ id: "t", scope: "s", change: "move", edit: "e", announced: false }))).toBeUndefined()
+    }).pipe(Effect.provide(layer))
   )
 
   it.effect("a row that is no longer readable is listed as unreadable, not dropped silently", () =>

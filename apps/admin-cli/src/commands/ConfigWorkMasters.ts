@@ -1,29 +1,17 @@
 import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import { WorkMasterDao } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { ProblemsFound, UsageError } from "../ExitCode.js"
 import { island, local } from "../Island.js"
 import { parseJson, prettyJson } from "../Json.js"
+import { readJsonFile } from "../JsonFile.js"
 import { emit } from "../Output.js"
 import { checkRecipe, describeCheck, renderProblems, workMasterId } from "../RecipeCheck.js"
 import { renderFields, renderTable, section, sections } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
 const fileArg = Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("a work master as JSON"))
-
-/** Reads a JSON file; text that is not JSON is a usage error naming the file. */
-const readJsonFile = (path: string) =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(path).pipe(Effect.mapError((e) => new UsageError({ message: `cannot read ${path}: ${e.message}` })))
-    const parsed = yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: (e) => new UsageError({ message: `${path} is not JSON: ${(e as Error).message}` })
-    })
-    return { text, parsed }
-  })
 
 const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) =>
   island(
@@ -35,7 +23,7 @@ const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) 
         (id) =>
           dao.get(id).pipe(
             Effect.map((stored) => ({ id, version: stored.version, ...checkRecipe(parseJson(stored.doc)) })),
-            Effect.catchTag("NotFound", () => Effect.succeed({ id, version: 0, recipe: "missing" as const, problems: [] }))
+            Effect.catchTag("NotFound", () => Effect.succeed({ id, version: 0, recipe: "missing" as const, problems: [], digest: null }))
           ),
         { concurrency: 16 }
       )
@@ -66,7 +54,8 @@ const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
             ["id", id],
             ["scope", stored.scope],
             ["version", stored.version],
-            ["recipe", describeCheck(check)]
+            ["recipe", describeCheck(check)],
+            ["digest", check.digest]
           ]),
           ...(check.problems.length > 0 ? [section("Recipe problems", renderProblems(check))] : []),
           section("Document", prettyJson(document))

@@ -1,7 +1,8 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
 import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
-import { JobOrderDao, type JobOrderPage, JobOrderRetention, type StoredDocument } from "@microdcs/store"
+import { type ListedJobOrder, listJobOrders } from "@microdcs/job-control"
+import { JobOrderDao, JobOrderRetention, type StoredDocument } from "@microdcs/store"
 import { UsageError } from "../ExitCode.js"
 import { jobOrderActionCommands } from "./JobOrderActions.js"
 import { humanDuration } from "../Format.js"
@@ -60,43 +61,39 @@ const checkState = (state: Option.Option<string>) =>
         : Effect.fail(new UsageError({ message: `unknown state '${name}'; one of ${stateNames.join(", ")}` }))
   })
 
-/** Walks the scope's list in priority order, reading documents page by page until `limit` rows match. */
-const listJobOrders = (scope: string, state: string | undefined, limit: number) =>
-  Effect.gen(function* () {
-    const orders = yield* JobOrderDao
-    const rows: Array<JobOrderView & { readonly listedPriority: number }> = []
-    let offset: number | null = 0
-    while (offset !== null && rows.length < limit) {
-      const page: JobOrderPage = yield* orders.list(scope, { offset, count: 200 })
-      const docs = yield* Effect.forEach(
-        page.items,
-        (item) =>
-          orders.get(item.id).pipe(
-            Effect.map((stored) => ({ ...view(stored), listedPriority: item.priority })),
-            // The list names an id without a document: show it, the index check explains it.
-            Effect.catchTag("NotFound", () =>
-              Effect.succeed({
-                id: item.id, scope, version: 0, state: null, priority: null, workMasterId: null, comment: null,
-                problem: "listed, but the document is missing", listedPriority: item.priority
-              })
-            )
-          ),
-        { concurrency: 16 }
-      )
-      rows.push(...docs.filter((d) => state === undefined || d.state === state))
-      offset = page.next
-    }
-    return rows.slice(0, limit)
+const afterOption = Options.text("after").pipe(
+  Options.withPseudoName("CURSOR"),
+  Options.withDescription("go on where a previous page ended: its 'next' (shown under the table, and in --json)"),
+  Options.optional
+)
+
+/** A cursor from a previous page: a position in the scope's list. */
+const checkAfter = (after: Option.Option<string>) =>
+  Option.match(after, {
+    onNone: () => Effect.succeed(0),
+    onSome: (text) =>
+      /^\d{1,15}$/.test(text)
+        ? Effect.succeed(Number(text))
+        : Effect.fail(new UsageError({ message: `--after takes the 'next' cursor a previous page printed, got '${text}'` }))
   })
 
-const list = Command.make("list", { scope: Options.text("scope"), state: stateOption, limit: limitOption }, (o) =>
+/** A row of the list: the document's view, or what the list alone says when the document is missing. */
+const listedView = (listed: ListedJobOrder) =>
+  listed.stored === undefined
+    ? { id: listed.id, version: 0, state: null, priority: null, workMasterId: null, comment: null, problem: "listed, but the document is missing", listedPriority: listed.listedPriority }
+    : { ...view(listed.stored), listedPriority: listed.listedPriority }
+
+const list = Command.make("list", { scope: Options.text("scope"), state: stateOption, limit: limitOption, after: afterOption }, (o) =>
   island(
     Effect.gen(function* () {
       const limit = yield* positiveLimit(o.limit)
       const state = yield* checkState(o.state)
-      const rows = yield* listJobOrders(o.scope, state, limit)
-      yield* emit({ scope: o.scope, jobOrders: rows }, () =>
-        renderTable(
+      const offset = yield* checkAfter(o.after)
+      const page = yield* listJobOrders(o.scope, { state, offset, limit })
+      const rows = page.items.map((item) => ({ ...listedView(item), scope: o.scope }))
+      const next = page.next === null ? null : String(page.next)
+      yield* emit({ scope: o.scope, jobOrders: rows, next }, () => {
+        const table = renderTable(
           [
             { header: "ID", value: (r: (typeof rows)[number]) => r.id },
             { header: "STATE", value: (r) => r.state ?? `(${r.problem})` },
@@ -107,10 +104,11 @@ const list = Command.make("list", { scope: Options.text("scope"), state: stateOp
           rows,
           state === undefined ? `(no job orders in scope ${o.scope})` : `(no job orders in state ${state} in scope ${o.scope})`
         )
-      )
+        return next === null ? table : sections(table, `more: --after ${next}`)
+      })
     })
   )
-).pipe(Command.withDescription("job orders of a scope, highest priority first"))
+).pipe(Command.withDescription("job orders of a scope, highest priority first, a page at a time (--limit, --after)"))
 
 /** Milliseconds until a retired job order expires, or null while it is live (no TTL). */
 const retention = (id: string) => Effect.flatMap(JobOrderRetention, (r) => r.expiresIn(id)).pipe(Effect.map(Option.getOrNull))

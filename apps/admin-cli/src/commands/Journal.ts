@@ -1,12 +1,22 @@
 import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { formatDuration, Journal, type JournalConfig, journalConfigJson, journalIndexedFamily, JournalOptions, journalSummary } from "@microdcs/journal"
+import {
+  formatDuration,
+  Journal,
+  type JournalConfig,
+  journalConfigJson,
+  journalIndexedFamily,
+  JournalOptions,
+  journalSummary,
+  type UnreadableConfig
+} from "@microdcs/journal"
+import { eventConditions } from "@microdcs/sfc"
 import { type Inconsistency, IndexMaintenance, IndexRegistry } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
 import { ProblemsFound, UsageError } from "../ExitCode.js"
 import { island } from "../Island.js"
 import { prettyJson } from "../Json.js"
+import { readJsonFile } from "../JsonFile.js"
 import { emit } from "../Output.js"
 import { renderFields, renderTable, section, sections } from "../Table.js"
 import { yesOption } from "../Yes.js"
@@ -14,8 +24,9 @@ import { journalExit } from "./JournalErrors.js"
 
 /**
  * `journal list|show|recall|counter|check|rebuild|configure|remove` (journal.md §6): the event
- * journal and its counters. The configurations are read from the island when the command starts;
- * the local cache is off (a one-shot process has nothing to warm).
+ * journal and its counters. The configurations are read from the island when the command starts,
+ * with the daemon's condition language for counters' `when` (without it a configuration with a
+ * `when` would not read back); the local cache is off (a one-shot process has nothing to warm).
  */
 const withJournal = <A, E, R>(body: (journal: Journal) => Effect.Effect<A, E, R>) =>
   island(
@@ -24,8 +35,18 @@ const withJournal = <A, E, R>(body: (journal: Journal) => Effect.Effect<A, E, R>
         const journal = yield* Journal
         yield* journal.reload()
         return yield* body(journal)
-      }).pipe(Effect.provide(Journal.Default.pipe(Layer.provide(JournalOptions.layer({ cacheBytes: 0 })))))
+      }).pipe(Effect.provide(Journal.Default.pipe(Layer.provide(JournalOptions.layer({ cacheBytes: 0, conditions: eventConditions })))))
     )
+  )
+
+const renderUnreadable = (unreadable: ReadonlyArray<UnreadableConfig>) =>
+  renderTable(
+    [
+      { header: "SCOPE", value: (u: UnreadableConfig) => u.scope },
+      { header: "JOURNAL", value: (u) => u.journal },
+      { header: "PROBLEMS", value: (u) => u.problems.join("; ") }
+    ],
+    unreadable
   )
 
 const scopeOption = Options.text("scope").pipe(Options.withDescription("the scope"))
@@ -38,29 +59,36 @@ const list = Command.make("list", { scope: scopeOption.pipe(Options.optional) },
   withJournal((journal) =>
     Effect.gen(function* () {
       const configs = yield* journal.list(Option.getOrUndefined(scope))
+      const unreadable = yield* journal.unreadable(Option.getOrUndefined(scope))
       const figures = new Map<string, { entries: number; bytes: number }>()
       for (const s of new Set(configs.map((c) => c.scope))) {
         for (const f of yield* journal.figures(s)) figures.set(`${s}\u0000${f.journal}`, f)
       }
       const rows = configs.map((c) => journalSummary(c, figures.get(`${c.scope}\u0000${c.name}`)))
-      yield* emit({ journals: rows }, () =>
-        renderTable(
-          [
-            { header: "SCOPE", value: (r: (typeof rows)[number]) => r.scope },
-            { header: "JOURNAL", value: (r) => r.journal },
-            { header: "SEARCH KEYS", value: (r) => r.searchKeys.join(",") },
-            { header: "COUNTERS", value: (r) => r.counters.join(",") || "-" },
-            { header: "RETENTION", value: (r) => r.retention },
-            { header: "ENTRIES", value: (r) => r.entries, align: "right" },
-            { header: "BYTES", value: (r) => r.bytes, align: "right" }
-          ],
-          rows,
-          "(no journals configured)"
+      yield* emit({ journals: rows, unreadable }, () =>
+        sections(
+          renderTable(
+            [
+              { header: "SCOPE", value: (r: (typeof rows)[number]) => r.scope },
+              { header: "JOURNAL", value: (r) => r.journal },
+              { header: "SEARCH KEYS", value: (r) => r.searchKeys.join(",") },
+              { header: "COUNTERS", value: (r) => r.counters.join(",") || "-" },
+              { header: "RETENTION", value: (r) => r.retention },
+              { header: "ENTRIES", value: (r) => r.entries, align: "right" },
+              { header: "BYTES", value: (r) => r.bytes, align: "right" }
+            ],
+            rows,
+            unreadable.length > 0 ? "(no readable journals)" : "(no journals configured)"
+          ),
+          ...(unreadable.length > 0 ? [section("Stored but not readable (nothing is journaled into them)", renderUnreadable(unreadable))] : [])
         )
       )
+      if (unreadable.length > 0) {
+        return yield* new ProblemsFound({ message: `${unreadable.length} stored journal configuration(s) cannot be read; configure them again` })
+      }
     })
   )
-).pipe(Command.withDescription("the configured journals with their entry counts and bytes"))
+).pipe(Command.withDescription("the configured journals with their entry counts and bytes; stored ones that cannot be read are listed with why (exit 1)"))
 
 const show = Command.make("show", { scope: scopeOption, journal: journalOption }, ({ scope, journal: name }) =>
   withJournal((journal) =>
@@ -206,9 +234,7 @@ const configure = Command.make(
   ({ scope, file }) =>
     withJournal((journal) =>
       Effect.gen(function* () {
-        const fs = yield* FileSystem.FileSystem
-        const text = yield* fs.readFileString(file).pipe(Effect.mapError((e) => new UsageError({ message: `cannot read ${file}: ${e.message}` })))
-        const input = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => new UsageError({ message: `${file} is not JSON: ${(e as Error).message}` }) })
+        const { parsed: input } = yield* readJsonFile(file)
         const { config, created } = yield* journal.configure(scope, input)
         yield* emit({ scope, created, config: journalConfigJson(config) }, () =>
           sections(`${created ? "created" : "replaced"} journal ${config.name} in scope ${scope}`, prettyJson(journalConfigJson(config)))

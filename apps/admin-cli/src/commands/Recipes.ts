@@ -1,10 +1,12 @@
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import { Config, Effect, Either, Option } from "effect"
 import { type CatalogueRecipe, parseRecipePins, recipeCatalogue } from "@microdcs/job-control"
-import { UsageError } from "../ExitCode.js"
-import { island } from "../Island.js"
+import { ProblemsFound, UsageError } from "../ExitCode.js"
+import { island, local } from "../Island.js"
+import { readJsonFile } from "../JsonFile.js"
 import { emit } from "../Output.js"
-import { renderTable } from "../Table.js"
+import { checkRecipe, renderProblems, workMasterId } from "../RecipeCheck.js"
+import { renderTable, sections } from "../Table.js"
 
 /** `RECIPE_DIGESTS` as the daemon reads it, to show each recipe's pin beside its digest. */
 const pins = Effect.gen(function* () {
@@ -44,4 +46,30 @@ const list = Command.make("list", { scope: Options.text("scope").pipe(Options.wi
   )
 ).pipe(Command.withDescription("the recipe catalogue: every scope's recipes with their SHA-256 digests"))
 
-export const recipesCommand = Command.make("recipes").pipe(Command.withDescription("the recipe catalogue (work masters' recipes) and their digests"), Command.withSubcommands([list]))
+/**
+ * `recipes digest FILE`: the digest the island will compute for the recipe of a work master file
+ * (or a bare recipe), the one to pin in `RECIPE_DIGESTS`. The island hashes the recipe as it
+ * validated it (PascalCase names, defaults such as `Initial: false` and `Priority: 0` filled in,
+ * unknown fields left out), so a hash of the file as written would not match.
+ */
+const digest = Command.make(
+  "digest",
+  { file: Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("a work master (with the recipe schema) or a bare recipe, as JSON")) },
+  ({ file }) =>
+    local(
+      Effect.gen(function* () {
+        const { parsed } = yield* readJsonFile(file)
+        const check = checkRecipe(parsed)
+        if (check.recipe === "none") return yield* new UsageError({ message: `${file} holds no recipe: a work master needs the recipe dataschema, a bare recipe its Steps` })
+        yield* emit({ file, workMasterId: workMasterId(parsed) ?? null, ...check }, () =>
+          check.digest !== null ? `${check.digest}  ${file}` : sections(`${file}: invalid recipe, the island refuses it`, renderProblems(check))
+        )
+        if (check.digest === null) return yield* new ProblemsFound({ message: `${check.problems.length} recipe problem(s) in ${file}` })
+      })
+    )
+).pipe(Command.withDescription("the SHA-256 digest the island computes for a work master file's recipe (the value to pin in RECIPE_DIGESTS); needs no Valkey"))
+
+export const recipesCommand = Command.make("recipes").pipe(
+  Command.withDescription("the recipe catalogue (work masters' recipes) and their digests"),
+  Command.withSubcommands([list, digest])
+)

@@ -12,9 +12,10 @@ import { yesOption } from "../Yes.js"
 /**
  * Triggers (execution-log.md §4): "when this event appears, run that work master". Every edit
  * here is a compare-and-set in the `dag:triggers` hash that publishes the nudge `nudge:triggers`,
- * so every daemon reloads at once. The CLI has no MQTT connection: it publishes no
- * `dag.triggers.changed`; a daemon that misses the nudge (reconnecting) has the edit at its next
- * refresh (TRIGGER_REFRESH_INTERVAL_MS, default 30 s).
+ * so every daemon reloads at once. The CLI has no MQTT connection: one of the running daemons
+ * announces the edit as `dag.triggers.changed` for it (the nudge says nobody has); a daemon that
+ * misses the nudge (reconnecting) has the edit at its next refresh (TRIGGER_REFRESH_INTERVAL_MS,
+ * default 30 s).
  */
 
 const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("the trigger id"))

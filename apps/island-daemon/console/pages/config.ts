@@ -20,12 +20,36 @@ const itemsTable = (items: ReadonlyArray<Readonly<Record<string, unknown>>>) => 
   return table(columns, items.map((item) => h("tr", {}, columns.map((c) => h("td", { class: typeof item[c] === "object" ? "mono" : undefined }, cell(item[c]))))))
 }
 
+/** A stored row the island cannot read (a trigger, a journal's configuration), with why. */
+interface Unreadable {
+  readonly id?: string
+  readonly scope?: string
+  readonly journal?: string
+  readonly problems: ReadonlyArray<string>
+}
+
+/** What is stored but not in use, said out loud: the island leaves these out until they are fixed. */
+const unreadableList = (rows: ReadonlyArray<Unreadable>) =>
+  rows.length === 0
+    ? null
+    : h(
+        "ul",
+        { class: "problem unreadable" },
+        rows.map((u) => h("li", {}, h("span", { class: "mono" }, u.id ?? `${u.scope ?? ""}/${u.journal ?? ""}`), ": stored but not readable, left out: ", u.problems.join("; ")))
+      )
+
 /** Journals, the recipe catalogue and triggers have their own API routes when the daemon has them: shown when they answer. */
 const optional = async (title: string, path: string) => {
   try {
-    const body = await api<{ readonly items?: ReadonlyArray<Readonly<Record<string, unknown>>> }>(path)
+    const body = await api<{ readonly items?: ReadonlyArray<Readonly<Record<string, unknown>>>; readonly unreadable?: ReadonlyArray<Unreadable> }>(path)
     const items = body.items ?? []
-    return h("section", { "data-optional": path }, h("h2", {}, title), items.length === 0 ? h("p", { class: "empty" }, "none") : itemsTable(items))
+    return h(
+      "section",
+      { "data-optional": path },
+      h("h2", {}, title),
+      unreadableList(body.unreadable ?? []),
+      items.length === 0 ? h("p", { class: "empty" }, "none") : itemsTable(items)
+    )
   } catch {
     return null
   }

@@ -130,13 +130,14 @@ export interface Recipe extends Schema.Schema.Type<typeof Recipe> {}
 export type RecipeJson = Schema.Schema.Encoded<typeof Recipe>
 
 /**
- * The shape `validateRecipe` starts from: like `Recipe`, but qualifier and timeout are left loose
- * so that their problems are reported together with the cross-element ones instead of hiding them.
+ * An action as `validateRecipe` starts from it: qualifier and timeout are left loose so that
+ * their problems are reported together with the cross-element ones instead of hiding them.
  * @internal
  */
-export const RecipeDraft = recipeOf(
-  acceptingSnakeCase("Action", Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number }))
-)
+export const ActionDraft = acceptingSnakeCase("Action", Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number }))
+
+/** The shape `validateRecipe` starts from: like `Recipe`, with the loose `ActionDraft`. @internal */
+export const RecipeDraft = recipeOf(ActionDraft)
 export type RecipeDraft = Schema.Schema.Type<typeof RecipeDraft>
 
 const decodeAll = <A>(schema: Schema.Schema<A, RecipeJson>) => {

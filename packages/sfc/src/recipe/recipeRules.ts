@@ -214,6 +214,9 @@ export const stepsReachable: RecipeCheck = (recipe) => {
   )
 }
 
+/** The rules that judge each transition or action on its own, so they also run on the parts of a malformed recipe. */
+export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers]
+
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
   oneInitialStep,

@@ -1,21 +1,27 @@
 import { Either } from "effect"
 import { decodeRecipe, decodeRecipeDraft, type Recipe } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
-import { recipeChecks } from "./recipeRules.js"
+import { elementChecks, recipeChecks } from "./recipeRules.js"
+import { salvageDraft } from "./salvageDraft.js"
 
 /** The `dataschema` of a work master whose `data` is a recipe (the identifier the MES side uses). */
 export const RECIPE_SCHEMA_ID = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.0.0/"
 
 /**
- * Checks a recipe against every rule of the spec and reports every problem at once. Shape problems
- * (a missing field, a wrong type) come first and alone: the cross-element rules need names to
- * work with. Never throws.
+ * Checks a recipe against every rule and reports every problem at once. Shape problems (a missing
+ * field, a wrong type) come first; with them, the rules that look at one element at a time still
+ * check every transition and action that decodes on its own (a missing `Actions` must not hide
+ * a condition that does not parse), while the rules across elements wait for a sound shape: they
+ * need names to work with. Never throws.
  */
 export const validateRecipe = (input: unknown): Either.Either<Recipe, ReadonlyArray<RecipeProblem>> =>
-  Either.flatMap(decodeRecipeDraft(input), (draft) => {
-    const problems = recipeChecks.flatMap((check) => check(draft))
-    // The draft passed every rule, so the strict decode narrows its types and cannot fail.
-    return problems.length > 0 ? Either.left(problems) : decodeRecipe(draft)
+  Either.match(decodeRecipeDraft(input), {
+    onLeft: (shape) => Either.left([...shape, ...elementChecks.flatMap((check) => check(salvageDraft(input)))]),
+    onRight: (draft) => {
+      const problems = recipeChecks.flatMap((check) => check(draft))
+      // The draft passed every rule, so the strict decode narrows its types and cannot fail.
+      return problems.length > 0 ? Either.left(problems) : decodeRecipe(draft)
+    }
   })
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
