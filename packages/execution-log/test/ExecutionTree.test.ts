@@ -60,15 +60,14 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("executi
       yield* store.commit("line-1", keys)
       yield* until(storedBytes(keys), (rows) => rows.size === keys.length, { what: "the job's keys stored" })
 
-      // Retention at a cap of 1 removes the two oldest (the root and the first child) from Valkey:
-      // the tree now comes from both places, then (cap 0) from storage alone, with the same rows.
-      expect(yield* retainExecutions(1)).toEqual(["job7", "job7.b1.p1.1"])
+      // Retention at a cap of 1 removes the closed ones (the root and the second child) from Valkey
+      // and keeps the first child, which runs: the tree now comes from both places, with the same rows.
+      expect(yield* retainExecutions(1)).toEqual(["job7", "job7.b1.p2.1"])
       expect(yield* store.readExec("job7")).toMatchObject({ _tag: "None" })
       expect(yield* store.readNodes("job7", 0, 2)).toEqual([])
       expect(yield* executionTree("job7")).toEqual(fromValkey)
-      expect(yield* retainExecutions(0)).toEqual(["job7.b1.p2.1"])
-      expect(yield* executionTree("job7")).toEqual(fromValkey)
-      // A child tree on its own starts at depth 0.
+      expect(yield* retainExecutions(0)).toEqual([])
+      // A child tree on its own starts at depth 0 (this one from storage alone).
       expect(drawn(yield* executionTree("job7.b1.p2.1"))).toEqual(["execution job7.b1.p2.1", "  0 event part.done"])
     }).pipe(Effect.scoped),
     TEST_TIMEOUT_MS

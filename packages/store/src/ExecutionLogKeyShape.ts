@@ -1,3 +1,6 @@
+import type { KeyPartError } from "@microdcs/keyschema"
+import { InvalidInput } from "./Errors.js"
+
 /**
  * The shape of the execution log's keys as the store checks them on every write, from plain code
  * (no regular expression over the whole key, no Effect per key), and the chunking of key lists.
@@ -54,3 +57,6 @@ export const chunks = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<
   for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK))
   return out
 }
+
+/** The store's error for a key part the schema refuses (an execution id or sequence number out of range). */
+export const keyPartInvalid = (e: KeyPartError): InvalidInput => new InvalidInput({ field: e.name, message: e.message })

@@ -1,8 +1,8 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Option } from "effect"
 import { encodeKeyPartUnchecked, KeyPartError, MAX_NODE_SEQ, nodeSeqOf, nodeSeqPart } from "@microdcs/keyschema"
 import { type ConnectionError, InvalidInput, WrongType } from "./Errors.js"
-import { decodeExecution } from "./ExecutionLogRecord.js"
-import { CheckedExecutions, CHUNK, chunks, executionPartOf } from "./ExecutionLogKeyShape.js"
+import { CheckedExecutions, CHUNK, chunks, executionPartOf, keyPartInvalid } from "./ExecutionLogKeyShape.js"
+import { type ExecutionExtent, removeThenRead, retain as retainExecutions } from "./ExecutionLogRetention.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
@@ -30,11 +30,7 @@ export interface LogValue {
   readonly value: Uint8Array | string
 }
 
-/** An execution to remove from Valkey (retention): its id and its last sequence number. */
-export interface ExecutionExtent {
-  readonly executionId: string
-  readonly lastSeq: number
-}
+export type { ExecutionExtent } from "./ExecutionLogRetention.js"
 
 /** One commit request: the scope whose stream gets it and the keys it hands over. */
 export interface CommitRequest {
@@ -42,10 +38,8 @@ export interface CommitRequest {
   readonly keys: ReadonlyArray<string>
 }
 
-const partError = (e: KeyPartError) => new InvalidInput({ field: e.name, message: e.message })
-
 /**
- * The execution log in Valkey (execution-log.md §1, §2): `dag:log:{executionId}:exec`,
+ * The execution log in Valkey: `dag:log:{executionId}:exec`,
  * `dag:log:{executionId}:n:{seq}`, `dag:log:executions` and the commit streams
  * `dag:commits:{scope}`. Values are bytes written once by the engine; this service writes and
  * reads them as they are (no encoding here), so a value crosses to storage unchanged.
@@ -68,7 +62,7 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
 
     const nodeKey = (executionId: string, seq: number): Effect.Effect<string, InvalidInput> => {
       const part = nodeSeqPart(seq)
-      return part instanceof KeyPartError ? Effect.fail(partError(part)) : valkey.key("executionLogNode", { executionId, seq: part })
+      return part instanceof KeyPartError ? Effect.fail(keyPartInvalid(part)) : valkey.key("executionLogNode", { executionId, seq: part })
     }
 
     /** The key range of one execution, its record and its nodes: `{prefix}:dag:log:{executionId}:`. */
@@ -88,15 +82,18 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
     }
 
     /**
-     * Writes log values (MSET, pipelined) and registers opened executions in `dag:log:executions`
-     * (score: open time in ms). A key that is no exec or node key is `InvalidInput`, nothing written.
+     * Writes log values and lists `executions` in `dag:log:executions` (score: open time in ms;
+     * ZADD NX, so one listed before keeps its score). The caller lists every execution whose record
+     * `values` hold: then a record is never outside the list, which retention walks (values and
+     * list in one MULTI, so neither lands without the other). A key that is no exec or node key is
+     * `InvalidInput`, nothing written.
      */
     // Each execution's part is parsed once while it is written (its keys differ only in the suffix checked above).
     const checked = new CheckedExecutions()
 
     const write = (
       values: ReadonlyArray<LogValue>,
-      opened: ReadonlyArray<{ readonly executionId: string; readonly openedAt: number }> = []
+      executions: ReadonlyArray<{ readonly executionId: string; readonly openedAt: number }> = []
     ): Effect.Effect<void, InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         // One pass checks every key and builds the MSET arguments, so nothing is written unless all are log keys.
@@ -109,20 +106,20 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
           checked.add(base)
           args.push(v.key, typeof v.value === "string" ? v.value : Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength))
         }
-        const bad = opened.find((o) => !Number.isFinite(o.openedAt))
+        const bad = executions.find((o) => !Number.isFinite(o.openedAt))
         if (bad) return yield* new InvalidInput({ field: "openedAt", message: `openedAt of ${bad.executionId} is not a finite number` })
-        if (values.length === 0 && opened.length === 0) return
-        // The usual batch, values of running executions only, is one MSET, sent on its own.
-        if (opened.length === 0 && values.length <= CHUNK) {
+        if (values.length === 0 && executions.length === 0) return
+        // Nodes only (no record, nothing to list): one MSET, sent on its own.
+        if (executions.length === 0 && values.length <= CHUNK) {
           yield* command(valkey, "write execution log", (c) => c.mset(args))
           return
         }
-        // Else one MSET per chunk and one ZADD per chunk of opened executions, pipelined.
+        // Else one MSET per chunk and one ZADD NX per chunk of executions, in one MULTI.
         yield* command(valkey, "write execution log", async (c) => {
-          const pipeline = c.pipeline()
-          for (let i = 0; i < args.length; i += 2 * CHUNK) pipeline.mset(args.slice(i, i + 2 * CHUNK))
-          for (const part of chunks(opened)) pipeline.zadd(executionsKey, ...part.flatMap((o) => [o.openedAt, o.executionId]))
-          for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
+          const transaction = c.multi()
+          for (let i = 0; i < args.length; i += 2 * CHUNK) transaction.mset(args.slice(i, i + 2 * CHUNK))
+          for (const part of chunks(executions)) transaction.zadd(executionsKey, "NX", ...part.flatMap((o) => [o.openedAt, o.executionId]))
+          for (const [error] of (await transaction.exec()) ?? []) if (error) throw error
         })
       })
 
@@ -210,67 +207,24 @@ export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@mic
         return yield* command(valkey, "oldest executions", (c) => c.zrange(executionsKey, 0, count - cap - 1))
       })
 
-    /** The keys of executions: each one's record and nodes `0..lastSeq`, built from plain code (thousands per retention). */
-    const keysOfExtents = (executions: ReadonlyArray<ExecutionExtent>): Effect.Effect<ReadonlyArray<string>, InvalidInput> =>
-      Effect.suspend(() => {
-        const keys: Array<string> = []
-        for (const { executionId, lastSeq } of executions) {
-          const exec = execKeySync(executionId)
-          if (exec instanceof KeyPartError) return Effect.fail(partError(exec))
-          keys.push(exec)
-          for (let seq = 0; seq <= Math.min(lastSeq, MAX_NODE_SEQ); seq++) {
-            const node = schema.key("executionLogNode", { executionId, seq: nodeSeqPart(seq) as string })
-            if (node instanceof KeyPartError) return Effect.fail(partError(node))
-            keys.push(node)
-          }
-        }
-        return Effect.succeed(keys)
-      })
+    /** Retention's dependencies: this store's connection and the list of executions. */
+    const retention = { valkey, executionsKey }
 
     /**
-     * Removes executions from Valkey (retention): their record, nodes `0..lastSeq` and their place in
+     * Removes executions from Valkey: their record, nodes `0..lastSeq` and their place in
      * `dag:log:executions`, in one pipelined round trip (an UNLINK per 1000 keys, a ZREM per 1000 ids).
      */
     const remove = (executions: ReadonlyArray<ExecutionExtent>): Effect.Effect<void, InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        if (executions.length === 0) return
-        const keys = yield* keysOfExtents(executions)
-        yield* command(valkey, "remove executions", async (c) => {
-          const pipeline = c.pipeline()
-          for (const part of chunks(keys)) pipeline.unlink(...part)
-          for (const part of chunks(executions)) pipeline.zrem(executionsKey, ...part.map((e) => e.executionId))
-          for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error
-        })
-      })
-
-    /** The last sequence number a stored execution record names; -1 when it is gone or does not decode (only the record goes). */
-    const lastSeqOf = (key: string, bytes: Buffer | null): number => {
-      if (bytes === null) return -1
-      const record = decodeExecution(key, bytes)
-      return Either.isRight(record) ? record.right.lastSeq : -1
-    }
-
-    /** One step of retention: up to 1000 executions, their records in one MGET, then their removal in one round trip. */
-    const retainStep = (ids: ReadonlyArray<string>): Effect.Effect<void, InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const keys = yield* Effect.forEach(ids, execKey)
-        const records = yield* command(valkey, "read executions", (c) => c.mgetBuffer(...keys))
-        yield* remove(ids.map((executionId, i) => ({ executionId, lastSeq: lastSeqOf(keys[i]!, records[i] ?? null) })))
-      })
+      Effect.asVoid(removeThenRead(retention, executions))
 
     /**
-     * Retention (execution-log.md §1): removes the oldest executions beyond the newest `cap` (by
-     * open time), their record and nodes `0..lastSeq` (read from the record). An execution whose
-     * record is unreadable loses only its record and place in the list. Returns the ids removed.
-     * Two round trips per 1000 executions, whatever their number: under a loaded server each
-     * round trip is slow, and one per execution made a retention of a few hundred take seconds.
+     * Retention: removes the oldest closed executions beyond `cap` (record, nodes `0..lastSeq` read
+     * from the record, place in the list); a running one stays, so while more than `cap` run the
+     * list holds every running one. An execution whose record is gone or unreadable loses only its
+     * record and place. Returns the ids removed. Two round trips per page of up to 1000
+     * executions, never one per execution (see `ExecutionLogRetention.ts`).
      */
-    const retain = (cap: number): Effect.Effect<ReadonlyArray<string>, InvalidInput | WrongType | ConnectionError> =>
-      Effect.gen(function* () {
-        const ids = yield* oldestBeyond(cap)
-        for (const step of chunks(ids)) yield* retainStep(step)
-        return ids
-      })
+    const retain = (cap: number): Effect.Effect<ReadonlyArray<string>, InvalidInput | WrongType | ConnectionError> => retainExecutions(retention, cap)
 
     return {
       logPrefix, execKey, execKeySync, nodeKey, executionKeyPrefix, parseKey, write, commit, commitAll, readValues, readExec, readNodes, oldestBeyond, remove, retain

@@ -44,6 +44,20 @@ describe("ExecutionLogStore", () => {
     }).pipe(Effect.provide(layer))
   )
 
+  it.live("a write lists each execution it names; one listed before keeps its open time", () =>
+    Effect.gen(function* () {
+      const log = yield* ExecutionLogStore
+      const valkey = yield* Valkey
+      const exec = yield* log.execKey("l1")
+      const list = yield* valkey.key("executionLogExecutions", {})
+      yield* log.write([{ key: exec, value: bytes("opened") }], [{ executionId: "l1", openedAt: 5 }])
+      // The engine's writer names every execution whose record it writes, again on each rewrite.
+      yield* log.write([{ key: exec, value: bytes("rewritten") }], [{ executionId: "l1", openedAt: 9 }])
+      expect(yield* unsafeCommand(valkey, "zscore", (c) => c.zscore(list, "l1"))).toBe("5")
+      expect(Option.map(yield* log.readExec("l1"), (b) => b.toString())).toEqual(Option.some("rewritten"))
+    }).pipe(Effect.provide(layer))
+  )
+
   it.live("refuses to write a key outside the log and a commit of no key, writing nothing", () =>
     Effect.gen(function* () {
       const log = yield* ExecutionLogStore
