@@ -39,6 +39,14 @@ describe("execution log writer: the queue and a batch's encoding", () => {
     expect(out).toMatchObject({ commits: [], unwritable: 0 })
   })
 
+  it("every execution whose record a batch writes is listed, not only the opened ones", () => {
+    // A record written after the batch that opened its execution was dropped, or after its place
+    // was removed, joins the list again: no record is outside `dag:log:executions`.
+    const out = new LogBatchEncoder(execKeyOf, 4096).encode([{ scope: "s", writes: [node(3), exec(3, false)] }, { scope: "s", writes: [exec(4, false, "completed")] }])
+    expect(out.opened).toEqual([])
+    expect(out.executions).toEqual([{ executionId: ID, openedAt: 10 }])
+  })
+
   it("a closed execution hands over its record's and every node's key", () => {
     const out = new LogBatchEncoder(execKeyOf, 4096).encode([{ scope: "s", writes: [node(1, { closedAt: 20 }), exec(1, false, "completed")] }])
     expect(out.commits).toEqual([{ scope: "s", keys: [`${PREFIX}exec`, `${PREFIX}n:000000`, `${PREFIX}n:000001`] }])

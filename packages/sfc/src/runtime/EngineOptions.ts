@@ -37,7 +37,7 @@ export interface EngineOptions {
   readonly directSend: boolean
   /** Write the execution log (execution-log.md §1), best effort, off the critical path. */
   readonly executionLog: boolean
-  /** Executions the log keeps in Valkey; the oldest beyond are removed (every 100th open). */
+  /** Executions the log keeps in Valkey; the oldest closed ones beyond are removed (every 100th open), never a running one. */
   readonly executionLogCap: number
   /** Log writes waiting to be written at most; beyond, they are dropped and counted. */
   readonly executionLogQueueSize: number

@@ -19,7 +19,7 @@ export const executionLogDroppedCounter = Metric.counter("microdcs_execution_log
 export interface ExecutionLogSettings {
   /** Log writes waiting at most; beyond, new ones are dropped and counted (0: every write is dropped). */
   readonly queueSize: number
-  /** Executions kept in Valkey; the oldest beyond are removed every 100th open. */
+  /** Executions kept in Valkey; the oldest closed ones beyond are removed every 100th open, never a running one. */
   readonly cap: number
   /** A node's detail (result, reply, error) is cut to this many bytes of JSON, with a marker. */
   readonly detailBytes: number
@@ -61,7 +61,7 @@ const afterIo = Scheduler.makeBatched((runBatch) => setImmediate(runBatch))
 const writesIn = (batch: ReadonlyArray<QueuedWrites>): number => batch.reduce((n, queued) => n + queued.writes.length, 0)
 
 /**
- * The engine's execution log writer (execution-log.md §1): after a successful CAS the runtime
+ * The engine's execution log writer: after a successful CAS the runtime
  * appends the core's log writes here, without waiting; one background fiber writes them in
  * pipelined batches through `ExecutionLogStore`, hands each closed execution's keys to
  * `dag:commits:{scope}` and applies retention. Under pressure writes are dropped and counted,
@@ -118,9 +118,9 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
     const flush = (batch: ReadonlyArray<QueuedWrites>) =>
       Effect.gen(function* () {
         const startedAt = performance.now()
-        const { values, opened, commits, unwritable } = encoder.encode(batch)
+        const { values, opened, executions, commits, unwritable } = encoder.encode(batch)
         drop(unwritable)
-        yield* store.write(values, opened)
+        yield* store.write(values, executions)
         counts.written += values.length
         if (commits.length > 0) yield* store.commitAll(commits)
         counts.commits += commits.length

@@ -9,10 +9,23 @@ import { executionRecordHead, executionRecordText, nodeRecordText, sameHead } fr
 export interface EncodedBatch {
   /** One value per key: the last write of each key in the batch. */
   readonly values: ReadonlyArray<LogValue>
-  readonly opened: ReadonlyArray<{ readonly executionId: string; readonly openedAt: number }>
+  /** The executions opened in the batch (retention runs on every 100th open). */
+  readonly opened: ReadonlyArray<ListedExecution>
+  /**
+   * Every execution whose record the batch writes, opened or not: the store lists each one that is
+   * not listed yet, so no record is ever outside `dag:log:executions` (where retention finds it),
+   * even when the batch that opened it was dropped or its place was removed meanwhile.
+   */
+  readonly executions: ReadonlyArray<ListedExecution>
   readonly commits: ReadonlyArray<CommitRequest>
   /** Writes whose key cannot be built (an execution id or sequence number out of range). */
   readonly unwritable: number
+}
+
+/** An execution as `dag:log:executions` lists it: its id and open time (ms). */
+export interface ListedExecution {
+  readonly executionId: string
+  readonly openedAt: number
 }
 
 /** Executions written last whose key prefix and record head are kept between batches. */
@@ -79,7 +92,7 @@ export class LogBatchEncoder {
     // The last write of each key, in the order of first writes (so nodes stay in run order).
     const last: Array<LastWrite> = []
     const inBatch = new Map<string, BatchExecution>()
-    const opened: Array<{ readonly executionId: string; readonly openedAt: number }> = []
+    const opened: Array<ListedExecution> = []
     const commits: Array<CommitRequest> = []
     let unwritable = 0
     for (const { scope, writes } of batch) {
@@ -106,26 +119,36 @@ export class LogBatchEncoder {
         const { record } = write
         if (write.opened) opened.push({ executionId, openedAt: record.openedAt })
         // Closed: its keys (never its entries) go to the storage role, after the values above.
-        if (record.status !== "running") {
-          const keys = [`${prefix}exec`]
-          for (let seq = 0; seq <= record.lastSeq; seq++) {
-            const node = LogBatchEncoder.nodeKey(prefix, seq)
-            if (node !== undefined) keys.push(node)
-          }
-          commits.push({ scope, keys })
-        }
+        if (record.status !== "running") commits.push({ scope, keys: LogBatchEncoder.commitKeys(prefix, record.lastSeq) })
       }
     }
+    return { ...this.valuesOf(last), opened, commits, unwritable }
+  }
+
+  /** The keys a closed execution hands over: its record's and those of nodes `0..lastSeq`. */
+  private static commitKeys(prefix: string, lastSeq: number): Array<string> {
+    const keys = [`${prefix}exec`]
+    for (let seq = 0; seq <= lastSeq; seq++) {
+      const node = LogBatchEncoder.nodeKey(prefix, seq)
+      if (node !== undefined) keys.push(node)
+    }
+    return keys
+  }
+
+  /** The values of the last writes, encoded, and the executions whose records they hold. */
+  private valuesOf(last: ReadonlyArray<LastWrite>): Pick<EncodedBatch, "values" | "executions"> {
     const values: Array<LogValue> = []
+    const executions: Array<ListedExecution> = []
     for (const { known, write } of last) {
       const prefix = known.prefix!
       if (write.type === "exec") {
         values.push({ key: `${prefix}exec`, value: this.recordText(known, write.record) })
+        executions.push({ executionId: write.record.executionId, openedAt: write.record.openedAt })
         continue
       }
       const key = LogBatchEncoder.nodeKey(prefix, write.node.seq)
       if (key !== undefined) values.push({ key, value: nodeRecordText(write.node, this.detailBytes) })
     }
-    return { values, opened, commits, unwritable }
+    return { values, executions }
   }
 }
