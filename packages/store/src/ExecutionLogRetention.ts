@@ -20,7 +20,7 @@ export interface RetentionDeps {
 }
 
 /** The keys of executions: each one's record and nodes `0..lastSeq`, built from plain code (thousands per retention). */
-export const keysOfExtents = (schema: KeySchema, executions: ReadonlyArray<ExecutionExtent>): Effect.Effect<ReadonlyArray<string>, InvalidInput> =>
+const keysOfExtents = (schema: KeySchema, executions: ReadonlyArray<ExecutionExtent>): Effect.Effect<ReadonlyArray<string>, InvalidInput> =>
   Effect.suspend(() => {
     const keys: Array<string> = []
     for (const { executionId, lastSeq } of executions) {
