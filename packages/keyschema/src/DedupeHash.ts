@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 
 /**
- * The dedupe hash of a CloudEvent (data-layer.md §2): the first 16 bytes of SHA-256, as 32
+ * The dedupe hash of a CloudEvent: the first 16 bytes of SHA-256, as 32
  * lower-case hex chars, over `byteLength(source) ":" source ":" id`. The length prefix makes
  * the encoding unambiguous, so (`a:b`, `c`) and (`a`, `b:c`) never collide.
  */

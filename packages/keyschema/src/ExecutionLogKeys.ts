@@ -3,7 +3,7 @@ import type { PartRule } from "./PartRule.js"
 
 /**
  * The width of a node's sequence number in its key (`dag:log:{executionId}:n:{seq}`): zero-padded
- * so that a key range in byte order is the order in which the nodes ran (execution-log.md §1).
+ * so that a key range in byte order is the order in which the nodes ran.
  * One contract for the engine that composes the key and for storage that reads the range: this is
  * the only place the width is written down.
  */

@@ -4,7 +4,7 @@ import type { TemplateParts, TemplateToken } from "./KeyTemplate.js"
 import { nodeSeqRule } from "./ExecutionLogKeys.js"
 
 /**
- * Every key family of the island (data-layer.md §2), as templates after `{prefix}:`.
+ * Every key family of the island, as templates after `{prefix}:`.
  * `{name}` is an encoded part; everything else is literal. Keep this the only place a core key
  * shape is written down: builders, the parser and the admin CLI all derive from it. Extensions
  * add families of their own with `defineKeyFamilies` and `schema.extend`.
@@ -46,7 +46,7 @@ export const keyFamilies = {
   /** A poller consumer's liveness, a short-lived string it renews: gone means its pending entries may be taken over. */
   pollerHeartbeat: "poller:heartbeat:{kind}:{group}:{consumer}",
   nudge: "nudge:{kind}",
-  /** One execution of the log (execution-log.md §1): job, recipe digest, parent node, times, status, last sequence number. */
+  /** One execution of the log: job, recipe digest, parent node, times, status, last sequence number. */
   executionLogExec: "dag:log:{executionId}:exec",
   /** One node of an execution; `seq` is six digits, zero-padded (`nodeSeqPart`), so key order is run order. */
   executionLogNode: "dag:log:{executionId}:n:{seq}",
@@ -54,7 +54,7 @@ export const keyFamilies = {
   executionLogExecutions: "dag:log:executions",
   /** Commit requests of one scope (a stream of log keys), consumed by the storage role; outside `dag:log:` on purpose. */
   executionLogCommits: "dag:commits:{scope}",
-  /** Every trigger of the island (execution-log.md §4), one hash: field = trigger id, value = the row as JSON. */
+  /** Every trigger of the island, one hash: field = trigger id, value = the row as JSON. */
   triggers: "dag:triggers",
   /**
    * The claim of one trigger edit's announcement (a short-lived string set only if absent): of the

@@ -1,5 +1,5 @@
 /**
- * Key-part encoding (data-layer.md §2).
+ * Key-part encoding.
  *
  * `%`, `:`, `|` and every byte below 0x21 or equal to 0x7F become `%XX` (upper-case hex).
  * Everything else is kept, so ordinary ids stay readable in `redis-cli`. Because the

@@ -3,7 +3,7 @@ import { type KeySchema, makeKeySchema } from "@microdcs/keyschema"
 
 const schema = makeKeySchema("microdcs") as KeySchema
 
-describe("trigger keys (execution-log.md §4)", () => {
+describe("trigger keys", () => {
   it("keeps every trigger in one hash and nudges on nudge:triggers", () => {
     expect(schema.key("triggers", {})).toBe("microdcs:dag:triggers")
     expect(schema.key("nudge", { kind: "triggers" })).toBe("microdcs:nudge:triggers")
