@@ -1,5 +1,5 @@
 --[[
-  Adds ids to a reference list and registers its scope (seed R-20, R-23), in one atomic step so
+  Adds ids to a reference list and registers its scope, in one atomic step so
   the registry never misses a scope that holds a list. A newly registered scope is announced on
   the nudge channel so scope watchers find it at once (a wake-up only; the set is the truth).
 

@@ -1,5 +1,5 @@
 --[[
-  Claims a CloudEvent for processing (data-layer.md §2, seed R-3). One atomic step replaces
+  Claims a CloudEvent for processing. One atomic step replaces
   Python's SET NX / GET / three tries: the key cannot expire between the two reads here.
 
   KEYS[1] ce:dedupe:{hash}   string  "processing:{token}" with the lease TTL, or "done" /

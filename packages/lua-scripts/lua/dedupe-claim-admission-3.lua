@@ -1,6 +1,6 @@
 --[[
   Claims a CloudEvent that asks to store a job order (Store, StoreAndStart) and, once claimed,
-  reads what the store's admission needs (island.md §1): whether the id is taken and the scope's
+  reads what the store's admission needs: whether the id is taken and the scope's
   acceptance limit. The claim is dedupe-claim-1.lua's, step for step; the reads are the ones
   the processor would send next, so the request makes one round trip less. They only read: the
   limit itself is counted again inside the put.

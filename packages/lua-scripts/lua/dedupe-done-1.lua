@@ -1,7 +1,7 @@
 --[[
-  Marks a claimed CloudEvent as processed (seed R-4), but only while the caller still holds the
+  Marks a claimed CloudEvent as processed, but only while the caller still holds the
   lease: a caller whose lease expired may have been overtaken by another claimer. The reply to
-  the event is kept with the mark (island.md §2), so a duplicate gets the same answer again.
+  the event is kept with the mark, so a duplicate gets the same answer again.
 
   KEYS[1] ce:dedupe:{hash}   string
 

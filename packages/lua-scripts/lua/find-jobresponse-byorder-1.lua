@@ -1,13 +1,13 @@
 --[[
   Finds the job response of a job order in one round trip: reads the by-order pointer and the
-  document it names (data-layer.md §8: "find by order id in one round trip").
+  document it names.
 
   KEYS[1] jobresponse:byorder:{orderId}   string  response id
 
   Read-only exception to "every key in KEYS": the document key depends on the stored pointer,
   so it cannot be known beforehand. The script builds it as ARGV[1] followed by the id encoded
   exactly as keyschema/KeyPart.ts does (`%`, `:`, `|`, bytes below 0x21 and 0x7F as %XX). It
-  only reads, so atomicity is not at stake, and islands never run in cluster mode (§1).
+  only reads, so atomicity is not at stake, and islands never run in cluster mode.
 
   ARGV[1] document key head: {prefix}:jobresponse: (a response key without its id)
   ARGV[2] job order id (the document must still carry it; a stale pointer is not a match)

@@ -1,6 +1,6 @@
 --[[
   Takes a lease (lock:poststart:{configId}, lock:publisher, ...): SET NX PX, as Python's
-  post-start lock did (seed R-6), plus a type guard so a corrupted key is reported, not
+  post-start lock did, plus a type guard so a corrupted key is reported, not
   mistaken for a held lease. Not reentrant: the holder itself gets "held" too.
 
   KEYS[1] lease key          string  holder id, with TTL

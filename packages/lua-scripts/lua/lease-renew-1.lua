@@ -1,7 +1,7 @@
 --[[
   Extends a lease, only while the caller still holds it (a long-running holder such as the
   publisher renews well before the TTL runs out). SET IFEQ would do this in one command but is
-  newer than Redis 7.0 (data-layer.md §1), hence the script.
+  newer than Redis 7.0, hence the script.
 
   KEYS[1] lease key          string
 

@@ -1,6 +1,6 @@
 --[[
   Index rebuild: re-establishes the index entries of one job order, if the document is still the
-  one the caller read (data-layer.md §4 rule 1: the list key follows from the stored scope).
+  one the caller read (the list key follows from the stored scope).
   Writes only index entries; the document is never changed.
 
   KEYS[1] joborder:{id}              hash  read only

@@ -2,7 +2,7 @@
   Index rebuild: re-establishes the index entries of one job response, if the document (and the
   by-order pointer) are still what the caller read. Every index key follows from a stored value
   (scope, state, order, the id the pointer names), so the script re-checks each of them and
-  replies `retry` when one moved (data-layer.md §4 rule 1). Writes only index entries.
+  replies `retry` when one moved. Writes only index entries.
 
   KEYS[1] jobresponse:{id}                      hash    read only
   KEYS[2] jobresponse:list:{scope}              zset    holds the id with score = start time

@@ -1,6 +1,6 @@
 --[[
-  Compare-and-set of one SFC job's execution state, with every index of it, in one atomic step
-  (data-layer.md §6). The engine computes everything from the old and new state; this script
+  Compare-and-set of one SFC job's execution state, with every index of it, in one atomic step.
+  The engine computes everything from the old and new state; this script
   only checks the version and applies what it is given.
 
   KEYS: 4 fixed keys, then a variable tail (the "+" in the file name), in this order:

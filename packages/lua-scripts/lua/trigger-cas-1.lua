@@ -1,5 +1,5 @@
 --[[
-  Writes or deletes one trigger row (execution-log.md §4) if it still is what the caller read,
+  Writes or deletes one trigger row if it still is what the caller read,
   and nudges every instance that holds the triggers in memory. The caller validated the row and
   set its version; comparing the whole stored text keeps JSON out of the script.
 

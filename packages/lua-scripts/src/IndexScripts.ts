@@ -3,7 +3,7 @@ import { defineScript } from "./ScriptDescriptor.js"
 import { decodeWrongType, type WrongTypeReply } from "./WrongTypeReply.js"
 
 /**
- * The index rebuild's scripts (data-layer.md §5, IndexMaintenance). Each one re-checks, inside
+ * The index rebuild's scripts (IndexMaintenance). Each one re-checks, inside
  * the script, what the caller judged from a read, so a rebuild can run while the island is live.
  */
 

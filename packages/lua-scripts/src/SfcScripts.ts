@@ -74,7 +74,7 @@ const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
 }
 
 /**
- * The one write of SFC execution state (data-layer.md §6): compare the version, store the state,
+ * The one write of SFC execution state: compare the version, store the state,
  * append entries, maintain due, active and waits, record the applied event, nudge. KEYS are the
  * four named keys, then the tail: the event key (if any), the joined, the moved and the left
  * waits sets, then with `directSend` the correlation pointers and the job order key (if any).

@@ -1,4 +1,4 @@
--- Type guard shared by every writing script (data-layer.md §4 rule 2: validate before the first
+-- Type guard shared by every writing script (validate before the first
 -- write). `expected` is a list of {key, type}; a key that does not exist passes.
 -- Returns nil when every key is writable, else the offending key, the type it holds and the
 -- type it should hold.

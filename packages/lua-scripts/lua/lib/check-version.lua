@@ -1,4 +1,4 @@
--- Version compare shared by the document put scripts (data-layer.md §3).
+-- Version compare shared by the document put scripts.
 -- `expected`: 0 = create only, -1 = unconditional, n > 0 = must equal the stored version.
 -- Returns ok (boolean) and the stored version (0 when the document does not exist).
 -- Call it only after the type guard, since HGET on a non-hash raises.
