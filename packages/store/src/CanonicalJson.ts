@@ -17,5 +17,5 @@ export const canonicalJson = (value: unknown): string => {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
 }
 
-/** The digest of a recipe (execution-log.md §5): SHA-256 of its canonical JSON, 64 lower-case hex characters. */
+/** The digest of a recipe: SHA-256 of its canonical JSON, 64 lower-case hex characters. */
 export const canonicalRecipeDigest = (recipe: unknown): string => recipeDigestOf(canonicalJson(recipe))

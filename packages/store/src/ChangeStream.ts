@@ -4,7 +4,7 @@ import { validateStreamId } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
-/** One change entry of `changes:{scope}`, as the put and delete scripts write it (data-layer.md §4). */
+/** One change entry of `changes:{scope}`, as the put and delete scripts write it. */
 export interface ChangeEntry {
   readonly streamId: string
   /** `joborder`, `jobresponse`, `workmaster`. */
@@ -61,7 +61,7 @@ const decodeEntry = ([streamId, flat]: RawEntry): ChangeEntry | undefined => {
   return origin === undefined ? { streamId, kind, id, change, version, op, ts } : { streamId, kind, id, change, version, op, ts, origin }
 }
 
-/** Reads a scope's change stream (`changes:{scope}`, seed R-22, R-23), as the publisher does. */
+/** Reads a scope's change stream (`changes:{scope}`), as the publisher does. */
 export class ChangeStream extends Effect.Service<ChangeStream>()("@microdcs/store/ChangeStream", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey

@@ -55,9 +55,9 @@ const notClaimed = (key: string, reply: NotClaimed): Effect.Effect<ClaimResult, 
 }
 
 /**
- * CloudEvent deduplication (data-layer.md §5, seed R-3, R-4): `ce:dedupe:{hash}` holds
+ * CloudEvent deduplication: `ce:dedupe:{hash}` holds
  * `processing:{token}` while one consumer works on an event, then `done` for the done TTL, or
- * `done:{reply}` when the caller kept its reply with the mark (island.md §2), so a duplicate
+ * `done:{reply}` when the caller kept its reply with the mark, so a duplicate
  * can be answered the same way again.
  */
 export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/DedupeStore", {

@@ -1,7 +1,7 @@
 import { Data } from "effect"
 
 /**
- * The failures a caller of the store can act on (data-layer.md §5). Anything else is a defect:
+ * The failures a caller of the store can act on. Anything else is a defect:
  * a bug, not an error type.
  */
 

@@ -1,7 +1,7 @@
 import { Data, Either } from "effect"
 
 /**
- * The encoding of the execution log's values (execution-log.md §1): UTF-8 JSON text with a
+ * The encoding of the execution log's values: UTF-8 JSON text with a
  * version field `v`. The engine encodes once; storage copies the bytes; only readers (the tree,
  * the CLI, the HTTP API) decode, here and nowhere else. It lives in the store, below both the
  * engine (`@microdcs/sfc`, the writer) and `@microdcs/execution-log` (the readers), so that one

@@ -1,7 +1,7 @@
 import type { KeyFamily } from "@microdcs/keyschema"
 
 /**
- * What the indexes of an island must say, given its documents (data-layer.md §2, §5), and the
+ * What the indexes of an island must say, given its documents, and the
  * inconsistencies the index check reports. Pure: no I/O; the reads live in IndexDocuments.ts
  * and IndexMembers.ts.
  */

@@ -13,7 +13,7 @@ export interface CheckOptions {
 }
 
 /**
- * Index maintenance (data-layer.md §5): `check` lists every inconsistency between the
+ * Index maintenance: `check` lists every inconsistency between the
  * documents and their indexes; `rebuild` repairs them from the documents. Both walk the families
  * of the {@link IndexRegistry} (the core ones unless an extension added its own) with SCAN on the
  * primary in batches: maintenance for an operator or the admin CLI, not a hot path. The rebuild

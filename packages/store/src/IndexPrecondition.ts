@@ -2,7 +2,7 @@ import { Context, Effect } from "effect"
 import { StateMoved } from "./Errors.js"
 
 /**
- * The read-then-check protocol of data-layer.md §4 rule 1. An index key that depends on a
+ * The read-then-check protocol of the index writes. An index key that depends on a
  * stored value (the old by-state set, the old by-order pointer, the list of the stored scope) is
  * computed by the DAO from a read; the script re-checks the stored value and replies `retry` when
  * it moved. The DAO then reads again, at most {@link MAX_INDEX_RETRIES} times, then `StateMoved`.

@@ -6,7 +6,7 @@ import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
 /**
- * The job acceptance limit per scope (`jobacceptance:{scope}`, seed R-21): how many job orders
+ * The job acceptance limit per scope (`jobacceptance:{scope}`): how many job orders
  * a scope accepts. The put script enforces it; this DAO only stores it.
  */
 export class JobAcceptanceDao extends Effect.Service<JobAcceptanceDao>()("@microdcs/store/JobAcceptanceDao", {

@@ -59,7 +59,7 @@ export interface JobOrderPage {
   readonly next: number | null
 }
 
-/** Job order documents: `joborder:{id}` plus the per-scope priority list (data-layer.md §5, R-8..R-11). */
+/** Job order documents: `joborder:{id}` plus the per-scope priority list. */
 export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/JobOrderDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey

@@ -18,7 +18,7 @@ import { Valkey } from "./Valkey.js"
 import { wrongTypeError } from "./WriteReplies.js"
 
 /**
- * The index form of a job response state (R-13): the non-empty state texts joined with `_`.
+ * The index form of a job response state: the non-empty state texts joined with `_`.
  * An empty result means "not indexed by state".
  */
 export const normalizeState = (texts: ReadonlyArray<string>): string => texts.filter((t) => t.length > 0).join("_")
@@ -99,7 +99,7 @@ const validateCursor = (cursor: string) =>
     : Effect.fail(new InvalidInput({ field: "cursor", message: `cursor must be a decimal below 2^64, got '${cursor}'` }))
 
 /**
- * Job response documents (data-layer.md §5, R-12..R-15): `jobresponse:{id}` plus the list by
+ * Job response documents: `jobresponse:{id}` plus the list by
  * start time, the by-order pointer and the by-state sets, all maintained inside the put script.
  */
 export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/store/JobResponseDao", {
@@ -238,7 +238,7 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
       })
 
     /**
-     * One SSCAN page of the response ids in `scope` with the normalized `state` (R-15). Start
+     * One SSCAN page of the response ids in `scope` with the normalized `state`. Start
      * with cursor "0" (the default) and continue with `next` until it is `null`. An empty state
      * is never indexed, so it returns an empty, final page.
      */

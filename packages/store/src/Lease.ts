@@ -5,7 +5,7 @@ import { validatePositiveMs, validateText } from "./Input.js"
 import { typedCommand, wrongTypeError } from "./TypeGuard.js"
 import { Valkey, type ValkeyService } from "./Valkey.js"
 
-/** Default lease lifetime (core contracts P-14: the post-start lock lives 30 s). */
+/** Default lease lifetime (the post-start lock lives 30 s). */
 export const DEFAULT_LEASE_MS = 30_000
 
 type LeaseError = WrongType | InvalidInput | ConnectionError

@@ -15,7 +15,7 @@ export interface NudgeHandlers {
 }
 
 /**
- * Nudges (`nudge:{kind}` channels, data-layer.md §7): the wake-ups the store's scripts publish
+ * Nudges (`nudge:{kind}` channels): the wake-ups the store's scripts publish
  * with the scope they changed. Only wake-ups, never the truth: pub/sub loses messages across
  * reconnects, so a listener also reads on a timer.
  */

@@ -6,7 +6,7 @@ import type { ValkeyService } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
 /**
- * The unknown-outcome check (data-layer.md §3): did a write whose reply was lost land? The
+ * The unknown-outcome check: did a write whose reply was lost land? The
  * document's `op` names only its last write, so when another write followed, the answer comes
  * from the change stream, where every document write leaves an entry with its op id in the
  * same script. A check that cannot prove either answer says so: a false "not landed" would

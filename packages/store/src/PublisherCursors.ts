@@ -5,7 +5,7 @@ import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
 /**
- * The publisher's progress (seed R-24): the last change stream id it published per scope
+ * The publisher's progress: the last change stream id it published per scope
  * (`publisher:cursors`, field = scope) and the publish sequence per scope (`pubseq:{scope}`).
  */
 export class PublisherCursors extends Effect.Service<PublisherCursors>()("@microdcs/store/PublisherCursors", {

@@ -9,7 +9,7 @@ import { Valkey } from "./Valkey.js"
 type ReferenceError = WrongType | InvalidInput | ConnectionError
 
 /**
- * The five ISA-95 reference lists (`ref:{kind}:{scope}`, seed R-20): one generic DAO instead of
+ * The five ISA-95 reference lists (`ref:{kind}:{scope}`): one generic DAO instead of
  * Python's five. Job order acceptance checks which referenced ids are missing in one round trip.
  */
 export class ReferenceListDao extends Effect.Service<ReferenceListDao>()("@microdcs/store/ReferenceListDao", {

@@ -10,7 +10,7 @@ export interface WatchOptions {
 }
 
 /**
- * The scope registry (`scopes`, D-42, seed R-23): every scope that holds data. Consumers learn
+ * The scope registry (`scopes`): every scope that holds data. Consumers learn
  * scopes from it at start and keep discovering new ones with `watch`.
  */
 export class ScopeRegistry extends Effect.Service<ScopeRegistry>()("@microdcs/store/ScopeRegistry", {

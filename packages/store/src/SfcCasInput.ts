@@ -5,7 +5,7 @@ import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
 import { casVersionProblem, entriesChecked, textProblem, timeProblem, type WaitJoin, waitMovesChecked, waitsChecked } from "./SfcStateInput.js"
 
-/** How long an applied event is remembered (data-layer.md §2: `sfc:event:...`, 1 h). */
+/** How long an applied event is remembered (`sfc:event:...`, 1 h). */
 export const EVENT_LIFETIME_MS = 60 * 60 * 1000
 
 export interface SfcCompareAndSet {

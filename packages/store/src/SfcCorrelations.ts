@@ -6,7 +6,7 @@ import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
 /**
- * Correlation pointers (`sfc:correlation:{correlationId}`, sfc.md §3): a station reply carries
+ * Correlation pointers (`sfc:correlation:{correlationId}`): a station reply carries
  * only the correlation id of the command it answers, so the engine remembers which job sent it
  * before sending, for as long as a reply may still come.
  */

@@ -12,7 +12,7 @@ const decodeBeat = (stored: string | null): Option.Option<number> => {
 }
 
 /**
- * The timer sweep's heartbeat (`sfc:heartbeat`, sfc.md §3 Outage grace): the epoch ms of the
+ * The timer sweep's heartbeat (`sfc:heartbeat`): the epoch ms of the
  * last sweep of any instance. A sweep that finds it much older than its interval learns the
  * island was down, and readiness learns whether the sweep runs at all.
  */

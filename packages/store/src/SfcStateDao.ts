@@ -57,7 +57,7 @@ const pairsToScored = <K extends string>(flat: ReadonlyArray<string>, name: K) =
   return out
 }
 
-/** SFC execution state: one versioned document per job, changed only by the CAS script (data-layer.md §6). */
+/** SFC execution state: one versioned document per job, changed only by the CAS script. */
 export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/SfcStateDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey

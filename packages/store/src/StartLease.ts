@@ -4,8 +4,8 @@ import { DEFAULT_LEASE_MS, leaseOn, type Lease } from "./Lease.js"
 import { Valkey } from "./Valkey.js"
 
 /**
- * The post-start lease per configuration (`lock:poststart:{configId}`, seed R-6, core contracts
- * P-14): whoever acquires it runs the post-start work for that configuration; the others skip.
+ * The post-start lease per configuration (`lock:poststart:{configId}`):
+ * whoever acquires it runs the post-start work for that configuration; the others skip.
  */
 export class StartLease extends Effect.Service<StartLease>()("@microdcs/store/StartLease", {
   effect: Effect.gen(function* () {

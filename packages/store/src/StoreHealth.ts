@@ -3,7 +3,7 @@ import type { ConnectionError } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
-/** Whether the island's Valkey answers (readiness, island.md §4). Touches no key. */
+/** Whether the island's Valkey answers (readiness). Touches no key. */
 export class StoreHealth extends Effect.Service<StoreHealth>()("@microdcs/store/StoreHealth", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey

@@ -2,7 +2,7 @@ import { Data } from "effect"
 import { checkKeyPart } from "@microdcs/keyschema"
 
 /**
- * A trigger (execution-log.md §4): "when an event of this `type` (and `subject`) appears, run
+ * A trigger: "when an event of this `type` (and `subject`) appears, run
  * that work master". Stored as one field of the `dag:triggers` hash, its JSON form below.
  *
  * ```json

@@ -46,7 +46,7 @@ const MAX_ATTEMPTS = 5
 type TriggerStoreError = WrongType | ConnectionError
 
 /**
- * The triggers of the island (execution-log.md §4) in one hash, `dag:triggers` (field = trigger
+ * The triggers of the island in one hash, `dag:triggers` (field = trigger
  * id, value = the row as JSON). Tens of rows that every instance holds in memory: `list` reads
  * them all at once. Every write is a compare-and-set of the row the writer read, and publishes
  * `nudge:triggers` in the same script, so an edit reaches every instance at once: the message is

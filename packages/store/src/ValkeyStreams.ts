@@ -88,13 +88,13 @@ export interface DeadLetterPage {
   readonly next: string | null
 }
 
-/** Pending ids whose entries were deleted before anyone acknowledged them (R-30: counted, never silent). */
+/** Pending ids whose entries were deleted before anyone acknowledged them (counted, never silent). */
 export const autoClaimDeletedCounter = Metric.counter("microdcs_stream_autoclaim_deleted_total", {
   description: "pending stream entries found deleted by XAUTOCLAIM (trimmed or XDEL'd before acknowledgement)"
 })
 
 /**
- * Consumer groups over Valkey streams (data-layer.md §5 and §7, R-29, R-30): group creation,
+ * Consumer groups over Valkey streams: group creation,
  * reads, acknowledgement, the pending list, claims of orphans, dead letters and a trim that
  * never removes what some group has not acknowledged. Streams are given as keys built with
  * `valkey.key`; this service does not know which families are streams.
@@ -122,7 +122,7 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
 
     /**
      * Creates `group` on `stream` (and the stream, MKSTREAM). `true` when created, `false` when it
-     * already existed (BUSYGROUP is not an error, R-29). The default start id "0" delivers every
+     * already existed (BUSYGROUP is not an error). The default start id "0" delivers every
      * entry already in the stream: a work stream must not lose what was written before its group.
      */
     const ensureGroup = (stream: string, group: string, startId: string = "0") =>
@@ -228,7 +228,7 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
      * Takes over every entry pending longer than `minIdleMs` on any consumer (orphans of a dead
      * one), page by page from cursor 0-0 until the server returns 0-0 again. Each page is claimed
      * only when the stream pulls it, so a consumer can handle a page before claiming the next.
-     * Deleted ids in a reply are logged and counted (R-30) and reported in `deletedIds`.
+     * Deleted ids in a reply are logged and counted and reported in `deletedIds`.
      */
     const autoClaim = (
       stream: string,

@@ -26,7 +26,7 @@ export interface DeleteWorkMaster {
   readonly change?: string | undefined
 }
 
-/** Work master documents: `workmaster:{id}` plus the per-scope id set (data-layer.md §5, R-19). */
+/** Work master documents: `workmaster:{id}` plus the per-scope id set. */
 export class WorkMasterDao extends Effect.Service<WorkMasterDao>()("@microdcs/store/WorkMasterDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey

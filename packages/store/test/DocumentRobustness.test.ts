@@ -24,7 +24,7 @@ import { unsafeCommand } from "@microdcs/store/unsafe"
 import { dedicated } from "../src/RawDoor.js"
 
 /**
- * The properties every document type shares (data-layer.md §3, §4), run against job orders,
+ * The properties every document type shares, run against job orders,
  * job responses and work masters through one adapter per type.
  */
 
