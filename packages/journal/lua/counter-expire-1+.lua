@@ -1,6 +1,6 @@
 --[[
   Subtracts a batch of buckets that left their counter's window from the counter totals, in one
-  atomic step (journal.md §3). The caller read the members from the expiry zset; the script
+  atomic step. The caller read the members from the expiry zset; the script
   re-checks each one (still there, still due), so several daemons may sweep at once and a
   bucket is subtracted exactly once.
 

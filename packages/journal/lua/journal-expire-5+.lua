@@ -1,6 +1,6 @@
 --[[
   Removes a batch of entries past retention with every index entry that references them, in one
-  atomic step (journal.md §3). The caller read the batch (entry ids from the refdate zset, the
+  atomic step. The caller read the batch (entry ids from the refdate zset, the
   index keys from each reverse set) and passes every key; the script re-checks what it read, so
   several daemons may sweep at once: an entry already removed is skipped, a reverse set that
   differs from what was read makes it reply "retry" before anything is written.

@@ -1,5 +1,5 @@
 --[[
-  Inserts one journal entry with everything derived from it, in one atomic step (journal.md §3):
+  Inserts one journal entry with everything derived from it, in one atomic step:
   the payload, every search-key index, the reverse set, the latest zsets, the entry count and
   bytes, and every counter's total, bucket and bucket expiry. Idempotent: an entry id (the dedupe
   hash of the event's source and id) already stored writes nothing. New field names get the next

@@ -2,7 +2,7 @@ import { compressSync, uncompressSync } from "lz4-napi"
 import { Packr, Unpackr } from "msgpackr"
 
 /**
- * The compact encoding of a journal entry (journal.md §4): MessagePack in which every object key
+ * The compact encoding of a journal entry: MessagePack in which every object key
  * the journal's field table knows is replaced by its small integer, in an envelope
  * `[format version, flags, body]` (one byte each before the body). Flag bit 0: the body is LZ4
  * (block) compressed. A key the table does not know yet stays a text: the insert script assigns it

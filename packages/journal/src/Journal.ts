@@ -40,7 +40,7 @@ export interface WarmSummary {
 }
 
 /**
- * The journal of an island (journal.md): configurations held in memory (reloaded when a
+ * The journal of an island: configurations held in memory (reloaded when a
  * `nudge:journal` names their scope, see `watch`), `record` for the event path, recall through a
  * byte-bounded local cache warmed from the LRU journals, counters over their windows, and the
  * expiry sweep.

@@ -10,7 +10,7 @@ export interface CachedEntry {
 export const ENTRY_OVERHEAD_BYTES = 96
 
 /**
- * The process-local cache of journal entries (journal.md §5), bounded by bytes: the encoded size
+ * The process-local cache of journal entries, bounded by bytes: the encoded size
  * of the entries it holds plus {@link ENTRY_OVERHEAD_BYTES} each, as the seed bounds its cache
  * by payload bytes. It holds them decoded, so a hit costs no decode (decoding 20 entries costs
  * more than the round trip of the recall); the heap a decoded event takes is a small multiple of

@@ -2,7 +2,7 @@ import { checkKeyPart } from "@microdcs/keyschema"
 import { parseDuration } from "./Duration.js"
 import { pathProblem } from "./EventPath.js"
 
-/** Bucket sizes of a counter: coarser buckets, less memory (journal.md §1). */
+/** Bucket sizes of a counter: coarser buckets, less memory. */
 export const resolutions = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const
 export type Resolution = keyof typeof resolutions
 
@@ -24,7 +24,7 @@ export interface CounterConfig {
   readonly when?: string | undefined
 }
 
-/** One journal of a scope (journal.md §1). */
+/** One journal of a scope. */
 export interface JournalConfig {
   readonly scope: string
   readonly name: string

@@ -5,7 +5,7 @@ import type { JournalConfig } from "./JournalConfig.js"
 import { JournalConfigInvalid, type JournalNotFound } from "./JournalErrors.js"
 
 /**
- * The journal's configuration event (journal.md §1), in the family of the station configuration
+ * The journal's configuration event, in the family of the station configuration
  * events (`...config.{kind}.v1`): the scope is the `subject`, the extension `method` is `PUT`
  * (default) or `DELETE`. PUT carries the journal's configuration as `data` (see
  * `parseJournalConfig`); DELETE names it in `data.name`. The daemon registers

@@ -1,7 +1,7 @@
 import { defineKeyFamilies } from "@microdcs/keyschema"
 
 /**
- * The journal's key families (journal.md §2), registered on the island's schema with
+ * The journal's key families, registered on the island's schema with
  * `valkey.keys.extend`, so they share the prefix, the part encoding and the parser with the core
  * ones. Every family starts with a literal of its own (`journal`, `counter`), so none can clash
  * with a core family.

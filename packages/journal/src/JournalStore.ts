@@ -60,7 +60,7 @@ export interface JournalFigures {
 const invalid = (error: KeyPartError): InvalidInput => new InvalidInput({ field: error.name, message: error.message })
 
 /**
- * The journal's data in Valkey (journal.md §2–§5): insert, recall, counters and the expiry
+ * The journal's data in Valkey: insert, recall, counters and the expiry
  * sweeps, each one script; the field tables of the journals it touched, in memory. Stateless
  * about configuration: every call takes the journal's `JournalConfig`.
  */
