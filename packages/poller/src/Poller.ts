@@ -41,7 +41,7 @@ const PollerStoreServices = Layer.mergeAll(ScopeRegistry.Default, Nudges.Default
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
 
 /**
- * Starts a consumer for one stream kind over every scope (data-layer.md §7): it subscribes to
+ * Starts a consumer for one stream kind over every scope: it subscribes to
  * `nudge:{kind}` on a connection of its own and reads a nudged scope at once; every
  * `fallbackIntervalMs` it re-reads the `scopes` registry and reads every scope, because pub/sub
  * loses messages while reconnecting. A scope's consumer group is created when the scope is first
