@@ -2,7 +2,7 @@ import { Option } from "effect"
 import { isInternal, type Method, triggers } from "./Transitions.js"
 
 /**
- * The CloudEvent `type` of every job control request an MES sends (island.md §1): the methods
+ * The CloudEvent `type` of every job control request an MES sends: the methods
  * under the ISA-95 job control namespace (v2), the two queries under Machinery Jobs (v1). Run and
  * Complete are internal triggers and have no event type: an MES cannot call them.
  */
@@ -64,7 +64,7 @@ const byType: ReadonlyMap<string, JobControlRequest> = new Map<string, JobContro
 export const parseRequestType = (type: string): Option.Option<JobControlRequest> => Option.fromNullable(byType.get(type))
 
 /**
- * The status event every job order transition emits (island.md §1): the job-control ingress for
+ * The status event every job order transition emits: the job-control ingress for
  * MES methods, the publisher for the engine's internal Run, Complete and Abort.
  */
 export const JOB_ORDER_STATUS_EVENT_TYPE = "org.opcfoundation.ISA95-JOBCONTROL_V2.ISA95JobOrderStatusEventType.v2"

@@ -1,7 +1,7 @@
 import { Data, Either } from "effect"
 
 /**
- * The job-order states of ISA-95 / OPC UA Machinery Jobs (island.md §1). This table is the only
+ * The job-order states of ISA-95 / OPC UA Machinery Jobs. This table is the only
  * place state names and numbers are written down; every type and lookup below derives from it.
  */
 const stateTable = {

@@ -1,5 +1,5 @@
 /**
- * The ReturnStatus of the job control methods (island.md §1): a UInt64 bit set. INVALID_REQUEST is
+ * The ReturnStatus of the job control methods: a UInt64 bit set. INVALID_REQUEST is
  * bit 32, which JavaScript's bitwise operators (32-bit) silently drop (`2 ** 32 | 0 === 0`), so every
  * helper here works with arithmetic on plain numbers. Exact up to 2^53, far above the highest bit.
  */

@@ -10,7 +10,7 @@ import {
   type StateName
 } from "./JobState.js"
 
-/** A source as the spec writes it: `Main_*` (any substate of a compound state) or a simple state. */
+/** A source as the table writes it: `Main_*` (any substate of a compound state) or a simple state. */
 type From = `${CompoundState}_*` | SimpleState
 /** A target: a concrete state, or `*_Sub` = keep the main state, enter substate Sub (Update). */
 type To = StateName | `*_${string}`
@@ -25,7 +25,7 @@ interface Rule {
 }
 
 /**
- * The method/trigger table of island.md §1, written as the spec writes it. It is the only place
+ * The method/trigger table of the job order state machine, one entry per trigger. It is the only place
  * transitions are defined: `transition`, `allowedTriggers` and the trigger properties all read it.
  */
 export const transitionTable = {

@@ -21,7 +21,7 @@ import {
 } from "@microdcs/job-state"
 
 /**
- * The spec's method/trigger table (island.md §1), expanded by hand to concrete states so the test
+ * The spec's method/trigger table, expanded by hand to concrete states so the test
  * does not share the implementation's wildcard logic: trigger → from state → to state.
  */
 const NAS = ["NotAllowedToStart_Waiting", "NotAllowedToStart_Ready", "NotAllowedToStart_Loaded"] as const
