@@ -8,7 +8,7 @@ import { DEFAULT_MAX_NESTING_DEPTH } from "./NestingDepth.js"
 import { codecFor, parsePayload, serializeData } from "./Payload.js"
 
 /**
- * CloudEvents over MQTT 5 in binary mode (island.md §2): the payload is `data`, `datacontenttype`
+ * CloudEvents over MQTT 5 in binary mode: the payload is `data`, `datacontenttype`
  * is the MQTT Content Type, `correlationid` is the Correlation Data (the 16 bytes of a UUID), and
  * every other attribute is a user property of the same name.
  */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 
 /**
- * A CloudEvent 1.0 as it travels in binary mode (island.md §2). Extension attributes are strings:
+ * A CloudEvent 1.0 as it travels in binary mode. Extension attributes are strings:
  * MQTT user properties carry nothing else, so a number would not survive the round trip anyway.
  * `correlationid` (a UUID, carried as MQTT Correlation Data) and `causationid` (the id of the
  * event that caused this one) are extension attributes like any other.
@@ -65,7 +65,7 @@ export const makeCloudEvent = (input: CloudEventInput): CloudEvent => {
 export const correlationIdOf = (event: CloudEvent): string | undefined => event.extensions["correlationid"]
 export const causationIdOf = (event: CloudEvent): string | undefined => event.extensions["causationid"]
 
-/** The scope of a request: its subject up to the first `/` (island.md §1); undefined without a subject. */
+/** The scope of a request: its subject up to the first `/`; undefined without a subject. */
 export const scopeOf = (event: Pick<CloudEvent, "subject">): string | undefined =>
   event.subject === undefined ? undefined : event.subject.split("/", 1)[0]
 

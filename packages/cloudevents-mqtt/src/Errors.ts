@@ -6,7 +6,7 @@ import { Data } from "effect"
  */
 
 /**
- * Why a message is not a CloudEvent we accept (island.md §2, "bad input"). The daemon acknowledges
+ * Why a message is not a CloudEvent we accept (bad input). The daemon acknowledges
  * such a message, writes nothing and, where a response topic exists, replies with the kind.
  */
 export type CodecErrorKind =

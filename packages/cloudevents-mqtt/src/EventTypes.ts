@@ -1,5 +1,5 @@
 /**
- * CloudEvent type names of job control (island.md §1): the ISA-95 job control methods, the two
+ * CloudEvent type names of job control: the ISA-95 job control methods, the two
  * Machinery Jobs queries, and station configuration.
  */
 

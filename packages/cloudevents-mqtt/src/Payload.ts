@@ -12,7 +12,7 @@ export type CodecChoice =
 /**
  * The codec for a content type. Parameters (`; charset=utf-8`) are ignored, `+json` suffixes are
  * JSON, and the usual MessagePack spellings are accepted. Structured mode
- * (`application/cloudevents+json`) is refused: the island speaks binary mode only (island.md §2).
+ * (`application/cloudevents+json`) is refused: the island speaks binary mode only.
  */
 export const codecFor = (contentType: string): CodecChoice => {
   const base = (contentType.split(";", 1)[0] ?? "").trim().toLowerCase()

@@ -23,7 +23,7 @@ export const requestIdOf = (request: IncomingMessage): string | undefined => {
 }
 
 /**
- * The reply event (island.md §2): `causationid` = the request's id, `correlationid` = the request's
+ * The reply event: `causationid` = the request's id, `correlationid` = the request's
  * when its correlation data is a UUID, and the request's correlation data echoed as it came. The
  * caller's event keeps its own (new) id and our source.
  */
@@ -38,8 +38,8 @@ export const prepareReply = (request: IncomingMessage, event: CloudEvent): Prepa
 }
 
 /**
- * An error reply for bad input: extension attributes `mdcserrorkind` and `mdcserrormessage`
- * (island.md §2), no data. Both usually quote the input (an id with a tab, say), so they are
+ * An error reply for bad input: extension attributes `mdcserrorkind` and `mdcserrormessage`,
+ * no data. Both usually quote the input (an id with a tab, say), so they are
  * made sendable ({@link toMqttString}): a string mosquitto refuses would drop the connection.
  */
 export const makeErrorReply = (input: {

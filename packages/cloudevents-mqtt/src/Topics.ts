@@ -4,7 +4,7 @@ import { InvalidTopic } from "./Errors.js"
 import { mqttStringProblem, toMqttString } from "./MqttString.js"
 
 /**
- * Topic layout of an island (island.md §2) for a prefix `P` and an optional discriminator `D`:
+ * Topic layout of an island for a prefix `P` and an optional discriminator `D`:
  * commands on `P[/+ ...][/D]/commands`, events on `P/{subject with . as /}[/D]/events`, retained
  * metadata on `P[/D]/metadata`, replies on `P/replies/{instanceId}`. Every part is checked, so a
  * `+`, `#`, NUL or control character in a subject can never widen a subscription or break a packet.
