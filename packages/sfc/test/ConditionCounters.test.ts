@@ -21,7 +21,7 @@ import {
   validateRecipe
 } from "@microdcs/sfc"
 
-/** `counter.<name>` in conditions (journal.md §6): the language side and recipe validation. */
+/** `counter.<name>` in conditions: the language side and recipe validation. */
 
 const parse = (text: string): ConditionAst => {
   const parsed = parseCondition(text)

@@ -141,7 +141,7 @@ class Observer {
     if (before && input) this.checkClock(before, input, state, now)
   }
 
-  /** Outage, pause and resume move deadlines exactly as the spec says, and nothing else. */
+  /** Outage, pause and resume move deadlines exactly so (an outage shifts those inside it by its length, a pause keeps the time left, a resume restarts it), and nothing else. */
   private checkClock(before: ExecutionState, input: EngineInput, state: ExecutionState, now: number): void {
     if (isTerminalStatus(before.status)) return
     if (input.type === "outage") {

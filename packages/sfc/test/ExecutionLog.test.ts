@@ -8,7 +8,7 @@ import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFi
 import { executionOf, jobOrderFor, linearRecipe, pull, push, recipeWorkMaster, SCOPE, stepJson, transition, untilExecution, untilJobOrderIs } from "./RuntimeKit.js"
 import { executionIdOf, executionTree, hasExecutionRecord, keysOfExecution, treeLines, treeStorage, type TreeRow, withLogStore } from "./ExecutionLogKit.js"
 
-/** The engine writes the execution log (execution-log.md §1, §3), read back as the tree. */
+/** The engine writes the execution log, read back as the tree. */
 
 /** The tree of the job's execution once `ready` holds for its rows (the log is written off the critical path). */
 const untilTree = (jobId: string, ready: (rows: ReadonlyArray<TreeRow>) => boolean) =>

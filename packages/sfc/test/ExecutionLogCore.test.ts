@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { type LogWrite, start, step } from "@microdcs/sfc"
 import { JOB, Job, linear, pull, push, SCOPE, T0 } from "./EngineKit.js"
 
-/** The pure core's side of the execution log (execution-log.md §1): ids, sequence numbers, writes. */
+/** The pure core's side of the execution log: ids, sequence numbers, writes. */
 
 const ID = "job-1.1700000000000.abcd0123"
 

@@ -30,7 +30,7 @@ import {
 } from "./RuntimeKit.js"
 
 /**
- * Counters in recipe conditions through the runtime (journal.md §6), against the real server: the
+ * Counters in recipe conditions through the runtime, against the real server: the
  * counter source is a plain Valkey hash (`{prefix}:test:counters`, field `{counter}|{value}`),
  * the search-key value comes from the step's results (`tool`), else from the job order's equipment.
  */

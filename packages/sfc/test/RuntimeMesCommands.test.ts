@@ -24,7 +24,7 @@ import {
 } from "./RuntimeKit.js"
 
 /**
- * The engine follows the MES (sfc.md §3 MES commands). The test drives each method as the
+ * The engine follows the MES. The test drives each method as the
  * job-control processor does: a versioned put of the job order with the method as change word.
  */
 const mes = (jobId: string, method: Trigger) =>

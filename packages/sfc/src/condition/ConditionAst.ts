@@ -30,7 +30,7 @@ export interface ActionField {
 }
 
 /**
- * `counter.nok_torque_1h`: a journal counter's current value (journal.md §6), which the runtime
+ * `counter.nok_torque_1h`: a journal counter's current value, which the runtime
  * reads before the core evaluates the transition. `counter` before a `.` is always a counter, so
  * an action called `counter` cannot be read as `counter.field`.
  */

@@ -11,7 +11,7 @@ import type { Recipe } from "../recipe/Recipe.js"
 import type { Origin } from "@microdcs/job-state"
 
 /**
- * The pure engine core (sfc.md §2): (state, input, now) → (new state, outbox entries, next
+ * The pure engine core: (state, input, now) → (new state, outbox entries, next
  * deadline, wait changes, active flag). It knows nothing of Valkey; the runtime writes its output
  * with the one CAS script.
  */
@@ -63,7 +63,7 @@ export interface EngineOutput {
    */
   readonly needsCounters?: CounterNeed
   /**
-   * The execution log's writes of this call (execution-log.md §1), in order: the runtime queues
+   * The execution log's writes of this call, in order: the runtime queues
    * them after its CAS succeeded. Empty when nothing changed or the state has no log.
    */
   readonly log: ReadonlyArray<LogWrite>

@@ -1,5 +1,5 @@
 /**
- * The execution log as the pure core sees it (execution-log.md §1): the ids and sequence numbers
+ * The execution log as the pure core sees it: the ids and sequence numbers
  * it keeps in the execution state, and the writes it returns. The runtime encodes the writes
  * (`@microdcs/store`'s log record format) and writes them off the critical path.
  */
@@ -70,6 +70,6 @@ export type LogWrite =
 /** The highest sequence number a node key holds (six digits, keyschema's `nodeSeqPart`). */
 export const MAX_LOG_SEQ = 999_999
 
-/** The id of a branch path's child execution (execution-log.md §1). */
+/** The id of a branch path's child execution. */
 export const childExecutionId = (executionId: string, branch: string, path: number, visit: number): string =>
   `${executionId}.${branch}.${path}.${visit}`

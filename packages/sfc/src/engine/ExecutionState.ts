@@ -3,7 +3,7 @@ import type { ExecutionLogState } from "./ExecutionLog.js"
 import type { CommandEntry } from "./Outbox.js"
 
 /**
- * The execution state of one job (sfc.md §2): the document in `sfc:state:{jobId}`. Plain JSON
+ * The execution state of one job: the document in `sfc:state:{jobId}`. Plain JSON
  * data, so it is stored as is and compared structurally in tests.
  */
 
@@ -97,7 +97,7 @@ export interface ExecutionState {
   readonly results: Readonly<Record<string, unknown>>
   readonly history: ReadonlyArray<StepRecord>
   /**
-   * The execution log's ids and sequence numbers (execution-log.md §1), kept here so they are the
+   * The execution log's ids and sequence numbers, kept here so they are the
    * same on every engine instance and after a restart. Absent in states written before the log
    * (or with the log off): the runtime gives one an execution id on its first touch.
    */

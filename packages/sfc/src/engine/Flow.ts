@@ -17,7 +17,7 @@ import {
 } from "./LogNodes.js"
 
 /**
- * Step entry, advancing, branches and finishing (sfc.md §3). Every function changes one draft;
+ * Step entry, advancing, branches and finishing. Every function changes one draft;
  * the caller turns the draft into a single CAS write.
  */
 

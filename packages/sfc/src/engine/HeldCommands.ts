@@ -3,7 +3,7 @@ import type { ExecutionState } from "./ExecutionState.js"
 import type { CommandEntry } from "./Outbox.js"
 
 /**
- * Commands a Pause held back (sfc.md §3 MES commands): the outbox entry of a command reached
+ * Commands a Pause held back: the outbox entry of a command reached
  * its handler while the job was paused, so it was acknowledged without being sent. The handler
  * records it in the state; Resume sends exactly these again (same correlation id and attempt),
  * and nothing that already went out, so the station never gets a command twice.

@@ -3,7 +3,7 @@ import { childExecutionId, type LogExecutionStatus, type LogNode, type LogNodeKi
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 
 /**
- * The nodes the core writes as it runs a recipe (execution-log.md §1): each opens before its body
+ * The nodes the core writes as it runs a recipe: each opens before its body
  * runs and is overwritten closed when it ends, under the same sequence number. Every function
  * here is a no-op for a state without a log (the runtime's log is off, or an old state in a test).
  * They run on every core call: nodes are built field by field, once, in the record's order

@@ -1,5 +1,5 @@
 /**
- * What the core asks the world to do (sfc.md §4). The runtime appends these to
+ * What the core asks the world to do. The runtime appends these to
  * `sfc:work:{scope}` inside the same CAS that stores the state, and handlers carry them out
  * idempotently.
  */

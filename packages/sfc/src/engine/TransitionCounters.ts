@@ -6,7 +6,7 @@ import { parseCondition } from "../condition/parseCondition.js"
 import { type ActionResult, chooseTransition, type RecipeIndex } from "./RecipeIndex.js"
 
 /**
- * Counters in transition conditions (journal.md §6) without I/O in the core. The core cannot
+ * Counters in transition conditions without I/O in the core. The core cannot
  * read a counter, so a call that reaches a transition naming counters stops and says what it
  * needs (`CounterNeed`); the runtime reads them and calls again with the values. The core is
  * deterministic, so the k-th counter evaluation of the repeated call is the same evaluation, and

@@ -6,7 +6,7 @@ import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 
-/** One rule of §1: the problems it finds in a structurally sound recipe, in recipe order. */
+/** One recipe rule: the problems it finds in a structurally sound recipe, in recipe order. */
 export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
 
 type Path = ReadonlyArray<string | number>
@@ -151,7 +151,7 @@ export const conditionsParse: RecipeCheck = (recipe) =>
   })
 
 /**
- * `counter.<name>` must name something a journal can define (journal.md §1): a letter, then up
+ * `counter.<name>` must name something a journal can define: a letter, then up
  * to 63 letters, digits, `_`, `.` or `-`. And with counters in the conditions, an action called
  * `counter` could never be read as `counter.field`: its author meant one or the other.
  */

@@ -7,7 +7,7 @@ import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { startJob } from "./StartJob.js"
 
-/** MES methods the engine follows, and what each does to a running execution (sfc.md §3). */
+/** MES methods the engine follows, and what each does to a running execution. */
 const followed: Readonly<Record<string, "start" | "remove" | "hold" | "stop" | "abort">> = {
   Start: "start",
   StoreAndStart: "start",

@@ -6,7 +6,7 @@ import type { CounterValues } from "../engine/TransitionCounters.js"
 import { CounterSource, type CounterUnavailable } from "./CounterSource.js"
 
 /**
- * Runs one core call with the counters it asks for (journal.md §6): the core stops at the first
+ * Runs one core call with the counters it asks for: the core stops at the first
  * transition naming counters it has no values for, this reads them through the `CounterSource`
  * (one read per such evaluation) and calls again with them. A call that needs none (every recipe
  * without counters) runs once and reads nothing.

@@ -2,7 +2,7 @@ import { Context, Data, type Effect } from "effect"
 
 /**
  * What the engine asks when the transitions it is about to evaluate name counters
- * (`counter.nok_torque_1h < 3`, journal.md §6). One request per evaluation that needs counters;
+ * (`counter.nok_torque_1h < 3`). One request per evaluation that needs counters;
  * a recipe without counters never reaches the source.
  */
 export interface CounterRequest {

@@ -2,7 +2,7 @@ import { Config } from "effect"
 
 /** How the SFC runtime of one island behaves; every field has a production default. */
 export interface EngineOptions {
-  /** Sends of one push command before it fails (sfc.md §3 Timeouts). */
+  /** Sends of one push command before it fails. */
   readonly maxAttempts: number
   /** How often the timer sweep runs. */
   readonly sweepIntervalMs: number
@@ -35,7 +35,7 @@ export interface EngineOptions {
    * handler, one work-stream read later.
    */
   readonly directSend: boolean
-  /** Write the execution log (execution-log.md §1), best effort, off the critical path. */
+  /** Write the execution log, best effort, off the critical path. */
   readonly executionLog: boolean
   /** Executions the log keeps in Valkey; the oldest closed ones beyond are removed (every 100th open), never a running one. */
   readonly executionLogCap: number

@@ -41,7 +41,7 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
 }
 
 /**
- * Routes station events into executions (sfc.md §3 Events): a reply by its correlation id, an
+ * Routes station events into executions: a reply by its correlation id, an
  * event by the job it names, else to the job that has waited longest for its type. The applied
  * event is recorded in the same CAS, so a redelivered event is a no-op even after the state moved.
  */

@@ -15,7 +15,7 @@ const randomHex4 = (): string => {
 }
 
 /**
- * A fresh execution id (execution-log.md §1): the job id, the start time and a random part, so a
+ * A fresh execution id: the job id, the start time and a random part, so a
  * job id that comes back after its retention ended never names an old execution.
  */
 export const newExecutionId = (jobId: string, startedAtMs: number): string => `${jobId}.${startedAtMs}.${randomHex4()}`

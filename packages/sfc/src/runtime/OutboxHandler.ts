@@ -13,7 +13,7 @@ import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { StationPort } from "./StationPort.js"
 
 /**
- * Carries out one entry of `sfc:work:{scope}` (sfc.md §4). Every branch is idempotent, since an
+ * Carries out one entry of `sfc:work:{scope}`. Every branch is idempotent, since an
  * entry can be delivered more than once: a transition already applied is a no-op, a command
  * resend reuses its correlation id, the response put has a deterministic id and operation id.
  */

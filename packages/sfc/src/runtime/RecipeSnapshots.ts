@@ -15,7 +15,7 @@ export type WorkMasterRecipe =
   | { readonly _tag: "Invalid" }
 
 /**
- * The recipe snapshots of executions (sfc.md §2), stored once per recipe by digest
+ * The recipe snapshots of executions, stored once per recipe by digest
  * (`sfc:recipe:{digest}`, immutable) instead of inside every state write. Jobs of one recipe
  * share one stored copy and one in-memory recipe object, so the core's recipe index (cached by
  * the recipe's identity) is built once per process, not per write. A work master changed or
@@ -37,7 +37,7 @@ export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdc
         const seen = digests.get(recipe)
         const seenRecipe = seen === undefined ? undefined : byDigest.get(seen)
         if (seen !== undefined && seenRecipe !== undefined) return { digest: seen, recipe: seenRecipe }
-        // Canonical JSON: the digest is the catalogue's (execution-log.md §5), whatever key order a sender wrote.
+        // Canonical JSON: the digest is the catalogue's, whatever key order a sender wrote.
         const text = canonicalJson(recipe)
         const digest = recipeDigestOf(text)
         digests.set(recipe, digest)

@@ -11,7 +11,7 @@ export interface ReconcileReport {
 }
 
 /**
- * The safety net under the change stream (sfc.md §4): starts job orders that are
+ * The safety net under the change stream: starts job orders that are
  * `AllowedToStart` with a recipe but have no execution (their change entry was trimmed or lost),
  * and repairs active jobs whose due entry went missing.
  */

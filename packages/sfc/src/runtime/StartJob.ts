@@ -9,7 +9,7 @@ export type StartOutcome = "started" | "already-started" | "not-startable" | "no
 
 /**
  * Starts a job when its order is `AllowedToStart` and its first work master carries a valid
- * recipe (sfc.md §3 Start). The execution is created create-only, so a duplicate start (two
+ * recipe. The execution is created create-only, so a duplicate start (two
  * instances, a redelivered change) does nothing. A job order without a recipe is left to the MES.
  * The recipe is stored once by digest (RecipeSnapshots) before the state that names it.
  */

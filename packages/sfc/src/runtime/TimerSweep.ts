@@ -7,7 +7,7 @@ import { Executions } from "./Executions.js"
 const DUE_BATCH = 200
 
 /**
- * One round of the timer sweep (sfc.md §3 Timeouts, Outage grace). It swaps in a new heartbeat
+ * One round of the timer sweep. It swaps in a new heartbeat
  * atomically (`SET ... GET`), so of several instances exactly one sees an outage; if the previous
  * heartbeat is older than the threshold, every active job first gets its deadlines that fell
  * inside the outage moved back. Then every due job gets a tick.
