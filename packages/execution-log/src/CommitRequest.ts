@@ -9,8 +9,8 @@ export type CommitJudgement =
   | { readonly _tag: "Refused"; readonly reason: RefusalReason; readonly key: string | undefined; readonly message: string }
 
 /**
- * Judges one commit request (a stream entry's fields). The key is the whole authority
- * (execution-log.md §2): one key that is not an execution record or node of this island's log,
+ * Judges one commit request (a stream entry's fields). The key is the whole authority:
+ * one key that is not an execution record or node of this island's log,
  * `{prefix}:dag:log:...`, refuses the whole request, so nothing of it is written.
  */
 export const judgeCommit = (

@@ -7,7 +7,7 @@ import { LogStorage } from "./LogStorage.js"
 /**
  * One row of an execution tree. An execution's row is at its depth, its nodes one deeper, and the
  * child executions of a delegating node right after that node, one deeper again: a client draws
- * the tree by indenting each row by its `depth` and nothing else (execution-log.md §3).
+ * the tree by indenting each row by its `depth` and nothing else.
  */
 export type TreeRow =
   | { readonly type: "execution"; readonly depth: number; readonly executionId: string; readonly record: ExecutionRecord }

@@ -1,5 +1,5 @@
 /**
- * The encoding of the execution log's values (execution-log.md §1): UTF-8 JSON text with `v: 1`.
+ * The encoding of the execution log's values: UTF-8 JSON text with `v: 1`.
  * The one format lives in `@microdcs/store`, below both the engine that writes it and the readers
  * here, so `@microdcs/sfc` needs no dependency on this package (nor on PostgreSQL) to encode.
  */
