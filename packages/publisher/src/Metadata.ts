@@ -32,7 +32,7 @@ export const describeIsland = (ctx: PublisherContext, scopes: Iterable<string>):
 }
 
 /**
- * Retains `P[/D]/metadata` (island.md §2) after checking the lease. Its CloudEvent id is a digest
+ * Retains `P[/D]/metadata` after checking the lease. Its CloudEvent id is a digest
  * of the content, so a consumer that deduplicates sees a republished, unchanged one once.
  */
 export const publishMetadata = (ctx: PublisherContext, scopes: Iterable<string>) =>

@@ -43,7 +43,7 @@ export type PublisherRequirements =
 const PublisherStoreServices = Layer.merge(IndexScores.Default, Nudges.Default)
 
 /**
- * Starts a publisher in the current scope (island.md §3). It loops: take the lease; while it
+ * Starts a publisher in the current scope. It loops: take the lease; while it
  * holds it, run the active session raced against the lease keeper, so losing the lease ends
  * publishing at once; then release what it may still hold and try again after
  * `acquireIntervalMs`. A standby therefore takes over within about one TTL of the active

@@ -1,7 +1,7 @@
 import type { StoredState } from "@microdcs/job-state"
 import { type CloudEvent, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
 
-/** CloudEvent types of the retained messages (island.md §3). */
+/** CloudEvent types of the retained messages. */
 export const PublisherEventTypes = {
   /** `P[/D]/{scope}/order/{id}`: data `{JobOrder, State}`. */
   order: "com.github.aschamberger.microdcs.publisher.order.v1",

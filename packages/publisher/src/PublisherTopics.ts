@@ -2,7 +2,7 @@ import { Either } from "effect"
 import { type InvalidTopic, validateLevel } from "@microdcs/cloudevents-mqtt"
 
 /**
- * The publisher's retained topics (island.md §3), beside the binding's `P[/D]/metadata`: the
+ * The publisher's retained topics, beside the binding's `P[/D]/metadata`: the
  * discriminator follows the prefix, as it does for metadata, so one subscription `P/D/#` sees
  * everything one island publishes and nothing of its neighbours under the same prefix.
  *

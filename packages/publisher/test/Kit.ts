@@ -171,7 +171,7 @@ export const retainedStateIndex = (retained: ReadonlyMap<string, Retained>, base
 }
 
 /**
- * The state index of a scope by its definition (island.md §3), read in full from Valkey: every
+ * The state index of a scope by its definition, read in full from Valkey: every
  * listed job in list order, EndState left out, `has_result` for a finished job with a response.
  */
 export const fullStateIndex = (scope: string) =>
