@@ -14,10 +14,10 @@ export const describeMissing = (missing: ReadonlyArray<MissingReferences>): stri
   missing.map(({ kind, ids }) => `unknown ${kind}: ${ids.join(", ")}`).join("; ")
 
 /**
- * The acceptance checks of Store, StoreAndStart and Update (island.md §1). The limit itself is
+ * The acceptance checks of Store, StoreAndStart and Update. The limit itself is
  * counted inside the put script (so two concurrent stores cannot both pass it); here it is only
  * looked up. The references are read before the put; a list changed between the read and the
- * put is the same race as a configuration change a moment after acceptance, which the spec allows.
+ * put is the same race as a configuration change a moment after acceptance, which the island allows.
  */
 export const makeAcceptance = Effect.gen(function* () {
   const limits = yield* JobAcceptanceDao

@@ -4,7 +4,7 @@ import { formatPath, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { BadRequest, ensureJson, isObject, malformed, missing, payloadObject, readCount, readId } from "./Payload.js"
 
 /**
- * Station configuration events (island.md §1): `...config.{kind}.v1`, scope from the subject,
+ * Station configuration events: `...config.{kind}.v1`, scope from the subject,
  * extension `method` = PUT (default) or DELETE. Payloads reuse the ISA-95 data types the job
  * order references, so what an MES sends to configure a station looks like what it references.
  */

@@ -4,7 +4,7 @@ import { type ClaimAdmission, claimToken, type ConnectionError, DedupeStore, typ
 
 /** 2 × a 30 s handler timeout: the lease must outlive the slowest handler that still succeeds. */
 export const DEFAULT_LEASE_MS = 60_000
-/** How long a processed event is remembered as done (island.md §2: default 10 min). */
+/** How long a processed event is remembered as done (default 10 min). */
 export const DEFAULT_DONE_TTL_MS = 10 * 60_000
 
 export interface ExactlyOnceOptions<A = unknown> {
@@ -92,7 +92,7 @@ const markDone = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token:
 }
 
 /**
- * The exactly-once effect over at-least-once delivery (island.md §2): claim the event's dedupe
+ * The exactly-once effect over at-least-once delivery: claim the event's dedupe
  * key, process, mark it done (with the reply to keep), return. A duplicate arriving when the key
  * is done is not processed; one arriving while another holder's claim is live is `Held`, never
  * skipped, so a crashed holder loses nothing, and takes the claim over once that holder is dead

@@ -40,7 +40,7 @@ const admittedFor = (command: Command, claimed: ClaimedEvent | undefined): Claim
 }
 
 /**
- * The job-control processor (island.md §1): one request in, one reply and the status events
+ * The job-control processor: one request in, one reply and the status events
  * of what it changed out. It knows nothing of MQTT; the binding maps CloudEvents to
  * {@link JobControlRequest} and the result back.
  */
@@ -74,7 +74,7 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
      * read for this request's job order.
      */
     const handle = (request: JobControlRequest, claimed?: ClaimedEvent): Effect.Effect<HandleResult, JobControlFailure> => {
-      // Triggers are configuration of their own (execution-log.md §4), not a station reference list.
+      // Triggers are configuration of their own, not a station reference list.
       if (request.type === TRIGGER_CONFIG_EVENT_TYPE) return triggerConfig.handle(request)
       const parsed = parsedRequest(request)
       if (parsed === undefined) {

@@ -43,7 +43,7 @@ const limitMessage = (scope: string, e: LimitReached) =>
   `scope ${scope} accepts at most ${e.limit} job order(s) and already holds ${e.count}`
 
 /**
- * The job order methods (island.md §1). Every change is one versioned put of the job order with
+ * The job order methods. Every change is one versioned put of the job order with
  * the method as the change word, the target state taken from the shared transition table.
  */
 export const makeJobOrderMethods = Effect.gen(function* () {

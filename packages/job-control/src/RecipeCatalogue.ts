@@ -15,7 +15,7 @@ export interface CatalogueRecipe {
 }
 
 /**
- * The recipe catalogue (execution-log.md §5): what the deployment put in place, per scope — every
+ * The recipe catalogue: what the deployment put in place, per scope — every
  * stored work master that carries a recipe, with the digest executions of it record. Work masters
  * without a recipe are the MES's business and are left out; a listed id whose document is gone
  * (a delete in between) is skipped. Sorted by scope, then work master id.

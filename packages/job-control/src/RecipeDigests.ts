@@ -3,7 +3,7 @@ import { validateWorkMasterRecipe } from "@microdcs/sfc"
 import { canonicalRecipeDigest } from "@microdcs/store"
 
 /**
- * Pinned recipe digests (execution-log.md §5): work master id → the SHA-256 its recipe must have.
+ * Pinned recipe digests: work master id → the SHA-256 its recipe must have.
  * A deployment that pins a work master refuses any version of it whose recipe is another.
  */
 export type RecipePins = ReadonlyMap<string, string>

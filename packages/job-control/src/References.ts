@@ -4,7 +4,7 @@ import type { ReferenceKind } from "@microdcs/keyschema"
 import { asId, type BadRequest, isObject, malformed } from "./Payload.js"
 
 /**
- * The station configuration ids a job order references (island.md §1 Acceptance). Each must be
+ * The station configuration ids a job order references. Each must be
  * in its scope set before the job order is accepted.
  */
 export interface JobOrderReferences {

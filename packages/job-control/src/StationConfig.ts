@@ -15,7 +15,7 @@ const digestOrNull = (document: unknown): string | null => {
 type Of<T extends ConfigCommand["_tag"]> = Extract<ConfigCommand, { readonly _tag: T }>
 
 /**
- * Station configuration (island.md §1): the scope's reference lists, work masters and acceptance
+ * Station configuration: the scope's reference lists, work masters and acceptance
  * limit. PUT and DELETE are idempotent, so a redelivered event changes nothing the second time;
  * the reply says how much the event changed (`Added`, `Removed`).
  */

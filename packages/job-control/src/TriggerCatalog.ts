@@ -24,7 +24,7 @@ export interface TriggerCatalogService {
 }
 
 /**
- * Every trigger, held in full in memory by every instance (execution-log.md §4): never queried
+ * Every trigger, held in full in memory by every instance: never queried
  * per event. Loaded at start (a store failure then fails the layer, so the daemon retries),
  * reloaded on the nudge `nudge:triggers`, on request (`changed`, for the MQTT change event)
  * and on a periodic refresh, the fallback for a lost nudge. Reloads run one at a time; requests

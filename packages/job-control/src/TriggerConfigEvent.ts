@@ -6,7 +6,7 @@ import type { JobControlFailure } from "./JobControlFailure.js"
 import { type HandleResult, type JobControlRequest, replyTypeOf, scopeOf } from "./Request.js"
 
 /**
- * The trigger configuration event (execution-log.md §4), in the family of the station
+ * The trigger configuration event, in the family of the station
  * configuration events: `...config.trigger.v1`, scope from the `subject`, extension `method` =
  * `PUT` (default: `data` is the trigger, see `parseTriggerInput`; its `scope` may be left out) or
  * `DELETE` (`data.id` names it). Handled by `JobControl` beside the other configuration kinds.

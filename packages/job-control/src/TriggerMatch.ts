@@ -4,7 +4,7 @@ import type { TriggerRow } from "@microdcs/store"
 import { type JobControlRequest, scopeOf } from "./Request.js"
 
 /**
- * Which triggers an event fires and the job order each one starts (execution-log.md §4). Pure
+ * Which triggers an event fires and the job order each one starts. Pure
  * and transport-free: the MQTT binding turns a CloudEvent into a {@link TriggerEvent}, the
  * runtime hands the request to `JobControl`.
  */

@@ -16,7 +16,7 @@ export type TriggerOutcome =
   | { readonly _tag: "Refused"; readonly trigger: TriggerRow; readonly jobOrderId: string; readonly kind: string; readonly message: string }
 
 /**
- * Starts the job orders an event fires (execution-log.md §4): for each matching trigger, a
+ * Starts the job orders an event fires: for each matching trigger, a
  * StoreAndStart through `JobControl`, so the same acceptance checks and the same versioned put
  * as an MES's request; the job order id comes from the trigger and the event, so a redelivered
  * event meets its job order as taken and starts nothing twice. Transport-free: the MQTT

@@ -25,7 +25,7 @@ export * from "./JobControl.js"
 // The exactly-once combinator and the claim holder whose liveness lets a dead one's claims be taken over.
 export * from "./Dedupe.js"
 export * from "./ClaimHolder.js"
-// Triggers (execution-log.md §4): matching and job order ids (pure), the in-memory catalog, the starts, the config event.
+// Triggers: matching and job order ids (pure), the in-memory catalog, the starts, the config event.
 export * from "./TriggerMatch.js"
 export * from "./TriggerCatalog.js"
 export * from "./TriggerStarts.js"
