@@ -49,7 +49,7 @@ export const replyEvent = (source: string, request: CloudEvent, reply: JobContro
 }
 
 /**
- * The reply to a message that is not a request we can read (island.md §2 bad input): the
+ * The reply to a message that is not a request we can read (bad input): the
  * decode error's kind and message, and ReturnStatus INVALID_REQUEST for OPC UA clients.
  */
 export const badInputReply = (source: string, kind: string, message: string, request?: CloudEvent): CloudEvent => ({

@@ -91,7 +91,7 @@ const annotate = (message: IncomingMessage, event?: CloudEvent) =>
   Effect.annotateLogs({ topic: message.topic, ...(event ? { type: logText(event.type), id: logText(event.id), source: logText(event.source) } : {}) })
 
 /**
- * The job control ingress (island.md §2): subscribes to the command filters and, per message,
+ * The job control ingress: subscribes to the command filters and, per message,
  * answers bad input with an error reply, or runs the request exactly once through `JobControl`,
  * replies, publishes the status events and only then acknowledges. A scoped layer: closing it
  * stops taking messages and lets the in-flight ones finish.

@@ -25,7 +25,7 @@ export const workerDefaults = { concurrency: 16, shutdownGraceMs: 10_000, retryM
 
 /**
  * What a handler returns for a message it may not acknowledge yet, though nothing failed:
- * another holder works on the same request (island.md §2). The worker leaves it unacknowledged,
+ * another holder works on the same request. The worker leaves it unacknowledged,
  * frees its slot and hands it to the handler again after at most `retryAfterMs`.
  */
 export interface Hold {

@@ -21,7 +21,7 @@ export interface MqttStationOptions {
 }
 
 /**
- * A push command as a CloudEvent (sfc.md §3): type = the action's TypeId, data = its
+ * A push command as a CloudEvent: type = the action's TypeId, data = its
  * Parameters, subject = the scope, `correlationid` = the command's correlation id (a UUID, so it
  * travels as the 16 bytes of Correlation Data), and the extensions `jobid`, `action` and
  * `attempt`. The id is `{correlationId}.{attempt}`: a redelivered outbox entry sends the same

@@ -34,7 +34,7 @@ export const stationFailure = (event: CloudEvent): string | undefined => {
 }
 
 /**
- * Feeds station replies and events into the SFC engine (sfc.md §3 Events):
+ * Feeds station replies and events into the SFC engine:
  * - replies on the reply topic ({@link stationReplyTopic}) are routed by their correlation id;
  * - events on `P/S/+[/D]/events` by the `jobid` extension, else by type to the job that has
  *   waited longest.

@@ -2,7 +2,7 @@ import { Either, Schema } from "effect"
 import type { CloudEvent } from "@microdcs/cloudevents-mqtt"
 
 /**
- * The reply kept with a request's done mark (island.md §2): the reply event exactly as it was
+ * The reply kept with a request's done mark: the reply event exactly as it was
  * first sent (same id, data and error attributes), so a duplicate of a processed request is
  * answered with the first answer, not a new one computed from a store that has moved on.
  * Correlation and causation are not part of it: each reply takes them from its own request.

@@ -2,7 +2,7 @@ import { Duration, Effect, Either, Layer, Stream } from "effect"
 import { type InvalidTopic, makeCloudEvent, MqttConnection, type TopicConfig, validateLevel, validateLevels } from "@microdcs/cloudevents-mqtt"
 import { type TriggerChange, TriggerChangeAnnouncer, TriggerCatalog } from "@microdcs/job-control"
 
-/** The CloudEvent every instance listens to, besides the nudge, to reload its triggers (execution-log.md §4). */
+/** The CloudEvent every instance listens to, besides the nudge, to reload its triggers. */
 export const TRIGGERS_CHANGED_TYPE = "dag.triggers.changed" as const
 
 /**

@@ -46,7 +46,7 @@ const outcomeWord = (outcome: TriggerOutcome) =>
   outcome._tag === "Started" ? ("started" as const) : outcome._tag === "AlreadyStarted" ? ("duplicate" as const) : ("refused" as const)
 
 /**
- * The trigger ingress (execution-log.md §4): watches the island's events topics and, for each
+ * The trigger ingress: watches the island's events topics and, for each
  * event that fires a trigger, starts its job order through `TriggerStarts` (a StoreAndStart with
  * the acceptance checks), publishes the status events, then acknowledges. Not shared: every
  * instance sees every event (a share handed to a member that then crashes would be lost with its

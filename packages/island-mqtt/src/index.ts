@@ -6,6 +6,6 @@ export * from "./JobControlIngress.js"
 export * from "./MqttStationPort.js"
 export * from "./StationIngress.js"
 export * from "./SimulatedStation.js"
-// Triggers (execution-log.md §4): the events ingress that starts triggered job orders, and the change announcements.
+// Triggers: the events ingress that starts triggered job orders, and the change announcements.
 export * from "./TriggerIngress.js"
 export * from "./TriggerChanges.js"

@@ -9,7 +9,7 @@ import { mosquittoForFile } from "@microdcs/testkit"
 import { eventually, ingressLayer, jobOrderState, makeMes, MES_SOURCE, SCOPE, startInstance, storeFor } from "./Kit.js"
 
 /**
- * The ingress's exactly-once rules (island.md §2) where another holder is involved: a request
+ * The ingress's exactly-once rules where another holder is involved: a request
  * whose dedupe claim a crashed holder still holds is held unacknowledged and processed once that
  * lease ends; a duplicate of a processed request gets the first reply again.
  */

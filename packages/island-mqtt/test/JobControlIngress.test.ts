@@ -102,7 +102,7 @@ describe("JobControlIngress", () => {
       yield* mes.send(request, correlationId)
       yield* mes.send(request, correlationId)
       expect((yield* mes.replyTo(correlationId)).data).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
-      // The duplicate is answered too, with the first reply kept with the done mark (island.md §2).
+      // The duplicate is answered too, with the first reply kept with the done mark.
       const [reply, again] = yield* eventually(Effect.sync(() => (mes.repliesTo(correlationId).length >= 2 ? mes.repliesTo(correlationId) : undefined)))
       expect(again?.payload).toEqual(reply?.payload)
       expect(again?.properties.userProperties).toEqual(reply?.properties.userProperties)

@@ -9,8 +9,8 @@ import { MqttStation, stationCommandFilter } from "@microdcs/island-mqtt"
 import { eventually, ISLAND_SOURCE, islandMqtt, responseOf, SCOPE, startInstance, storeFor, topicsFor, untilJobOrderIs } from "./Kit.js"
 
 /**
- * Station replies sent while the instance that sent the command restarts (island.md §2, sfc.md
- * §3): a lone instance gets them from its persistent session when it is back; with a shared
+ * Station replies sent while the instance that sent the command restarts:
+ * a lone instance gets them from its persistent session when it is back; with a shared
  * group a live member gets them at once.
  */
 

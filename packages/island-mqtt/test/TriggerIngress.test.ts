@@ -54,7 +54,7 @@ const untilHeld = (id: string, ok: (t: { version: number; enabled: boolean } | u
     { what: `trigger ${id} held` }
   )
 
-describe("trigger ingress over MQTT (execution-log.md §4)", () => {
+describe("trigger ingress over MQTT", () => {
   it("watches every events topic up to the configured depth, with the discriminator", () => {
     expect(Either.getOrThrow(triggerEventFilters({ prefix: "p" }))).toEqual(["p/+/events", "p/+/+/events", "p/+/+/+/events"])
     expect(Either.getOrThrow(triggerEventFilters({ prefix: "p", discriminator: "d" }, 1))).toEqual(["p/+/d/events"])
