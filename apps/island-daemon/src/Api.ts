@@ -97,7 +97,7 @@ const execution = Effect.gen(function* () {
 })
 
 /**
- * The read-only JSON API (island.md §4), behind the token when one is set, with cursor paging:
+ * The read-only JSON API, behind the token when one is set, with cursor paging:
  * `next` is the cursor of the following page, `null` on the last one.
  *
  *   GET /api/scopes

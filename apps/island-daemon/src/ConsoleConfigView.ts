@@ -27,7 +27,7 @@ const workMasterOf = (id: string) =>
   })
 
 /**
- * The configuration page (console.md): per scope its work masters with their recipes (graph,
+ * The configuration page: per scope its work masters with their recipes (graph,
  * digest), its reference lists and its acceptance limit.
  */
 export const configView = Effect.gen(function* () {

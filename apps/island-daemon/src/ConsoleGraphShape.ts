@@ -1,7 +1,7 @@
 // Types only, no imports: the browser bundle (console/graph.ts) reads the same shape the server lays out.
 
 /**
- * A recipe drawn as a graph (console.md, job and configuration pages): steps, branches as boxes
+ * A recipe drawn as a graph (the console's job and configuration pages): steps, branches as boxes
  * around their paths (simultaneous or selection), transitions with their conditions. The layout
  * is computed here, on the server, with elkjs, once per recipe digest: every viewer of every job
  * of one recipe gets the same cached coordinates, and the page stays small (no layout library in

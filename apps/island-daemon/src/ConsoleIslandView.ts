@@ -38,7 +38,7 @@ const messageFigures = async (metrics: Metrics) => {
 }
 
 /**
- * The island page (console.md): readiness of each check, every scope's figures (job orders,
+ * The island page: readiness of each check, every scope's figures (job orders,
  * running executions, responses by state, stream lengths, pending and dead letters: sizes only,
  * no document read), each scope's last minutes (jobs started and completed per minute, run
  * times) and the engine instances seen on its work stream, the leases with their holders,

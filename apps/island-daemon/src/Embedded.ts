@@ -22,7 +22,7 @@ const child = <S extends { readonly url: string; readonly stop: () => Promise<vo
   )
 
 /**
- * The embedded default (island.md §4): with no Valkey or MQTT URL set, the daemon starts its own
+ * The embedded default: with no Valkey or MQTT URL set, the daemon starts its own
  * `valkey-server` (or `redis-server`) and `mosquitto` as children on free loopback ports with a
  * temporary data dir, and stops them when its scope closes. Returns the config with the URLs set.
  */

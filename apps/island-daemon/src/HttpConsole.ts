@@ -39,7 +39,7 @@ const asset = (pick: "script" | "stylesheet", contentType: string) =>
   )
 
 /**
- * The console's pages and files (console.md), open without the token like the probes: they
+ * The console's pages and files, open without the token like the probes: they
  * hold no data; what they show comes from `/api/`, which asks for the token when one is set.
  *
  *   GET /                          the island

@@ -18,7 +18,7 @@ const tree = Effect.gen(function* () {
 })
 
 /**
- * The execution log tree (execution-log.md §3) in the JSON API: `{id}` is an execution id, or a
+ * The execution log tree in the JSON API: `{id}` is an execution id, or a
  * job id whose top-level executions are shown one after the other. `rows` are flat, each with
  * its `depth`: a client indents and draws nothing else.
  *

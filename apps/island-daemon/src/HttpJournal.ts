@@ -5,7 +5,7 @@ import { requireToken } from "./HttpAccess.js"
 import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
 /**
- * The journal's reads in the JSON API (journal.md §6), the same as the admin CLI's `journal
+ * The journal's reads in the JSON API, the same as the admin CLI's `journal
  * list|show|recall|counter`. Reads only: a recall here does not stamp the value as recently used.
  *
  *   GET /api/journals?scope=           (items, and unreadable: the stored configurations it cannot read)

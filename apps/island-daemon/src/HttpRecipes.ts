@@ -14,7 +14,7 @@ const catalogue = Effect.gen(function* () {
 })
 
 /**
- * The recipe catalogue (execution-log.md §5): the recipes each scope has (its work masters that
+ * The recipe catalogue: the recipes each scope has (its work masters that
  * carry one) with their SHA-256 digests over canonical JSON, the digest `RECIPE_DIGESTS` pins
  * for each, if any, and whether it matches. Executions record the same digest.
  *

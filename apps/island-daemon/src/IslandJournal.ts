@@ -10,7 +10,7 @@ import type { Metrics } from "./Metrics.js"
 import { JournalRecordsInFlight, type JournalRecordsInFlightService } from "./JournalRecordsInFlight.js"
 
 /**
- * The journal in the daemon (journal.md): the `Journal` service over the island's Valkey, its
+ * The journal in the daemon: the `Journal` service over the island's Valkey, its
  * configurations loaded at start and reloaded when `nudge:journal` names a scope, the cache
  * warmed, and, with the sweep role, the expiry sweep on a timer (several daemons may sweep at
  * once: each batch re-checks what it removes).

@@ -7,7 +7,7 @@ import { eventConditions } from "@microdcs/sfc"
 import type { Metrics } from "./Metrics.js"
 
 /**
- * The journal's configuration event (`...config.journal.v1`, journal.md §1) in the job control
+ * The journal's configuration event (`...config.journal.v1`) in the job control
  * ingress, beside the station configuration events: scope from the `subject` (up to the first
  * `/`), extension `method` PUT (data = the configuration) or DELETE (data = `{ name }`). A
  * refused configuration is answered INVALID_REQUEST with every problem (`Problems`, and in

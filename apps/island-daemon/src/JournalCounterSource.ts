@@ -4,7 +4,7 @@ import { CounterSource, type CounterRequest, CounterUnavailable } from "@microdc
 import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
 
 /**
- * The engine's counters (`counter.nok_torque_1h` in a recipe condition, journal.md §6) read from
+ * The engine's counters (`counter.nok_torque_1h` in a recipe condition) read from
  * the journal: counter names belong to the scope, so the name finds its journal and search key;
  * the key's value comes from the step's action results, else from the job order.
  */

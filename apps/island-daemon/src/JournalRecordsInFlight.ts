@@ -1,8 +1,8 @@
 import { Context, Effect, Fiber, Layer } from "effect"
 
 /**
- * The journal records of station events that are still being written, by scope (journal.md §6:
- * the island journals in the engine's event path "without slowing a job"). The station ingress
+ * The journal records of station events that are still being written, by scope (the island
+ * journals in the engine's event path without slowing a job). The station ingress
  * starts a record and lets the engine ingest the event meanwhile; the counter source waits for
  * the records in flight in its scope before it reads a counter, so a counter a transition reads
  * still counts the event that just arrived (the torque result that leads to it), while every

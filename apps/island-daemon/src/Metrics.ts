@@ -13,7 +13,7 @@ const STORE_FIGURES_TTL_MS = 5_000
 export type MessageKind = "jobcontrol" | "station"
 
 /**
- * The daemon's Prometheus metrics (island.md §4): messages by kind, type and outcome, refusals
+ * The daemon's Prometheus metrics: messages by kind, type and outcome, refusals
  * by reason, handler latency, and, read from Valkey's index and stream sizes (never documents),
  * stream length, lag and pending entries per scope, dead letters, job orders, active executions
  * and job responses by state.

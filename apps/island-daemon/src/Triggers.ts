@@ -48,7 +48,7 @@ export const triggerAnnouncer = (config: DaemonConfig, metrics: Metrics) =>
 export const triggerEditRelay = (config: DaemonConfig) => TriggerEditRelay({ connectionName: `trigger-relay-${config.instanceId}` })
 
 /**
- * The triggers of the job control role (execution-log.md §4): every trigger in memory (loaded at
+ * The triggers of the job control role: every trigger in memory (loaded at
  * start, reloaded on `nudge:triggers`, on `dag.triggers.changed` and every
  * TRIGGER_REFRESH_INTERVAL_MS), and the ingress that starts a job order for each event on the
  * island's events topics that fires one, through a job control processor of its own (the same

@@ -25,7 +25,7 @@ const JOBS = 20
 /**
  * The axle work master with short push-command timeouts. A command the dead daemon sent is
  * answered on its reply topic, which nobody reads any more; the survivor's sweep sends it again
- * once the timeout is over (sfc.md §3 Timeouts), so the timeout bounds the takeover.
+ * once the timeout is over, so the timeout bounds the takeover.
  */
 const quickAxle = () => {
   const workMaster = fixture("work-master-axle.json") as { data: { Actions: Array<Record<string, unknown>> } }

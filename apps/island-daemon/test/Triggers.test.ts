@@ -10,7 +10,7 @@ import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
 import { eventually, jobOrderOf, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
- * Triggers in a running daemon (execution-log.md §4): configured with their config CloudEvent,
+ * Triggers in a running daemon: configured with their config CloudEvent,
  * live for the events that follow (the refresh is an hour away), a redelivered event starting
  * one job order, and a trigger naming an unknown work master refused by the acceptance checks.
  */

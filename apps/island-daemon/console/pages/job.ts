@@ -47,7 +47,7 @@ interface JobView {
   } | null
 }
 
-/** A row of the execution log tree (execution-log.md §3): an execution, one of its nodes, or a child that is gone. */
+/** A row of the execution log tree: an execution, one of its nodes, or a child that is gone. */
 interface TreeRow {
   readonly type: "execution" | "node" | "missing"
   readonly depth: number
