@@ -6,7 +6,7 @@ import { humanDuration, isoTime } from "./Format.js"
 import { renderTable } from "./Table.js"
 
 /**
- * The execution log for the CLI (execution-log.md §3): Valkey first, then the storage database
+ * The execution log for the CLI: Valkey first, then the storage database
  * at `PG_URL` for what retention removed. Without `PG_URL` the tree comes from Valkey alone (an
  * embedded PGlite lives inside its daemon, out of reach), and a miss says so.
  */

@@ -127,7 +127,7 @@ const runtime = Effect.gen(function* () {
   yield* dedupe.claim("urn:mes", "evt-1", "tok-1", 600_000)
   yield* dedupe.claim("urn:mes", "evt-2", "tok-2", 600_000)
   yield* dedupe.markDone("urn:mes", "evt-2", "tok-2", 600_000)
-  // Done with the reply kept for duplicates (island.md §2).
+  // Done with the reply kept for duplicates.
   yield* dedupe.claim("urn:mes", "evt-3", "tok-3", 600_000)
   yield* dedupe.markDone("urn:mes", "evt-3", "tok-3", 600_000, JSON.stringify({ ReturnStatus: 1 }))
   yield* (yield* PublisherLease).acquire("publisher-a", 600_000)

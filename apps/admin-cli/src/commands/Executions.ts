@@ -195,7 +195,7 @@ const retryAction = Command.make(
 ).pipe(Command.withDescription("send an open action's command again now, with a fresh send budget (asks for confirmation)"))
 
 /**
- * `executions tree JOB|EXECUTION` (execution-log.md §3): the execution log as an indented table,
+ * `executions tree JOB|EXECUTION`: the execution log as an indented table,
  * Valkey first, then storage at `PG_URL`. A job id shows each of its executions' trees, oldest
  * first; a running execution shows its open node.
  */

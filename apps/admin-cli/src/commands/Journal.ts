@@ -23,7 +23,7 @@ import { yesOption } from "../Yes.js"
 import { journalExit } from "./JournalErrors.js"
 
 /**
- * `journal list|show|recall|counter|check|rebuild|configure|remove` (journal.md §6): the event
+ * `journal list|show|recall|counter|check|rebuild|configure|remove`: the event
  * journal and its counters. The configurations are read from the island when the command starts,
  * with the daemon's condition language for counters' `when` (without it a configuration with a
  * `when` would not read back); the local cache is off (a one-shot process has nothing to warm).

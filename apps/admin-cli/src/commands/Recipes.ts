@@ -20,7 +20,7 @@ const pinText = (r: CatalogueRecipe): string | undefined =>
   r.pinnedDigest === null ? undefined : r.pinnedDigest === r.digest ? "pinned, matches" : `pinned to ${r.pinnedDigest}: MISMATCH`
 
 /**
- * `recipes list` (execution-log.md §5): the recipe catalogue, the recipes each scope has (its
+ * `recipes list`: the recipe catalogue, the recipes each scope has (its
  * work masters that carry one), each with its SHA-256 digest over canonical JSON, the digest
  * executions of it record. With `RECIPE_DIGESTS` set, each pin is shown beside the digest.
  */

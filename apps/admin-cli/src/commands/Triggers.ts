@@ -10,7 +10,7 @@ import { renderFields, renderTable, section, sections } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
 /**
- * Triggers (execution-log.md §4): "when this event appears, run that work master". Every edit
+ * Triggers: "when this event appears, run that work master". Every edit
  * here is a compare-and-set in the `dag:triggers` hash that publishes the nudge `nudge:triggers`,
  * so every daemon reloads at once. The CLI has no MQTT connection: one of the running daemons
  * announces the edit as `dag.triggers.changed` for it (the nudge says nobody has); a daemon that
