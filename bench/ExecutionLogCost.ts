@@ -6,7 +6,7 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-/** Within 10 % of the engine without the log (execution-log.md §1: the log is off the critical path). */
+/** Within 10 % of the engine without the log (the log is off the critical path). */
 const TOLERANCE = 0.1
 
 /**

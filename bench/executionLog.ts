@@ -85,7 +85,7 @@ const throughRole = (requests: ReadonlyArray<ReadonlyArray<string>>, rows: numbe
   }).pipe(Effect.scoped)
 
 /**
- * Commit throughput of the execution log (execution-log.md §2): nodes/s copied from Valkey into
+ * Commit throughput of the execution log: nodes/s copied from Valkey into
  * PostgreSQL by the storage role, next to a plain multi-row INSERT of the same bytes through the
  * same client. Against BENCH_PG_URL, or the embedded PGlite over the wire protocol.
  */

@@ -34,7 +34,7 @@ const program = Effect.gen(function* () {
   const dedupe = yield* DedupeStore
   const scope = "bench-line"
   const opts = { warmup: 200, samples: SAMPLES }
-  // PING on the store's own connection (the spec's baseline); raw script calls on a plain client.
+  // PING on the store's own connection (the baseline); raw script calls on a plain client.
   const client = yield* unsafeCommand(valkey, "client", async (c) => c)
   const plain = yield* rawClient(valkey.options.url!)
 

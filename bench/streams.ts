@@ -230,7 +230,7 @@ const consumption = (plain: Redis) =>
 const program = Effect.gen(function* () {
   const valkey = yield* Valkey
   const states = yield* SfcStateDao
-  // PING on the store's own connection (the spec's baseline); raw script calls on a plain client.
+  // PING on the store's own connection (the baseline); raw script calls on a plain client.
   const client = yield* unsafeCommand(valkey, "client", async (c) => c)
   const plain = yield* rawClient(valkey.options.url!)
   // BENCH_STREAMS=consume runs only the consumption figures.
