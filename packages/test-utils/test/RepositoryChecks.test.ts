@@ -116,3 +116,40 @@ describe("the linter (pnpm lint: biome.jsonc)", () => {
     ])
   }, 60_000)
 })
+
+describe("no design page outside the repository is cited (.ci/check-no-design-citations)", () => {
+  const check = join(root, ".ci/check-no-design-citations")
+  // Built from parts, so this file cites nothing itself.
+  const page = (name: string) => `${name}.md`
+  const outside = `../${"shared"}`
+
+  it("holds on this checkout", () => {
+    const { status, out } = run(check, [root])
+    expect(out).toContain("no design page outside the repository is cited")
+    expect(status).toBe(0)
+  })
+
+  it("fails on a cited page or the folder beside the checkout, listing file:line, and on an allowed file that cites nothing any more", () => {
+    const tree = plantedTree({
+      ".ci/design-citations-allowed.txt": "# waiting for a fix\npackages/p/src/Waiting.ts\npackages/p/src/Fixed.ts\n",
+      ".ci/notes": `the checks themselves may name ${page("data-layer")}`,
+      "docs/guide.md": `# Guide\n\nThe fixtures were in ${outside}/fixtures once.\n`,
+      "packages/p/README.md": `# p\nReplies are kept (${page("island")} §2).\n`,
+      "packages/p/src/Engine.ts": `export const engine = 1\n/** Timeouts (\`${page("sfc")}\` §3). */\n`,
+      "packages/p/src/Fine.ts": "// an island, the sfc engine, a journal, MQTT 5 §1.5.4, notes.md, island.mdx\n",
+      "packages/p/src/Waiting.ts": `// (${page("journal")} §6)\n`,
+      "packages/p/src/Fixed.ts": "// cites nothing any more\n"
+    })
+    run("git", ["init", "-q"], tree)
+    run("git", ["add", "-A"], tree)
+    writeFileSync(join(tree, "untracked.md"), `not tracked: ${page("console")}\n`)
+    const { status, out } = run(check, [tree])
+    expect(status).toBe(1)
+    expect(out.split("\n").filter((line) => line.startsWith("  ")).map((line) => line.trim())).toEqual([
+      `docs/guide.md:3:The fixtures were in ${outside}/fixtures once.`,
+      `packages/p/README.md:2:Replies are kept (${page("island")} §2).`,
+      `packages/p/src/Engine.ts:2:/** Timeouts (\`${page("sfc")}\` §3). */`,
+      "packages/p/src/Fixed.ts"
+    ])
+  })
+})
