@@ -70,6 +70,65 @@ const validatePrefix = (prefix: string): KeyPartError | undefined => {
 }
 
 type Parts = Readonly<Record<string, string>>
+type KeyTokens = ReturnType<typeof tokenize>
+
+/** The key of `family` under `head`, or the first part it refuses. */
+const buildKey = (head: string, family: RegisteredFamily, parts: Parts): string | KeyPartError => {
+  let out = head
+  for (const token of family.tokens) {
+    out += token.separator
+    if (token.literal !== undefined) {
+      out += token.literal
+      continue
+    }
+    const part = token.part!
+    const value = parts[part]
+    if (typeof value !== "string") return new KeyPartError("empty", part, `${part} is missing`)
+    const bad = checkKeyPart(part, value)
+    if (bad) return bad
+    const rule = family.rules[part]
+    if (rule !== undefined && !ruleAccepts(rule, value)) {
+      return new KeyPartError("not-allowed", part, ruleRefusal(rule, part, value, family.name))
+    }
+    out += encodeKeyPartUnchecked(value)
+  }
+  return out
+}
+
+/** The decoded parts when the key's `tokens` are a key of `family`, else `undefined`. */
+const matchFamily = (family: RegisteredFamily, tokens: KeyTokens): Parts | undefined => {
+  if (family.tokens.length !== tokens.length) return undefined
+  const parts: Record<string, string> = {}
+  let matches = true
+  for (let i = 0; i < tokens.length && matches; i++) {
+    const t = family.tokens[i]!
+    const k = tokens[i]!
+    if (t.separator !== k.separator) matches = false
+    else if (t.literal !== undefined) matches = t.literal === k.text
+    else if (k.text.length === 0) matches = false
+    else {
+      const value = decodeKeyPart(k.text)
+      // A value its rule refuses was never built by this family (and may be another's).
+      matches = ruleAccepts(family.rules[t.part!], value)
+      parts[t.part!] = value
+    }
+  }
+  return matches ? parts : undefined
+}
+
+const parseKey = (
+  head: string,
+  families: ReadonlyArray<RegisteredFamily>,
+  full: string
+): { family: string; parts: Parts } | undefined => {
+  if (!full.startsWith(head)) return undefined
+  const tokens = tokenize(full.slice(head.length))
+  for (const family of families) {
+    const parts = matchFamily(family, tokens)
+    if (parts !== undefined) return { family: family.name, parts }
+  }
+  return undefined
+}
 
 const schemaOver = (prefix: string, head: string, families: ReadonlyArray<RegisteredFamily>): KeySchemaOf<FamilyTemplates> => {
   const byName = new Map(families.map((family) => [family.name, family]))
@@ -77,25 +136,7 @@ const schemaOver = (prefix: string, head: string, families: ReadonlyArray<Regist
   const key = (name: string, parts: Parts): string | KeyPartError => {
     const family = byName.get(name)
     if (family === undefined) return new KeyPartError("not-allowed", "family", `no key family '${name}' in this schema`)
-    let out = head
-    for (const token of family.tokens) {
-      out += token.separator
-      if (token.literal !== undefined) {
-        out += token.literal
-        continue
-      }
-      const part = token.part!
-      const value = parts[part]
-      if (typeof value !== "string") return new KeyPartError("empty", part, `${part} is missing`)
-      const bad = checkKeyPart(part, value)
-      if (bad) return bad
-      const rule = family.rules[part]
-      if (rule !== undefined && !ruleAccepts(rule, value)) {
-        return new KeyPartError("not-allowed", part, ruleRefusal(rule, part, value, name))
-      }
-      out += encodeKeyPartUnchecked(value)
-    }
-    return out
+    return buildKey(head, family, parts)
   }
 
   const globHead = head.replace(/[*?[\]\\]/g, (c) => "\\" + c)
@@ -106,30 +147,7 @@ const schemaOver = (prefix: string, head: string, families: ReadonlyArray<Regist
     return globHead + family.tokens.map((t) => t.separator + (t.literal ?? "*")).join("")
   }
 
-  const parse = (full: string): { family: string; parts: Parts } | undefined => {
-    if (!full.startsWith(head)) return undefined
-    const tokens = tokenize(full.slice(head.length))
-    for (const family of families) {
-      if (family.tokens.length !== tokens.length) continue
-      const parts: Record<string, string> = {}
-      let matches = true
-      for (let i = 0; i < tokens.length && matches; i++) {
-        const t = family.tokens[i]!
-        const k = tokens[i]!
-        if (t.separator !== k.separator) matches = false
-        else if (t.literal !== undefined) matches = t.literal === k.text
-        else if (k.text.length === 0) matches = false
-        else {
-          const value = decodeKeyPart(k.text)
-          // A value its rule refuses was never built by this family (and may be another's).
-          matches = ruleAccepts(family.rules[t.part!], value)
-          parts[t.part!] = value
-        }
-      }
-      if (matches) return { family: family.name, parts }
-    }
-    return undefined
-  }
+  const parse = (full: string) => parseKey(head, families, full)
 
   const extend = (set: KeyFamilySet): KeySchemaOf<FamilyTemplates> | KeyFamilyError => {
     const all = registerFamilies(families, set)
