@@ -1,8 +1,8 @@
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
-import { type ChildServer, startChildServer } from "./ChildServer.js"
-import { fieldsOf, infoFields, type RespReply, respCommand } from "./Resp.js"
-import { pingValkey, startValkeyServer, type ValkeyServer, valkeyServerBin } from "./ValkeyServer.js"
+import type { ChildServer } from "./ChildServer.js"
+import { infoFields, respCommand } from "./Resp.js"
+import { asArray, dataNodeArgs, type SentinelSettings, startDataNodes, startSentinels } from "./SentinelStartup.js"
+import { until } from "./Until.js"
+import { startValkeyServer, type ValkeyServer } from "./ValkeyServer.js"
 
 /** Where a server listens. */
 export interface Endpoint {
@@ -56,214 +56,138 @@ export interface SentinelTopology {
   readonly stop: () => Promise<void>
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Polls `check` until it gives a value; rejects with the last reason after `timeoutMs`. */
-const until = async <A>(what: string, check: () => Promise<A | string>, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  let reason = "not checked yet"
-  while (Date.now() < deadline) {
-    try {
-      const result = await check()
-      if (typeof result !== "string") return result
-      reason = result
-    } catch (error) {
-      reason = error instanceof Error ? error.message : String(error)
-    }
-    await sleep(100)
-  }
-  throw new Error(`${what} within ${timeoutMs} ms: ${reason}`)
+/** The running nodes of a topology; a restarted data node replaces its entry in `servers`. */
+interface TopologyNodes {
+  readonly settings: SentinelSettings
+  readonly servers: Array<ValkeyServer>
+  readonly sentinels: Array<ChildServer>
 }
 
-const asArray = (reply: RespReply): ReadonlyArray<RespReply> => (Array.isArray(reply) ? reply : [])
+const settingsOf = (options: SentinelTopologyOptions): SentinelSettings => ({
+  masterName: options.masterName ?? "mymaster",
+  replicaCount: options.replicas ?? 1,
+  sentinelCount: options.sentinels ?? 3,
+  downAfterMs: options.downAfterMs ?? 1000,
+  failoverTimeoutMs: options.failoverTimeoutMs ?? 10_000,
+  readyTimeoutMs: options.readyTimeoutMs ?? 60_000
+})
 
-/** Keeps full syncs quick in tests: no diskless-sync delay waiting for more replicas. */
-const dataNodeArgs = ["--repl-diskless-sync-delay", "0"]
+const stopNodes = async ({ servers, sentinels }: TopologyNodes) => {
+  // A frozen node would ignore SIGTERM until the kill after 3 s.
+  for (const s of servers) s.process.kill("SIGCONT")
+  await Promise.all(sentinels.map((s) => s.stop()))
+  await Promise.all(servers.map((s) => s.stop()))
+}
 
-export const startSentinelTopology = async (options: SentinelTopologyOptions = {}): Promise<SentinelTopology> => {
-  const masterName = options.masterName ?? "mymaster"
-  const replicaCount = options.replicas ?? 1
-  const sentinelCount = options.sentinels ?? 3
-  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000
-  const quorum = Math.floor(sentinelCount / 2) + 1
-  const servers: Array<ValkeyServer> = []
-  const sentinels: Array<ChildServer> = []
-  const stop = async () => {
-    // A frozen node would ignore SIGTERM until the kill after 3 s.
-    for (const s of servers) s.process.kill("SIGCONT")
-    await Promise.all(sentinels.map((s) => s.stop()))
-    await Promise.all(servers.map((s) => s.stop()))
-  }
+const primaryFrom = async (nodes: TopologyNodes, sentinel: ChildServer): Promise<Endpoint> => {
+  const command = ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", nodes.settings.masterName]
+  const [host, port] = asArray(await respCommand(sentinel.host, sentinel.port, command))
+  return { host: String(host), port: Number(port) }
+}
 
-  try {
-    const first = await startValkeyServer({ extraArgs: dataNodeArgs })
-    servers.push(first)
-    for (let i = 0; i < replicaCount; i++) {
-      servers.push(await startValkeyServer({ extraArgs: [...dataNodeArgs, "--replicaof", first.host, String(first.port)] }))
+const primaryOf = async (nodes: TopologyNodes): Promise<Endpoint> => {
+  let last: unknown
+  for (const sentinel of nodes.sentinels) {
+    try {
+      return await primaryFrom(nodes, sentinel)
+    } catch (error) {
+      last = error
     }
-    for (const replica of servers.slice(1)) {
-      await until(
-        `replica ${replica.port} in sync`,
-        async () => {
-          const info = infoFields(await respCommand(replica.host, replica.port, ["INFO", "replication"]))
-          return info["master_link_status"] === "up" ? true : `master_link_status ${info["master_link_status"]}`
-        },
-        readyTimeoutMs
-      )
-    }
-    for (let i = 0; i < sentinelCount; i++) {
-      sentinels.push(
-        await startChildServer({
-          name: "sentinel",
-          bin: valkeyServerBin(),
-          args: (port, dir) => {
-            const config = join(dir, "sentinel.conf")
-            writeFileSync(
-              config,
-              [
-                `port ${port}`,
-                "bind 127.0.0.1",
-                "protected-mode no",
-                "daemonize no",
-                `dir ${dir}`,
-                'logfile ""',
-                "loglevel warning",
-                `sentinel monitor ${masterName} ${first.host} ${first.port} ${quorum}`,
-                `sentinel down-after-milliseconds ${masterName} ${options.downAfterMs ?? 1000}`,
-                `sentinel failover-timeout ${masterName} ${options.failoverTimeoutMs ?? 10_000}`,
-                `sentinel parallel-syncs ${masterName} 1`,
-                ""
-              ].join("\n")
-            )
-            // Sentinel rewrites its config file, so it lives in the server's own temp dir.
-            return [config, "--sentinel"]
-          },
-          probe: pingValkey
-        })
-      )
-    }
-    // Ready when every sentinel knows the others and every replica: only then can a failover be
-    // authorized and find a replica to promote.
-    for (const sentinel of sentinels) {
-      await until(
-        `sentinel ${sentinel.port} ready`,
-        async () => {
-          const known = asArray(await respCommand(sentinel.host, sentinel.port, ["SENTINEL", "SENTINELS", masterName])).length
-          if (known < sentinelCount - 1) return `knows ${known} of ${sentinelCount - 1} other sentinels`
-          const replicas = asArray(await respCommand(sentinel.host, sentinel.port, ["SENTINEL", "REPLICAS", masterName])).map(fieldsOf)
-          const healthy = replicas.filter((r) => r["flags"] === "slave" && r["master-link-status"] === "ok").length
-          if (healthy < replicaCount) return `sees ${healthy} of ${replicaCount} replicas healthy`
-          await respCommand(sentinel.host, sentinel.port, ["SENTINEL", "CKQUORUM", masterName])
-          return true
-        },
-        readyTimeoutMs
-      )
-    }
-  } catch (error) {
-    await stop()
-    throw error
   }
+  throw new Error(`no sentinel answered: ${last instanceof Error ? last.message : String(last)}`)
+}
 
-  const primaryFrom = async (sentinel: ChildServer): Promise<Endpoint> => {
-    const [host, port] = asArray(await respCommand(sentinel.host, sentinel.port, ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName]))
-    return { host: String(host), port: Number(port) }
-  }
+const roleOf = async (node: Endpoint): Promise<Readonly<Record<string, string>>> =>
+  infoFields(await respCommand(node.host, node.port, ["INFO", "replication"]))
 
-  const primary = async (): Promise<Endpoint> => {
-    let last: unknown
-    for (const sentinel of sentinels) {
-      try {
-        return await primaryFrom(sentinel)
-      } catch (error) {
-        last = error
-      }
-    }
-    throw new Error(`no sentinel answered: ${last instanceof Error ? last.message : String(last)}`)
-  }
+const failover = async (nodes: TopologyNodes) => {
+  const [first] = nodes.sentinels
+  await until(
+    "SENTINEL FAILOVER accepted",
+    async () => {
+      await respCommand(first!.host, first!.port, ["SENTINEL", "FAILOVER", nodes.settings.masterName])
+      return true
+    },
+    nodes.settings.readyTimeoutMs
+  )
+}
 
-  const roleOf = async (node: Endpoint): Promise<Readonly<Record<string, string>>> =>
-    infoFields(await respCommand(node.host, node.port, ["INFO", "replication"]))
+const waitForNewPrimary = (nodes: TopologyNodes, oldPort: number, timeoutMs: number) =>
+  until(
+    `a primary other than ${oldPort}`,
+    async () => {
+      const named = await Promise.all(nodes.sentinels.map((sentinel) => primaryFrom(nodes, sentinel)))
+      const other = named.find((n) => n.port !== oldPort)
+      if (!other || named.some((n) => n.port !== other.port)) return `sentinels name ${named.map((n) => n.port).join(", ")}`
+      const role = (await roleOf(other))["role"]
+      return role === "master" ? other : `${other.port} is still ${role}`
+    },
+    timeoutMs
+  )
 
-  const failover = async () => {
-    await until(
-      "SENTINEL FAILOVER accepted",
-      async () => {
-        await respCommand(sentinels[0]!.host, sentinels[0]!.port, ["SENTINEL", "FAILOVER", masterName])
-        return true
-      },
-      readyTimeoutMs
-    )
-  }
+const waitForReplicas = (nodes: TopologyNodes, count: number, timeoutMs: number) =>
+  until(
+    `${count} replicas in sync with the primary`,
+    async () => {
+      const current = await primaryOf(nodes)
+      const info = await roleOf(current)
+      if (info["role"] !== "master") return `${current.port} is ${info["role"]}`
+      const online = Object.entries(info).filter(([k, v]) => /^slave\d+$/.test(k) && v.includes("state=online")).length
+      return online >= count ? current : `${online} of ${count} replicas online`
+    },
+    timeoutMs
+  )
 
-  const waitForNewPrimary = (oldPort: number, timeoutMs = readyTimeoutMs) =>
-    until(
-      `a primary other than ${oldPort}`,
-      async () => {
-        const named = await Promise.all(sentinels.map(primaryFrom))
-        const other = named.find((n) => n.port !== oldPort)
-        if (!other || named.some((n) => n.port !== other.port)) return `sentinels name ${named.map((n) => n.port).join(", ")}`
-        const role = (await roleOf(other))["role"]
-        return role === "master" ? other : `${other.port} is still ${role}`
-      },
-      timeoutMs
-    )
+const serverOn = (nodes: TopologyNodes, port: number): ValkeyServer => {
+  const server = nodes.servers.find((s) => s.port === port)
+  if (!server) throw new Error(`no data node on port ${port}`)
+  return server
+}
 
-  const waitForReplicas = (count: number, timeoutMs = readyTimeoutMs) =>
-    until(
-      `${count} replicas in sync with the primary`,
-      async () => {
-        const current = await primary()
-        const info = await roleOf(current)
-        if (info["role"] !== "master") return `${current.port} is ${info["role"]}`
-        const online = Object.entries(info).filter(([k, v]) => /^slave\d+$/.test(k) && v.includes("state=online")).length
-        return online >= count ? current : `${online} of ${count} replicas online`
-      },
-      timeoutMs
-    )
+const kill = async (nodes: TopologyNodes, port: number) => {
+  const { process: child } = serverOn(nodes, port)
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once("exit", resolve))
+  child.kill("SIGKILL")
+  await exited
+}
 
-  const serverOn = (port: number): ValkeyServer => {
-    const server = servers.find((s) => s.port === port)
-    if (!server) throw new Error(`no data node on port ${port}`)
-    return server
-  }
+const restartAsReplica = async (nodes: TopologyNodes, port: number) => {
+  const old = serverOn(nodes, port)
+  await old.stop()
+  const current = await primaryOf(nodes)
+  const again = await startValkeyServer({ port, extraArgs: [...dataNodeArgs, "--replicaof", current.host, String(current.port)] })
+  nodes.servers[nodes.servers.indexOf(old)] = again
+  return again
+}
 
-  const kill = async (port: number) => {
-    const { process: child } = serverOn(port)
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once("exit", resolve))
-    child.kill("SIGKILL")
-    await exited
-  }
-
-  const freeze = (port: number) => {
-    serverOn(port).process.kill("SIGSTOP")
-  }
-  const thaw = (port: number) => {
-    serverOn(port).process.kill("SIGCONT")
-  }
-
-  const restartAsReplica = async (port: number) => {
-    const old = serverOn(port)
-    await old.stop()
-    const current = await primary()
-    const again = await startValkeyServer({ port, extraArgs: [...dataNodeArgs, "--replicaof", current.host, String(current.port)] })
-    servers[servers.indexOf(old)] = again
-    return again
-  }
-
+const topologyOver = (nodes: TopologyNodes): SentinelTopology => {
+  const { settings, servers, sentinels } = nodes
   return {
-    masterName,
+    masterName: settings.masterName,
     sentinels,
     sentinelNodes: sentinels.map((s) => ({ host: s.host, port: s.port })),
     servers: () => [...servers],
-    primary,
-    failover,
-    waitForNewPrimary,
-    waitForReplicas,
-    kill,
-    freeze,
-    thaw,
-    restartAsReplica,
-    stop
+    primary: () => primaryOf(nodes),
+    failover: () => failover(nodes),
+    waitForNewPrimary: (oldPort, timeoutMs = settings.readyTimeoutMs) => waitForNewPrimary(nodes, oldPort, timeoutMs),
+    waitForReplicas: (count, timeoutMs = settings.readyTimeoutMs) => waitForReplicas(nodes, count, timeoutMs),
+    kill: (port) => kill(nodes, port),
+    freeze: (port) => void serverOn(nodes, port).process.kill("SIGSTOP"),
+    thaw: (port) => void serverOn(nodes, port).process.kill("SIGCONT"),
+    restartAsReplica: (port) => restartAsReplica(nodes, port),
+    stop: () => stopNodes(nodes)
   }
+}
+
+export const startSentinelTopology = async (options: SentinelTopologyOptions = {}): Promise<SentinelTopology> => {
+  const nodes: TopologyNodes = { settings: settingsOf(options), servers: [], sentinels: [] }
+  try {
+    const first = await startDataNodes(nodes.settings, nodes.servers)
+    await startSentinels(nodes.settings, first, nodes.sentinels)
+  } catch (error) {
+    await stopNodes(nodes)
+    throw error
+  }
+  return topologyOver(nodes)
 }
