@@ -1,4 +1,6 @@
-import { defineKeyFamilies } from "@microdcs/keyschema"
+import { Effect } from "effect"
+import { type CoreFamilyTemplates, defineKeyFamilies, KeyFamilyError, type KeySchemaOf } from "@microdcs/keyschema"
+import type { ValkeyService } from "@microdcs/store"
 
 /**
  * The journal's key families, registered on the island's schema with
@@ -38,3 +40,15 @@ export const journalKeyFamilies = defineKeyFamilies({
 })
 
 export type JournalKeyFamily = keyof (typeof journalKeyFamilies)["templates"]
+
+/** The templates of the island's schema with the journal's families registered. */
+export type JournalTemplates = CoreFamilyTemplates & (typeof journalKeyFamilies)["templates"]
+
+/** The island's key schema with the journal's families registered. */
+export type JournalKeySchema = KeySchemaOf<JournalTemplates>
+
+/** The island's schema extended with the journal's families; a refusal is a defect (they are the journal's own). */
+export const journalKeysOf = (valkey: ValkeyService): Effect.Effect<JournalKeySchema> => {
+  const keys = valkey.keys.extend(journalKeyFamilies)
+  return keys instanceof KeyFamilyError ? Effect.die(keys) : Effect.succeed(keys)
+}

@@ -1,0 +1,15 @@
+import type { HeldConfigurations } from "./HeldConfigurations.js"
+import type { JournalCache } from "./JournalCache.js"
+import type { JournalConfigStore } from "./JournalConfigStore.js"
+import type { JournalSettings } from "./JournalOptions.js"
+import type { JournalStore } from "./JournalStore.js"
+
+/** What the journal's functions share: its stores, settings, clock, local cache and held configurations. */
+export interface JournalDeps {
+  readonly store: JournalStore
+  readonly configStore: JournalConfigStore
+  readonly options: JournalSettings
+  readonly clock: { readonly now: () => number }
+  readonly cache: JournalCache
+  readonly configs: HeldConfigurations
+}
