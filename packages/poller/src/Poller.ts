@@ -1,16 +1,18 @@
 import { Context, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
 import {
   type ConnectionError,
+  type ConsumerHeartbeat,
   ConsumerHeartbeats,
   InvalidInput,
   Nudges,
   ScopeRegistry,
   Valkey,
+  type ValkeyService,
   ValkeyStreams,
   type WrongType
 } from "@microdcs/store"
-import { type PollerOptions, resolveOptions } from "./PollerOptions.js"
-import { makeStats, type PollerStats } from "./PollerStats.js"
+import { type PollerOptions, type ResolvedOptions, resolveOptions } from "./PollerOptions.js"
+import { makeStats, type PollerStats, type Stats } from "./PollerStats.js"
 import { runWorker, type WorkerContext } from "./ScopeWorker.js"
 import { batchRunner, entryRunner, type RunnerEnv } from "./BatchRunner.js"
 import { makeWaker, type Waker } from "./Waker.js"
@@ -40,50 +42,28 @@ const PollerStoreServices = Layer.mergeAll(ScopeRegistry.Default, Nudges.Default
 
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
 
-/**
- * Starts a consumer for one stream kind over every scope: it subscribes to
- * `nudge:{kind}` on a connection of its own and reads a nudged scope at once; every
- * `fallbackIntervalMs` it re-reads the `scopes` registry and reads every scope, because pub/sub
- * loses messages while reconnecting. A scope's consumer group is created when the scope is first
- * seen. Closing the scope stops reading, lets in-flight handlers finish and acknowledge (up to
- * `shutdownGraceMs`), then interrupts what is left; interrupted entries stay pending.
- */
-export const makePoller = <E, R>(
-  options: PollerOptions<E, R>
-): Effect.Effect<Poller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | Scope.Scope | R> =>
-  Effect.gen(function* () {
-    const opts = yield* resolveOptions(options)
-    const handlers = (typeof options.handler === "function" ? 1 : 0) + (typeof options.handleBatch === "function" ? 1 : 0)
-    if (handlers !== 1) {
-      return yield* new InvalidInput({ field: "handler", message: "give exactly one of handler (per entry) and handleBatch (per batch)" })
-    }
-    const valkey = yield* Valkey
-    const streams = yield* ValkeyStreams
-    const registry = yield* ScopeRegistry
-    const nudges = yield* Nudges
-    const stats = yield* makeStats(opts.kind, opts.group)
-    // Set once shutdown begins, read by plain code per entry and per round.
-    let shuttingDown = false
-    const heartbeat = yield* (yield* ConsumerHeartbeats).of(opts, opts.heartbeatTtlMs)
-    const env: RunnerEnv = {
-      permits: yield* Effect.makeSemaphore(opts.concurrency),
-      concurrency: opts.concurrency,
-      stats,
-      isStopping: () => shuttingDown
-    }
-    const ctx: WorkerContext<R> = {
-      options: opts,
-      streams,
-      heartbeat,
-      run: options.handleBatch ? batchRunner(options.handleBatch, env) : entryRunner(options.handler, env),
-      stats,
-      isStopping: env.isStopping
-    }
-    const workers = new Map<string, Worker>()
-    const discovery = yield* Effect.makeSemaphore(1)
-    const wakes = yield* Queue.unbounded<string>()
+/** What the poller's functions share: its stores, its workers by scope and whether shutdown began. */
+interface PollerDeps<R> {
+  readonly opts: ResolvedOptions
+  readonly valkey: ValkeyService
+  readonly streams: ValkeyStreams
+  readonly stats: Stats
+  readonly ctx: WorkerContext<R>
+  readonly workers: Map<string, Worker>
+  readonly discovery: Effect.Semaphore
+  readonly wakes: Queue.Queue<string>
+  /** Set once shutdown begins, read by plain code per entry and per round. */
+  readonly shutdown: { stopping: boolean }
+}
 
-    // Alive before the first read, so no other consumer ever takes an entry this one just read.
+const exactlyOneHandler = <E, R>(options: PollerOptions<E, R>): Effect.Effect<void, InvalidInput> => {
+  const handlers = (typeof options.handler === "function" ? 1 : 0) + (typeof options.handleBatch === "function" ? 1 : 0)
+  return handlers === 1 ? Effect.void : Effect.fail(new InvalidInput({ field: "handler", message: "give exactly one of handler (per entry) and handleBatch (per batch)" }))
+}
+
+/** Alive before the first read, so no other consumer ever takes an entry this one just read; removed when the scope closes. */
+const keepHeartbeat = (heartbeat: ConsumerHeartbeat, opts: ResolvedOptions) =>
+  Effect.gen(function* () {
     yield* heartbeat.beat
     yield* Effect.addFinalizer(() =>
       heartbeat.forget.pipe(
@@ -98,92 +78,141 @@ export const makePoller = <E, R>(
         )
       )
     )
+  })
 
-    // Finalizers run in reverse order: the nudge and fallback fibers (forked below) stop first,
-    // then `shutdown` waits for the workers, then the worker scope interrupts what is left; only
-    // then the heartbeat stops and is removed, so nobody takes over an entry still being handled.
-    const workerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function* () {
-        shuttingDown = true
-        // Sleeping workers see it now; busy ones after their current round.
-        for (const w of workers.values()) w.waker.wake()
-        // Finalizers run uninterruptibly, and a timeout there would wait for its effect anyway.
-        const finished = yield* Effect.interruptible(
-          Fiber.awaitAll([...workers.values()].map((w) => w.fiber)).pipe(Effect.timeout(Duration.millis(opts.shutdownGraceMs)))
-        ).pipe(Effect.option)
-        if (finished._tag === "None") {
-          yield* Effect.logWarning("poller: handlers still running after the shutdown grace are interrupted; their entries stay pending")
-        }
-      })
+/** Wakes every worker to see the shutdown and waits for them up to the grace; what is left is interrupted with the worker scope. */
+const stopWorkers = <R>({ workers, shutdown, opts }: PollerDeps<R>) =>
+  Effect.gen(function* () {
+    shutdown.stopping = true
+    // Sleeping workers see it now; busy ones after their current round.
+    for (const w of workers.values()) w.waker.wake()
+    // Finalizers run uninterruptibly, and a timeout there would wait for its effect anyway.
+    const finished = yield* Effect.interruptible(
+      Fiber.awaitAll([...workers.values()].map((w) => w.fiber)).pipe(Effect.timeout(Duration.millis(opts.shutdownGraceMs)))
+    ).pipe(Effect.option)
+    if (finished._tag === "None") {
+      yield* Effect.logWarning("poller: handlers still running after the shutdown grace are interrupted; their entries stay pending")
+    }
+  })
+
+/** Creates the scope's group and worker, once; serialized so two wakes never start two workers. */
+const discover = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, scope: string) =>
+  deps.discovery.withPermits(1)(
+    Effect.gen(function* () {
+      const { opts, streams, workers } = deps
+      const known = workers.get(scope)
+      if (known || deps.shutdown.stopping) return known?.waker
+      const stream = yield* deps.valkey.key(opts.stream, { scope })
+      const deadLetter = yield* streams.deadLetterKey(opts.kind, scope)
+      yield* streams.ensureGroup(stream, opts.group, opts.groupStartId)
+      const waker = makeWaker()
+      const fiber = yield* Effect.forkIn(runWorker(deps.ctx, scope, stream, deadLetter, waker), workerScope)
+      workers.set(scope, { waker, fiber })
+      deps.stats.move("scopes", 1)
+      return waker
+    })
+  )
+
+const signalScope = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, scope: string) =>
+  Effect.gen(function* () {
+    const waker = deps.workers.get(scope)?.waker ?? (yield* discover(deps, workerScope, scope))
+    waker?.wake()
+  }).pipe(
+    Effect.catchAll((e) =>
+      Effect.logWarning("poller: cannot consume scope; tried again on the next fallback round").pipe(
+        Effect.annotateLogs({ scope, error: errorText(e) })
+      )
     )
+  )
 
-    /** Creates the scope's group and worker, once; serialized so two wakes never start two workers. */
-    const discover = (scope: string) =>
-      discovery.withPermits(1)(
-        Effect.gen(function* () {
-          const known = workers.get(scope)
-          if (known || shuttingDown) return known?.waker
-          const stream = yield* valkey.key(opts.stream, { scope })
-          const deadLetter = yield* streams.deadLetterKey(opts.kind, scope)
-          yield* streams.ensureGroup(stream, opts.group, opts.groupStartId)
-          const waker = makeWaker()
-          const fiber = yield* Effect.forkIn(runWorker(ctx, scope, stream, deadLetter, waker), workerScope)
-          workers.set(scope, { waker, fiber })
-          stats.move("scopes", 1)
-          return waker
-        })
-      )
+/** Reads nudged scopes at once, and every scope after a reconnect. */
+const listenForNudges = <R>({ opts, workers, wakes }: PollerDeps<R>, nudges: Nudges) =>
+  nudges.listen(opts.kind, `poller-nudge-${opts.kind}`, {
+    // A known scope is woken right here in plain code; only a new one goes to the discovering fiber.
+    onNudge: (scope) => {
+      const worker = workers.get(scope)
+      if (worker) worker.waker.wake()
+      else Queue.unsafeOffer(wakes, scope)
+    },
+    // Nudges sent while the connection was away are lost, so read everything.
+    onReconnect: () => {
+      for (const worker of workers.values()) worker.waker.wake()
+    }
+  })
 
-    const signalScope = (scope: string) =>
-      Effect.gen(function* () {
-        const waker = workers.get(scope)?.waker ?? (yield* discover(scope))
-        waker?.wake()
-      }).pipe(
-        Effect.catchAll((e) =>
-          Effect.logWarning("poller: cannot consume scope; tried again on the next fallback round").pipe(
-            Effect.annotateLogs({ scope, error: errorText(e) })
-          )
-        )
-      )
-
+/** The first round now, then a fiber for new scopes woken and one for the fallback rounds. */
+const startRounds = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, registry: ScopeRegistry) =>
+  Effect.gen(function* () {
     /** The fallback round: learn new scopes from the registry and wake every scope. */
     const refresh = Effect.gen(function* () {
       const registered = yield* registry.list
-      for (const scope of new Set([...registered, ...workers.keys()])) yield* signalScope(scope)
+      for (const scope of new Set([...registered, ...deps.workers.keys()])) yield* signalScope(deps, workerScope, scope)
     })
-
-    yield* nudges.listen(opts.kind, `poller-nudge-${opts.kind}`, {
-      // A known scope is woken right here in plain code; only a new one goes to the discovering fiber.
-      onNudge: (scope) => {
-        const worker = workers.get(scope)
-        if (worker) worker.waker.wake()
-        else Queue.unsafeOffer(wakes, scope)
-      },
-      // Nudges sent while the connection was away are lost, so read everything.
-      onReconnect: () => {
-        for (const worker of workers.values()) worker.waker.wake()
-      }
-    })
-
     yield* refresh
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(wakes), signalScope)))
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(deps.wakes), (scope) => signalScope(deps, workerScope, scope))))
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.sleep(Duration.millis(opts.fallbackIntervalMs)).pipe(
+        Effect.sleep(Duration.millis(deps.opts.fallbackIntervalMs)).pipe(
           Effect.zipRight(refresh),
           Effect.catchAll((e) => Effect.logWarning("poller: fallback round failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
         )
       )
     )
+  })
 
+/** The poller's dependencies: the services it reads through, its stats and the context its workers share. */
+const pollerDepsOf = <E, R>(options: PollerOptions<E, R>, opts: ResolvedOptions) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const streams = yield* ValkeyStreams
+    const registry = yield* ScopeRegistry
+    const nudges = yield* Nudges
+    const stats = yield* makeStats(opts.kind, opts.group)
+    const shutdown = { stopping: false }
+    const heartbeat = yield* (yield* ConsumerHeartbeats).of(opts, opts.heartbeatTtlMs)
+    const isStopping = () => shutdown.stopping
+    const env: RunnerEnv = { permits: yield* Effect.makeSemaphore(opts.concurrency), concurrency: opts.concurrency, stats, isStopping }
+    const run = options.handleBatch ? batchRunner(options.handleBatch, env) : entryRunner(options.handler, env)
+    const ctx: WorkerContext<R> = { options: opts, streams, heartbeat, run, stats, isStopping }
+    const deps: PollerDeps<R> = {
+      opts, valkey, streams, stats, ctx, shutdown,
+      workers: new Map<string, Worker>(),
+      discovery: yield* Effect.makeSemaphore(1),
+      wakes: yield* Queue.unbounded<string>()
+    }
+    return { deps, registry, nudges, heartbeat }
+  })
+
+/**
+ * Starts a consumer for one stream kind over every scope: it subscribes to
+ * `nudge:{kind}` on a connection of its own and reads a nudged scope at once; every
+ * `fallbackIntervalMs` it re-reads the `scopes` registry and reads every scope, because pub/sub
+ * loses messages while reconnecting. A scope's consumer group is created when the scope is first
+ * seen. Closing the scope stops reading, lets in-flight handlers finish and acknowledge (up to
+ * `shutdownGraceMs`), then interrupts what is left; interrupted entries stay pending.
+ */
+export const makePoller = <E, R>(
+  options: PollerOptions<E, R>
+): Effect.Effect<Poller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | Scope.Scope | R> =>
+  Effect.gen(function* () {
+    const opts = yield* resolveOptions(options)
+    yield* exactlyOneHandler(options)
+    const { deps, registry, nudges, heartbeat } = yield* pollerDepsOf(options, opts)
+    yield* keepHeartbeat(heartbeat, opts)
+    // Finalizers run in reverse order: the nudge and fallback fibers (forked below) stop first,
+    // then `stopWorkers` waits for the workers, then the worker scope interrupts what is left; only
+    // then the heartbeat stops and is removed, so nobody takes over an entry still being handled.
+    const workerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
+    yield* Effect.addFinalizer(() => stopWorkers(deps))
+    yield* listenForNudges(deps, nudges)
+    yield* startRounds(deps, workerScope, registry)
     return {
       kind: opts.kind,
       group: opts.group,
       consumer: opts.consumer,
-      stats: stats.get,
-      scopes: Effect.sync(() => [...workers.keys()].sort()),
-      wake: (scope: string) => Queue.offer(wakes, scope).pipe(Effect.asVoid)
+      stats: deps.stats.get,
+      scopes: Effect.sync(() => [...deps.workers.keys()].sort()),
+      wake: (scope: string) => Queue.offer(deps.wakes, scope).pipe(Effect.asVoid)
     } satisfies Poller
   }).pipe(Effect.annotateLogs({ poller: options.kind, group: options.group }), Effect.provide(PollerStoreServices))
 
