@@ -43,6 +43,109 @@ const IN_FLIGHT_WAIT = "5 seconds"
 
 const keyOf = (command: Pick<CommandEntry, "correlationId" | "attempt">) => `${command.correlationId}|${command.attempt}`
 
+/** What this process remembers of its direct sends; the service's functions read and update it in plain code. */
+interface DispatchMemory {
+  sender: DirectSender | undefined
+  // Per command, the direct sends under way: two writes may emit the same command (a lost CAS
+  // recomputed while the won one sends), and only their joint outcome tells a handler enough.
+  readonly inFlight: Map<string, Set<Deferred.Deferred<DirectSendOutcome>>>
+  readonly handled: BoundedMap<string, true | "unknown">
+  readonly jobs: BoundedMap<string, string>
+  // Where the outbox entry of each command sent here is, until this process's work poller has
+  // acknowledged it: at shutdown those entries are deleted, since a restarted process would not
+  // remember having sent them. Seeing an entry is not enough: a batch cut at shutdown is not
+  // acknowledged, and its entries stay pending for whoever comes next.
+  readonly unseen: BoundedMap<string, { readonly scope: string; readonly entryId: string }>
+  // The job order moves and job responses (their operation ids) this process carried out
+  // right after its write: their outbox entries then need no handler (which would read the
+  // job order or the response to find them done).
+  readonly movedHere: BoundedMap<string, true>
+}
+
+const install = (memory: DispatchMemory, next: DirectSender) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      memory.sender = next
+    }),
+    () =>
+      Effect.sync(() => {
+        if (memory.sender === next) memory.sender = undefined
+      })
+  )
+
+/**
+ * Marks the commands of a write about to be sent directly, before the CAS: the work-stream
+ * handler of this process may see their entries before the direct send finished, and then
+ * waits for it instead of sending a second time. Plain code: it runs once per write.
+ */
+const begin = ({ inFlight }: DispatchMemory, commands: ReadonlyArray<CommandEntry>): ReadonlyArray<Deferred.Deferred<DirectSendOutcome>> =>
+  commands.map((command) => {
+    const done = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
+    const key = keyOf(command)
+    const running = inFlight.get(key) ?? new Set()
+    running.add(done)
+    inFlight.set(key, running)
+    return done
+  })
+
+/** Records how the direct send of `command` under `done` (from `begin`) ended; a second call does nothing. */
+const settle = (memory: DispatchMemory, command: CommandEntry, done: Deferred.Deferred<DirectSendOutcome>, outcome: DirectSendOutcome): void => {
+  const key = keyOf(command)
+  const running = memory.inFlight.get(key)
+  if (running?.delete(done) && running.size === 0) memory.inFlight.delete(key)
+  if (outcome !== false) memory.handled.set(key, outcome)
+  Deferred.unsafeDone(done, Exit.succeed(outcome))
+}
+
+/** What this process knows now: carried out (then forgotten), not sent, or unknown (kept). */
+const known = ({ handled }: DispatchMemory, key: string): DirectSendOutcome => {
+  const outcome = handled.get(key)
+  if (outcome === true) handled.delete(key)
+  return outcome ?? false
+}
+
+/** Whether this process already carried out the command (waits for direct sends under way). */
+const handledHere = (memory: DispatchMemory, command: CommandEntry): Effect.Effect<DirectSendOutcome> =>
+  Effect.suspend(() => {
+    const key = keyOf(command)
+    const running = memory.inFlight.get(key)
+    if (!running || memory.handled.get(key) !== undefined) return Effect.succeed(known(memory, key))
+    // A send that hangs (a station link that never answers) must not hold the handler forever:
+    // past the bound the entry is handled as if nothing was sent (a resend is harmless).
+    return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
+      Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
+      Effect.map(() => known(memory, key))
+    )
+  })
+
+/** The synchronous check for a batch: `true` (and forgotten) when already carried out here. */
+const takeHandled = ({ handled }: DispatchMemory, command: Pick<CommandEntry, "correlationId" | "attempt">): boolean => {
+  const key = keyOf(command)
+  return handled.get(key) === true && handled.delete(key)
+}
+
+/** A send whose outcome was unknown ended after all: what a later delivery of its entry finds. */
+const resolveUnknown = ({ handled }: DispatchMemory, command: Pick<CommandEntry, "correlationId" | "attempt">, sent: boolean) => {
+  const key = keyOf(command)
+  if (handled.get(key) !== "unknown") return
+  if (sent) handled.set(key, true)
+  else handled.delete(key)
+}
+
+/** Waits (at most `bound`) for the direct sends under way now, e.g. before `unseenEntries` at shutdown. */
+const awaitUnderway = ({ inFlight }: DispatchMemory, bound: Duration.DurationInput): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const running = [...inFlight.values()].flatMap((set) => [...set])
+    // Interruptible, so the bound holds in a finalizer too (uninterruptible otherwise).
+    return Effect.interruptible(
+      Effect.forEach(running, (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
+        Effect.timeoutTo({ duration: bound, onTimeout: () => undefined, onSuccess: () => undefined })
+      )
+    )
+  })
+
+type CommandKey = Pick<CommandEntry, "correlationId" | "attempt">
+
 /**
  * The direct send of commands (the hot path): the instance that wins a CAS sends its commands
  * itself, at once, and its work-stream handler later skips their outbox entries. The outbox
@@ -56,141 +159,38 @@ const keyOf = (command: Pick<CommandEntry, "correlationId" | "attempt">) => `${c
  */
 export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdcs/sfc/CommandDispatch", {
   sync: () => {
-    let sender: DirectSender | undefined
-    // Per command, the direct sends under way: two writes may emit the same command (a lost CAS
-    // recomputed while the won one sends), and only their joint outcome tells a handler enough.
-    const inFlight = new Map<string, Set<Deferred.Deferred<DirectSendOutcome>>>()
-    const handled = new BoundedMap<string, true | "unknown">(REMEMBERED)
-    const jobs = new BoundedMap<string, string>(REMEMBERED)
-    // Where the outbox entry of each command sent here is, until this process's work poller has
-    // acknowledged it: at shutdown those entries are deleted, since a restarted process would not
-    // remember having sent them. Seeing an entry is not enough: a batch cut at shutdown is not
-    // acknowledged, and its entries stay pending for whoever comes next.
-    const unseen = new BoundedMap<string, { readonly scope: string; readonly entryId: string }>(REMEMBERED)
-
-    const install = (next: DirectSender) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          sender = next
-        }),
-        () =>
-          Effect.sync(() => {
-            if (sender === next) sender = undefined
-          })
-      )
-
-    /**
-     * Marks the commands of a write about to be sent directly, before the CAS: the work-stream
-     * handler of this process may see their entries before the direct send finished, and then
-     * waits for it instead of sending a second time. Plain code: it runs once per write.
-     */
-    const begin = (commands: ReadonlyArray<CommandEntry>): ReadonlyArray<Deferred.Deferred<DirectSendOutcome>> =>
-      commands.map((command) => {
-        const done = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
-        const key = keyOf(command)
-        const running = inFlight.get(key) ?? new Set()
-        running.add(done)
-        inFlight.set(key, running)
-        return done
-      })
-
-    /** Records how the direct send of `command` under `done` (from `begin`) ended; a second call does nothing. */
-    const settle = (command: CommandEntry, done: Deferred.Deferred<DirectSendOutcome>, outcome: DirectSendOutcome): void => {
-      const key = keyOf(command)
-      const running = inFlight.get(key)
-      if (running?.delete(done) && running.size === 0) inFlight.delete(key)
-      if (outcome !== false) handled.set(key, outcome)
-      Deferred.unsafeDone(done, Exit.succeed(outcome))
+    const memory: DispatchMemory = {
+      sender: undefined,
+      inFlight: new Map(),
+      handled: new BoundedMap(REMEMBERED),
+      jobs: new BoundedMap(REMEMBERED),
+      unseen: new BoundedMap(REMEMBERED),
+      movedHere: new BoundedMap(REMEMBERED)
     }
-
-    /** What this process knows now: carried out (then forgotten), not sent, or unknown (kept). */
-    const known = (key: string): DirectSendOutcome => {
-      const outcome = handled.get(key)
-      if (outcome === true) handled.delete(key)
-      return outcome ?? false
-    }
-
-    /** Whether this process already carried out the command (waits for direct sends under way). */
-    const handledHere = (command: CommandEntry): Effect.Effect<DirectSendOutcome> =>
-      Effect.suspend(() => {
-        const key = keyOf(command)
-        const running = inFlight.get(key)
-        if (!running || handled.get(key) !== undefined) return Effect.succeed(known(key))
-        // A send that hangs (a station link that never answers) must not hold the handler forever:
-        // past the bound the entry is handled as if nothing was sent (a resend is harmless).
-        return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
-          Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
-          Effect.map(() => known(key))
-        )
-      })
-
-    /** The synchronous check for a batch: `true` (and forgotten) when already carried out here. */
-    const takeHandled = (command: Pick<CommandEntry, "correlationId" | "attempt">): boolean => {
-      const key = keyOf(command)
-      return handled.get(key) === true && handled.delete(key)
-    }
-
-    /** A send whose outcome was unknown ended after all: what a later delivery of its entry finds. */
-    const resolveUnknown = (command: Pick<CommandEntry, "correlationId" | "attempt">, sent: boolean) => {
-      const key = keyOf(command)
-      if (handled.get(key) !== "unknown") return
-      if (sent) handled.set(key, true)
-      else handled.delete(key)
-    }
-
-    /** Notes where the outbox entry of a command sent here is (see `unseenEntries`). */
-    const locate = (command: Pick<CommandEntry, "correlationId" | "attempt">, scope: string, entryId: string) =>
-      unseen.set(keyOf(command), { scope, entryId })
-
-    /** The work poller acknowledged the entry of `command`: nothing is left to delete at shutdown. */
-    const acknowledged = (command: Pick<CommandEntry, "correlationId" | "attempt">) => void unseen.delete(keyOf(command))
-
-    /** The outbox entries of commands sent here that this process's work poller has not acknowledged. */
-    const unseenEntries = (): ReadonlyArray<{ readonly scope: string; readonly entryId: string }> => unseen.values()
-
-    /** Waits (at most `bound`) for the direct sends under way now, e.g. before `unseenEntries` at shutdown. */
-    const awaitUnderway = (bound: Duration.DurationInput): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const running = [...inFlight.values()].flatMap((set) => [...set])
-        // Interruptible, so the bound holds in a finalizer too (uninterruptible otherwise).
-        return Effect.interruptible(
-          Effect.forEach(running, (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
-            Effect.timeoutTo({ duration: bound, onTimeout: () => undefined, onSuccess: () => undefined })
-          )
-        )
-      })
-
-    // The job order moves and job responses (their operation ids) this process carried out
-    // right after its write: their outbox entries then need no handler (which would read the
-    // job order or the response to find them done).
-    const movedHere = new BoundedMap<string, true>(REMEMBERED)
-    /** This process carried out the entry with operation id `op` (it landed). */
-    const moved = (op: string) => movedHere.set(op, true)
-    /** Whether `op` landed from here (kept for the batch to take). */
-    const hasMoved = (op: string): boolean => movedHere.get(op) === true
-    /** The synchronous check for a batch: `true` (and forgotten) when `op` landed from here. */
-    const takeMoved = (op: string): boolean => movedHere.get(op) === true && movedHere.delete(op)
-
-    const rememberJob = (correlationId: string, jobId: string) => jobs.set(correlationId, jobId)
-    const jobOf = (correlationId: string): string | undefined => jobs.get(correlationId)
-
+    const { jobs, unseen, movedHere } = memory
     return {
-      install,
-      current: (): DirectSender | undefined => sender,
-      begin,
-      settle,
-      handledHere,
-      takeHandled,
-      resolveUnknown,
-      locate,
-      acknowledged,
-      unseenEntries,
-      awaitUnderway,
-      moved,
-      hasMoved,
-      takeMoved,
-      rememberJob,
-      jobOf
+      install: (next: DirectSender) => install(memory, next),
+      current: (): DirectSender | undefined => memory.sender,
+      begin: (commands: ReadonlyArray<CommandEntry>) => begin(memory, commands),
+      settle: (command: CommandEntry, done: Deferred.Deferred<DirectSendOutcome>, outcome: DirectSendOutcome) => settle(memory, command, done, outcome),
+      handledHere: (command: CommandEntry) => handledHere(memory, command),
+      takeHandled: (command: CommandKey) => takeHandled(memory, command),
+      resolveUnknown: (command: CommandKey, sent: boolean) => resolveUnknown(memory, command, sent),
+      /** Notes where the outbox entry of a command sent here is (see `unseenEntries`). */
+      locate: (command: CommandKey, scope: string, entryId: string) => unseen.set(keyOf(command), { scope, entryId }),
+      /** The work poller acknowledged the entry of `command`: nothing is left to delete at shutdown. */
+      acknowledged: (command: CommandKey) => void unseen.delete(keyOf(command)),
+      /** The outbox entries of commands sent here that this process's work poller has not acknowledged. */
+      unseenEntries: (): ReadonlyArray<{ readonly scope: string; readonly entryId: string }> => unseen.values(),
+      awaitUnderway: (bound: Duration.DurationInput) => awaitUnderway(memory, bound),
+      /** This process carried out the entry with operation id `op` (it landed). */
+      moved: (op: string) => movedHere.set(op, true),
+      /** Whether `op` landed from here (kept for the batch to take). */
+      hasMoved: (op: string): boolean => movedHere.get(op) === true,
+      /** The synchronous check for a batch: `true` (and forgotten) when `op` landed from here. */
+      takeMoved: (op: string): boolean => movedHere.get(op) === true && movedHere.delete(op),
+      rememberJob: (correlationId: string, jobId: string) => jobs.set(correlationId, jobId),
+      jobOf: (correlationId: string): string | undefined => jobs.get(correlationId)
     } as const
   }
 }) {}

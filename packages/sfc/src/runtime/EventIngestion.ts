@@ -40,6 +40,74 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
   }
 }
 
+/** The services routing an event reads and writes through. */
+interface IngestDeps {
+  readonly correlations: SfcCorrelations
+  readonly states: SfcStateDao
+  readonly executions: Executions
+  readonly dispatch: CommandDispatch
+}
+
+const applyTo = (deps: IngestDeps, jobId: string, event: StationEvent) =>
+  deps.executions.apply(
+    jobId,
+    {
+      type: "event",
+      ...(event.correlationId !== undefined ? { correlationId: event.correlationId } : { eventType: event.type }),
+      data: event.data ?? null,
+      ...(event.error !== undefined ? { error: event.error } : {})
+    },
+    { source: event.source, id: event.id }
+  )
+
+/** The outcome of applying the event to a job; `reason` when no action of it took the event. */
+const viaJob = (deps: IngestDeps, jobId: string, event: StationEvent, reason: string): Effect.Effect<IngestOutcome, ExecutionError> =>
+  Effect.map(applyTo(deps, jobId, event), (applied) => outcomeOf(jobId, applied) ?? { _tag: "Ignored", reason })
+
+/** A reply to a command this process sent finds its job in memory; any other reads the pointer. */
+const viaCorrelation = (deps: IngestDeps, correlationId: string, event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> => {
+  const known = deps.dispatch.jobOf(correlationId)
+  if (known !== undefined) return viaJob(deps, known, event, "no action waits for this reply")
+  return Effect.flatMap(deps.correlations.jobOf(correlationId), (pointer) =>
+    Option.isNone(pointer)
+      ? Effect.succeed<IngestOutcome>({ _tag: "Ignored", reason: "unknown correlation id" })
+      : viaJob(deps, pointer.value, event, "no action waits for this reply")
+  )
+}
+
+/** To the job that has waited longest for the event's type (a few, when the oldest entry is stale). */
+const viaWaiting = (deps: IngestDeps, event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> =>
+  Effect.gen(function* () {
+    for (const { jobId } of yield* deps.states.waiting(event.scope, event.type, WAITING_CANDIDATES)) {
+      const outcome = outcomeOf(jobId, yield* applyTo(deps, jobId, event))
+      if (outcome) return outcome
+    }
+    return { _tag: "Ignored", reason: "no job waits for this event type" } satisfies IngestOutcome
+  })
+
+/** Routes the event; `Ignored` may still be a duplicate, which `ingest` then finds out. */
+const route = (deps: IngestDeps, event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> => {
+  if (event.correlationId !== undefined) return viaCorrelation(deps, event.correlationId, event)
+  if (event.jobId !== undefined) return viaJob(deps, event.jobId, event, "the job waits for no such event")
+  return viaWaiting(deps, event)
+}
+
+const ingest = (deps: IngestDeps, event: StationEvent) =>
+  Effect.flatMap(route(deps, event), (outcome) => {
+    if (outcome._tag !== "Ignored") return Effect.succeed(outcome)
+    // An event applied before is a duplicate even when the job moved on (or ended) since.
+    // A write that would apply it again fails in the CAS (which checks the event record
+    // first), so only an event that changed nothing needs this read.
+    return Effect.flatMap(deps.states.eventApplied(event.scope, event.source, event.id), (applied) =>
+      applied._tag === "Some"
+        ? Effect.succeed<IngestOutcome>({ _tag: "Duplicate", jobId: applied.value })
+        : Effect.as(
+            Effect.logInfo("station event ignored").pipe(Effect.annotateLogs({ type: event.type, id: event.id, reason: outcome.reason })),
+            outcome
+          )
+    )
+  })
+
 /**
  * Routes station events into executions: a reply by its correlation id, an
  * event by the job it names, else to the job that has waited longest for its type. The applied
@@ -47,65 +115,12 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
  */
 export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEvents", {
   effect: Effect.gen(function* () {
-    const correlations = yield* SfcCorrelations
-    const states = yield* SfcStateDao
-    const executions = yield* Executions
-    const dispatch = yield* CommandDispatch
-
-    const applyTo = (jobId: string, event: StationEvent) =>
-      executions.apply(
-        jobId,
-        {
-          type: "event",
-          ...(event.correlationId !== undefined ? { correlationId: event.correlationId } : { eventType: event.type }),
-          data: event.data ?? null,
-          ...(event.error !== undefined ? { error: event.error } : {})
-        },
-        { source: event.source, id: event.id }
-      )
-
-    /** The outcome of applying the event to a job; `reason` when no action of it took the event. */
-    const viaJob = (jobId: string, event: StationEvent, reason: string): Effect.Effect<IngestOutcome, ExecutionError> =>
-      Effect.map(applyTo(jobId, event), (applied) => outcomeOf(jobId, applied) ?? { _tag: "Ignored", reason })
-
-    /** Routes the event; `Ignored` may still be a duplicate, which `ingest` then finds out. */
-    const route = (event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> => {
-      if (event.correlationId !== undefined) {
-        // A reply to a command this process sent finds its job in memory; any other reads the pointer.
-        const known = dispatch.jobOf(event.correlationId)
-        if (known !== undefined) return viaJob(known, event, "no action waits for this reply")
-        return Effect.flatMap(correlations.jobOf(event.correlationId), (pointer) =>
-          Option.isNone(pointer)
-            ? Effect.succeed<IngestOutcome>({ _tag: "Ignored", reason: "unknown correlation id" })
-            : viaJob(pointer.value, event, "no action waits for this reply")
-        )
-      }
-      if (event.jobId !== undefined) return viaJob(event.jobId, event, "the job waits for no such event")
-      return Effect.gen(function* () {
-        for (const { jobId } of yield* states.waiting(event.scope, event.type, WAITING_CANDIDATES)) {
-          const outcome = outcomeOf(jobId, yield* applyTo(jobId, event))
-          if (outcome) return outcome
-        }
-        return { _tag: "Ignored", reason: "no job waits for this event type" } satisfies IngestOutcome
-      })
+    const deps: IngestDeps = {
+      correlations: yield* SfcCorrelations,
+      states: yield* SfcStateDao,
+      executions: yield* Executions,
+      dispatch: yield* CommandDispatch
     }
-
-    const ingest = (event: StationEvent) =>
-      Effect.flatMap(route(event), (outcome) => {
-        if (outcome._tag !== "Ignored") return Effect.succeed(outcome)
-        // An event applied before is a duplicate even when the job moved on (or ended) since.
-        // A write that would apply it again fails in the CAS (which checks the event record
-        // first), so only an event that changed nothing needs this read.
-        return Effect.flatMap(states.eventApplied(event.scope, event.source, event.id), (applied) =>
-          applied._tag === "Some"
-            ? Effect.succeed<IngestOutcome>({ _tag: "Duplicate", jobId: applied.value })
-            : Effect.as(
-                Effect.logInfo("station event ignored").pipe(Effect.annotateLogs({ type: event.type, id: event.id, reason: outcome.reason })),
-                outcome
-              )
-        )
-      })
-
-    return { ingest } as const
+    return { ingest: (event: StationEvent) => ingest(deps, event) } as const
   })
 }) {}

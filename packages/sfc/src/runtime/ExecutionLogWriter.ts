@@ -1,5 +1,5 @@
 import { Context, Effect, FiberRef, Layer, Metric, type MetricLabel, Scheduler } from "effect"
-import { ExecutionLogStore, makeValkey, Valkey } from "@microdcs/store"
+import { ExecutionLogStore, makeValkey, Valkey, type ValkeyService } from "@microdcs/store"
 import type { LogWrite } from "../engine/ExecutionLog.js"
 import { LogBatchEncoder } from "./LogBatchEncoder.js"
 import { type LogRetention, makeLogRetention } from "./LogRetention.js"
@@ -60,6 +60,141 @@ const afterIo = Scheduler.makeBatched((runBatch) => setImmediate(runBatch))
 
 const writesIn = (batch: ReadonlyArray<QueuedWrites>): number => batch.reduce((n, queued) => n + queued.writes.length, 0)
 
+/** What the writer has done so far, counted in plain code. */
+type WriterCounts = { -readonly [K in Exclude<keyof ExecutionLogStats, "installed" | "queued" | "queueSize">]: number }
+
+/** The writer of one process: set by `install`, read by the CAS path and the writing fiber in plain code. */
+interface LogWriterState {
+  readonly shared: ExecutionLogStore
+  readonly valkey: ValkeyService
+  // The store the fiber writes through: a connection of its own once installed, so a log
+  // batch never queues in front of the engine's state writes on the shared connection.
+  store: ExecutionLogStore
+  queue: LogWriteQueue | undefined
+  settings: ExecutionLogSettings
+  encoder: LogBatchEncoder
+  // The metric labels of the fiber that installs the writer (Effect.tagMetrics), as Metric.incrementBy would add them.
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly counts: WriterCounts
+  retention: LogRetention | undefined
+}
+
+/** Counts drops from plain code: the CAS path runs no effect for the log. */
+const drop = (w: LogWriterState, n: number): void => {
+  if (n <= 0) return
+  w.counts.dropped += n
+  executionLogDroppedCounter.unsafeUpdate(n, w.labels)
+}
+
+/** Queues the writes of one CAS, from plain code; what does not fit is dropped and counted. Never waits. */
+const offer = (w: LogWriterState, scope: string, writes: ReadonlyArray<LogWrite>): void => {
+  if (w.queue === undefined || writes.length === 0) return
+  drop(w, w.queue.offer(scope, writes))
+}
+
+/** Times a written batch (wall time, the event loop's waits included: what the 5 s budget counts). */
+const timed = ({ counts }: LogWriterState, startedAt: number): void => {
+  const ms = performance.now() - startedAt
+  counts.batches += 1
+  counts.lastBatchMs = ms
+  counts.slowestBatchMs = Math.max(counts.slowestBatchMs, ms)
+}
+
+/**
+ * Writes one batch (the CASes queued since the last one, up to `BATCH_WRITES`): its values,
+ * then its commit requests. Retention is only asked for: it runs in a fiber of its own.
+ */
+const flush = (w: LogWriterState, batch: ReadonlyArray<QueuedWrites>) =>
+  Effect.gen(function* () {
+    const { counts } = w
+    const startedAt = performance.now()
+    const { values, opened, executions, commits, unwritable } = w.encoder.encode(batch)
+    drop(w, unwritable)
+    yield* w.store.write(values, executions)
+    counts.written += values.length
+    if (commits.length > 0) yield* w.store.commitAll(commits)
+    counts.commits += commits.length
+    w.retention?.opened(counts.opened, opened.length)
+    counts.opened += opened.length
+    timed(w, startedAt)
+  }).pipe(
+    Effect.timeout(BATCH_TIMEOUT),
+    Effect.catchAllCause((cause) => {
+      const writes = writesIn(batch)
+      drop(w, writes)
+      return Effect.logWarning("execution log batch dropped", cause).pipe(Effect.annotateLogs({ writes }))
+    })
+  )
+
+/** The log's store on a Valkey connection of its own, for the life of the current scope. */
+const storeOfItsOwn = ({ valkey, shared }: LogWriterState) =>
+  Effect.suspend(() => {
+    const options = { ...valkey.options, connectionName: `${valkey.options.connectionName ?? "microdcs"}-execution-log` }
+    return Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.scoped(Valkey, makeValkey(options))))).pipe(
+      Effect.map((context) => Context.get(context, ExecutionLogStore)),
+      // Best effort like the rest of the log: without a connection of its own it shares the engine's.
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
+    )
+  })
+
+/** The writer as `install` sets it up: what it writes through, its queue and its retention. */
+interface Installed {
+  readonly settings: ExecutionLogSettings
+  readonly store: ExecutionLogStore
+  readonly queue: LogWriteQueue
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly retention: LogRetention
+}
+
+/** Sets the writer up for the life of the scope; at its end appends stop and the queue gets `DRAIN_TIMEOUT` to be written. */
+const installFor = (w: LogWriterState, next: Installed) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      w.settings = next.settings
+      w.encoder = new LogBatchEncoder(w.shared.execKeySync, next.settings.detailBytes)
+      w.labels = next.labels
+      w.store = next.store
+      w.queue = next.queue
+      w.retention = next.retention
+    }),
+    () =>
+      Effect.gen(function* () {
+        if (w.queue === next.queue) w.queue = undefined
+        if (w.retention === next.retention) w.retention = undefined
+        while (next.queue.size > 0) yield* flush(w, next.queue.take(BATCH_WRITES))
+      }).pipe(Effect.timeout(DRAIN_TIMEOUT), Effect.ignore)
+  )
+
+/**
+ * Starts writing for the life of the current scope. At its end, appends stop and what is
+ * still queued gets a short while to be written.
+ */
+const install = (w: LogWriterState, settings: ExecutionLogSettings) =>
+  Effect.gen(function* () {
+    const queue = new LogWriteQueue(settings.queueSize)
+    const store = yield* storeOfItsOwn(w)
+    const labels = yield* FiberRef.get(FiberRef.currentMetricLabels)
+    const retention = yield* makeLogRetention(store, settings.cap, w.counts)
+    yield* installFor(w, { settings, store, queue, labels, retention })
+    // Forked after the release above is registered, so the fibers stop before the drain runs.
+    yield* Effect.forkScoped(retention.loop)
+    // Each turn takes what is queued (up to a batch): while a batch is on the wire, the next one grows.
+    yield* Effect.forkScoped(
+      queue.waitForWrites.pipe(
+        Effect.flatMap(() => flush(w, queue.take(BATCH_WRITES))),
+        Effect.forever,
+        Effect.withScheduler(afterIo)
+      )
+    )
+  })
+
+const stats = ({ queue, settings, counts }: LogWriterState): ExecutionLogStats => ({
+  installed: queue !== undefined,
+  queued: queue === undefined ? 0 : queue.size,
+  queueSize: settings.queueSize,
+  ...counts
+})
+
 /**
  * The engine's execution log writer: after a successful CAS the runtime
  * appends the core's log writes here, without waiting; one background fiber writes them in
@@ -72,125 +207,25 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
   dependencies: [ExecutionLogStore.Default],
   effect: Effect.gen(function* () {
     const shared = yield* ExecutionLogStore
-    const valkey = yield* Valkey
-    // The store the fiber writes through: a connection of its own once installed, so a log
-    // batch never queues in front of the engine's state writes on the shared connection.
-    let store = shared
-    let queue: LogWriteQueue | undefined
-    let settings: ExecutionLogSettings = { queueSize: 0, cap: 0, detailBytes: 0 }
-    let encoder = new LogBatchEncoder(shared.execKeySync, 0)
-    // The metric labels of the fiber that installs the writer (Effect.tagMetrics), as Metric.incrementBy would add them.
-    let labels: ReadonlyArray<MetricLabel.MetricLabel> = []
-    const counts = { written: 0, dropped: 0, commits: 0, opened: 0, removed: 0, batches: 0, lastBatchMs: 0, slowestBatchMs: 0, retentionFailures: 0 }
-    let retention: LogRetention | undefined
-
-    /** Counts drops from plain code: the CAS path runs no effect for the log. */
-    const drop = (n: number): void => {
-      if (n <= 0) return
-      counts.dropped += n
-      executionLogDroppedCounter.unsafeUpdate(n, labels)
+    const w: LogWriterState = {
+      shared,
+      valkey: yield* Valkey,
+      store: shared,
+      queue: undefined,
+      settings: { queueSize: 0, cap: 0, detailBytes: 0 },
+      encoder: new LogBatchEncoder(shared.execKeySync, 0),
+      labels: [],
+      counts: { written: 0, dropped: 0, commits: 0, opened: 0, removed: 0, batches: 0, lastBatchMs: 0, slowestBatchMs: 0, retentionFailures: 0 },
+      retention: undefined
     }
-
-    /** Whether the log is being written: only then does the runtime give executions ids. */
-    const enabled = (): boolean => queue !== undefined
-
-    /** Queues the writes of one CAS, from plain code; what does not fit is dropped and counted. Never waits. */
-    const offer = (scope: string, writes: ReadonlyArray<LogWrite>): void => {
-      if (queue === undefined || writes.length === 0) return
-      drop(queue.offer(scope, writes))
-    }
-
-    /** `offer` as an effect. */
-    const append = (scope: string, writes: ReadonlyArray<LogWrite>): Effect.Effect<void> => Effect.sync(() => offer(scope, writes))
-
-    /** Times a written batch (wall time, the event loop's waits included: what the 5 s budget counts). */
-    const timed = (startedAt: number): void => {
-      const ms = performance.now() - startedAt
-      counts.batches += 1
-      counts.lastBatchMs = ms
-      counts.slowestBatchMs = Math.max(counts.slowestBatchMs, ms)
-    }
-
-    /**
-     * Writes one batch (the CASes queued since the last one, up to `BATCH_WRITES`): its values,
-     * then its commit requests. Retention is only asked for: it runs in a fiber of its own.
-     */
-    const flush = (batch: ReadonlyArray<QueuedWrites>) =>
-      Effect.gen(function* () {
-        const startedAt = performance.now()
-        const { values, opened, executions, commits, unwritable } = encoder.encode(batch)
-        drop(unwritable)
-        yield* store.write(values, executions)
-        counts.written += values.length
-        if (commits.length > 0) yield* store.commitAll(commits)
-        counts.commits += commits.length
-        retention?.opened(counts.opened, opened.length)
-        counts.opened += opened.length
-        timed(startedAt)
-      }).pipe(
-        Effect.timeout(BATCH_TIMEOUT),
-        Effect.catchAllCause((cause) => {
-          const writes = writesIn(batch)
-          drop(writes)
-          return Effect.logWarning("execution log batch dropped", cause).pipe(Effect.annotateLogs({ writes }))
-        })
-      )
-
-    /** The log's store on a Valkey connection of its own, for the life of the current scope. */
-    const storeOfItsOwn = Effect.suspend(() => {
-      const options = { ...valkey.options, connectionName: `${valkey.options.connectionName ?? "microdcs"}-execution-log` }
-      return Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.scoped(Valkey, makeValkey(options))))).pipe(
-        Effect.map((context) => Context.get(context, ExecutionLogStore)),
-        // Best effort like the rest of the log: without a connection of its own it shares the engine's.
-        Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
-      )
-    })
-
-    /**
-     * Starts writing for the life of the current scope. At its end, appends stop and what is
-     * still queued gets a short while to be written.
-     */
-    const install = (next: ExecutionLogSettings) =>
-      Effect.gen(function* () {
-        const installed = new LogWriteQueue(next.queueSize)
-        const own = yield* storeOfItsOwn
-        const installLabels = yield* FiberRef.get(FiberRef.currentMetricLabels)
-        const retaining = yield* makeLogRetention(own, next.cap, counts)
-        yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            settings = next
-            encoder = new LogBatchEncoder(shared.execKeySync, next.detailBytes)
-            labels = installLabels
-            store = own
-            queue = installed
-            retention = retaining
-          }),
-          () =>
-            Effect.gen(function* () {
-              if (queue === installed) queue = undefined
-              if (retention === retaining) retention = undefined
-              while (installed.size > 0) yield* flush(installed.take(BATCH_WRITES))
-            }).pipe(Effect.timeout(DRAIN_TIMEOUT), Effect.ignore)
-        )
-        // Forked after the release above is registered, so the fibers stop before the drain runs.
-        yield* Effect.forkScoped(retaining.loop)
-        // Each turn takes what is queued (up to a batch): while a batch is on the wire, the next one grows.
-        yield* Effect.forkScoped(
-          installed.waitForWrites.pipe(
-            Effect.flatMap(() => flush(installed.take(BATCH_WRITES))),
-            Effect.forever,
-            Effect.withScheduler(afterIo)
-          )
-        )
-      })
-
-    const stats = (): ExecutionLogStats => ({
-      installed: queue !== undefined,
-      queued: queue === undefined ? 0 : queue.size,
-      queueSize: settings.queueSize,
-      ...counts
-    })
-
-    return { enabled, offer, append, install, stats } as const
+    return {
+      /** Whether the log is being written: only then does the runtime give executions ids. */
+      enabled: (): boolean => w.queue !== undefined,
+      offer: (scope: string, writes: ReadonlyArray<LogWrite>) => offer(w, scope, writes),
+      /** `offer` as an effect. */
+      append: (scope: string, writes: ReadonlyArray<LogWrite>): Effect.Effect<void> => Effect.sync(() => offer(w, scope, writes)),
+      install: (settings: ExecutionLogSettings) => install(w, settings),
+      stats: () => stats(w)
+    } as const
   })
 }) {}

@@ -6,6 +6,7 @@ import {
   encodeOrigin,
   ENGINE_ORIGIN,
   isInternal,
+  type JobState,
   normalizedName,
   priorityOf,
   transition,
@@ -32,84 +33,95 @@ export type TransitionOutcome =
   | { readonly _tag: "Refused"; readonly from: string }
   | { readonly _tag: "Missing" }
 
+/** The job orders and what this process keeps of them. */
+interface TransitionDeps {
+  readonly jobOrders: JobOrderDao
+  // The job orders this process read or moved last, with their version: a move starts from
+  // here instead of re-reading (Run after the start's read, Complete after Run). The put is
+  // versioned, so one the MES moved meanwhile conflicts and is re-read; a move the cached
+  // state refuses (or finds done) is only believed from a fresh read.
+  readonly cache: BoundedMap<string, LoadedJobOrder>
+}
+
+/** The job order with its decoded state; `undefined` when it does not exist or is unreadable. */
+const load = ({ jobOrders, cache }: TransitionDeps, id: string): Effect.Effect<LoadedJobOrder | undefined, InvalidInput | WrongType | ConnectionError> =>
+  jobOrders.get(id).pipe(
+    Effect.map((doc) => {
+      const decoded = decodeJobOrderRecord(doc.doc)
+      const loaded = Either.isRight(decoded) ? { ...decoded.right, scope: doc.scope, version: doc.version } : undefined
+      if (loaded) cache.set(id, loaded)
+      else cache.delete(id)
+      return loaded
+    }),
+    Effect.catchTag("NotFound", () => Effect.sync(() => void cache.delete(id)))
+  )
+
+/** The versioned put of one move: `true` when it landed, `false` when the job order moved meanwhile (re-read next). */
+const writeMove = ({ jobOrders, cache }: TransitionDeps, id: string, current: LoadedJobOrder, next: JobState, trigger: Trigger, op: string | undefined) =>
+  jobOrders
+    .put({
+      id,
+      scope: current.scope,
+      doc: encodeJobOrderRecord(current.jobOrder, next, current.comment, ENGINE_ORIGIN),
+      priority: priorityOf(current.jobOrder),
+      expectedVersion: current.version,
+      change: trigger,
+      origin: ENGINE_ORIGIN_TEXT,
+      ...(op !== undefined ? { op } : {})
+    })
+    .pipe(
+      Effect.map((put) => {
+        if (next.main === "Ended" || next.main === "Aborted") cache.delete(id)
+        else cache.set(id, { ...current, state: next, version: put.version, origin: ENGINE_ORIGIN })
+        return true
+      }),
+      Effect.catchTag("VersionConflict", () => Effect.sync(() => cache.delete(id)).pipe(Effect.as(false))),
+      Effect.catchTags({ ScopeConflict: (e) => Effect.die(e), LimitReached: (e) => Effect.die(e) })
+    )
+
+/**
+ * Applies a trigger. An internal trigger whose target the job order already has (a
+ * redelivered outbox entry) counts as applied, so handlers stay idempotent.
+ */
+const apply = (
+  deps: TransitionDeps,
+  id: string,
+  trigger: Trigger,
+  op?: string
+): Effect.Effect<TransitionOutcome, InvalidInput | WrongType | ConnectionError | StateMoved> =>
+  Effect.gen(function* () {
+    let cached = deps.cache.get(id)
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const fromCache = cached !== undefined
+      const current = cached ?? (yield* load(deps, id))
+      cached = undefined
+      if (!current) return { _tag: "Missing" } as const
+      const from = normalizedName(current.state)
+      const moved = transition(current.state, trigger)
+      if (Either.isLeft(moved) && fromCache) {
+        attempt--
+        continue
+      }
+      if (Either.isLeft(moved)) {
+        // A redelivered internal trigger finds the job order where it put it.
+        if (isInternal(trigger) && transitionTable[trigger].to === from) return { _tag: "Applied", from, to: from } as const
+        return { _tag: "Refused", from } as const
+      }
+      if (yield* writeMove(deps, id, current, moved.right, trigger, op)) return { _tag: "Applied", from, to: normalizedName(moved.right) } as const
+    }
+    return yield* new StateMoved({ key: id, attempts: MAX_ATTEMPTS })
+  })
+
 /**
  * Reads job orders and moves them with the shared state machine. Every move is a versioned put
  * with the trigger as the change word, so two concurrent moves never both win.
  */
 export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("@microdcs/sfc/JobOrderTransitions", {
   effect: Effect.gen(function* () {
-    const jobOrders = yield* JobOrderDao
-    // The job orders this process read or moved last, with their version: a move starts from
-    // here instead of re-reading (Run after the start's read, Complete after Run). The put is
-    // versioned, so one the MES moved meanwhile conflicts and is re-read; a move the cached
-    // state refuses (or finds done) is only believed from a fresh read.
-    const cache = new BoundedMap<string, LoadedJobOrder>(CACHED_JOB_ORDERS)
-
-    /** The job order with its decoded state; `undefined` when it does not exist or is unreadable. */
-    const load = (id: string): Effect.Effect<LoadedJobOrder | undefined, InvalidInput | WrongType | ConnectionError> =>
-      jobOrders.get(id).pipe(
-        Effect.map((doc) => {
-          const decoded = decodeJobOrderRecord(doc.doc)
-          const loaded = Either.isRight(decoded) ? { ...decoded.right, scope: doc.scope, version: doc.version } : undefined
-          if (loaded) cache.set(id, loaded)
-          else cache.delete(id)
-          return loaded
-        }),
-        Effect.catchTag("NotFound", () => Effect.sync(() => void cache.delete(id)))
-      )
-
-    /**
-     * Applies a trigger. An internal trigger whose target the job order already has (a
-     * redelivered outbox entry) counts as applied, so handlers stay idempotent.
-     */
-    const apply = (
-      id: string,
-      trigger: Trigger,
-      op?: string
-    ): Effect.Effect<TransitionOutcome, InvalidInput | WrongType | ConnectionError | StateMoved> =>
-      Effect.gen(function* () {
-        let cached = cache.get(id)
-        for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-          const fromCache = cached !== undefined
-          const current = cached ?? (yield* load(id))
-          cached = undefined
-          if (!current) return { _tag: "Missing" } as const
-          const from = normalizedName(current.state)
-          const moved = transition(current.state, trigger)
-          if (Either.isLeft(moved) && fromCache) {
-            attempt--
-            continue
-          }
-          if (Either.isLeft(moved)) {
-            // A redelivered internal trigger finds the job order where it put it.
-            if (isInternal(trigger) && transitionTable[trigger].to === from) return { _tag: "Applied", from, to: from } as const
-            return { _tag: "Refused", from } as const
-          }
-          const written = yield* jobOrders
-            .put({
-              id,
-              scope: current.scope,
-              doc: encodeJobOrderRecord(current.jobOrder, moved.right, current.comment, ENGINE_ORIGIN),
-              priority: priorityOf(current.jobOrder),
-              expectedVersion: current.version,
-              change: trigger,
-              origin: ENGINE_ORIGIN_TEXT,
-              ...(op !== undefined ? { op } : {})
-            })
-            .pipe(
-              Effect.map((put) => {
-                if (moved.right.main === "Ended" || moved.right.main === "Aborted") cache.delete(id)
-                else cache.set(id, { ...current, state: moved.right, version: put.version, origin: ENGINE_ORIGIN })
-                return true
-              }),
-              Effect.catchTag("VersionConflict", () => Effect.sync(() => cache.delete(id)).pipe(Effect.as(false))),
-              Effect.catchTags({ ScopeConflict: (e) => Effect.die(e), LimitReached: (e) => Effect.die(e) })
-            )
-          if (written) return { _tag: "Applied", from, to: normalizedName(moved.right) } as const
-        }
-        return yield* new StateMoved({ key: id, attempts: MAX_ATTEMPTS })
-      })
-
-    return { load, apply } as const
+    const deps: TransitionDeps = { jobOrders: yield* JobOrderDao, cache: new BoundedMap<string, LoadedJobOrder>(CACHED_JOB_ORDERS) }
+    return {
+      load: (id: string) => load(deps, id),
+      apply: (id: string, trigger: Trigger, op?: string) => apply(deps, id, trigger, op)
+    } as const
   })
 }) {}
