@@ -8,6 +8,83 @@ import type { ScopeView } from "./StateIndex.js"
 
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
 
+/** What one active session knows, updated by its rounds, its nudges and its broker sessions. */
+interface SessionState {
+  readonly ctx: PublisherContext
+  readonly dirty: Set<string>
+  /** Scopes republished in this broker session, with what the session knows of them. */
+  readonly views: Map<string, ScopeView>
+  /** Counts broker sessions that lost our retained messages: a republish begun in an earlier one does not count. */
+  brokerEpoch: number
+  /** The scopes the retained metadata lists, as published last (none yet). */
+  metadataScopes: string | undefined
+  /** Scopes that have no topic (a `+`, `#` or `/` in the name): warned about once, then left alone. */
+  readonly ignored: Set<string>
+  // Capacity 1, sliding: a burst of nudges collapses into one round.
+  readonly wake: Queue.Queue<void>
+}
+
+const mark = (s: SessionState, scopes: Iterable<string>) => {
+  for (const scope of scopes) s.dirty.add(scope)
+  s.wake.unsafeOffer(undefined)
+}
+
+/** A broker session that kept nothing of ours: every scope, and the metadata, count as unpublished again. */
+const brokerSessionLost = (s: SessionState, connection: number) =>
+  Effect.gen(function* () {
+    yield* Effect.logWarning("publisher: broker session is new; republishing every scope").pipe(Effect.annotateLogs({ connection }))
+    s.brokerEpoch++
+    const seen = [...s.views.keys()]
+    s.views.clear()
+    s.metadataScopes = undefined
+    mark(s, seen)
+  })
+
+/** The scope republished the first time this broker session sees it, then its change stream followed from its cursor. */
+const follow = (s: SessionState, scope: string) =>
+  Effect.gen(function* () {
+    if (s.ignored.has(scope)) return
+    const topic = stateIndexTopic(s.ctx.options, scope)
+    if (Either.isLeft(topic)) {
+      s.ignored.add(scope)
+      return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.left.message }))
+    }
+    let view = s.views.get(scope)
+    if (view === undefined) {
+      const epoch = s.brokerEpoch
+      view = yield* republishScope(s.ctx, scope)
+      // Republished into a broker session that has ended since: the next round does it again.
+      if (epoch !== s.brokerEpoch) return mark(s, [scope])
+      s.views.set(scope, view)
+    }
+    yield* drainScope(s.ctx, scope, view)
+  }).pipe(
+    // Left for the next fallback round, which reads every scope again.
+    Effect.catchAll((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
+  )
+
+/** Retains the metadata when the set of published scopes differs from what it lists. */
+const describe = (s: SessionState) =>
+  Effect.suspend(() => {
+    const scopes = [...s.views.keys()].sort()
+    const listed = JSON.stringify(scopes)
+    if (listed === s.metadataScopes) return Effect.void
+    return publishMetadata(s.ctx, scopes).pipe(
+      Effect.tap(() => Effect.sync(() => void (s.metadataScopes = listed))),
+      Effect.catchAll((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
+    )
+  })
+
+/** Marks every registered and known scope every fallback interval. */
+const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
+  Effect.forever(
+    Effect.sleep(Duration.millis(s.ctx.options.fallbackIntervalMs)).pipe(
+      Effect.zipRight(registry.list),
+      Effect.map((registered) => mark(s, [...registered, ...s.views.keys()])),
+      Effect.catchAll((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+    )
+  )
+
 /**
  * What the active publisher does while it holds the lease; it runs until interrupted (lease lost,
  * shutdown) and returns only when it cannot start (store down), so the caller can step back.
@@ -25,98 +102,32 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
  */
 export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, nudges: Nudges): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const { options } = ctx
-    const dirty = new Set<string>()
-    /** Scopes republished in this broker session, with what the session knows of them. */
-    const views = new Map<string, ScopeView>()
-    /** Counts broker sessions that lost our retained messages: a republish begun in an earlier one does not count. */
-    let brokerEpoch = 0
-    /** The scopes the retained metadata lists, as published last (none yet). */
-    let metadataScopes: string | undefined
-    /** Scopes that have no topic (a `+`, `#` or `/` in the name): warned about once, then left alone. */
-    const ignored = new Set<string>()
-    // Capacity 1, sliding: a burst of nudges collapses into one round.
-    const wake = yield* Queue.sliding<void>(1)
-    const mark = (scopes: Iterable<string>) => {
-      for (const scope of scopes) dirty.add(scope)
-      wake.unsafeOffer(undefined)
+    const s: SessionState = {
+      ctx, dirty: new Set(), views: new Map(), brokerEpoch: 0, metadataScopes: undefined, ignored: new Set(), wake: yield* Queue.sliding<void>(1)
     }
-
     yield* nudges.listen("changes", "publisher-nudge", {
-      onNudge: (scope) => mark([scope]),
+      onNudge: (scope) => mark(s, [scope]),
       // After a reconnect the nudges sent meanwhile are lost: read every scope.
-      onReconnect: () => mark(views.keys())
+      onReconnect: () => mark(s, s.views.keys())
     })
-
     // The first value is the connection this session starts on, which the first round fills anyway.
     yield* Effect.forkScoped(
       ctx.mqtt.sessions.pipe(
         Stream.drop(1),
         Stream.filter((session) => !session.sessionPresent),
-        Stream.runForEach((session) =>
-          Effect.gen(function* () {
-            yield* Effect.logWarning("publisher: broker session is new; republishing every scope").pipe(
-              Effect.annotateLogs({ connection: session.connection })
-            )
-            brokerEpoch++
-            const seen = [...views.keys()]
-            views.clear()
-            metadataScopes = undefined
-            mark(seen)
-          })
-        )
+        Stream.runForEach((session) => brokerSessionLost(s, session.connection))
       )
     )
-
-    const follow = (scope: string) =>
-      Effect.gen(function* () {
-        if (ignored.has(scope)) return
-        const topic = stateIndexTopic(options, scope)
-        if (Either.isLeft(topic)) {
-          ignored.add(scope)
-          return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.left.message }))
-        }
-        let view = views.get(scope)
-        if (view === undefined) {
-          const epoch = brokerEpoch
-          view = yield* republishScope(ctx, scope)
-          // Republished into a broker session that has ended since: the next round does it again.
-          if (epoch !== brokerEpoch) return mark([scope])
-          views.set(scope, view)
-        }
-        yield* drainScope(ctx, scope, view)
-      }).pipe(
-        // Left for the next fallback round, which reads every scope again.
-        Effect.catchAll((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
-      )
-
-    /** Retains the metadata when the set of published scopes differs from what it lists. */
-    const describe = Effect.suspend(() => {
-      const scopes = [...views.keys()].sort()
-      const listed = JSON.stringify(scopes)
-      if (listed === metadataScopes) return Effect.void
-      return publishMetadata(ctx, scopes).pipe(
-        Effect.tap(() => Effect.sync(() => void (metadataScopes = listed))),
-        Effect.catchAll((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
-      )
-    })
-
-    mark(yield* registry.list)
-    yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.sleep(Duration.millis(options.fallbackIntervalMs)).pipe(
-          Effect.zipRight(registry.list),
-          Effect.map((registered) => mark([...registered, ...views.keys()])),
-          Effect.catchAll((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
-        )
-      )
-    )
+    mark(s, yield* registry.list)
+    yield* Effect.forkScoped(fallbackRounds(s, registry))
+    const described = describe(s)
+    const followScope = (scope: string) => follow(s, scope)
     for (;;) {
-      yield* Queue.take(wake)
-      const round = [...dirty]
-      dirty.clear()
-      yield* Effect.forEach(round, follow, { concurrency: options.scopeConcurrency, discard: true })
-      yield* describe
+      yield* Queue.take(s.wake)
+      const round = [...s.dirty]
+      s.dirty.clear()
+      yield* Effect.forEach(round, followScope, { concurrency: ctx.options.scopeConcurrency, discard: true })
+      yield* described
     }
   }).pipe(
     Effect.scoped,

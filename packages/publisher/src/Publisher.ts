@@ -15,8 +15,8 @@ import {
 import { runActiveSession } from "./ActiveSession.js"
 import { holdLease, tryAcquire } from "./LeaseKeeper.js"
 import type { PublisherContext } from "./PublisherContext.js"
-import { type PublisherOptions, resolvePublisherOptions } from "./PublisherOptions.js"
-import { makeStats, type PublisherStats } from "./PublisherStats.js"
+import { type PublisherOptions, type ResolvedPublisherOptions, resolvePublisherOptions } from "./PublisherOptions.js"
+import { makeStats, type PublisherStats, type Stats } from "./PublisherStats.js"
 
 /** A running publisher instance: active (holding the lease and publishing) or standby. */
 export interface PublisherService {
@@ -42,15 +42,62 @@ export type PublisherRequirements =
 /** The small DAOs the publisher builds over `Valkey` itself, so its requirements stay as they were. */
 const PublisherStoreServices = Layer.merge(IndexScores.Default, Nudges.Default)
 
-/**
- * Starts a publisher in the current scope. It loops: take the lease; while it
- * holds it, run the active session raced against the lease keeper, so losing the lease ends
- * publishing at once; then release what it may still hold and try again after
- * `acquireIntervalMs`. A standby therefore takes over within about one TTL of the active
- * instance dying, and at once (next try) after it shut down cleanly. Closing the scope stops
- * publishing, then releases the lease.
- */
-export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<PublisherService, InvalidInput, Scope.Scope | PublisherRequirements> =>
+/** What the publisher's cycle works with. */
+interface PublisherDeps {
+  readonly opts: ResolvedPublisherOptions
+  readonly lease: PublisherLease
+  readonly registry: ScopeRegistry
+  readonly nudges: Nudges
+  readonly stats: Stats
+  /** The session's context but its fence, which each activation makes. */
+  readonly services: Omit<PublisherContext, "fence">
+  readonly releaseLease: Effect.Effect<void>
+}
+
+// A defect in the session must not end the loop: step back, let the lease go, try again.
+const session = (deps: PublisherDeps, ctx: PublisherContext) =>
+  runActiveSession(ctx, deps.registry, deps.nudges).pipe(
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
+    )
+  )
+
+/** Publishes while the lease is held: the session raced against the lease keeper and the fence. */
+const publishWhileHeld = (deps: PublisherDeps, sentAt: number) =>
+  Effect.gen(function* () {
+    const { lease, opts, stats } = deps
+    // The fence: before every batch the session checks that the lease still names this
+    // instance. When it does not, the batch waits forever and the race below ends the session
+    // at once, so nothing is published after another instance took over, even between renewals.
+    const lost = yield* Deferred.make<void>()
+    const fence = lease.holder.pipe(
+      Effect.flatMap((holder) =>
+        Option.contains(holder, opts.instanceId) ? Effect.void : Deferred.succeed(lost, undefined).pipe(Effect.zipRight(Effect.never))
+      )
+    )
+    const fenced = Deferred.await(lost).pipe(Effect.zipRight(Effect.logWarning("publisher: the lease names another instance; stopping")))
+    yield* stats.setActive(true).pipe(
+      Effect.zipRight(Effect.raceAll([session(deps, { ...deps.services, fence }), holdLease(lease, opts, sentAt), fenced])),
+      Effect.ensuring(stats.setActive(false))
+    )
+  })
+
+/** One cycle: take the lease and publish while it is held, then step back and wait. */
+const cycle = (deps: PublisherDeps) =>
+  Effect.gen(function* () {
+    const { opts, stats } = deps
+    const sentAt = yield* Clock.currentTimeMillis
+    if (yield* tryAcquire(deps.lease, opts)) {
+      yield* stats.add("activations")
+      yield* Effect.logInfo("publisher: active")
+      yield* publishWhileHeld(deps, sentAt)
+      yield* deps.releaseLease
+      yield* Effect.logInfo("publisher: standby")
+    }
+    yield* Effect.sleep(Duration.millis(opts.acquireIntervalMs))
+  })
+
+const publisherDepsOf = (options: PublisherOptions) =>
   Effect.gen(function* () {
     const opts = yield* resolvePublisherOptions(options)
     const lease = yield* PublisherLease
@@ -67,48 +114,27 @@ export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<Pub
       changes: yield* ChangeStream,
       stats
     } satisfies Omit<PublisherContext, "fence">
-
     const releaseLease = lease.release(opts.instanceId).pipe(
       Effect.catchAll((e) => Effect.logWarning("publisher: lease release failed; it expires by itself").pipe(Effect.annotateLogs({ error: e._tag })))
     )
+    return { opts, lease, registry, nudges, stats, services, releaseLease } satisfies PublisherDeps
+  })
 
-    // A defect in the session must not end the loop: step back, let the lease go, try again.
-    const session = (ctx: PublisherContext) =>
-      runActiveSession(ctx, registry, nudges).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
-        )
-      )
-
-    const cycle = Effect.gen(function* () {
-      const sentAt = yield* Clock.currentTimeMillis
-      if (yield* tryAcquire(lease, opts)) {
-        yield* stats.add("activations")
-        yield* Effect.logInfo("publisher: active")
-        // The fence: before every batch the session checks that the lease still names this
-        // instance. When it does not, the batch waits forever and the race below ends the session
-        // at once, so nothing is published after another instance took over, even between renewals.
-        const lost = yield* Deferred.make<void>()
-        const fence = lease.holder.pipe(
-          Effect.flatMap((holder) =>
-            Option.contains(holder, opts.instanceId) ? Effect.void : Deferred.succeed(lost, undefined).pipe(Effect.zipRight(Effect.never))
-          )
-        )
-        const fenced = Deferred.await(lost).pipe(Effect.zipRight(Effect.logWarning("publisher: the lease names another instance; stopping")))
-        yield* stats.setActive(true).pipe(
-          Effect.zipRight(Effect.raceAll([session({ ...services, fence }), holdLease(lease, opts, sentAt), fenced])),
-          Effect.ensuring(stats.setActive(false))
-        )
-        yield* releaseLease
-        yield* Effect.logInfo("publisher: standby")
-      }
-      yield* Effect.sleep(Duration.millis(opts.acquireIntervalMs))
-    })
-
+/**
+ * Starts a publisher in the current scope. It loops: take the lease; while it
+ * holds it, run the active session raced against the lease keeper, so losing the lease ends
+ * publishing at once; then release what it may still hold and try again after
+ * `acquireIntervalMs`. A standby therefore takes over within about one TTL of the active
+ * instance dying, and at once (next try) after it shut down cleanly. Closing the scope stops
+ * publishing, then releases the lease.
+ */
+export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<PublisherService, InvalidInput, Scope.Scope | PublisherRequirements> =>
+  Effect.gen(function* () {
+    const deps = yield* publisherDepsOf(options)
+    const { opts, stats } = deps
     // Finalizers run in reverse: the loop is interrupted (publishing stops) before the release.
-    yield* Effect.addFinalizer(() => releaseLease)
-    yield* Effect.forkScoped(Effect.forever(cycle).pipe(Effect.annotateLogs({ component: "publisher", instance: opts.instanceId })))
-
+    yield* Effect.addFinalizer(() => deps.releaseLease)
+    yield* Effect.forkScoped(Effect.forever(cycle(deps)).pipe(Effect.annotateLogs({ component: "publisher", instance: opts.instanceId })))
     return { instanceId: opts.instanceId, stats: stats.get, isActive: stats.isActive } satisfies PublisherService
   }).pipe(Effect.provide(PublisherStoreServices))
 
