@@ -1,5 +1,6 @@
 import { Effect, Either, Option } from "effect"
 import {
+  type DecodedJobOrder,
   decodeJobOrderRecord,
   encodeJobOrderRecord,
   encodeOrigin,
@@ -15,11 +16,11 @@ import {
   transition,
   withComment
 } from "@microdcs/job-state"
-import { type ClaimAdmission, JobOrderDao, type LimitReached, StateMoved, Valkey } from "@microdcs/store"
+import { type ClaimAdmission, JobOrderDao, type LimitReached, StateMoved, Valkey, type ValkeyService } from "@microdcs/store"
 import { describeMissing, makeAcceptance } from "./Acceptance.js"
 import { type Answer, refused, succeeded, unableToAccept, unknownJobOrder } from "./Answer.js"
 import type { Command } from "./Command.js"
-import { JobControlOptions } from "./JobControlOptions.js"
+import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
 import type { JobOrderReferences } from "./References.js"
 
 type JobOrderCommand = Extract<Command, { readonly _tag: "JobOrderMethod" }>
@@ -39,163 +40,190 @@ interface Move {
   readonly origin: Origin
 }
 
+type Acceptance = Effect.Effect.Success<typeof makeAcceptance>
+
 const limitMessage = (scope: string, e: LimitReached) =>
   `scope ${scope} accepts at most ${e.limit} job order(s) and already holds ${e.count}`
+
+/** What the job order methods work with. */
+interface MethodDeps {
+  readonly valkey: ValkeyService
+  readonly jobOrders: JobOrderDao
+  readonly options: JobControlSettings
+  readonly acceptance: Acceptance
+}
+
+/** The stored job order of `scope`; `undefined` when absent or in another scope (both are unknown here). */
+const load = (deps: MethodDeps, id: string, scope: string) =>
+  deps.jobOrders.get(id).pipe(
+    Effect.map((doc) => (doc.scope === scope ? { version: doc.version, decoded: decodeJobOrderRecord(doc.doc) } : undefined)),
+    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+const moved = (method: Method, scope: string, id: string, state: JobState, version: number): Answer =>
+  succeeded({ JobOrderID: id }, [{ jobOrderId: id, scope, state: normalizedName(state), version, method }])
+
+/**
+ * A request processed again after its holder crashed between its write and its done mark: the
+ * write carries the request's op id, so the first answer is given again instead of a refusal
+ * ("already exists", "not allowed in this state") of the request's own effect. Asked only on
+ * a refusal path, so the hot path pays nothing.
+ */
+const ownEarlierWrite = (deps: MethodDeps, id: string, op: string | undefined) =>
+  op === undefined
+    ? Effect.succeed(Option.none<number>())
+    : deps.jobOrders.outcome(id, op).pipe(Effect.catchTag("InvalidInput", () => Effect.succeed(Option.none<number>())))
+
+const alreadyExists = (id: string) => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
+
+// Positional arguments, no record: these run once per request.
+
+/** The create-only put of a new job order in its first state. */
+const create = (deps: MethodDeps, command: JobOrderCommand, target: JobState, limit: number, op: string | undefined, origin: Origin) => {
+  const { jobOrder, scope, method } = command
+  const id = jobOrder.JobOrderID
+  return deps.jobOrders
+    .put({
+      id,
+      scope,
+      doc: encodeJobOrderRecord(jobOrder, target, command.comment, origin),
+      priority: priorityOf(jobOrder),
+      expectedVersion: 0,
+      change: method,
+      limit,
+      op,
+      origin: encodeOrigin(origin)
+    })
+    .pipe(
+      Effect.map(({ version }) => moved(method, scope, id, target, version)),
+      Effect.catchTags({
+        // Another request created it between our read and the put.
+        VersionConflict: () => Effect.succeed(alreadyExists(id)),
+        ScopeConflict: () => Effect.succeed(alreadyExists(id)),
+        LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
+      })
+    )
+}
+
+/** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
+const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefined, requester: Origin, admitted: ClaimAdmission | undefined) =>
+  Effect.gen(function* () {
+    const { jobOrder, scope, method } = command
+    const origin = withComment(requester, command.comment)
+    const id = jobOrder.JobOrderID
+    // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
+    // claim already): judged in the old order (an existing id first, then the references, then the limit).
+    const { exists, limit: storedLimit } = yield* (admitted ?? deps.jobOrders.admission(id, scope))
+    // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
+    const moves = transition(JobStates.InitialState, method)
+    if (Either.isLeft(moves)) return yield* Effect.die(moves.left)
+    const target = moves.right
+    if (exists) {
+      const landed = yield* ownEarlierWrite(deps, id, op)
+      return Option.isSome(landed) ? moved(method, scope, id, target, landed.value) : alreadyExists(id)
+    }
+    // Read one after the other: forking fibers to send them together cost more CPU (about
+    // 60 µs per Effect.all) than the round trips it saved.
+    const missing = yield* deps.acceptance.missingReferences(scope, command.references)
+    if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
+    const limit = Option.getOrElse(storedLimit, () => deps.options.defaultAcceptanceLimit)
+    return yield* create(deps, command, target, limit, op, origin)
+  })
+
+/** The versioned put of a move from the version read; `undefined` when that version moved on. */
+const putMove = (deps: MethodDeps, move: Move, version: number, stored: DecodedJobOrder, next: JobState, limit: number) => {
+  const { method, scope, jobOrderId: id } = move
+  const jobOrder = move.update?.jobOrder ?? stored.jobOrder
+  return deps.jobOrders
+    .put({
+      id,
+      scope,
+      doc: encodeJobOrderRecord(jobOrder, next, move.comment ?? stored.comment, move.origin),
+      priority: priorityOf(jobOrder),
+      expectedVersion: version,
+      change: method,
+      op: move.op,
+      origin: encodeOrigin(move.origin),
+      // Counted only when the id is not listed yet, so a listed job never counts itself twice.
+      limit,
+      ...(retiresJob(method) ? { retainMs: deps.options.retentionMs } : {})
+    })
+    .pipe(
+      Effect.map((put): Answer | undefined => moved(method, scope, id, next, put.version)),
+      Effect.catchTags({
+        VersionConflict: () => Effect.succeed(undefined),
+        ScopeConflict: () => Effect.succeed(unknownJobOrder(id, scope)),
+        LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
+      })
+    )
+}
+
+/** One attempt of a move on the version just read; `undefined` when that version moved on. */
+const attempt = (deps: MethodDeps, move: Move, limit: number, references: { checked: boolean }) =>
+  Effect.gen(function* () {
+    const { method, scope, jobOrderId: id } = move
+    const current = yield* load(deps, id, scope)
+    if (current === undefined) return unknownJobOrder(id, scope)
+    if (Either.isLeft(current.decoded)) {
+      return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "MalformedJobOrder", `job order ${id}: ${current.decoded.left.message}`, {
+        JobOrderID: id
+      })
+    }
+    const stored = current.decoded.right
+    const next = transition(stored.state, method)
+    if (Either.isLeft(next)) {
+      const landed = yield* ownEarlierWrite(deps, id, move.op)
+      if (Option.isSome(landed)) return succeeded({ JobOrderID: id }, [])
+      return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "InvalidJobOrderStatus", `job order ${id}: ${next.left.message}`, { JobOrderID: id })
+    }
+    if (move.update && !references.checked) {
+      const missing = yield* deps.acceptance.missingReferences(scope, move.update.references)
+      if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
+      references.checked = true
+    }
+    return yield* putMove(deps, move, current.version, stored, next.right, limit)
+  })
+
+/** Re-reads and retries while another writer moves the job order between our read and put (bounded). */
+const apply = (deps: MethodDeps, move: Move) =>
+  Effect.gen(function* () {
+    const { options } = deps
+    const limit = move.update ? yield* deps.acceptance.limitOf(move.scope) : 0
+    const references = { checked: false }
+    for (let n = 0; n < options.maxAttempts; n++) {
+      const answer = yield* attempt(deps, move, limit, references)
+      if (answer !== undefined) return answer
+    }
+    const key = yield* Effect.orDie(deps.valkey.key("jobOrder", { id: move.jobOrderId }))
+    return yield* new StateMoved({ key, attempts: options.maxAttempts })
+  })
+
+/** `origin`: who sent the request; `admitted`: the admission reads made with its claim, for Store and StoreAndStart. */
+const jobOrderMethod = (deps: MethodDeps, command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission) =>
+  command.method === "Update"
+    ? apply(deps, {
+        method: "Update",
+        scope: command.scope,
+        jobOrderId: command.jobOrder.JobOrderID,
+        comment: command.comment,
+        update: { jobOrder: command.jobOrder, references: command.references },
+        op,
+        origin: withComment(origin, command.comment)
+      })
+    : store(deps, command, op, origin, admitted)
+
+const stateMethod = (deps: MethodDeps, command: StateCommand, op: string | undefined, origin: Origin) =>
+  apply(deps, { method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op, origin: withComment(origin, command.comment) })
 
 /**
  * The job order methods. Every change is one versioned put of the job order with
  * the method as the change word, the target state taken from the shared transition table.
  */
 export const makeJobOrderMethods = Effect.gen(function* () {
-  const valkey = yield* Valkey
-  const jobOrders = yield* JobOrderDao
-  const options = yield* JobControlOptions
-  const acceptance = yield* makeAcceptance
-
-  /** The stored job order of `scope`; `undefined` when absent or in another scope (both are unknown here). */
-  const load = (id: string, scope: string) =>
-    jobOrders.get(id).pipe(
-      Effect.map((doc) => (doc.scope === scope ? { version: doc.version, decoded: decodeJobOrderRecord(doc.doc) } : undefined)),
-      Effect.catchTag("NotFound", () => Effect.succeed(undefined))
-    )
-
-  const moved = (method: Method, scope: string, id: string, state: JobState, version: number): Answer =>
-    succeeded({ JobOrderID: id }, [{ jobOrderId: id, scope, state: normalizedName(state), version, method }])
-
-  /**
-   * A request processed again after its holder crashed between its write and its done mark: the
-   * write carries the request's op id, so the first answer is given again instead of a refusal
-   * ("already exists", "not allowed in this state") of the request's own effect. Asked only on
-   * a refusal path, so the hot path pays nothing.
-   */
-  const ownEarlierWrite = (id: string, op: string | undefined) =>
-    op === undefined
-      ? Effect.succeed(Option.none<number>())
-      : jobOrders.outcome(id, op).pipe(Effect.catchTag("InvalidInput", () => Effect.succeed(Option.none<number>())))
-
-  /** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
-  const store = (command: JobOrderCommand, op: string | undefined, requester: Origin, admitted: ClaimAdmission | undefined) =>
-    Effect.gen(function* () {
-      const { jobOrder, scope, method } = command
-      const origin = withComment(requester, command.comment)
-      const id = jobOrder.JobOrderID
-      const alreadyExists = () => unableToAccept(id, "AlreadyExists", `job order ${id} already exists`)
-      // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
-      // claim already): judged in the old order (an existing id first, then the references, then the limit).
-      const { exists, limit: storedLimit } = yield* (admitted ?? jobOrders.admission(id, scope))
-      // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
-      const moves = transition(JobStates.InitialState, method)
-      if (Either.isLeft(moves)) return yield* Effect.die(moves.left)
-      const target = moves.right
-      if (exists) {
-        const landed = yield* ownEarlierWrite(id, op)
-        return Option.isSome(landed) ? moved(method, scope, id, target, landed.value) : alreadyExists()
-      }
-      // Read one after the other: forking fibers to send them together cost more CPU (about
-      // 60 µs per Effect.all) than the round trips it saved.
-      const missing = yield* acceptance.missingReferences(scope, command.references)
-      if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
-      const limit = Option.getOrElse(storedLimit, () => options.defaultAcceptanceLimit)
-      return yield* jobOrders
-        .put({
-          id,
-          scope,
-          doc: encodeJobOrderRecord(jobOrder, target, command.comment, origin),
-          priority: priorityOf(jobOrder),
-          expectedVersion: 0,
-          change: method,
-          limit,
-          op,
-          origin: encodeOrigin(origin)
-        })
-        .pipe(
-          Effect.map(({ version }) => moved(method, scope, id, target, version)),
-          Effect.catchTags({
-            // Another request created it between our read and the put.
-            VersionConflict: () => Effect.succeed(alreadyExists()),
-            ScopeConflict: () => Effect.succeed(alreadyExists()),
-            LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
-          })
-        )
-    })
-
-  /** One attempt of a move on the version just read; `undefined` when that version moved on. */
-  const attempt = (move: Move, limit: number, references: { checked: boolean }) =>
-    Effect.gen(function* () {
-      const { method, scope, jobOrderId: id } = move
-      const current = yield* load(id, scope)
-      if (current === undefined) return unknownJobOrder(id, scope)
-      if (Either.isLeft(current.decoded)) {
-        return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "MalformedJobOrder", `job order ${id}: ${current.decoded.left.message}`, {
-          JobOrderID: id
-        })
-      }
-      const stored = current.decoded.right
-      const next = transition(stored.state, method)
-      if (Either.isLeft(next)) {
-        const landed = yield* ownEarlierWrite(id, move.op)
-        if (Option.isSome(landed)) return succeeded({ JobOrderID: id }, [])
-        return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "InvalidJobOrderStatus", `job order ${id}: ${next.left.message}`, { JobOrderID: id })
-      }
-      if (move.update && !references.checked) {
-        const missing = yield* acceptance.missingReferences(scope, move.update.references)
-        if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
-        references.checked = true
-      }
-      const jobOrder = move.update?.jobOrder ?? stored.jobOrder
-      return yield* jobOrders
-        .put({
-          id,
-          scope,
-          doc: encodeJobOrderRecord(jobOrder, next.right, move.comment ?? stored.comment, move.origin),
-          priority: priorityOf(jobOrder),
-          expectedVersion: current.version,
-          change: method,
-          op: move.op,
-          origin: encodeOrigin(move.origin),
-          // Counted only when the id is not listed yet, so a listed job never counts itself twice.
-          limit,
-          ...(retiresJob(method) ? { retainMs: options.retentionMs } : {})
-        })
-        .pipe(
-          Effect.map(({ version }): Answer | undefined => moved(method, scope, id, next.right, version)),
-          Effect.catchTags({
-            VersionConflict: () => Effect.succeed(undefined),
-            ScopeConflict: () => Effect.succeed(unknownJobOrder(id, scope)),
-            LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
-          })
-        )
-    })
-
-  /** Re-reads and retries while another writer moves the job order between our read and put (bounded). */
-  const apply = (move: Move) =>
-    Effect.gen(function* () {
-      const limit = move.update ? yield* acceptance.limitOf(move.scope) : 0
-      const references = { checked: false }
-      for (let n = 0; n < options.maxAttempts; n++) {
-        const answer = yield* attempt(move, limit, references)
-        if (answer !== undefined) return answer
-      }
-      const key = yield* Effect.orDie(valkey.key("jobOrder", { id: move.jobOrderId }))
-      return yield* new StateMoved({ key, attempts: options.maxAttempts })
-    })
-
-  /** `origin`: who sent the request; `admitted`: the admission reads made with its claim, for Store and StoreAndStart. */
-  const jobOrderMethod = (command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission) =>
-    command.method === "Update"
-      ? apply({
-          method: "Update",
-          scope: command.scope,
-          jobOrderId: command.jobOrder.JobOrderID,
-          comment: command.comment,
-          update: { jobOrder: command.jobOrder, references: command.references },
-          op,
-          origin: withComment(origin, command.comment)
-        })
-      : store(command, op, origin, admitted)
-
-  const stateMethod = (command: StateCommand, op: string | undefined, origin: Origin) =>
-    apply({ method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op, origin: withComment(origin, command.comment) })
-
-  return { jobOrderMethod, stateMethod } as const
+  const deps: MethodDeps = { valkey: yield* Valkey, jobOrders: yield* JobOrderDao, options: yield* JobControlOptions, acceptance: yield* makeAcceptance }
+  return {
+    jobOrderMethod: (command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission) =>
+      jobOrderMethod(deps, command, op, origin, admitted),
+    stateMethod: (command: StateCommand, op: string | undefined, origin: Origin) => stateMethod(deps, command, op, origin)
+  } as const
 })
