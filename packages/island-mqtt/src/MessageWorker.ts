@@ -77,6 +77,79 @@ export const retryFailed =
       return options.while === undefined ? Effect.retry(again, options.schedule) : Effect.retry(again, { schedule: options.schedule, while: options.while })
     })
 
+/** What one worker's functions share: its handler and options, its slots and its in-flight fibers. */
+interface Worker<E, R> {
+  readonly name: string
+  readonly handle: (message: IncomingMessage) => Effect.Effect<void | Hold, E, R>
+  readonly options: WorkerOptions
+  readonly concurrency: number
+  readonly schedule: ReturnType<typeof retrySchedule>
+  // Closing the scope interrupts whatever outlived the grace period.
+  readonly inFlight: FiberSet.FiberSet
+  readonly permits: Effect.Semaphore
+  // Set when shutdown begins: a held message then stays unacknowledged instead of starting again.
+  readonly closing: Ref.Ref<boolean>
+}
+
+// Between taking a permit and forking, an interruption would leak the permit. The forked
+// handler would inherit the mask, so it is made interruptible again (for the grace limit).
+const start = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number): Effect.Effect<unknown, never, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    restore(w.permits.take(1)).pipe(Effect.zipRight(FiberSet.run(w.inFlight, Effect.interruptible(process(w, message, received, holds)))))
+  )
+
+/** Held: the slot is free again; wait outside it, then queue for one like a new message. */
+const retryHeld = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number, held: Hold) =>
+  FiberSet.run(
+    w.inFlight,
+    Effect.sleep(Duration.millis(holdDelayMs(w.options, held.retryAfterMs, holds))).pipe(
+      Effect.zipRight(Ref.get(w.closing)),
+      Effect.flatMap((stopping) => (stopping ? Effect.void : start(w, message, received, holds + 1)))
+    )
+  ).pipe(Effect.asVoid)
+
+const process = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number): Effect.Effect<void, never, R> => {
+  const { name, options } = w
+  const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
+  const report = (outcome: WorkerOutcome) => Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
+  return w.handle(message).pipe(
+    Effect.tapError((error) =>
+      Effect.logWarning(`${name}: message not processed, trying again`).pipe(
+        Effect.annotateLogs({ topic: message.topic, error: String(error) }),
+        Effect.zipRight(report("retry"))
+      )
+    ),
+    retryFailed({ schedule: w.schedule }),
+    Effect.flatMap((outcome) =>
+      isHold(outcome)
+        ? Effect.as(report("held"), outcome)
+        : message.ack.pipe(Effect.zipRight(report("ok")), Effect.as(undefined))
+    ),
+    // A defect is a bug: log it and leave the message unacknowledged for a later session.
+    Effect.catchAllCause((cause) =>
+      Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")), Effect.as(undefined))
+    ),
+    Effect.ensuring(w.permits.release(1)),
+    Effect.flatMap((held) => (held === undefined ? Effect.void : retryHeld(w, message, received, holds, held)))
+  )
+}
+
+/** Stops taking messages and gives the in-flight ones the grace period; what is left is interrupted with the scope. */
+const drain = <E, R>(w: Worker<E, R>, readers: ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>) =>
+  Effect.gen(function* () {
+    const grace = Duration.millis(w.options.shutdownGraceMs ?? workerDefaults.shutdownGraceMs)
+    yield* Ref.set(w.closing, true)
+    yield* Fiber.interruptAll(readers)
+    // All permits back means every in-flight message finished.
+    // Finalizers run uninterruptibly, and a timeout cannot cut short an uninterruptible wait.
+    const drained = yield* Effect.interruptible(w.permits.withPermits(w.concurrency)(Effect.void)).pipe(Effect.timeout(grace), Effect.option)
+    if (drained._tag === "None") {
+      yield* Effect.logWarning(`${w.name}: shutdown grace over; unfinished messages stay unacknowledged`).pipe(
+        Effect.annotateLogs({ inFlight: yield* FiberSet.size(w.inFlight) })
+      )
+    }
+  })
+
 /**
  * Works off a subscription: at most `concurrency` messages at once, each acknowledged only after
  * `handle` succeeded. `handle` fails only for what is not the sender's fault (the store is
@@ -105,79 +178,21 @@ export const runWorker = <E, R>(
 ): Effect.Effect<void, never, R | Scope.Scope> =>
   Effect.gen(function* () {
     const concurrency = options.concurrency ?? workerDefaults.concurrency
-    const grace = Duration.millis(options.shutdownGraceMs ?? workerDefaults.shutdownGraceMs)
-    const schedule = retrySchedule(options)
-    // Closing the scope interrupts whatever outlived the grace period.
-    const inFlight = yield* FiberSet.make()
-    const permits = yield* Effect.makeSemaphore(concurrency)
-    // Set when shutdown begins: a held message then stays unacknowledged instead of starting again.
-    const closing = yield* Ref.make(false)
-
-    // Between taking a permit and forking, an interruption would leak the permit. The forked
-    // handler would inherit the mask, so it is made interruptible again (for the grace limit).
-    const start = (message: IncomingMessage, received: number, holds: number) =>
-      Effect.uninterruptibleMask((restore) =>
-        restore(permits.take(1)).pipe(Effect.zipRight(FiberSet.run(inFlight, Effect.interruptible(process(message, received, holds)))))
-      )
-
-    const process = (message: IncomingMessage, received: number, holds: number): Effect.Effect<void, never, R> => {
-      const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
-      const report = (outcome: WorkerOutcome) => Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
-      return handle(message).pipe(
-        Effect.tapError((error) =>
-          Effect.logWarning(`${name}: message not processed, trying again`).pipe(
-            Effect.annotateLogs({ topic: message.topic, error: String(error) }),
-            Effect.zipRight(report("retry"))
-          )
-        ),
-        retryFailed({ schedule }),
-        Effect.flatMap((outcome) =>
-          isHold(outcome)
-            ? Effect.as(report("held"), outcome)
-            : message.ack.pipe(Effect.zipRight(report("ok")), Effect.as(undefined))
-        ),
-        // A defect is a bug: log it and leave the message unacknowledged for a later session.
-        Effect.catchAllCause((cause) =>
-          Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")), Effect.as(undefined))
-        ),
-        Effect.ensuring(permits.release(1)),
-        // Held: the slot is free again; wait outside it, then queue for one like a new message.
-        Effect.flatMap((held) =>
-          held === undefined
-            ? Effect.void
-            : FiberSet.run(
-                inFlight,
-                Effect.sleep(Duration.millis(holdDelayMs(options, held.retryAfterMs, holds))).pipe(
-                  Effect.zipRight(Ref.get(closing)),
-                  Effect.flatMap((stopping) => (stopping ? Effect.void : start(message, received, holds + 1)))
-                )
-              ).pipe(Effect.asVoid)
-        )
-      )
+    const w: Worker<E, R> = {
+      name, handle, options, concurrency,
+      schedule: retrySchedule(options),
+      inFlight: yield* FiberSet.make(),
+      permits: yield* Effect.makeSemaphore(concurrency),
+      closing: yield* Ref.make(false)
     }
-
     // A reader per stream rather than `Stream.mergeAll`: merging cost about 11 µs of CPU per
     // message, more than the rest of the worker's own steps.
     const sources: ReadonlyArray<Stream.Stream<IncomingMessage>> = Stream.StreamTypeId in messages ? [messages as Stream.Stream<IncomingMessage>] : (messages as ReadonlyArray<Stream.Stream<IncomingMessage>>)
     const readers = yield* Effect.forEach(sources, (source) =>
       source.pipe(
-        Stream.runForEach((message) => start(message, performance.now(), 0)),
+        Stream.runForEach((message) => start(w, message, performance.now(), 0)),
         Effect.forkScoped
       )
     )
-
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function* () {
-        yield* Ref.set(closing, true)
-        yield* Fiber.interruptAll(readers)
-        // All permits back means every in-flight message finished.
-        // Finalizers run uninterruptibly, and a timeout cannot cut short an uninterruptible wait.
-        const drained = yield* Effect.interruptible(permits.withPermits(concurrency)(Effect.void)).pipe(Effect.timeout(grace), Effect.option)
-        if (drained._tag === "None") {
-          yield* Effect.logWarning(`${name}: shutdown grace over; unfinished messages stay unacknowledged`).pipe(
-            Effect.annotateLogs({ inFlight: yield* FiberSet.size(inFlight) })
-          )
-        }
-      })
-    )
+    yield* Effect.addFinalizer(() => drain(w, readers))
   })

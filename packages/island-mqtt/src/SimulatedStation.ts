@@ -7,6 +7,7 @@ import {
   makeErrorReply,
   makeMqttConnection,
   type MqttConnectError,
+  type MqttConnectionService,
   type MqttSubscribeError,
   type PublishFailure
 } from "@microdcs/cloudevents-mqtt"
@@ -66,6 +67,84 @@ const commandOf = (event: CloudEvent, responseTopic: string | undefined): Statio
   event
 })
 
+/** What the simulated station's functions share: its connection, what it received and emitted, the waits it answered. */
+interface StationDeps {
+  readonly options: SimulatedStationOptions
+  readonly source: string
+  readonly mqtt: MqttConnectionService
+  readonly commands: Array<StationCommand>
+  readonly emitted: Array<{ scope: string; type: string; jobId: string | undefined }>
+  // Emits each event type once per wait: the wait's start time tells a new wait from an old one.
+  readonly marks: Set<string>
+}
+
+const emit = (s: StationDeps, scope: string, type: string, data: unknown, extra: { readonly jobId?: string; readonly id?: string } = {}) =>
+  Effect.gen(function* () {
+    const topic = yield* stationEventsTopic(s.options.topics, scope)
+    const event = makeCloudEvent({ source: s.source, type, subject: scope, data, id: extra.id, extensions: extra.jobId !== undefined ? { jobid: extra.jobId } : {} })
+    yield* s.mqtt.publish(topic, event, { qos: 1 })
+    s.emitted.push({ scope, type, jobId: extra.jobId })
+  })
+
+const answer = (s: StationDeps, message: IncomingMessage) =>
+  Effect.gen(function* () {
+    if (Either.isLeft(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.left.message }))
+    const command = commandOf(message.decoded.right, message.responseTopic)
+    s.commands.push(command)
+    const reply = s.options.onCommand ? s.options.onCommand(command) : {}
+    if (reply === "silent") return
+    if (reply.delayMs) yield* Effect.sleep(`${reply.delayMs} millis`)
+    const type = `${command.type}.reply`
+    const base =
+      reply.error === undefined
+        ? makeCloudEvent({ source: s.source, type, subject: command.scope })
+        : makeErrorReply({ source: s.source, type, subject: command.scope, kind: "StationError", message: reply.error })
+    yield* s.mqtt.reply(message, { ...base, datacontenttype: "application/json", data: reply.data ?? {} })
+  }).pipe(
+    Effect.zipRight(message.ack),
+    Effect.catchAllCause((cause) => Effect.logWarning("simulated station could not answer", cause))
+  )
+
+type EventProducer = (jobId: string, scope: string) => unknown
+
+/** The waits of every scope and event type, read at once. */
+const waitsOf = (states: SfcStateDao, scopes: ReadonlyArray<string>, types: ReadonlyArray<readonly [string, EventProducer]>) =>
+  Effect.forEach(
+    scopes,
+    (scope) => Effect.forEach(types, ([type, produce]) => Effect.map(states.waiting(scope, type, 100), (jobs) => ({ scope, type, produce, jobs })), { concurrency: "unbounded" }),
+    { concurrency: "unbounded" }
+  )
+
+type Waits = Effect.Effect.Success<ReturnType<typeof waitsOf>>
+
+/** The events for waits not answered yet whose producer has data now; each is marked answered. */
+const dueEvents = (marks: Set<string>, waits: Waits) => {
+  const due: Array<{ scope: string; type: string; jobId: string; data: unknown }> = []
+  for (const { scope, type, produce, jobs } of waits.flat()) {
+    for (const { jobId, since } of jobs) {
+      const mark = `${jobId}|${type}|${since}`
+      if (marks.has(mark)) continue
+      const data = produce(jobId, scope)
+      if (data === undefined) continue
+      marks.add(mark)
+      due.push({ scope, type, jobId, data })
+    }
+  }
+  return due
+}
+
+// One round: the waits sets of every scope and type read at once, and every new wait's
+// event published at once (each QoS 1 publish waits for its PUBACK). One after the other,
+// a round with n new waits took n + 2 round trips, and the last job in it waited for all of
+// them: under load that was most of the time a job spent on a pull step.
+const emitRound = (s: StationDeps, states: SfcStateDao, scopes: ScopeRegistry) => {
+  const types = Object.entries(s.options.events ?? {})
+  return Effect.gen(function* () {
+    const due = dueEvents(s.marks, yield* waitsOf(states, yield* scopes.list, types))
+    yield* Effect.forEach(due, ({ scope, type, jobId, data }) => emit(s, scope, type, data, { jobId }), { concurrency: "unbounded", discard: true })
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
+}
+
 /**
  * A station over MQTT, for tests and the demo: it answers push commands on their response topic
  * (after an optional delay, with scripted data or an error) and emits pull events for the jobs
@@ -77,73 +156,19 @@ export const makeSimulatedStation = (
   options: SimulatedStationOptions
 ): Effect.Effect<SimulatedStation, MqttConnectError | InvalidTopic | MqttSubscribeError, Scope.Scope | SfcStateDao | ScopeRegistry> =>
   Effect.gen(function* () {
-    const source = options.source ?? DEFAULT_SOURCE
     const mqtt = yield* makeMqttConnection({ url: options.url, clientIdBase: "station", reconnectMinMs: 100 })
-    const commands: Array<StationCommand> = []
-    const emitted: Array<{ scope: string; type: string; jobId: string | undefined }> = []
-
-    const emit = (scope: string, type: string, data: unknown, extra: { readonly jobId?: string; readonly id?: string } = {}) =>
-      Effect.gen(function* () {
-        const topic = yield* stationEventsTopic(options.topics, scope)
-        const event = makeCloudEvent({ source, type, subject: scope, data, id: extra.id, extensions: extra.jobId !== undefined ? { jobid: extra.jobId } : {} })
-        yield* mqtt.publish(topic, event, { qos: 1 })
-        emitted.push({ scope, type, jobId: extra.jobId })
-      })
-
-    const answer = (message: IncomingMessage) =>
-      Effect.gen(function* () {
-        if (Either.isLeft(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.left.message }))
-        const command = commandOf(message.decoded.right, message.responseTopic)
-        commands.push(command)
-        const reply = options.onCommand ? options.onCommand(command) : {}
-        if (reply === "silent") return
-        if (reply.delayMs) yield* Effect.sleep(`${reply.delayMs} millis`)
-        const type = `${command.type}.reply`
-        const base =
-          reply.error === undefined
-            ? makeCloudEvent({ source, type, subject: command.scope })
-            : makeErrorReply({ source, type, subject: command.scope, kind: "StationError", message: reply.error })
-        yield* mqtt.reply(message, { ...base, datacontenttype: "application/json", data: reply.data ?? {} })
-      }).pipe(
-        Effect.zipRight(message.ack),
-        Effect.catchAllCause((cause) => Effect.logWarning("simulated station could not answer", cause))
-      )
-
+    const s: StationDeps = { options, source: options.source ?? DEFAULT_SOURCE, mqtt, commands: [], emitted: [], marks: new Set() }
     const answering = yield* FiberSet.make()
     const inbox = yield* mqtt.subscribe(yield* stationCommandFilter(options.topics), { qos: 1 })
-    yield* inbox.pipe(Stream.runForEach((message) => FiberSet.run(answering, answer(message))), Effect.forkScoped)
-
-    // Emits each event type once per wait: the wait's start time tells a new wait from an old one.
-    const marks = new Set<string>()
-    const states = yield* SfcStateDao
-    const scopes = yield* ScopeRegistry
-    // One round: the waits sets of every scope and type read at once, and every new wait's
-    // event published at once (each QoS 1 publish waits for its PUBACK). One after the other,
-    // a round with n new waits took n + 2 round trips, and the last job in it waited for all of
-    // them: under load that was most of the time a job spent on a pull step.
-    const types = Object.entries(options.events ?? {})
-    const emitRound = Effect.gen(function* () {
-      const waits = yield* Effect.forEach(
-        yield* scopes.list,
-        (scope) => Effect.forEach(types, ([type, produce]) => Effect.map(states.waiting(scope, type, 100), (jobs) => ({ scope, type, produce, jobs })), { concurrency: "unbounded" }),
-        { concurrency: "unbounded" }
-      )
-      const due: Array<{ scope: string; type: string; jobId: string; data: unknown }> = []
-      for (const { scope, type, produce, jobs } of waits.flat()) {
-        for (const { jobId, since } of jobs) {
-          const mark = `${jobId}|${type}|${since}`
-          if (marks.has(mark)) continue
-          const data = produce(jobId, scope)
-          if (data === undefined) continue
-          marks.add(mark)
-          due.push({ scope, type, jobId, data })
-        }
-      }
-      yield* Effect.forEach(due, ({ scope, type, jobId, data }) => emit(scope, type, data, { jobId }), { concurrency: "unbounded", discard: true })
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
+    yield* inbox.pipe(Stream.runForEach((message) => FiberSet.run(answering, answer(s, message))), Effect.forkScoped)
+    const round = emitRound(s, yield* SfcStateDao, yield* ScopeRegistry)
     if (Object.keys(options.events ?? {}).length > 0) {
-      yield* emitRound.pipe(Effect.repeat(Schedule.spaced(`${options.eventPollMs ?? 20} millis`)), Effect.forkScoped)
+      yield* round.pipe(Effect.repeat(Schedule.spaced(`${options.eventPollMs ?? 20} millis`)), Effect.forkScoped)
     }
-
-    return { clientId: mqtt.clientId, commands, emitted, emit }
+    return {
+      clientId: mqtt.clientId,
+      commands: s.commands,
+      emitted: s.emitted,
+      emit: (scope: string, type: string, data: unknown, extra?: { readonly jobId?: string; readonly id?: string }) => emit(s, scope, type, data, extra)
+    }
   })

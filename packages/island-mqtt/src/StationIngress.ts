@@ -33,6 +33,74 @@ export const stationFailure = (event: CloudEvent): string | undefined => {
   return typeof error === "string" ? error : JSON.stringify(error)
 }
 
+/** What the station ingress's functions share. */
+interface StationIngressDeps {
+  readonly options: StationIngressOptions
+  readonly events: SfcEvents
+  readonly correlations: SfcCorrelations
+  readonly executions: Executions
+}
+
+/** The scope of the job a correlation id belongs to (for replies that carry no subject). */
+const scopeOfCorrelation = (deps: StationIngressDeps, correlationId: string) =>
+  Effect.gen(function* () {
+    const jobId = yield* deps.correlations.jobOf(correlationId)
+    if (Option.isNone(jobId)) return undefined
+    return Option.getOrUndefined(yield* deps.executions.load(jobId.value))?.state.scope
+  })
+
+/** The event as the engine ingests it. */
+const stationEventOf = (kind: "reply" | "event", event: CloudEvent, scope: string, correlationId: string | undefined): StationEvent => {
+  const error = stationFailure(event)
+  const jobId = kind === "event" ? event.extensions["jobid"] : undefined
+  return {
+    scope,
+    source: event.source,
+    id: event.id,
+    type: event.type,
+    ...(correlationId !== undefined ? { correlationId } : {}),
+    ...(jobId !== undefined ? { jobId } : {}),
+    ...(event.data !== undefined ? { data: event.data } : {}),
+    ...(error !== undefined ? { error } : {})
+  }
+}
+
+const dropped = (what: string, message: IncomingMessage, annotations: Record<string, unknown>) =>
+  Effect.logWarning(what).pipe(Effect.annotateLogs({ topic: message.topic, ...annotations }))
+
+const handle = (deps: StationIngressDeps, kind: "reply" | "event", message: IncomingMessage) =>
+  Effect.gen(function* () {
+    if (Either.isLeft(message.decoded)) {
+      const { kind: problem, message: reason } = message.decoded.left
+      return yield* dropped("station message is not a CloudEvent we accept; dropped", message, { problem, reason })
+    }
+    const event = message.decoded.right
+    const correlationId = kind === "reply" ? event.extensions["correlationid"] : undefined
+    const scope =
+      scopeOf(event) ??
+      (kind === "event" ? scopeOfStationTopic(deps.options.topics, message.topic) : correlationId !== undefined ? yield* scopeOfCorrelation(deps, correlationId) : undefined)
+    if (scope === undefined || scope.length === 0) return yield* dropped("station message names no scope; dropped", message, { id: event.id })
+    if (kind === "reply" && correlationId === undefined) return yield* dropped("station reply without correlation data; dropped", message, { id: event.id })
+    const input = stationEventOf(kind, event, scope, correlationId)
+    const started = deps.options.onStationEvent === undefined ? undefined : yield* deps.options.onStationEvent(event, scope)
+    const after = Effect.isEffect(started) ? started : Effect.void
+    // Awaited whatever the ingest's outcome: a retry then starts the hook again, not beside it.
+    const outcome = yield* deps.events.ingest(input).pipe(Effect.ensuring(after))
+    // Every station message: the line (and its annotations, ~12 µs) only when debug lines are wanted.
+    yield* Effect.whenLogLevel(
+      Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag })),
+      "Debug"
+    )
+  }).pipe(
+    // A value the store refuses (a bad scope, a result over the size limit) will not get
+    // better by trying again: the station sent it so.
+    Effect.catchTag("InvalidInput", (error) =>
+      Effect.logWarning("station message refused by the store; dropped").pipe(
+        Effect.annotateLogs({ topic: message.topic, field: error.field, error: error.message })
+      )
+    )
+  )
+
 /**
  * Feeds station replies and events into the SFC engine:
  * - replies on the reply topic ({@link stationReplyTopic}) are routed by their correlation id;
@@ -51,68 +119,7 @@ export const stationFailure = (event: CloudEvent): string | undefined => {
 export const runStationIngress = (options: StationIngressOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
-    const events = yield* SfcEvents
-    const correlations = yield* SfcCorrelations
-    const executions = yield* Executions
-
-    /** The scope of the job a correlation id belongs to (for replies that carry no subject). */
-    const scopeOfCorrelation = (correlationId: string) =>
-      Effect.gen(function* () {
-        const jobId = yield* correlations.jobOf(correlationId)
-        if (Option.isNone(jobId)) return undefined
-        return Option.getOrUndefined(yield* executions.load(jobId.value))?.state.scope
-      })
-
-    const handle = (kind: "reply" | "event") => (message: IncomingMessage) =>
-      Effect.gen(function* () {
-        if (Either.isLeft(message.decoded)) {
-          const { kind: problem, message: reason } = message.decoded.left
-          return yield* Effect.logWarning("station message is not a CloudEvent we accept; dropped").pipe(
-            Effect.annotateLogs({ topic: message.topic, problem, reason })
-          )
-        }
-        const event = message.decoded.right
-        const correlationId = kind === "reply" ? event.extensions["correlationid"] : undefined
-        const scope =
-          scopeOf(event) ??
-          (kind === "event" ? scopeOfStationTopic(options.topics, message.topic) : correlationId !== undefined ? yield* scopeOfCorrelation(correlationId) : undefined)
-        if (scope === undefined || scope.length === 0) {
-          return yield* Effect.logWarning("station message names no scope; dropped").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id }))
-        }
-        if (kind === "reply" && correlationId === undefined) {
-          return yield* Effect.logWarning("station reply without correlation data; dropped").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id }))
-        }
-        const error = stationFailure(event)
-        const jobId = kind === "event" ? event.extensions["jobid"] : undefined
-        const input: StationEvent = {
-          scope,
-          source: event.source,
-          id: event.id,
-          type: event.type,
-          ...(correlationId !== undefined ? { correlationId } : {}),
-          ...(jobId !== undefined ? { jobId } : {}),
-          ...(event.data !== undefined ? { data: event.data } : {}),
-          ...(error !== undefined ? { error } : {})
-        }
-        const started = options.onStationEvent === undefined ? undefined : yield* options.onStationEvent(event, scope)
-        const after = Effect.isEffect(started) ? started : Effect.void
-        // Awaited whatever the ingest's outcome: a retry then starts the hook again, not beside it.
-        const outcome = yield* events.ingest(input).pipe(Effect.ensuring(after))
-        // Every station message: the line (and its annotations, ~12 µs) only when debug lines are wanted.
-        yield* Effect.whenLogLevel(
-          Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag })),
-          "Debug"
-        )
-      }).pipe(
-        // A value the store refuses (a bad scope, a result over the size limit) will not get
-        // better by trying again: the station sent it so.
-        Effect.catchTag("InvalidInput", (error) =>
-          Effect.logWarning("station message refused by the store; dropped").pipe(
-            Effect.annotateLogs({ topic: message.topic, field: error.field, error: error.message })
-          )
-        )
-      )
-
+    const deps: StationIngressDeps = { options, events: yield* SfcEvents, correlations: yield* SfcCorrelations, executions: yield* Executions }
     const replyTopic = yield* stationReplyTopic(options)
     const replyFilter = options.sharedGroup === undefined ? replyTopic : yield* sharedFilter(options.sharedGroup, replyTopic)
     // Kept in the session (no UNSUBSCRIBE at shutdown), as job control's: a graceful restart
@@ -125,7 +132,7 @@ export const runStationIngress = (options: StationIngressOptions) =>
     yield* runWorker(
       "station ingress",
       Stream.merge(replies, stationEvents),
-      (message) => handle(message.topic === replyTopic ? "reply" : "event")(message),
+      (message) => handle(deps, message.topic === replyTopic ? "reply" : "event", message),
       options
     )
   })

@@ -1,0 +1,134 @@
+import { Effect, Either } from "effect"
+import {
+  type CloudEvent,
+  eventsTopic,
+  type IncomingMessage,
+  type InvalidTopic,
+  type MqttConnectionService,
+  type OutgoingMessage,
+  type PublishFailure,
+  type TopicConfig
+} from "@microdcs/cloudevents-mqtt"
+import type { StatusEvent } from "@microdcs/job-control"
+import { statusEvent } from "./JobControlEvents.js"
+import { retryFailed, type retrySchedule } from "./MessageWorker.js"
+import { logText, noteReply, type RequestRecord } from "./RequestLog.js"
+
+/**
+ * Answering a job control request: its reply and status events, sent together, and one that
+ * failed retried or dropped on its own.
+ */
+
+export type PublishDropReason = "refused" | "invalid-topic" | "not-encodable"
+
+/** What answering needs: the connection, our source, the topics and the retry policy. */
+export interface AnswerDeps {
+  readonly mqtt: MqttConnectionService
+  /** Our CloudEvent `source` on replies and status events. */
+  readonly source: string
+  readonly topics: TopicConfig
+  readonly schedule: ReturnType<typeof retrySchedule>
+  readonly onPublishDropped: ((what: "reply" | "status event", reason: PublishDropReason) => void) | undefined
+  // The events topic of a scope, built once per scope (the topic config is fixed): a status
+  // event is sent for nearly every request. Bounded: past MAX_CACHED_TOPICS scopes it starts over.
+  readonly eventsTopics: Map<string, Either.Either<string, InvalidTopic>>
+}
+
+const MAX_CACHED_TOPICS = 1000
+
+/**
+ * `retry` for a publish whose first attempt already failed (in a batch): the first run fails with
+ * that error, so the retry policy judges it and waits as if this effect had sent it.
+ */
+const failedOnce = <A, R>(first: PublishFailure, again: Effect.Effect<A, PublishFailure, R>): Effect.Effect<A, PublishFailure, R> => {
+  let replayed = false
+  return Effect.suspend(() => {
+    if (replayed) return again
+    replayed = true
+    return Effect.fail(first)
+  })
+}
+
+const dropReasonOf = (error: PublishFailure): PublishDropReason =>
+  error._tag === "InvalidTopic" ? "invalid-topic" : error._tag === "EncodeError" ? "not-encodable" : "refused"
+
+/** A failure for the connection's sake (no PUBACK in time, closed): worth another try. */
+const retriable = (error: PublishFailure) => error._tag === "MqttPublishError" && error.reason !== "rejected"
+
+// After the request is marked done a redelivery would be skipped as a duplicate, so a
+// publish that fails for the connection's sake (no PUBACK in time) is retried here, with the
+// same event (id). One the broker refused, or that cannot be sent at all, would fail the same
+// way forever and hold its worker slot: it is dropped and counted. True when it was sent.
+const publishing = (deps: AnswerDeps, what: "reply" | "status event", effect: Effect.Effect<void, PublishFailure>): Effect.Effect<boolean> =>
+  effect.pipe(
+    retryFailed({ schedule: deps.schedule, while: retriable }),
+    Effect.as(true),
+    Effect.catchAll((error) =>
+      Effect.sync(() => deps.onPublishDropped?.(what, dropReasonOf(error))).pipe(
+        Effect.zipRight(Effect.logWarning(`${what} not sent; dropped`)),
+        Effect.annotateLogs({ error: logText(error.message), reason: dropReasonOf(error) }),
+        Effect.as(false)
+      )
+    )
+  )
+
+// A reply through the retry policy above, its fate noted for the request's log line.
+const settleReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, replying: Effect.Effect<void, PublishFailure>) =>
+  Effect.map(publishing(deps, "reply", replying), (sent) => {
+    if (message.responseTopic !== undefined) noteReply(record, sent ? "sent" : "dropped")
+  })
+
+export const sendReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, event: CloudEvent) =>
+  settleReply(deps, record, message, deps.mqtt.reply(message, event))
+
+const eventsTopicOf = ({ eventsTopics, topics }: AnswerDeps, scope: string): Either.Either<string, InvalidTopic> => {
+  const cached = eventsTopics.get(scope)
+  if (cached !== undefined) return cached
+  const topic = eventsTopic(topics, scope)
+  if (eventsTopics.size >= MAX_CACHED_TOPICS) eventsTopics.clear()
+  eventsTopics.set(scope, topic)
+  return topic
+}
+
+/** One message of the batch that failed, sent again on its own through the retry policy. */
+const sendAgain = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, error: PublishFailure, out: OutgoingMessage): Effect.Effect<void> =>
+  out._tag === "Reply"
+    ? settleReply(deps, record, message, failedOnce(error, deps.mqtt.reply(message, out.event)))
+    : Effect.asVoid(publishing(deps, "status event", failedOnce(error, deps.mqtt.publish(out.topic, out.event, out.options))))
+
+const settleBatch = (
+  deps: AnswerDeps,
+  record: RequestRecord,
+  message: IncomingMessage,
+  outgoing: ReadonlyArray<OutgoingMessage>,
+  outcomes: ReadonlyArray<PublishFailure | undefined>
+): Effect.Effect<void> => {
+  if (outcomes[0] === undefined && message.responseTopic !== undefined) noteReply(record, "sent")
+  const failed = outcomes.flatMap((error, i) => (error === undefined ? [] : [{ error, out: outgoing[i]! }]))
+  if (failed.length === 0) return Effect.void
+  return Effect.forEach(failed, ({ error, out }) => sendAgain(deps, record, message, error, out), { discard: true })
+}
+
+// The reply and every status event of a request are handed to the client at once (one socket
+// write, one wait for their PUBACKs), the reply first; one that failed is then retried or
+// dropped on its own, as above.
+export const sendAnswer = (
+  deps: AnswerDeps,
+  record: RequestRecord,
+  message: IncomingMessage,
+  reply: CloudEvent,
+  request: CloudEvent,
+  statuses: ReadonlyArray<StatusEvent>
+): Effect.Effect<void> => {
+  if (statuses.length === 0) return sendReply(deps, record, message, reply)
+  const unsendable: Array<Effect.Effect<void>> = []
+  const outgoing: Array<OutgoingMessage> = [{ _tag: "Reply", request: message, event: reply }]
+  for (const status of statuses) {
+    const topic = eventsTopicOf(deps, status.scope)
+    if (Either.isLeft(topic)) {
+      unsendable.push(Effect.logWarning("status event has no valid topic").pipe(Effect.annotateLogs({ scope: status.scope, error: topic.left.message })))
+    } else outgoing.push({ _tag: "Publish", topic: topic.right, event: statusEvent(deps.source, request, status), options: { qos: 1 } })
+  }
+  const sent = Effect.flatMap(deps.mqtt.publishAll(outgoing), (outcomes) => settleBatch(deps, record, message, outgoing, outcomes))
+  return unsendable.length === 0 ? sent : Effect.zipRight(Effect.all(unsendable, { discard: true }), sent)
+}
