@@ -15,6 +15,15 @@ export {
 export { type EmbeddedPostgres, embeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 export { pgUrlConfig, storageDatabase, storageDatabaseFromEnv } from "./StorageDatabase.js"
 export { type CommitJudgement, judgeCommit, type RefusalReason } from "./CommitRequest.js"
+// An outage of the database is waited out, not counted against the requests; its state for readiness.
+export { describeSqlFailure, isDatabaseUnavailable, type OutageBackoff, waitOutOutage } from "./DatabaseOutage.js"
+export {
+  makeStorageAvailability,
+  StorageAvailability,
+  type StorageAvailabilityService,
+  storageAvailabilityLayer,
+  type StorageState
+} from "./StorageAvailability.js"
 export {
   commitBatch,
   committedCounter,

@@ -1,0 +1,54 @@
+import { Clock, Context, Effect, Layer, Ref } from "effect"
+
+/**
+ * Where the storage database stands, for readiness and the log: being started (the embedded
+ * PGlite boots in the background), available, or waited for since `since` (epoch ms) because it
+ * does not answer (`reason`: the last failure's first line).
+ */
+export type StorageState =
+  | { readonly _tag: "Starting" }
+  | { readonly _tag: "Available" }
+  | { readonly _tag: "Waiting"; readonly since: number; readonly reason: string }
+
+export interface StorageAvailabilityService {
+  readonly state: Effect.Effect<StorageState>
+  /** The database answered: waiting (if it was) is over. */
+  readonly available: Effect.Effect<void>
+  /** The database does not answer; the first report of an outage keeps its `since`. */
+  readonly waiting: (reason: string) => Effect.Effect<void>
+}
+
+/** The storage database's state, shared by what starts it, the role that commits into it and readiness. */
+export class StorageAvailability extends Context.Tag("@microdcs/execution-log/StorageAvailability")<
+  StorageAvailability,
+  StorageAvailabilityService
+>() {}
+
+/** A state holder that logs each change between available and waiting once, not each retry. */
+export const makeStorageAvailability = (initial: StorageState = { _tag: "Available" }): Effect.Effect<StorageAvailabilityService> =>
+  Effect.map(Ref.make<StorageState>(initial), (ref) => ({
+    state: Ref.get(ref),
+    available: Effect.flatMap(
+      Ref.getAndSet(ref, { _tag: "Available" }),
+      (was) =>
+        was._tag === "Waiting"
+          ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              Effect.logInfo("execution log storage: PostgreSQL answers again").pipe(Effect.annotateLogs({ waitedMs: now - was.since }))
+            )
+          : Effect.void
+    ),
+    waiting: (reason: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(
+          Ref.modify(ref, (was): readonly [StorageState, StorageState] => [was, { _tag: "Waiting", since: was._tag === "Waiting" ? was.since : now, reason }]),
+          (was) =>
+            was._tag === "Waiting"
+              ? Effect.void
+              : Effect.logWarning("execution log storage: PostgreSQL does not answer; commits wait for it").pipe(Effect.annotateLogs({ reason }))
+        )
+      )
+  }))
+
+/** {@link makeStorageAvailability} as a layer. */
+export const storageAvailabilityLayer = (initial?: StorageState): Layer.Layer<StorageAvailability> =>
+  Layer.effect(StorageAvailability, makeStorageAvailability(initial))
