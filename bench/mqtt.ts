@@ -79,8 +79,8 @@ const rawFigures = async (url: string, prefix: string) => {
   return { hop: figures[0], echo: figures[1], echoPerSecond, echoCpuUs }
 }
 
-/** An MES on one connection: a method call is a publish with our response topic, then its reply. */
-const makeMes = (url: string, prefix: string) =>
+/** An MES on one connection: a method call is a publish with our response topic, then its reply (the soak's MES too). */
+export const makeMes = (url: string, prefix: string) =>
   Effect.gen(function* () {
     const mqtt = yield* makeMqttConnection({ url, clientIdBase: "bench-mes", receiveMaximum: 100 })
     const replyTopic = `${prefix}/replies/bench-mes`

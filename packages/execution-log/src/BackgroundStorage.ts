@@ -26,11 +26,11 @@ const describe = (error: StartFailure): string => (error._tag === "SqlError" ? d
 const notStarted = new SqlError.SqlError({ message: "the execution log's database is not started yet" })
 
 /** `LogStorage` over a service that is there once the database started: until then every call fails as an outage would. */
-const whenStarted = (started: Deferred.Deferred<LogStorageService>, hasDatabase: boolean): LogStorageService => {
+const whenStarted = (started: Deferred.Deferred<LogStorageService>): LogStorageService => {
   const use = <A>(f: (s: LogStorageService) => Effect.Effect<A, SqlError.SqlError>) =>
     Effect.flatMap(Deferred.poll(started), (ready) => (Option.isSome(ready) ? Effect.flatMap(ready.value, f) : Effect.fail(notStarted)))
   return {
-    hasDatabase,
+    hasDatabase: true,
     ensureTable: use((s) => s.ensureTable),
     upsert: (rows) => use((s) => s.upsert(rows)),
     readPrefix: (prefix) => use((s) => s.readPrefix(prefix)),
@@ -79,7 +79,7 @@ export const backgroundLogStorage = (
         )
       )
       yield* Effect.forkIn(start, scope)
-      return Context.make(LogStorage, whenStarted(started, true))
+      return Context.make(LogStorage, whenStarted(started))
         .pipe(Context.add(StorageAvailability, availability))
         .pipe(Context.add(StorageStart, { failure: Deferred.await(refused) }))
     })

@@ -25,11 +25,18 @@ export type WorkerMessage =
   | { readonly type: "failed"; readonly message: string }
   | { readonly type: "stopped" }
 
+/**
+ * PostgreSQL's buffer pool (128 MB by default) fills as the archive grows, and the process's
+ * memory with it. The archive is written far more than it is read (a tree that retention removed
+ * from Valkey): a small pool keeps the daemon's memory flat.
+ */
+const SHARED_BUFFERS = "16MB"
+
 const port = parentPort!
 const post = (message: WorkerMessage) => port.postMessage(message)
 
 const serve = async ({ host, port: wanted, dataDir, maxConnections }: WorkerSettings) => {
-  const db = await PGlite.create(dataDir)
+  const db = await PGlite.create(dataDir, { postgresqlconf: [`shared_buffers = ${SHARED_BUFFERS}`] })
   const server = new PGLiteSocketServer({ db, host, port: wanted, maxConnections })
   try {
     await server.start()
