@@ -68,7 +68,7 @@ export const backgroundLogStorage = (
       const refused = yield* Deferred.make<never, StartFailure>()
       const retry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
       const start = startOnce(database, scope).pipe(
-        Effect.tapError((error) => (isTransient(error) ? availability.waiting(describe(error)) : Effect.void)),
+        Effect.tapError((error) => (isTransient(error) ? availability.startFailed(describe(error)) : Effect.void)),
         Effect.retry({ schedule: retry, while: isTransient }),
         Effect.flatMap((service) => Effect.zipRight(Deferred.succeed(started, service), availability.available)),
         Effect.catchAll((error) =>

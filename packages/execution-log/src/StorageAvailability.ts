@@ -14,8 +14,13 @@ export interface StorageAvailabilityService {
   readonly state: Effect.Effect<StorageState>
   /** The database answered: waiting (if it was) is over. */
   readonly available: Effect.Effect<void>
-  /** The database does not answer; the first report of an outage keeps its `since`. */
+  /**
+   * A call found the database away: an available one is now waited for. A database being
+   * started stays `Starting` (its start reports for itself), and an outage keeps its first report.
+   */
   readonly waiting: (reason: string) => Effect.Effect<void>
+  /** The start failed for a reason a database coming up cures: waited for (`since` kept), with this reason. */
+  readonly startFailed: (reason: string) => Effect.Effect<void>
 }
 
 /** The storage database's state, shared by what starts it, the role that commits into it and readiness. */
@@ -23,6 +28,20 @@ export class StorageAvailability extends Context.Tag("@microdcs/execution-log/St
   StorageAvailability,
   StorageAvailabilityService
 >() {}
+
+/** Moves to `Waiting` when `from` allows it (keeping `since` of a wait under way); logs the start of a wait once. */
+const toWaiting = (ref: Ref.Ref<StorageState>, reason: string, from: (was: StorageState) => boolean) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.flatMap(
+      Ref.modify(ref, (was): readonly [StorageState, StorageState] =>
+        from(was) ? [was, { _tag: "Waiting", since: was._tag === "Waiting" ? was.since : now, reason }] : [was, was]
+      ),
+      (was) =>
+        was._tag === "Waiting" || !from(was)
+          ? Effect.void
+          : Effect.logWarning("execution log storage: PostgreSQL does not answer; commits wait for it").pipe(Effect.annotateLogs({ reason }))
+    )
+  )
 
 /** A state holder that logs each change between available and waiting once, not each retry. */
 export const makeStorageAvailability = (initial: StorageState = { _tag: "Available" }): Effect.Effect<StorageAvailabilityService> =>
@@ -37,16 +56,8 @@ export const makeStorageAvailability = (initial: StorageState = { _tag: "Availab
             )
           : Effect.void
     ),
-    waiting: (reason: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(
-          Ref.modify(ref, (was): readonly [StorageState, StorageState] => [was, { _tag: "Waiting", since: was._tag === "Waiting" ? was.since : now, reason }]),
-          (was) =>
-            was._tag === "Waiting"
-              ? Effect.void
-              : Effect.logWarning("execution log storage: PostgreSQL does not answer; commits wait for it").pipe(Effect.annotateLogs({ reason }))
-        )
-      )
+    waiting: (reason: string) => toWaiting(ref, reason, (was) => was._tag === "Available"),
+    startFailed: (reason: string) => toWaiting(ref, reason, (was) => was._tag !== "Available")
   }))
 
 /** {@link makeStorageAvailability} as a layer. */
