@@ -13,6 +13,8 @@ import { runMqttBench } from "./mqtt.js"
 import { runJournalBench } from "./journal.js"
 import { runExecutionLogBench } from "./executionLog.js"
 import { runConsoleBench } from "./console.js"
+import { runStartupBench } from "./startup.js"
+import { runSoakBench } from "./soak.js"
 import { ServerProbe } from "./ServerProbe.js"
 
 const suites: Record<string, (url: string) => Promise<void>> = {
@@ -22,8 +24,14 @@ const suites: Record<string, (url: string) => Promise<void>> = {
   mqtt: runMqttBench,
   journal: runJournalBench,
   executionLog: runExecutionLogBench,
-  console: runConsoleBench
+  console: runConsoleBench,
+  // Spawns daemons with their own embedded servers: the shared server is not used.
+  startup: () => runStartupBench(),
+  soak: runSoakBench
 }
+
+/** Suites that run only when named: the soak takes ten minutes. */
+const namedOnly = new Set(["soak"])
 
 /** Suite names from the command line (pnpm passes a `--` through) and BENCH_ONLY, or every suite. */
 const selectedSuites = (): ReadonlyArray<string> => {
@@ -32,7 +40,7 @@ const selectedSuites = (): ReadonlyArray<string> => {
     .filter((name) => name !== "")
   const unknown = named.filter((name) => !(name in suites))
   if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(", ")}; the suites are ${Object.keys(suites).join(", ")}`)
-  return named.length > 0 ? Object.keys(suites).filter((name) => named.includes(name)) : Object.keys(suites)
+  return named.length > 0 ? Object.keys(suites).filter((name) => named.includes(name)) : Object.keys(suites).filter((name) => !namedOnly.has(name))
 }
 
 const main = async () => {

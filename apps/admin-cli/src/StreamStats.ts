@@ -1,13 +1,14 @@
 import { Effect } from "effect"
-import { ScopeRegistry, type StreamGroup, StreamSummaries, Valkey } from "@microdcs/store"
+import { SCOPE_STREAMS, ScopeRegistry, type ScopeStreamName, type StreamGroup, StreamSummaries, Valkey } from "@microdcs/store"
 
 /**
  * Reads of the island's streams for `streams info` and `streams pending`. Per scope there are
- * two: `changes:{scope}` (the change log the publisher and the engine follow) and
- * `sfc:work:{scope}` (the engine's work queue). They are named by their dead-letter kind.
+ * three (the store's `SCOPE_STREAMS`): `changes:{scope}` (the change log the publisher and the
+ * engine follow), `sfc:work:{scope}` (the engine's work queue) and `dag:commits:{scope}` (the
+ * execution log's commit requests). They are named by their dead-letter kind.
  */
-export const streamKinds = ["changes", "sfc"] as const
-export type StreamKind = (typeof streamKinds)[number]
+export const streamKinds: ReadonlyArray<ScopeStreamName> = SCOPE_STREAMS.map((s) => s.kind)
+export type StreamKind = ScopeStreamName
 
 export type GroupInfo = StreamGroup
 
@@ -24,7 +25,7 @@ export interface StreamInfo {
 }
 
 export const streamKey = (kind: StreamKind, scope: string) =>
-  Effect.flatMap(Valkey, (valkey) => valkey.key(kind === "changes" ? "changes" : "sfcWork", { scope }))
+  Effect.flatMap(Valkey, (valkey) => valkey.key(SCOPE_STREAMS.find((s) => s.kind === kind)!.family, { scope }))
 
 /** The stream's summary (one pipelined round trip), tagged with the scope and kind it belongs to. */
 export const streamInfo = (kind: StreamKind, scope: string) =>

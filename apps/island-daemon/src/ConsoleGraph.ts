@@ -1,11 +1,13 @@
-import ELK, { type ElkExtendedEdge, type ElkNode } from "elkjs/lib/elk.bundled.js"
+import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk.bundled.js"
 import { Effect } from "effect"
 import type { Recipe } from "@microdcs/sfc"
 import type { GraphEdge, GraphNode, RecipeGraph } from "./ConsoleGraphShape.js"
 
 export type { GraphEdge, GraphNode, RecipeGraph } from "./ConsoleGraphShape.js"
 
-const elk = new ELK()
+/** ELK, loaded with the first layout: its bundle takes a few hundred ms to load, which a daemon's start need not wait for. */
+let elk: Promise<{ readonly layout: (graph: ElkNode) => Promise<ElkNode> }> | undefined
+const layoutEngine = () => (elk ??= import("elkjs/lib/elk.bundled.js").then(({ default: ELK }) => new ELK()))
 
 const CHAR_WIDTH = 7.5
 const STEP_HEIGHT = 46
@@ -119,7 +121,7 @@ export const recipeGraph = (digest: string, recipe: Recipe): Effect.Effect<Recip
     try: () => {
       const known = cache.get(digest)
       if (known !== undefined) return known
-      const laid = elk.layout(elkGraphOf(recipe)).then((root) => flatten(digest, recipe, root))
+      const laid = layoutEngine().then((engine) => engine.layout(elkGraphOf(recipe))).then((root) => flatten(digest, recipe, root))
       // A failed layout is not kept: the next viewer tries again.
       laid.catch(() => cache.delete(digest))
       if (cache.size >= CACHED_LAYOUTS) cache.delete(cache.keys().next().value!)

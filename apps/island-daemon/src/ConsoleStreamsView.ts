@@ -1,17 +1,11 @@
 import { Effect } from "effect"
-import { ScopeRegistry, StreamSummaries, Valkey, ValkeyStreams } from "@microdcs/store"
-
-/** The two streams of a scope, by their dead-letter kind and key family. */
-const STREAMS = [
-  { kind: "changes", family: "changes" },
-  { kind: "sfc", family: "sfcWork" }
-] as const
+import { SCOPE_STREAMS, ScopeRegistry, StreamSummaries, Valkey, ValkeyStreams } from "@microdcs/store"
 
 /** Dead letters shown per stream (the newest page is the admin CLI's job). */
 const SHOWN_DEAD_LETTERS = 50
 
 /**
- * The streams page (console.md): per scope and stream its length, its groups with lag and
+ * The streams page: per scope and stream its length, its groups with lag and
  * pending entries by consumer, and its dead letters with the error each one failed with.
  */
 export const streamsView = Effect.gen(function* () {
@@ -20,7 +14,7 @@ export const streamsView = Effect.gen(function* () {
   const streams = yield* ValkeyStreams
   const scopes = [...(yield* Effect.flatMap(ScopeRegistry, (r) => r.list))].sort()
   const rows = yield* Effect.forEach(scopes, (scope) =>
-    Effect.forEach(STREAMS, ({ kind, family }) =>
+    Effect.forEach(SCOPE_STREAMS, ({ kind, family }) =>
       Effect.gen(function* () {
         const key = yield* valkey.key(family, { scope })
         const summary = yield* summaries.summary(key)

@@ -4,7 +4,7 @@ import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
 import type { RecipePins } from "@microdcs/job-control"
 import { allProblems, pemFile, prefixProblem, tlsProblems } from "./ConfigChecks.js"
-import { pgUrlSetting, recipeDigestsSetting } from "./ExecutionLogConfig.js"
+import { pgDataDirSetting, pgUrlSetting, recipeDigestsSetting, resolvePgDataDir } from "./ExecutionLogConfig.js"
 
 /** The roles one process can run; several daemons share an island through consumer groups and leases. */
 export const allRoles = ["job-control", "engine", "sweep", "publisher", "storage"] as const
@@ -76,8 +76,10 @@ export interface DaemonConfig {
   /** Job control dedupe: the claim's lease while a request is processed, and how long it stays done. */
   readonly dedupeLeaseMs: number
   readonly dedupeDoneTtlMs: number
-  /** The storage role's PostgreSQL (`PG_URL`); unset: an embedded PGlite in this process. */
+  /** The storage role's PostgreSQL (`PG_URL`); unset: an embedded PGlite on a thread of this process. */
   readonly pgUrl: Redacted.Redacted<string> | undefined
+  /** Where the embedded PGlite keeps the archive (`PG_DATA_DIR`, `memory://` for none), resolved. */
+  readonly pgDataDir: string
   /** Pinned recipe digests (`RECIPE_DIGESTS`): work master id → SHA-256 its recipe must have. */
   readonly recipeDigests: RecipePins
   /** The journal: how often the expiry sweep runs (sweep role) and the local cache's bound in bytes (0: none). */
@@ -260,6 +262,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   dedupeLeaseMs: positive("DEDUPE_LEASE_MS").pipe(Config.withDefault(60_000)),
   dedupeDoneTtlMs: positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000)),
   pgUrl: pgUrlSetting,
+  pgDataDir: pgDataDirSetting,
   recipeDigests: recipeDigestsSetting,
   journal: Config.all({
     sweepIntervalMs: positive("JOURNAL_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
@@ -278,6 +281,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
     httpToken: Option.getOrUndefined(httpToken),
     embeddedValkey: c.valkey.url === undefined && (c.valkey.sentinels === undefined || c.valkey.sentinels.length === 0),
     source: Option.getOrElse(c.source, () => `urn:microdcs:island:${c.instanceId}`),
+    pgDataDir: resolvePgDataDir(c.pgDataDir, c.valkey.prefix ?? "microdcs"),
     engine: { ...c.engine, consumer: c.engine.consumer ?? c.instanceId }
   }))
 )

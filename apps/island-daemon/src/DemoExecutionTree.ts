@@ -1,4 +1,4 @@
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Option, Schedule } from "effect"
 import { ExecutionLookup, executionTree, type TreeRow } from "@microdcs/execution-log"
 import { ExecutionLogStore } from "@microdcs/store"
 
@@ -30,7 +30,10 @@ const storedTree = (executionId: string) =>
 export const printStoredTree = (jobId: string) =>
   Effect.gen(function* () {
     const lookup = yield* ExecutionLookup
-    const executions = yield* lookup.executionsOfJob(jobId)
+    // The database may still be starting (in the background) when a short batch is done already.
+    const executions = yield* lookup.executionsOfJob(jobId).pipe(
+      Effect.retry({ schedule: Schedule.spaced(Duration.millis(200)), times: 75, while: (e) => e._tag === "SqlError" })
+    )
     const last = executions.at(-1)
     if (last === undefined) {
       console.log(`  execution log         no execution log for ${jobId}`)

@@ -1,8 +1,10 @@
-import { Cause, Duration, Effect, Exit, Layer, Option, type Redacted, Schedule } from "effect"
+import { Cause, Clock, Effect, Exit, Layer, Option } from "effect"
 import {
+  backgroundLogStorage,
   executionLookupLayer,
   LogStorage,
-  logStorageLayer,
+  StorageAvailability,
+  type StorageState,
   StorageRole,
   storageDatabase,
   storageRoleLayer,
@@ -13,44 +15,22 @@ import type { DaemonConfig } from "./DaemonConfig.js"
 import type { RoleHealth } from "./RoleHealth.js"
 import { RecipePinning } from "./RecipePinning.js"
 
-/** Reasons a connection fails that a database coming up cures (not a wrong password or database name). */
-const NOT_UP_YET = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "57P03"])
-
-const notUpYet = (error: unknown): boolean => {
-  const e = error as { readonly _tag?: unknown; readonly message?: unknown; readonly cause?: { readonly code?: unknown } } | null
-  if (e === null || typeof e !== "object" || e._tag !== "SqlError") return false
-  return e.message === "PgClient: Connection timed out" || NOT_UP_YET.has(String(e.cause?.code))
-}
-
 /**
- * The storage database. At `PG_URL` a server that is not up yet is waited for, as Valkey and the
- * broker are (the island stays not ready, the log says why); any other failure ends the start.
- */
-const database = (url: Redacted.Redacted<string> | undefined) =>
-  url === undefined
-    ? storageDatabase(undefined)
-    : storageDatabase(url).pipe(
-        Layer.tapError((error) =>
-          notUpYet(error)
-            ? Effect.logWarning("execution log storage: PostgreSQL at PG_URL is not reachable yet; trying again").pipe(
-                Effect.annotateLogs({ error: `${error._tag}: ${error.message} (${String((error.cause as { code?: unknown } | undefined)?.code ?? "")})` })
-              )
-            : Effect.void
-        ),
-        Layer.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))), Schedule.whileInput(notUpYet)))
-      )
-
-/**
- * The execution log past the engine (execution-log.md §2, §3) in the daemon: the storage role
- * when this instance runs it (committing log keys into PostgreSQL at `PG_URL`, or into an embedded
- * PGlite in this process when no URL is set), and the readers' side the HTTP tree uses (the
- * lookup over Valkey and the same database; Valkey alone when there is none). The pinned recipe
- * digests ride along for the catalogue.
+ * The execution log past the engine in the daemon: the storage role when this instance runs it
+ * (committing log keys into PostgreSQL at `PG_URL`, or into an embedded PGlite on a thread of
+ * this process, keeping its data in `PG_DATA_DIR`), and the readers' side the HTTP tree uses (the
+ * lookup over Valkey and the same database; Valkey alone when there is none). The database starts
+ * in the background: the island serves while it starts or while a `PG_URL` server is not up yet,
+ * commits wait for it, and readiness says which. The pinned recipe digests ride along for the
+ * catalogue.
  */
 export const executionLogLayer = (config: DaemonConfig) => {
   const runsStorage = config.roles.has("storage")
   // A reader instance (storage role off) still reads storage when it is told where it is.
-  const storage = runsStorage || config.pgUrl !== undefined ? logStorageLayer.pipe(Layer.provideMerge(database(config.pgUrl))) : withoutLogStorage
+  const storage =
+    runsStorage || config.pgUrl !== undefined
+      ? backgroundLogStorage(storageDatabase(config.pgUrl, { dataDir: config.pgDataDir }))
+      : withoutLogStorage
   const role = runsStorage ? storageRoleLayer({ consumer: config.instanceId }) : Layer.empty
   return Layer.mergeAll(role, executionLookupLayer, RecipePinning.layer(config.recipeDigests)).pipe(
     Layer.provideMerge(storage),
@@ -67,16 +47,34 @@ const firstLine = (cause: Cause.Cause<unknown>) => {
 /** A key no log value has (log keys start with the prefix): reading it is a round trip to the database. */
 const PROBE_KEY = ":readiness-probe"
 
+/** The health of a database that is not known to be available, or `undefined` when it is. */
+const byState = (state: StorageState, now: number): RoleHealth | undefined => {
+  switch (state._tag) {
+    case "Starting":
+      return { ok: true, detail: "starting the database; commits wait for it" }
+    case "Waiting":
+      return { ok: false, reason: `waiting for PostgreSQL (${Math.round((now - state.since) / 1000)} s): ${state.reason}` }
+    case "Available":
+      return undefined
+  }
+}
+
 /**
  * The storage role's health for `/readyz`: its poller runs and its database answers a query
- * within a second.
+ * within a second. While the database starts the role is healthy and says so (`detail`): commits
+ * wait for it; while it is waited for (not up yet, an outage) the role is not.
  */
 export const storageReadiness = Effect.gen(function* () {
   const role = yield* Effect.serviceOption(StorageRole)
   const storage = yield* Effect.serviceOption(LogStorage)
+  const availability = yield* Effect.serviceOption(StorageAvailability)
   return Effect.gen(function* () {
     if (Option.isNone(role) || Option.isNone(storage)) return { ok: false, reason: "the storage role is not running" } satisfies RoleHealth
+    if (Option.isSome(availability)) {
+      const known = byState(yield* availability.value.state, yield* Clock.currentTimeMillis)
+      if (known !== undefined) return known
+    }
     const ping = yield* Effect.exit(storage.value.readKeys([PROBE_KEY]).pipe(Effect.timeout("1 second")))
-    return Exit.isSuccess(ping) ? ({ ok: true } satisfies RoleHealth) : ({ ok: false, reason: `PostgreSQL does not answer (${firstLine(ping.cause)})` } satisfies RoleHealth)
+    return Exit.isSuccess(ping) ? ({ ok: true } satisfies RoleHealth) : ({ ok: false, reason: `waiting for PostgreSQL: it does not answer (${firstLine(ping.cause)})` } satisfies RoleHealth)
   })
 })

@@ -1,5 +1,6 @@
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
+import { StorageStart } from "@microdcs/execution-log"
 import { jobControlLayer } from "@microdcs/job-control"
 import { Publisher, PublisherLive } from "@microdcs/publisher"
 import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
@@ -185,5 +186,11 @@ export const startIsland = (configured: DaemonConfig) =>
     return started
   })
 
-/** Runs the island until interrupted; everything it started is stopped in reverse order. */
-export const runIsland = (config: DaemonConfig) => Effect.zipRight(startIsland(config), Effect.never)
+/**
+ * Runs the island until interrupted, or until its storage database refused to start (which the
+ * island waited for in the background); everything it started is stopped in reverse order.
+ */
+export const runIsland = (config: DaemonConfig) =>
+  Effect.flatMap(startIsland(config), ({ context }) =>
+    Option.match(Context.getOption(context, StorageStart), { onNone: () => Effect.never, onSome: (start) => start.failure })
+  )

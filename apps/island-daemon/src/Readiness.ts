@@ -48,7 +48,8 @@ const LEASE_FREE_GRACE_MS = 10_000
  * - engine: the station events filter is subscribed (replies and pull events reach the engine);
  * - sweep: the island's timer sweep heartbeat (`sfc:heartbeat`) is fresh;
  * - publisher: this instance holds the lease, or another one does (standby);
- * - storage: the execution log's storage role runs and its PostgreSQL answers.
+ * - storage: the execution log's storage role runs and its PostgreSQL answers (healthy while its
+ *   database starts: commits wait for it; not while it waits for PostgreSQL).
  */
 export const makeReadiness = (config: DaemonConfig) =>
   Effect.gen(function* () {

@@ -27,6 +27,8 @@ const program = Effect.gen(function* () {
   process.env["HTTP_HOST"] ??= "127.0.0.1"
   process.env["VALKEY_PREFIX"] ??= "demo"
   process.env["SFC_FALLBACK_INTERVAL_MS"] ??= "250"
+  // Its Valkey is new each run and its job ids are the same each run: so is its archive, in memory.
+  process.env["PG_DATA_DIR"] ??= "memory://"
   const island = yield* startIsland(yield* daemonConfig)
   const topics = { prefix: island.config.mqtt.topicPrefix, discriminator: island.config.mqtt.discriminator }
   console.log(`island up: Valkey ${island.config.valkey.url}, MQTT ${island.config.mqtt.url}, HTTP http://${island.http.host}:${island.http.port}`)

@@ -41,7 +41,10 @@ const cases: ReadonlyArray<readonly [variable: string, value: string, extra?: Re
   // TLS files must exist, come in pairs and go with a TLS connection.
   ["VALKEY_TLS_CA_FILE", MISSING_FILE, { VALKEY_URL: "rediss://127.0.0.1:1" }],
   ["MQTT_TLS_CA_FILE", EXISTING_FILE],
-  ["MQTT_TLS_KEY_FILE", "", { MQTT_URL: "mqtts://127.0.0.1:1", MQTT_TLS_CERT_FILE: EXISTING_FILE }]
+  ["MQTT_TLS_KEY_FILE", "", { MQTT_URL: "mqtts://127.0.0.1:1", MQTT_TLS_CERT_FILE: EXISTING_FILE }],
+  // The embedded archive's directory: a file is none, nor can one be made below it.
+  ["PG_DATA_DIR", EXISTING_FILE],
+  ["PG_DATA_DIR", `${EXISTING_FILE}/archive`]
 ]
 
 /**
@@ -75,7 +78,7 @@ describe("configuration errors", () => {
   }, 20_000)
 
   it("reports every bad variable at once, each by name", async () => {
-    const bad = { HTTP_PORT: "70000", VALKEY_URL: "notaurl", SHUTDOWN_GRACE_MS: "0", MQTT_SESSION_EXPIRY_SECONDS: "-1", ISLAND_ROLES: "engine,bogus" }
+    const bad = { HTTP_PORT: "70000", VALKEY_URL: "notaurl", SHUTDOWN_GRACE_MS: "0", MQTT_SESSION_EXPIRY_SECONDS: "-1", ISLAND_ROLES: "engine,bogus", PG_DATA_DIR: EXISTING_FILE }
     const { exit, stdout, stderr } = await runToExit({ ...base, ...bad })
     expect(exit.code, stderr).toBe(2)
     for (const variable of Object.keys(bad)) expect(stderr).toContain(`${variable}:`)
@@ -114,6 +117,15 @@ describe("configuration defaults and secrets", () => {
     expect(config.valkey.tlsCa?.toString()).toContain("JobOrderID")
     expect(Redacted.value(config.httpToken!)).toBe("t0ken")
     expect(JSON.stringify(config)).not.toMatch(/s3cret|t0ken/)
+  })
+
+  it("keeps the embedded archive in PG_DATA_DIR, by default one directory per island under XDG_STATE_HOME; memory:// keeps it in memory", async () => {
+    expect((await configFrom({ ...base, XDG_STATE_HOME: "/srv/state" })).pgDataDir).toBe("/srv/state/microdcs/microdcs/execution-log")
+    expect((await configFrom({ ...base, XDG_STATE_HOME: "/srv/state", VALKEY_PREFIX: "plant/a" })).pgDataDir).toBe("/srv/state/microdcs/plant%2Fa/execution-log")
+    expect((await configFrom({ ...base, XDG_STATE_HOME: "/srv/state", VALKEY_PREFIX: ".." })).pgDataDir).toBe("/srv/state/microdcs/%2E%2E/execution-log")
+    expect((await configFrom(base)).pgDataDir).toMatch(/\/\.local\/state\/microdcs\/microdcs\/execution-log$/)
+    expect((await configFrom({ ...base, PG_DATA_DIR: "memory://" })).pgDataDir).toBe("memory://")
+    expect((await configFrom({ ...base, PG_DATA_DIR: "/tmp/new/archive" })).pgDataDir).toBe("/tmp/new/archive")
   })
 
   it("takes the MQTT message limits (payload also the publisher's page size), leaving unset ones to the package defaults", async () => {

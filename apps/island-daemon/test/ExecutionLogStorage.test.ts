@@ -2,10 +2,9 @@ import { createServer } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { inject } from "vitest"
-import { sampleExecution, sampleNode, writeExecution } from "@microdcs/execution-log/testing"
+import { writeExecution } from "@microdcs/execution-log/testing"
 import {
   type EmbeddedPostgres,
-  type ExecutionRecord,
   executionLookupLayer,
   LogStorage,
   logStorageLayer,
@@ -19,6 +18,7 @@ import { daemonConfig } from "../src/DaemonConfig.js"
 import { printStoredTree } from "../src/DemoExecutionTree.js"
 import { daemon, daemonEnv, type DaemonProcess, spawnScript } from "./DaemonProcess.js"
 import { eventually, fixture, makeMes, SCOPE } from "./IslandKit.js"
+import { COMMITTED, execution, metric, node } from "./LogStorageKit.js"
 
 /** A loopback port nothing listens on (the OS picked it, then it was closed again). */
 const freePort = () =>
@@ -32,7 +32,7 @@ const freePort = () =>
   })
 
 /**
- * The execution log's storage role in the daemon (execution-log.md §2, §3, §5): commit requests
+ * The execution log's storage role in the daemon: commit requests
  * become rows in PostgreSQL (at PG_URL, here a PGlite this file starts, or the daemon's own
  * embedded one), a foreign key is refused whole, readiness and /metrics show the role, the tree
  * is served over HTTP from Valkey or from storage, and the recipe catalogue with pinned digests.
@@ -48,30 +48,25 @@ afterAll(async () => {
   await pg?.stop()
 })
 
-const execution = (executionId: string, lastSeq: number, more: Partial<ExecutionRecord> = {}): ExecutionRecord =>
-  sampleExecution(executionId, lastSeq, { jobId: "jo-log-1", scope: SCOPE, workMasterId: "wm-axle-v1", recipeDigest: "d".repeat(64), closedAt: 1_700_000_001_000, ...more })
-
-const node = sampleNode
-
 const world = (prefix: string) =>
   Layer.mergeAll(ExecutionLogStore.Default, logStorageLayer.pipe(Layer.provide(storageDatabase(pg.url)))).pipe(
     Layer.provideMerge(storeLayer({ url: inject("valkeyUrl"), prefix }))
   )
 
-const sample = (text: string, series: string): number => {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `))
-  return line === undefined ? 0 : Number(line.slice(series.length + 1))
-}
-
-const metric = (d: DaemonProcess, series: string) => Effect.promise(async () => sample((await d.get("/metrics")).text, series))
-
 const storedKeys = (keys: ReadonlyArray<string>) => Effect.flatMap(LogStorage, (s) => s.readKeys(keys)).pipe(Effect.map((rows) => rows.map((r) => r.key)))
 
-const COMMITTED = "microdcs_execution_log_committed_total"
 const REFUSED = `microdcs_execution_log_refused_total{reason="foreign-key"}`
 
 const axle = fixture("work-master-axle.json")
 const axleDigest = (workMasterDigest(axle) as { digest: string }).digest
+
+/** The storage role's health once its database is up: `{ ok: true }` alone (no start under way), else undefined. */
+const storageReady = (d: DaemonProcess) =>
+  Effect.promise(async () => {
+    const reply = await d.get("/readyz")
+    const roles = reply.status === 200 ? (reply.json() as { roles: Record<string, unknown> }).roles : undefined
+    return roles !== undefined && JSON.stringify(roles["storage"]) === JSON.stringify({ ok: true }) ? roles : undefined
+  })
 
 describe("the storage role in the daemon", () => {
   it.live(
@@ -80,6 +75,8 @@ describe("the storage role in the daemon", () => {
       const prefix = randomPrefix("dls")
       return Effect.gen(function* () {
         const d = yield* daemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "storage-1", extra: { ISLAND_ROLES: "job-control,storage", PG_URL: pg.url } }))
+        // The database is connected in the background: a moment after ready, the role says it is up.
+        yield* eventually(storageReady(d), 20_000, "the storage role's database up")
         const ready = (yield* Effect.promise(() => d.get("/readyz"))).json() as { roles: Record<string, unknown> }
         expect(ready.roles).toEqual({ "job-control": { ok: true }, storage: { ok: true } })
 
@@ -129,10 +126,9 @@ describe("the storage role in the daemon", () => {
     () => {
       const prefix = randomPrefix("dle")
       return Effect.gen(function* () {
-        // The embedded PGlite starts inside the daemon (seconds on a busy machine): a longer wait for /readyz.
-        const d = yield* daemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "storage-2", extra: { ISLAND_ROLES: "storage" } }), { ready: false })
-        yield* Effect.promise(() => d.waitReady(60_000))
-        expect(((yield* Effect.promise(() => d.get("/readyz"))).json() as { roles: unknown }).roles).toEqual({ storage: { ok: true } })
+        // The embedded PGlite starts on its own thread (seconds on a busy machine): a longer wait for it.
+        const d = yield* daemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "storage-2", extra: { ISLAND_ROLES: "storage", PG_DATA_DIR: "memory://" } }), { ready: false })
+        yield* eventually(storageReady(d), 60_000, "the embedded database up")
         const store = yield* ExecutionLogStore
         const child = "dle.e1.b.0.1"
         const keys = [
@@ -169,11 +165,12 @@ describe("a storage database that comes up late", () => {
           daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "storage-late", extra: { ISLAND_ROLES: "storage", PG_URL: `postgres://postgres@127.0.0.1:${port}/postgres` } }),
           { ready: false }
         )
-        yield* eventually(Effect.sync(() => (d.logs().some((l) => l.message?.includes("PostgreSQL at PG_URL is not reachable yet")) ? true : undefined)), 30_000, "the wait logged")
-        expect((yield* Effect.promise(() => d.get("/readyz"))).status).toBe(503)
+        yield* eventually(Effect.sync(() => (d.logs().some((l) => l.message?.includes("PostgreSQL does not answer; commits wait for it")) ? true : undefined)), 30_000, "the wait logged")
+        const waiting = yield* Effect.promise(() => d.get("/readyz"))
+        expect(waiting.status).toBe(503)
+        expect((waiting.json() as { problems: ReadonlyArray<string> }).problems).toEqual([expect.stringMatching(/^storage: waiting for PostgreSQL .*ECONNREFUSED/)])
         const late = yield* Effect.acquireRelease(Effect.promise(() => startEmbeddedPostgres({ port })), (p) => Effect.promise(() => p.stop()))
-        yield* Effect.promise(() => d.waitReady(60_000))
-        expect(((yield* Effect.promise(() => d.get("/readyz"))).json() as { roles: unknown }).roles).toEqual({ storage: { ok: true } })
+        yield* eventually(storageReady(d), 60_000, "ready once PostgreSQL is up")
         expect(late.port).toBe(port)
         const exit = yield* Effect.promise(() => d.stop("SIGTERM"))
         expect(exit.code, d.stderr()).toBe(0)

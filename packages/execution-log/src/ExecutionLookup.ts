@@ -1,9 +1,9 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import type { SqlError } from "@effect/sql"
 import { Context, Data, Effect, Either, Layer, Option } from "effect"
 import { ExecutionLogStore } from "@microdcs/store"
 import { ExecutionNotFound, executionTree, type ExecutionTreeError, type TreeRow } from "./ExecutionTree.js"
 import { decodeExecution, type ExecutionRecord } from "./LogRecord.js"
-import { LOG_TABLE, LogStorage, prefixUpperBound } from "./LogStorage.js"
+import { LogStorage } from "./LogStorage.js"
 
 /** Neither an execution nor a job of that id is in the log (Valkey or storage). */
 export class NoExecutionLog extends Data.TaggedError("NoExecutionLog")<{
@@ -35,7 +35,7 @@ export interface ExecutionLookupService {
   readonly tree: (id: string) => Effect.Effect<OperatorTree, NoExecutionLog | ExecutionTreeError>
 }
 
-/** Resolves an operator's id (an execution or a job) to execution trees (execution-log.md §3). */
+/** Resolves an operator's id (an execution or a job) to execution trees. */
 export class ExecutionLookup extends Context.Tag("@microdcs/execution-log/ExecutionLookup")<ExecutionLookup, ExecutionLookupService>() {}
 
 const decoded = (key: string, bytes: Uint8Array) => Either.getOrUndefined(decodeExecution(key, bytes))
@@ -43,7 +43,6 @@ const decoded = (key: string, bytes: Uint8Array) => Either.getOrUndefined(decode
 const makeExecutionLookup = Effect.gen(function* () {
   const store = yield* ExecutionLogStore
   const storage = yield* LogStorage
-  const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
 
   /** Valkey: every execution id in `dag:log:executions` (bounded by retention), records read in chunks. */
   const fromValkey = (jobId: string) =>
@@ -63,24 +62,16 @@ const makeExecutionLookup = Effect.gen(function* () {
    * encoder writes it, decoded and checked exactly. The search runs on the bytes, so a garbled
    * value elsewhere in the table cannot fail it.
    */
-  const fromStorage = (jobId: string): Effect.Effect<ReadonlyArray<ExecutionRecord>, SqlError.SqlError> =>
-    Option.match(sql, {
-      onNone: () => Effect.succeed([]),
-      onSome: (client) => {
-        const bound = prefixUpperBound(store.logPrefix)!
-        const needle = Buffer.from(`"jobId":${JSON.stringify(jobId)}`, "utf8")
-        return client<{ key: string; value: Uint8Array }>`select key, value from ${client(LOG_TABLE)}
-          where key >= ${store.logPrefix} and key < ${bound} and right(key, 5) = ':exec' and position(${needle} in value) > 0`.pipe(
-          Effect.map((rows) =>
-            rows.flatMap((row) => {
-              const parsed = store.parseKey(row.key)
-              const record = parsed?.kind === "exec" ? decoded(row.key, row.value) : undefined
-              return record !== undefined && record.jobId === jobId && record.parent === undefined ? [record] : []
-            })
-          )
-        )
-      }
-    })
+  const fromStorage = (jobId: string): Effect.Effect<ReadonlyArray<ExecutionRecord>, SqlError.SqlError> => {
+    const needle = Buffer.from(`"jobId":${JSON.stringify(jobId)}`, "utf8")
+    return Effect.map(storage.execRecordsContaining(store.logPrefix, needle), (rows) =>
+      rows.flatMap((row) => {
+        const parsed = store.parseKey(row.key)
+        const record = parsed?.kind === "exec" ? decoded(row.key, row.value) : undefined
+        return record !== undefined && record.jobId === jobId && record.parent === undefined ? [record] : []
+      })
+    )
+  }
 
   const executionsOfJob = (jobId: string) =>
     Effect.gen(function* () {
@@ -105,18 +96,18 @@ const makeExecutionLookup = Effect.gen(function* () {
       )
       if (Option.isSome(own)) return { id, resolvedAs: "execution", executions: [id], rows: own.value } satisfies OperatorTree
       const executions = yield* executionsOfJob(id)
-      if (executions.length === 0) return yield* new NoExecutionLog({ id, searchedStorage: Option.isSome(sql) })
+      if (executions.length === 0) return yield* new NoExecutionLog({ id, searchedStorage: storage.hasDatabase })
       const rows: Array<TreeRow> = []
       for (const e of executions) rows.push(...(yield* provided(executionTree(e.executionId))))
       return { id, resolvedAs: "job", executions: executions.map((e) => e.executionId), rows } satisfies OperatorTree
     })
 
-  return { searchesStorage: Option.isSome(sql), executionsOfJob, tree } satisfies ExecutionLookupService
+  return { searchesStorage: storage.hasDatabase, executionsOfJob, tree } satisfies ExecutionLookupService
 })
 
 /**
- * The lookup over the log in Valkey and `LogStorage`; with a `SqlClient` in context (the storage
- * database) it also finds the executions of a job that retention removed from Valkey.
+ * The lookup over the log in Valkey and `LogStorage`; with a database behind it, it also finds the
+ * executions of a job that retention removed from Valkey.
  */
 export const executionLookupLayer: Layer.Layer<ExecutionLookup, never, ExecutionLogStore | LogStorage> = Layer.effect(ExecutionLookup, makeExecutionLookup)
 
@@ -126,8 +117,10 @@ export const executionLookupLayer: Layer.Layer<ExecutionLookup, never, Execution
  * as defects: nothing may commit into it.
  */
 export const withoutLogStorage: Layer.Layer<LogStorage> = Layer.succeed(LogStorage, {
+  hasDatabase: false,
   ensureTable: Effect.void,
   upsert: () => Effect.dieMessage("no execution log storage is configured"),
   readPrefix: () => Effect.succeed([]),
-  readKeys: () => Effect.succeed([])
+  readKeys: () => Effect.succeed([]),
+  execRecordsContaining: () => Effect.succeed([])
 })

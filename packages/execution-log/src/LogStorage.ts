@@ -1,7 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 
-/** The one table of the log in PostgreSQL (execution-log.md §2). */
+/** The one table of the log in PostgreSQL. */
 export const LOG_TABLE = "execution_log"
 
 /** One stored row: the Valkey key and its bytes, unchanged. */
@@ -23,7 +23,7 @@ export interface StoredRow extends StoredValue {
 export const ROWS_PER_STATEMENT = 500
 
 /**
- * The upper bound of a prefix range: the prefix with its last character raised by one. The spec's
+ * The upper bound of a prefix range: the prefix with its last character raised by one. A bound of
  * `p || '\xff'` (a byte above any byte of a key) cannot be written in a UTF-8 database; UTF-8
  * byte order is code point order, so every key that starts with `p` is below this bound
  * (collation "C") and nothing else in `[p, bound)` is. `undefined` when there is none (every key).
@@ -38,6 +38,8 @@ export const prefixUpperBound = (prefix: string): string | undefined => {
 }
 
 export interface LogStorageService {
+  /** Whether a database stands behind it (`withoutLogStorage`: none, reads find nothing). */
+  readonly hasDatabase: boolean
   /** Creates the table when it is missing (`key text primary key collate "C"`, `value bytea`, `committed_at`). */
   readonly ensureTable: Effect.Effect<void, SqlError.SqlError>
   /** Upserts the rows: a key written again is a rewrite (new bytes, new `committed_at`), never a second row. */
@@ -46,6 +48,8 @@ export interface LogStorageService {
   readonly readPrefix: (prefix: string) => Effect.Effect<ReadonlyArray<StoredRow>, SqlError.SqlError>
   /** Every row of the given keys that is stored, in key order. */
   readonly readKeys: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredRow>, SqlError.SqlError>
+  /** The execution records (keys ending in `:exec`) under `prefix` whose bytes contain `needle`: a byte search, no decoding. */
+  readonly execRecordsContaining: (prefix: string, needle: Uint8Array) => Effect.Effect<ReadonlyArray<StoredValue>, SqlError.SqlError>
 }
 
 /** The execution log's table in PostgreSQL, over the `SqlClient` of `@effect/sql` (`@effect/sql-pg` in practice). */
@@ -97,8 +101,15 @@ export const makeLogStorage: Effect.Effect<LogStorageService, SqlError.SqlError,
           Effect.map((rows) => rows.map(toRow))
         )
 
+  const execRecordsContaining = (prefix: string, needle: Uint8Array) => {
+    // Only a prefix of U+10FFFF characters has no bound: no island's log prefix is one.
+    const bound = prefixUpperBound(prefix) ?? "\u{10ffff}"
+    return sql<StoredValue>`select key, value from ${table}
+      where key >= ${prefix} and key < ${bound} and right(key, 5) = ':exec' and position(${needle} in value) > 0`
+  }
+
   yield* ensureTable
-  return { ensureTable, upsert, readPrefix, readKeys }
+  return { hasDatabase: true, ensureTable, upsert, readPrefix, readKeys, execRecordsContaining }
 })
 
 /** `LogStorage` over the `SqlClient` in context; creates the table when it starts. */

@@ -1,27 +1,32 @@
-import { PgClient } from "@effect/sql-pg"
+import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient, SqlError } from "@effect/sql"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
-import { embeddedPostgres, type EmbeddedPostgresOptions } from "./EmbeddedPostgres.js"
+import { embeddedPostgres, type EmbeddedPostgresFailed, type EmbeddedPostgresOptions } from "./EmbeddedPostgres.js"
 
 /** Connections to the embedded PGlite: it runs one query at a time, more would only queue. */
 const EMBEDDED_CONNECTIONS = 4
 
+/** The database's client: `@effect/sql-pg` (with `pg`) is loaded when a database is opened, not with this package. */
+const pgClient = (config: PgClient.PgClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@effect/sql-pg")), (sqlPg) => sqlPg.PgClient.layer(config)))
+
 /**
  * The storage role's database: PostgreSQL at `url` through `@effect/sql-pg`, or, with no URL,
- * the embedded PGlite started in this process for the layer's lifetime (so the quick start needs
- * nothing running). The same client code runs against both.
+ * the embedded PGlite started on a thread of its own for the layer's lifetime (so the quick start
+ * needs nothing running; `embedded.dataDir` keeps its data on disk). The same client code runs
+ * against both.
  */
 export const storageDatabase = (
   url: Redacted.Redacted | string | undefined,
   embedded: EmbeddedPostgresOptions = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError | EmbeddedPostgresFailed> =>
   url !== undefined
-    ? PgClient.layer({ url: typeof url === "string" ? Redacted.make(url) : url, applicationName: "microdcs-storage" })
+    ? pgClient({ url: typeof url === "string" ? Redacted.make(url) : url, applicationName: "microdcs-storage" })
     : Layer.unwrapScoped(
         Effect.gen(function* () {
           const pg = yield* embeddedPostgres(embedded)
-          yield* Effect.logInfo("execution log storage: embedded PGlite").pipe(Effect.annotateLogs({ host: pg.host, port: pg.port }))
-          return PgClient.layer({ url: Redacted.make(pg.url), maxConnections: EMBEDDED_CONNECTIONS, applicationName: "microdcs-storage" })
+          yield* Effect.logInfo("execution log storage: embedded PGlite").pipe(Effect.annotateLogs({ host: pg.host, port: pg.port, dataDir: pg.dataDir }))
+          return pgClient({ url: Redacted.make(pg.url), maxConnections: EMBEDDED_CONNECTIONS, applicationName: "microdcs-storage" })
         })
       )
 
@@ -29,5 +34,7 @@ export const storageDatabase = (
 export const pgUrlConfig: Config.Config<Option.Option<Redacted.Redacted>> = Config.option(Config.redacted("PG_URL"))
 
 /** {@link storageDatabase} with the URL from `PG_URL`. */
-export const storageDatabaseFromEnv: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError | import("effect/ConfigError").ConfigError> =
-  Layer.unwrapEffect(Effect.map(pgUrlConfig, (url) => storageDatabase(Option.getOrUndefined(url))))
+export const storageDatabaseFromEnv: Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient,
+  SqlError.SqlError | EmbeddedPostgresFailed | import("effect/ConfigError").ConfigError
+> = Layer.unwrapEffect(Effect.map(pgUrlConfig, (url) => storageDatabase(Option.getOrUndefined(url))))

@@ -1,8 +1,11 @@
-import { Context, Effect, Layer, Metric } from "effect"
+import { SqlError } from "@effect/sql"
+import { Context, Effect, Layer, Metric, Option } from "effect"
 import { makePoller, type Poller, type PollerEntry, type PollerSettings } from "@microdcs/poller"
 import { EXECUTION_LOG_COMMIT_KIND, ExecutionLogStore, type ValkeyStreams, type Valkey } from "@microdcs/store"
 import { judgeCommit } from "./CommitRequest.js"
+import { describeSqlFailure, type OutageBackoff, waitOutOutage } from "./DatabaseOutage.js"
 import { LogStorage, type StoredValue } from "./LogStorage.js"
+import { makeStorageAvailability, StorageAvailability } from "./StorageAvailability.js"
 
 /** The consumer group of the storage role on `dag:commits:{scope}`. */
 export const STORAGE_GROUP = "storage"
@@ -22,16 +25,22 @@ export const missingCounter = Metric.counter("microdcs_execution_log_missing_tot
   description: "Execution log keys committed but no longer in Valkey"
 })
 
-/** The poller settings of the role; kind, stream and group are fixed. */
-export type StorageRoleOptions = Omit<PollerSettings, "kind" | "stream" | "group">
+/**
+ * The poller settings of the role (kind, stream and group are fixed), and the back-off between
+ * tries while PostgreSQL is away (`outageBackoff`: 100 ms doubling up to 2 s).
+ */
+export type StorageRoleOptions = Omit<PollerSettings, "kind" | "stream" | "group"> & { readonly outageBackoff?: OutageBackoff | undefined }
 
 /**
  * Handles one batch of commit requests: refuses the requests with a foreign key (counted and
  * logged with the key, nothing of them written), reads the bytes of every accepted key from
- * Valkey in one go and upserts them into PostgreSQL. Any failure fails the batch, which the
- * poller delivers again: a second commit is a rewrite of the same rows.
+ * Valkey in one go and upserts them into PostgreSQL. While PostgreSQL is away (down, restarting,
+ * not started yet) the batch waits for it, trying again with a bounded back-off: an outage is no
+ * fault of the requests, so it spends none of their delivery attempts. Any other failure fails the
+ * batch, which the poller delivers again (and dead-letters after its attempts): a second commit is
+ * a rewrite of the same rows.
  */
-export const commitBatch = (entries: ReadonlyArray<PollerEntry>) =>
+export const commitBatch = (entries: ReadonlyArray<PollerEntry>, outageBackoff: OutageBackoff = {}) =>
   Effect.gen(function* () {
     const store = yield* ExecutionLogStore
     const storage = yield* LogStorage
@@ -56,7 +65,10 @@ export const commitBatch = (entries: ReadonlyArray<PollerEntry>) =>
       if (value !== undefined) rows.push({ key, value })
     }
     if (rows.length < wanted.length) yield* Metric.incrementBy(missingCounter, wanted.length - rows.length)
-    yield* storage.upsert(rows)
+    yield* waitOutOutage(storage.upsert(rows), outageBackoff).pipe(
+      // The dead letter's error then says what the database refused (the SqlError's own message does not).
+      Effect.mapError((error) => new SqlError.SqlError({ cause: error.cause, message: describeSqlFailure(error) }))
+    )
     yield* Metric.incrementBy(committedCounter, rows.length)
   })
 
@@ -64,20 +76,27 @@ export const commitBatch = (entries: ReadonlyArray<PollerEntry>) =>
 export class StorageRole extends Context.Tag("@microdcs/execution-log/StorageRole")<StorageRole, Poller>() {}
 
 /**
- * The storage role (execution-log.md §2), scoped: consumes `dag:commits:{scope}` of every scope
+ * The storage role, scoped: consumes `dag:commits:{scope}` of every scope
  * with the consumer group `storage` and commits the named keys' bytes into PostgreSQL.
  */
-export const makeStorageRole = (options: StorageRoleOptions = {}) =>
+export const makeStorageRole = ({ outageBackoff, ...options }: StorageRoleOptions = {}) =>
   Effect.gen(function* () {
     const store = yield* ExecutionLogStore
     const storage = yield* LogStorage
+    // The daemon's, shared with readiness; else one of the role's own, for the log.
+    const shared = yield* Effect.serviceOption(StorageAvailability)
+    const availability = Option.isSome(shared) ? shared.value : yield* makeStorageAvailability()
     return yield* makePoller({
       ...options,
       kind: EXECUTION_LOG_COMMIT_KIND,
       stream: "executionLogCommits",
       group: STORAGE_GROUP,
       handleBatch: (entries) =>
-        commitBatch(entries).pipe(Effect.provideService(ExecutionLogStore, store), Effect.provideService(LogStorage, storage))
+        commitBatch(entries, outageBackoff).pipe(
+          Effect.provideService(ExecutionLogStore, store),
+          Effect.provideService(LogStorage, storage),
+          Effect.provideService(StorageAvailability, availability)
+        )
     })
   })
 

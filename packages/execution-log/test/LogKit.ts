@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Metric } from "effect"
 import { testValkey } from "@microdcs/testkit"
-import { ExecutionLogStore, ValkeyStreams } from "@microdcs/store"
+import { ExecutionLogStore, Valkey, ValkeyStreams } from "@microdcs/store"
 import { startScoped } from "@microdcs/test-utils"
 import {
   embeddedPostgres,
@@ -8,6 +8,7 @@ import {
   LogStorage,
   logStorageLayer,
   makeStorageRole,
+  STORAGE_GROUP,
   storageDatabase,
   type StorageRoleOptions
 } from "@microdcs/execution-log"
@@ -47,3 +48,10 @@ export const valkeyBytes = (keys: ReadonlyArray<string>) => Effect.flatMap(Execu
 
 /** A counter's count (these tests run one after the other in one process: deltas are theirs). */
 export const countOf = (counter: Metric.Metric.Counter<number>) => Effect.map(Metric.value(counter), (state) => state.count)
+
+/** Pending commit requests of the storage group in a scope. */
+export const pendingIn = (scope: string) =>
+  Effect.gen(function* () {
+    const stream = yield* Effect.flatMap(Valkey, (v) => v.key("executionLogCommits", { scope }))
+    return (yield* Effect.flatMap(ValkeyStreams, (s) => s.pending(stream, STORAGE_GROUP))).count
+  })

@@ -4,22 +4,15 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Metric, Queue } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { ExecutionLogStore, ValkeyStreams, Valkey } from "@microdcs/store"
+import { ExecutionLogStore, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
-import { committedCounter, encodeExecution, LogStorage, refusedCounter, STORAGE_GROUP } from "@microdcs/execution-log"
-import { countOf, execution, logWorld, node, quick, startRole, storedBytes, TestPg, until, valkeyBytes, writeExecution } from "./LogKit.js"
+import { committedCounter, encodeExecution, LogStorage, refusedCounter } from "@microdcs/execution-log"
+import { countOf, execution, logWorld, node, pendingIn, quick, startRole, storedBytes, TestPg, until, valkeyBytes, writeExecution } from "./LogKit.js"
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 /** Generous: the whole suite shares two cores, and the SIGKILL test starts a process under tsx. */
 const TEST_TIMEOUT_MS = 90_000
 const prefix = randomPrefix("execlog")
-
-/** Pending commit requests of the storage group in a scope. */
-const pendingIn = (scope: string) =>
-  Effect.gen(function* () {
-    const stream = yield* Effect.flatMap(Valkey, (v) => v.key("executionLogCommits", { scope }))
-    return (yield* Effect.flatMap(ValkeyStreams, (s) => s.pending(stream, STORAGE_GROUP))).count
-  })
 
 const nodes = (count: number) => Array.from({ length: count }, (_, seq) => node(seq))
 

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { redriveDeadLetter } from "@microdcs/lua-scripts"
 import { type ConnectionError, InvalidInput, NotFound, WrongType } from "./Errors.js"
 import { validateStreamId } from "./Input.js"
+import { SCOPE_STREAMS, scopeStreamFamily } from "./ScopeStreams.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey } from "./Valkey.js"
 
@@ -14,14 +15,17 @@ export interface RedriveOutcome {
   readonly stream: string
 }
 
+/** A kind no scope stream has: its dead letters could go back nowhere. */
+const knownKind = (kind: string) =>
+  scopeStreamFamily(kind) !== undefined
+    ? Effect.void
+    : Effect.fail(new InvalidInput({ field: "kind", message: `no stream is consumed as ${JSON.stringify(kind)}: the kinds are ${SCOPE_STREAMS.map((s) => s.kind).join(", ")}` }))
+
 export interface RedriveSummary {
   readonly redriven: number
   readonly skipped: number
   readonly outcomes: ReadonlyArray<RedriveOutcome>
 }
-
-/** The stream families a dead letter may come from, by the poller kind in its key. */
-const sourceFamilies = new Set(["changes", "sfcWork"])
 
 /**
  * Moves dead letters back to the end of the stream they came from, so their consumer group
@@ -32,8 +36,8 @@ export class DeadLetterRedrive extends Effect.Service<DeadLetterRedrive>()("@mic
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
 
-    /** The source stream a dead letter names, checked to be a stream of this island and scope. */
-    const sourceOf = (deadKey: string, id: string, scope: string) =>
+    /** The source stream a dead letter names, checked to be the kind's stream of this island and scope. */
+    const sourceOf = (deadKey: string, kind: string, id: string, scope: string) =>
       Effect.gen(function* () {
         const raw = yield* typedCommand(valkey, "XRANGE dead letter", deadKey, "stream", (c) => c.call("XRANGE", deadKey, id, id))
         const entries = raw as ReadonlyArray<[string, ReadonlyArray<string>]>
@@ -42,15 +46,15 @@ export class DeadLetterRedrive extends Effect.Service<DeadLetterRedrive>()("@mic
         const stream = fields[0] === "dlq.stream" ? fields[1] : undefined
         const parsed = stream === undefined ? undefined : valkey.keys.parse(stream)
         const parts = parsed?.parts as { readonly scope?: string } | undefined
-        if (stream === undefined || parsed === undefined || !sourceFamilies.has(parsed.family) || parts?.scope !== scope) {
+        if (stream === undefined || parsed === undefined || parsed.family !== scopeStreamFamily(kind) || parts?.scope !== scope) {
           return yield* new InvalidInput({ field: "deadLetter", message: `dead letter ${id} names no stream of scope ${scope} on this island: ${stream ?? "(none)"}` })
         }
         return stream
       })
 
-    const redriveOne = (deadKey: string, id: string, scope: string) =>
+    const redriveOne = (deadKey: string, kind: string, id: string, scope: string) =>
       Effect.gen(function* () {
-        const stream = yield* sourceOf(deadKey, id, scope)
+        const stream = yield* sourceOf(deadKey, kind, id, scope)
         const reply = yield* valkey.script(redriveDeadLetter, { deadLetter: deadKey, stream }, { id })
         switch (reply.status) {
           case "ok":
@@ -67,16 +71,17 @@ export class DeadLetterRedrive extends Effect.Service<DeadLetterRedrive>()("@mic
         }
       })
 
-    /** Redrives one dead letter of `kind` (`sfc`, `changes`) and `scope` by its id. */
+    /** Redrives one dead letter of `kind` (`changes`, `sfc`, `dagcommit`: see `SCOPE_STREAMS`) and `scope` by its id. */
     const redrive = (
       kind: string,
       scope: string,
       id: string
     ): Effect.Effect<RedriveOutcome, InvalidInput | NotFound | WrongType | ConnectionError> =>
       Effect.gen(function* () {
+        yield* knownKind(kind)
         yield* validateStreamId("id", id)
         const deadKey = yield* valkey.key("deadLetterStream", { kind, scope })
-        return yield* redriveOne(deadKey, id, scope)
+        return yield* redriveOne(deadKey, kind, id, scope)
       })
 
     /** Redrives every dead letter of `kind` and `scope`, oldest first, one script per entry. */
@@ -85,6 +90,7 @@ export class DeadLetterRedrive extends Effect.Service<DeadLetterRedrive>()("@mic
       scope: string
     ): Effect.Effect<RedriveSummary, InvalidInput | WrongType | ConnectionError> =>
       Effect.gen(function* () {
+        yield* knownKind(kind)
         const deadKey = yield* valkey.key("deadLetterStream", { kind, scope })
         const outcomes: Array<RedriveOutcome> = []
         let after = "-"
@@ -95,7 +101,7 @@ export class DeadLetterRedrive extends Effect.Service<DeadLetterRedrive>()("@mic
           const page = raw as ReadonlyArray<[string, ReadonlyArray<string>]>
           for (const [id] of page) {
             // Gone meanwhile (another operator redrove it): nothing left to do for that one.
-            const outcome = yield* redriveOne(deadKey, id, scope).pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
+            const outcome = yield* redriveOne(deadKey, kind, id, scope).pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
             if (outcome !== undefined) outcomes.push(outcome)
           }
           if (page.length < 100) break

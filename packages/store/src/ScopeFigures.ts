@@ -1,11 +1,9 @@
 import { Effect } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
+import { SCOPE_STREAMS, type ScopeStreamName } from "./ScopeStreams.js"
 import { decodeStreamGroups } from "./StreamGroups.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
-
-/** The two streams of a scope, by their dead-letter kind. */
-export type ScopeStreamName = "changes" | "sfc"
 
 export interface GroupFigures {
   readonly stream: ScopeStreamName
@@ -17,8 +15,9 @@ export interface GroupFigures {
 
 export interface ScopeFigures {
   readonly scope: string
-  /** XLEN of `changes:{scope}` and `sfc:work:{scope}`. */
+  /** XLEN of each scope stream (`changes:{scope}`, `sfc:work:{scope}`, `dag:commits:{scope}`), by kind. */
   readonly streamLength: Readonly<Record<ScopeStreamName, number>>
+  /** XLEN of each kind's `dlq:{kind}:{scope}`. */
   readonly deadLetters: Readonly<Record<ScopeStreamName, number>>
   readonly groups: ReadonlyArray<GroupFigures>
   /** Job orders in the scope's list (stored and not yet cleared or cancelled). */
@@ -29,17 +28,13 @@ export interface ScopeFigures {
   readonly responsesByState: Readonly<Record<string, number>>
 }
 
-const STREAMS: ReadonlyArray<readonly [ScopeStreamName, "changes" | "sfcWork"]> = [
-  ["changes", "changes"],
-  ["sfc", "sfcWork"]
-]
 /** Scopes per pipelined round trip. */
 const SCOPES_PER_ROUND_TRIP = 50
 
 type Reply = [Error | null, unknown]
 
 /**
- * The figures of `/metrics` (island.md §4), read from index and stream sizes only (XLEN, XINFO
+ * The figures of `/metrics`, read from index and stream sizes only (XLEN, XINFO
  * GROUPS, ZCARD, SCARD): no document is read, so a scrape costs the same on a scope with 20 job
  * orders as on one with 20,000. A key that is missing or of another type counts 0: a scrape
  * must not fail over one corrupted key (the index check names it).
@@ -63,8 +58,8 @@ export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@m
           const keyed = yield* Effect.forEach(batch, (scope) =>
             Effect.all({
               scope: Effect.succeed(scope),
-              streams: Effect.forEach(STREAMS, ([, family]) => valkey.key(family, { scope })),
-              dead: Effect.forEach(STREAMS, ([kind]) => valkey.key("deadLetterStream", { kind, scope })),
+              streams: Effect.forEach(SCOPE_STREAMS, ({ family }) => valkey.key(family, { scope })),
+              dead: Effect.forEach(SCOPE_STREAMS, ({ kind }) => valkey.key("deadLetterStream", { kind, scope })),
               list: valkey.key("jobOrderList", { scope }),
               active: valkey.key("sfcActive", { scope }),
               byState: Effect.forEach(responseStates, (state) => valkey.key("jobResponseByState", { scope, state }))
@@ -89,13 +84,13 @@ export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@m
             const streamLength = {} as Record<ScopeStreamName, number>
             const deadLetters = {} as Record<ScopeStreamName, number>
             const groups: Array<GroupFigures> = []
-            for (const [name] of STREAMS) {
+            for (const { kind: name } of SCOPE_STREAMS) {
               streamLength[name] = count(next())
               for (const g of groupsOf(next())) {
                 groups.push({ stream: name, scope: k.scope, group: g.group, lag: g.lag ?? undefined, pending: g.pending })
               }
             }
-            for (const [name] of STREAMS) deadLetters[name] = count(next())
+            for (const { kind } of SCOPE_STREAMS) deadLetters[kind] = count(next())
             const jobOrders = count(next())
             const activeExecutions = count(next())
             const responsesByState: Record<string, number> = {}

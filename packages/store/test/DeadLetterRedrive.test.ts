@@ -2,7 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { DeadLetterRedrive, Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
+import { DeadLetterRedrive, EXECUTION_LOG_COMMIT_KIND, type ScopedFamily, Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 
 const prefix = randomPrefix("redrive")
@@ -10,13 +10,13 @@ const world = Layer.mergeAll(ValkeyStreams.Default, DeadLetterRedrive.Default).p
   Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix }))
 )
 
-/** A work stream with `count` entries dead-lettered by group `g` (consumer `c`), as the poller does. */
-const deadLettered = (scope: string, count: number) =>
+/** A work stream (or the `family` stream of `kind`) with `count` entries dead-lettered by group `g` (consumer `c`), as the poller does. */
+const deadLettered = (scope: string, count: number, kind = "sfc", family: ScopedFamily = "sfcWork") =>
   Effect.gen(function* () {
     const valkey = yield* Valkey
     const streams = yield* ValkeyStreams
-    const stream = yield* valkey.key("sfcWork", { scope })
-    const deadLetter = yield* streams.deadLetterKey("sfc", scope)
+    const stream = yield* valkey.key(family, { scope })
+    const deadLetter = yield* streams.deadLetterKey(kind, scope)
     yield* streams.ensureGroup(stream, "g")
     for (let i = 0; i < count; i++) {
       yield* unsafeCommand(valkey, "xadd", (c) => c.xadd(stream, "*", "job", `j${i}`, "n", String(i)) as Promise<string>)
@@ -25,7 +25,7 @@ const deadLettered = (scope: string, count: number) =>
     for (const entry of batch!.entries) {
       yield* streams.deadLetter({ stream, deadLetter, group: "g", id: entry.id, consumer: "c", error: "boom" })
     }
-    const page = yield* streams.readDeadLetters("sfc", scope)
+    const page = yield* streams.readDeadLetters(kind, scope)
     return { stream, deadLetter, page }
   })
 
@@ -58,6 +58,39 @@ layer(world)("DeadLetterRedrive", (it) => {
       const [batch] = yield* newEntries(stream)
       expect(batch!.entries.map((e) => e.fields.n)).toEqual(Array.from({ length: 100 }, (_, i) => String(i)))
       expect((yield* Effect.flatMap(ValkeyStreams, (s) => s.readDeadLetters("sfc", "all"))).entries).toEqual([])
+    })
+  )
+
+  it.effect("redrives the execution log's commit requests (dagcommit) back to dag:commits:{scope}", () =>
+    Effect.gen(function* () {
+      const redrive = yield* DeadLetterRedrive
+      const { stream, page } = yield* deadLettered("commits", 3, EXECUTION_LOG_COMMIT_KIND, "executionLogCommits")
+      expect(stream).toContain(":dag:commits:")
+      expect(yield* redrive.redrive(EXECUTION_LOG_COMMIT_KIND, "commits", page.entries[0]!.id)).toMatchObject({ status: "redriven", stream })
+      const rest = yield* redrive.redriveAll(EXECUTION_LOG_COMMIT_KIND, "commits")
+      expect({ redriven: rest.redriven, skipped: rest.skipped }).toEqual({ redriven: 2, skipped: 0 })
+      const [batch] = yield* newEntries(stream)
+      expect(batch!.entries.map((e) => e.fields.n)).toEqual(["0", "1", "2"])
+      expect((yield* Effect.flatMap(ValkeyStreams, (s) => s.readDeadLetters(EXECUTION_LOG_COMMIT_KIND, "commits"))).entries).toEqual([])
+    })
+  )
+
+  it.effect("a dead letter goes back only to its own kind's stream; an unknown kind is refused, naming the kinds", () =>
+    Effect.gen(function* () {
+      const redrive = yield* DeadLetterRedrive
+      const valkey = yield* Valkey
+      // A dead letter under dlq:sfc:... that names the scope's change stream: not the sfc work stream, refused.
+      const { deadLetter } = yield* deadLettered("mixed", 1)
+      const changes = yield* valkey.key("changes", { scope: "mixed" })
+      const misfiled = yield* unsafeCommand(valkey, "xadd", (c) =>
+        c.xadd(deadLetter, "*", "dlq.stream", changes, "dlq.group", "g", "dlq.id", "1-1", "dlq.deliveries", "1", "dlq.consumer", "c", "dlq.error", "x", "dlq.ts", "0", "job", "j") as Promise<string>
+      )
+      expect(yield* Effect.flip(redrive.redrive("sfc", "mixed", misfiled))).toMatchObject({ _tag: "InvalidInput", field: "deadLetter" })
+      expect(yield* unsafeCommand(valkey, "xlen", (c) => c.xlen(changes))).toBe(0)
+      const unknown = yield* Effect.flip(redrive.redriveAll("bogus", "mixed"))
+      expect(unknown).toMatchObject({ _tag: "InvalidInput", field: "kind" })
+      expect(unknown.message).toContain("changes, sfc, dagcommit")
+      expect(yield* Effect.flip(redrive.redrive("bogus", "mixed", misfiled))).toMatchObject({ _tag: "InvalidInput", field: "kind" })
     })
   )
 

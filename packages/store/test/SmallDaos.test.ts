@@ -290,12 +290,14 @@ describe("ScopeSizes", () => {
 })
 
 describe("ScopeFiguresReader", () => {
-  it.effect("reads stream lengths, groups, dead letters, list and by-state counts; a wrong-typed key counts 0", () =>
+  it.effect("reads stream lengths, groups, dead letters of every scope stream (the commit stream's too), list and by-state counts; a wrong-typed key counts 0", () =>
     onFreshPrefix(() =>
       Effect.gen(function* () {
         const reader = yield* ScopeFiguresReader
         const work = yield* keyOf("sfcWork", { scope: "a" })
         const dead = yield* keyOf("deadLetterStream", { kind: "sfc", scope: "a" })
+        const commits = yield* keyOf("executionLogCommits", { scope: "a" })
+        const deadCommits = yield* keyOf("deadLetterStream", { kind: "dagcommit", scope: "a" })
         const list = yield* keyOf("jobOrderList", { scope: "a" })
         const completed = yield* keyOf("jobResponseByState", { scope: "a", state: "Ended_Completed" })
         const active = yield* keyOf("sfcActive", { scope: "a" })
@@ -305,6 +307,9 @@ describe("ScopeFiguresReader", () => {
             c.xadd(work, "*", "t", "2"),
             c.xgroup("CREATE", work, "engine", "0"),
             c.xadd(dead, "*", "t", "1"),
+            c.xadd(commits, "*", "keys", "[]"),
+            c.xadd(deadCommits, "*", "t", "1"),
+            c.xadd(deadCommits, "*", "t", "2"),
             c.zadd(list, 5, "o1"),
             c.sadd(completed, "r1", "r2"),
             c.set(active, "corrupt")
@@ -313,8 +318,8 @@ describe("ScopeFiguresReader", () => {
         const [a] = yield* reader.figures(["a"], ["Ended_Completed", "Aborted"])
         expect(a).toEqual({
           scope: "a",
-          streamLength: { changes: 0, sfc: 2 },
-          deadLetters: { changes: 0, sfc: 1 },
+          streamLength: { changes: 0, sfc: 2, dagcommit: 1 },
+          deadLetters: { changes: 0, sfc: 1, dagcommit: 2 },
           groups: [{ stream: "sfc", scope: "a", group: "engine", lag: a!.groups[0]?.lag, pending: 0 }],
           jobOrders: 1,
           activeExecutions: 0,

@@ -49,7 +49,7 @@ const info = Command.make("info", { scope: scopeOption }, ({ scope }) =>
       )
     })
   )
-).pipe(Command.withDescription("length, consumer groups, pending entries and lag of the change and SFC work streams"))
+).pipe(Command.withDescription("length, consumer groups, pending entries and lag of the change, SFC work and execution log commit streams"))
 
 interface PendingRow {
   readonly scope: string
@@ -115,7 +115,7 @@ const deadLetterColumns = [
 const deadLetters = Command.make(
   "deadletters",
   {
-    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes or sfc"), Options.optional),
+    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes, sfc or dagcommit (the execution log's commit requests)"), Options.optional),
     scope: Options.text("scope").pipe(Options.optional),
     limit: Options.integer("limit").pipe(Options.withDefault(100))
   },
@@ -183,7 +183,7 @@ const trim = Command.make("trim", { scope: scopeOption, yes: yesOption }, ({ sco
 const redrive = Command.make(
   "redrive",
   {
-    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes or sfc")),
+    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes, sfc or dagcommit (the execution log's commit requests)")),
     scope: Options.text("scope"),
     id: Options.text("id").pipe(Options.withDescription("the dead letter's id (see streams deadletters)"), Options.optional),
     all: Options.boolean("all").pipe(Options.withDescription("every dead letter of the kind and scope")),
@@ -219,6 +219,6 @@ const redrive = Command.make(
 ).pipe(Command.withDescription("move dead letters back to their stream so they are processed again (asks for confirmation)"))
 
 export const streamsCommand = Command.make("streams").pipe(
-  Command.withDescription("the change and SFC work streams: info, pending entries, dead letters, redrive, trim"),
+  Command.withDescription("the change, SFC work and execution log commit streams: info, pending entries, dead letters, redrive, trim"),
   Command.withSubcommands([info, pending, deadLetters, redrive, trim])
 )

@@ -3,7 +3,7 @@ import { h, link, replace, scopeHref, section, table } from "../dom.js"
 import { coalesce, follow } from "../live.js"
 
 interface IslandView {
-  readonly readiness: { readonly ready: boolean; readonly checks: Readonly<Record<string, boolean>>; readonly roles: Readonly<Record<string, { ok: boolean; reason?: string }>>; readonly problems: ReadonlyArray<string> }
+  readonly readiness: { readonly ready: boolean; readonly checks: Readonly<Record<string, boolean>>; readonly roles: Readonly<Record<string, { ok: boolean; reason?: string; detail?: string }>>; readonly problems: ReadonlyArray<string> }
   readonly scopes: ReadonlyArray<{
     readonly scope: string
     readonly jobOrders: number
@@ -72,7 +72,7 @@ export const islandPage = (root: HTMLElement) => {
       section(
         "Readiness",
         table(["check", "passes"], Object.entries(r.checks).map(([name, passes]) => h("tr", {}, h("td", {}, name), h("td", { class: passes ? "ok" : "bad" }, passes ? "yes" : "no")))),
-        table(["role", "health"], Object.entries(r.roles).map(([role, health]) => h("tr", {}, h("td", {}, role), h("td", { class: health.ok ? "ok" : "bad" }, health.ok ? "ok" : (health.reason ?? "failing"))))),
+        table(["role", "health"], Object.entries(r.roles).map(([role, health]) => h("tr", {}, h("td", {}, role), h("td", { class: health.ok ? "ok" : "bad" }, health.ok ? (health.detail === undefined ? "ok" : `ok: ${health.detail}`) : (health.reason ?? "failing"))))),
         r.problems.length === 0 ? null : h("ul", { class: "problem" }, r.problems.map((p) => h("li", {}, p)))
       ),
       section(
