@@ -28,10 +28,12 @@ export class ClaimHolders extends Effect.Service<ClaimHolders>()("@microdcs/stor
       Effect.gen(function* () {
         const key = yield* valkey.key("dedupeHolder", { holder })
         yield* validatePositiveMs("ttlMs", ttlMs)
+        // The value is only for operators: since when the holder lives. It stays the same at every
+        // beat, so a renewal changes nothing but the key's lifetime; liveness is the key's existence.
+        const since = String(Date.now())
         return {
           holder,
-          // The value is only for operators (when it was written); liveness is the key's existence.
-          beat: command(valkey, "SET claim holder liveness", (c) => c.set(key, String(Date.now()), "PX", ttlMs)).pipe(Effect.asVoid),
+          beat: command(valkey, "SET claim holder liveness", (c) => c.set(key, since, "PX", ttlMs)).pipe(Effect.asVoid),
           forget: command(valkey, "DEL claim holder liveness", (c) => c.del(key)).pipe(Effect.asVoid)
         } satisfies ClaimHolderLiveness
       })
