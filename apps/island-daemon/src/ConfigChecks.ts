@@ -31,6 +31,10 @@ export const pemFile = (name: string): Config.Config<{ readonly path: string; re
     Config.map((o) => (o._tag === "Some" ? o.value : undefined))
   )
 
+/** The three TLS files of a service (`{service}_TLS_CA_FILE`, `_CERT_FILE`, `_KEY_FILE`). */
+export const tlsFiles = (service: "VALKEY" | "MQTT") =>
+  Config.all({ ca: pemFile(`${service}_TLS_CA_FILE`), cert: pemFile(`${service}_TLS_CERT_FILE`), key: pemFile(`${service}_TLS_KEY_FILE`) })
+
 /** Both halves of a client certificate, or neither; TLS files only where the connection is TLS. */
 export const tlsProblems = (
   service: "VALKEY" | "MQTT",

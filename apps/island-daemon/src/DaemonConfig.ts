@@ -3,58 +3,16 @@ import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
 import type { RecipePins } from "@microdcs/job-control"
-import { allProblems, pemFile, prefixProblem, tlsProblems } from "./ConfigChecks.js"
+import { allProblems, prefixProblem, tlsFiles, tlsProblems } from "./ConfigChecks.js"
+import { type MqttSettings, mqttSettings } from "./MqttSettings.js"
+import { nonNegative, positive } from "./NumberSettings.js"
 import { pgDataDirSetting, pgUrlSetting, recipeDigestsSetting, resolvePgDataDir } from "./ExecutionLogConfig.js"
 
 /** The roles one process can run; several daemons share an island through consumer groups and leases. */
 export const allRoles = ["job-control", "engine", "sweep", "publisher", "storage"] as const
 export type Role = (typeof allRoles)[number]
 
-/** PEM files for a TLS connection (read at start). */
-export interface TlsFiles {
-  readonly ca: Buffer | undefined
-  readonly cert: Buffer | undefined
-  readonly key: Buffer | undefined
-}
-
-export interface MqttSettings {
-  /** Unset: the daemon starts its own mosquitto. */
-  readonly url: string | undefined
-  readonly username: string | undefined
-  readonly password: Redacted.Redacted<string> | undefined
-  readonly tls: TlsFiles
-  readonly topicPrefix: string
-  readonly discriminator: string | undefined
-  readonly wildcardLevels: number
-  readonly sharedGroup: string | undefined
-  /**
-   * How long the broker keeps this instance's session after a disconnect: the messages not yet
-   * acknowledged at a stop or crash are redelivered when the instance comes back with the same
-   * ISLAND_INSTANCE_ID (its client id) within that time; with 0 they are lost.
-   *
-   * Default 600 s for a lone instance, 0 with a shared group: the broker (mosquitto) keeps
-   * handing a share of the commands to a crashed member's session while it lasts, where nobody
-   * answers them, whereas with 0 the live members get all of them at once.
-   */
-  readonly sessionExpirySeconds: number
-  /**
-   * Message limits: the largest payload taken or published (MQTT_MAX_PAYLOAD_BYTES, also the
-   * publisher's page size), the Maximum Packet Size and Receive Maximum announced to the broker,
-   * the deepest JSON or MessagePack nesting decoded. Unset: the MQTT package's defaults.
-   */
-  readonly limits: {
-    readonly maxPayloadBytes: number | undefined
-    readonly maxPacketBytes: number | undefined
-    readonly receiveMaximum: number | undefined
-    readonly maxNestingDepth: number | undefined
-  }
-  /**
-   * The intake watch's period (MQTT_INTAKE_PROBE_MS, default 10 s): after this long without a
-   * message a probe goes out, and one that does not come back within as long again, though this
-   * instance holds free in-flight slots, marks the intake stalled (`/readyz`) and reconnects.
-   */
-  readonly intakeProbeMs: number | undefined
-}
+export type { MqttSettings, TlsFiles } from "./MqttSettings.js"
 
 export interface DaemonConfig {
   readonly valkey: ValkeyOptions
@@ -88,18 +46,6 @@ export interface DaemonConfig {
   readonly triggers: { readonly refreshIntervalMs: number; readonly eventLevels: number }
 }
 
-// One validation per variable: a second one chained after it reports no variable name.
-const positive = (name: string) =>
-  Config.integer(name).pipe(Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }))
-
-const nonNegative = (name: string, max = Number.MAX_SAFE_INTEGER) =>
-  Config.integer(name).pipe(
-    Config.validate({
-      message: max === Number.MAX_SAFE_INTEGER ? `${name} must be 0 or a positive integer` : `${name} must be an integer from 0 to ${max}`,
-      validation: (n) => n >= 0 && n <= max
-    })
-  )
-
 /**
  * The roles a list names: `a,b` runs those; an entry `-a` leaves `a` out, of the named roles or,
  * when only exclusions are named, of all (`-storage`: every role but storage).
@@ -119,55 +65,6 @@ const roles = Config.string("ISLAND_ROLES").pipe(
   }),
   Config.withDefault(allRoles.join(",")),
   Config.map(rolesOf)
-)
-
-const tlsFiles = (service: "VALKEY" | "MQTT") =>
-  Config.all({ ca: pemFile(`${service}_TLS_CA_FILE`), cert: pemFile(`${service}_TLS_CERT_FILE`), key: pemFile(`${service}_TLS_KEY_FILE`) })
-
-const isTlsMqttUrl = (url: string | undefined) => url !== undefined && /^(mqtts|ssl|wss):/.test(url)
-
-const mqtt: Config.Config<MqttSettings> = Config.all({
-  url: Config.option(
-    Config.string("MQTT_URL").pipe(
-      Config.validate({ message: "MQTT_URL must look like mqtt://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
-    )
-  ),
-  username: Config.option(Config.string("MQTT_USERNAME")),
-  password: Config.option(Config.redacted("MQTT_PASSWORD")),
-  tls: tlsFiles("MQTT"),
-  topicPrefix: Config.string("MQTT_TOPIC_PREFIX").pipe(
-    Config.withDefault("microdcs"),
-    Config.validate({ message: "MQTT_TOPIC_PREFIX must not contain + # or a NUL", validation: (s) => s.length > 0 && !/[+#\0]/.test(s) })
-  ),
-  discriminator: Config.option(Config.string("MQTT_DISCRIMINATOR")),
-  wildcardLevels: nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1)),
-  sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
-  sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS")),
-  limits: Config.all({
-    maxPayloadBytes: Config.option(positive("MQTT_MAX_PAYLOAD_BYTES")).pipe(Config.map(Option.getOrUndefined)),
-    maxPacketBytes: Config.option(positive("MQTT_MAX_PACKET_BYTES")).pipe(Config.map(Option.getOrUndefined)),
-    receiveMaximum: Config.option(positive("MQTT_RECEIVE_MAXIMUM")).pipe(Config.map(Option.getOrUndefined)),
-    maxNestingDepth: Config.option(positive("MQTT_MAX_NESTING_DEPTH")).pipe(Config.map(Option.getOrUndefined))
-  }),
-  intakeProbeMs: Config.option(positive("MQTT_INTAKE_PROBE_MS")).pipe(Config.map(Option.getOrUndefined))
-}).pipe(
-  Config.mapOrFail((m) => {
-    const problems = allProblems(tlsProblems("MQTT", m.tls, isTlsMqttUrl(Option.getOrUndefined(m.url))))
-    return problems === undefined ? Either.right(m) : Either.left(problems)
-  }),
-  Config.map((m) => ({
-    url: Option.getOrUndefined(m.url),
-    username: Option.getOrUndefined(m.username),
-    password: Option.getOrUndefined(m.password),
-    tls: { ca: m.tls.ca?.pem, cert: m.tls.cert?.pem, key: m.tls.key?.pem },
-    topicPrefix: m.topicPrefix,
-    discriminator: Option.getOrUndefined(m.discriminator),
-    wildcardLevels: m.wildcardLevels,
-    sharedGroup: Option.getOrUndefined(m.sharedGroup),
-    sessionExpirySeconds: Option.getOrElse(m.sessionExpirySeconds, () => (Option.isSome(m.sharedGroup) ? 0 : 600)),
-    limits: m.limits,
-    intakeProbeMs: m.intakeProbeMs
-  }))
 )
 
 /**
@@ -240,7 +137,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   sentinelCheck,
   prefixCheck,
   valkey,
-  mqtt,
+  mqtt: mqttSettings,
   instanceId: Config.string("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
   source: Config.option(Config.string("ISLAND_SOURCE")),
   roles,

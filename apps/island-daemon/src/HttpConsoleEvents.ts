@@ -53,63 +53,110 @@ const feedOf = Effect.gen(function* () {
   return { scope, job, figures: q.get("figures") === "1", max, after } satisfies Feed
 })
 
+/** What one connection's functions share: its services, the feed asked for, and what it last saw. */
+interface FeedDeps {
+  readonly feed: Feed
+  readonly changes: ChangeStream
+  readonly states: SfcStateDao
+  readonly registry: ScopeRegistry
+  readonly figuresReader: ScopeFiguresReader
+  readonly cursors: Map<string, string>
+  lastVersion: number | null
+  lastFigures: string
+  tick: number
+}
+
+const scopesNow = (s: FeedDeps) => (s.feed.scope === undefined ? Effect.map(s.registry.list, (all) => [...all]) : Effect.succeed([s.feed.scope]))
+
+// New changes only: a scope's cursor starts at its newest entry (or at the id the page gives back).
+const cursorOf = (s: FeedDeps, scope: string) =>
+  Effect.gen(function* () {
+    const known = s.cursors.get(scope)
+    if (known !== undefined) return known
+    const start = s.feed.after ?? Option.getOrElse(yield* s.changes.latestId(scope), () => "0")
+    s.cursors.set(scope, start)
+    return start
+  })
+
+const executionVersion = (s: FeedDeps) =>
+  s.feed.job === undefined ? Effect.succeed(null) : s.states.get(s.feed.job).pipe(Effect.map((d) => d.version), Effect.orElseSucceed(() => null))
+
+const figuresText = (s: FeedDeps) =>
+  Effect.gen(function* () {
+    const all = yield* s.registry.list
+    return JSON.stringify(yield* s.figuresReader.figures([...all].sort(), STATES))
+  })
+
+/** The change entries since each scope's cursor, which moves past them. */
+const changeFrames = (s: FeedDeps, out: Array<Uint8Array>) =>
+  Effect.gen(function* () {
+    for (const scope of yield* scopesNow(s)) {
+      const page = yield* s.changes.read(scope, { after: yield* cursorOf(s, scope), count: 500 })
+      for (const entry of page.entries) out.push(frame("change", { scope, ...entry }, s.feed.scope === undefined ? undefined : entry.streamId))
+      s.cursors.set(scope, page.next)
+    }
+  })
+
+/** An `execution` frame when the job's version moved since the last tick. */
+const executionFrame = (s: FeedDeps, out: Array<Uint8Array>) =>
+  Effect.gen(function* () {
+    const version = yield* executionVersion(s)
+    if (version === s.lastVersion) return
+    s.lastVersion = version
+    out.push(frame("execution", { job: s.feed.job, version }))
+  })
+
+/** A `figures` frame every {@link FIGURES_EVERY} ticks, when the figures changed. */
+const figuresFrame = (s: FeedDeps, out: Array<Uint8Array>) =>
+  Effect.gen(function* () {
+    if (!(s.feed.figures && ++s.tick % FIGURES_EVERY === 0)) return
+    const text = yield* figuresText(s)
+    if (text === s.lastFigures) return
+    s.lastFigures = text
+    out.push(frame("figures", { at: Date.now() }))
+  })
+
+/** One tick: what changed since the last. */
+const poll = (s: FeedDeps) =>
+  Effect.gen(function* () {
+    const out: Array<Uint8Array> = []
+    yield* changeFrames(s, out)
+    yield* executionFrame(s, out)
+    yield* figuresFrame(s, out)
+    return out
+  })
+
+/** The feed's starting point: each scope's cursor, the job's version and the figures as they are now. */
+const openFeed = (feed: Feed) =>
+  Effect.gen(function* () {
+    const s: FeedDeps = {
+      feed,
+      changes: yield* ChangeStream,
+      states: yield* SfcStateDao,
+      registry: yield* ScopeRegistry,
+      figuresReader: yield* ScopeFiguresReader,
+      cursors: new Map(),
+      lastVersion: null,
+      lastFigures: "",
+      tick: 0
+    }
+    for (const scope of yield* scopesNow(s)) yield* cursorOf(s, scope)
+    s.lastVersion = yield* executionVersion(s)
+    s.lastFigures = feed.figures ? yield* figuresText(s) : ""
+    return s
+  })
+
 /** The events of one connection: a `hello` first, then what each tick finds. */
 const feedStream = (feed: Feed) =>
   Effect.gen(function* () {
-    const changes = yield* ChangeStream
-    const states = yield* SfcStateDao
-    const registry = yield* ScopeRegistry
-    const figuresReader = yield* ScopeFiguresReader
-    const cursors = new Map<string, string>()
-    const scopesNow = feed.scope === undefined ? Effect.map(registry.list, (all) => [...all]) : Effect.succeed([feed.scope])
-    // New changes only: a scope's cursor starts at its newest entry (or at the id the page gives back).
-    const cursorOf = (scope: string) =>
-      Effect.gen(function* () {
-        const known = cursors.get(scope)
-        if (known !== undefined) return known
-        const start = feed.after ?? Option.getOrElse(yield* changes.latestId(scope), () => "0")
-        cursors.set(scope, start)
-        return start
-      })
-    const executionVersion = feed.job === undefined ? Effect.succeed(null) : states.get(feed.job).pipe(Effect.map((d) => d.version), Effect.orElseSucceed(() => null))
-    const figuresText = Effect.gen(function* () {
-      const all = yield* registry.list
-      return JSON.stringify(yield* figuresReader.figures([...all].sort(), STATES))
-    })
-    for (const scope of yield* scopesNow) yield* cursorOf(scope)
-    let lastVersion = yield* executionVersion
-    let lastFigures = feed.figures ? yield* figuresText : ""
-    let tick = 0
-
-    const poll = Effect.gen(function* () {
-      const out: Array<Uint8Array> = []
-      for (const scope of yield* scopesNow) {
-        const page = yield* changes.read(scope, { after: yield* cursorOf(scope), count: 500 })
-        for (const entry of page.entries) out.push(frame("change", { scope, ...entry }, feed.scope === undefined ? undefined : entry.streamId))
-        cursors.set(scope, page.next)
-      }
-      const version = yield* executionVersion
-      if (version !== lastVersion) {
-        lastVersion = version
-        out.push(frame("execution", { job: feed.job, version }))
-      }
-      if (feed.figures && ++tick % FIGURES_EVERY === 0) {
-        const text = yield* figuresText
-        if (text !== lastFigures) {
-          lastFigures = text
-          out.push(frame("figures", { at: Date.now() }))
-        }
-      }
-      return out
-    })
-
-    const hello = frame("hello", { scope: feed.scope ?? null, job: feed.job ?? null, cursors: Object.fromEntries(cursors) })
+    const s = yield* openFeed(feed)
+    const hello = frame("hello", { scope: feed.scope ?? null, job: feed.job ?? null, cursors: Object.fromEntries(s.cursors) })
     // The feed ends as soon as the island stops (before its store closes), so a stopping daemon
     // is not kept waiting by its pages.
     const { island } = yield* HttpContext
     const news = Stream.fromSchedule(Schedule.spaced(Duration.millis(TICK_MS))).pipe(
       Stream.takeWhile(() => island() !== undefined),
-      Stream.mapEffect(() => poll),
+      Stream.mapEffect(() => poll(s)),
       Stream.flattenIterables
     )
     return Stream.concat(Stream.make(hello), news)

@@ -19,16 +19,12 @@ import { JournalCounterSource } from "./JournalCounterSource.js"
 import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
 import { triggerAnnouncer, triggerEditRelay, triggersRole } from "./Triggers.js"
 
-/**
- * The roles of one daemon as layers over one store and one MQTT connection. Each role is on by
- * default and can be switched off; instances share the island's work through consumer groups
- * (engine), shared subscriptions (job control) and a lease (publisher).
- */
-const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
-  const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
-  const grace = { shutdownGraceMs: config.shutdownGraceMs }
-  // Every message the two MQTT workers handle is counted and timed by type and outcome.
-  const observed = (kind: MessageKind) => ({ onOutcome: (type: string, outcome: string, seconds: number) => metrics.recordMessage(kind, type, outcome, seconds) })
+type Topics = { readonly prefix: string; readonly discriminator: string | undefined; readonly wildcardLevels: number }
+
+const topicsOf = (config: DaemonConfig): Topics => ({ prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels })
+
+/** The job control role: MES methods, queries and configuration over MQTT, counted by outcome. */
+const jobControlRole = (config: DaemonConfig, metrics: Metrics, topics: Topics) => {
   // Job control acknowledges refused requests like processed ones: those two outcomes are
   // counted at the acknowledgement, by the reply that went out; the worker reports the rest.
   const jobControlConnection = Layer.effect(
@@ -42,40 +38,55 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
       if (outcome !== "ok") metrics.recordMessage("jobcontrol", type, outcome, seconds)
     }
   }
-  const jobControl = config.roles.has("job-control")
-    ? journalingJobControlIngress(metrics, {
-        topics,
-        sharedGroup: config.mqtt.sharedGroup,
-        source: config.source,
-        instanceId: config.instanceId,
-        leaseMs: config.dedupeLeaseMs,
-        doneTtlMs: config.dedupeDoneTtlMs,
-        ...grace,
-        ...jobControlOutcomes,
-        onPublishDropped: (what: string, reason: string) => metrics.recordPublishDropped(what, reason)
-      }).pipe(
-        Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs, recipeDigests: config.recipeDigests })),
-        Layer.provide(jobControlConnection)
-      )
-    : Layer.empty
+  return journalingJobControlIngress(metrics, {
+    topics,
+    sharedGroup: config.mqtt.sharedGroup,
+    source: config.source,
+    instanceId: config.instanceId,
+    leaseMs: config.dedupeLeaseMs,
+    doneTtlMs: config.dedupeDoneTtlMs,
+    shutdownGraceMs: config.shutdownGraceMs,
+    ...jobControlOutcomes,
+    onPublishDropped: (what: string, reason: string) => metrics.recordPublishDropped(what, reason)
+  }).pipe(
+    Layer.provide(jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs, recipeDigests: config.recipeDigests })),
+    Layer.provide(jobControlConnection)
+  )
+}
+
+/** The engine and sweep roles, with the station port over MQTT. */
+const engineRole = (config: DaemonConfig, metrics: Metrics, topics: Topics) => {
+  // Every message the two MQTT workers handle is counted and timed by type and outcome.
+  const observed = (kind: MessageKind) => ({ onOutcome: (type: string, outcome: string, seconds: number) => metrics.recordMessage(kind, type, outcome, seconds) })
+  const station = { topics, instanceId: config.instanceId, sharedGroup: config.mqtt.sharedGroup, source: config.source, shutdownGraceMs: config.shutdownGraceMs, ...observed("station") }
+  return SfcEngineProcesses({ ...config.engine, shutdownGraceMs: config.shutdownGraceMs }, { engine: config.roles.has("engine"), sweep: config.roles.has("sweep") }).pipe(
+    Layer.provide(journaledMqttStation(metrics, station)),
+    // Recipe conditions read the journal's counters (`counter.nok_torque_1h`) through the runtime.
+    Layer.provideMerge(SfcRuntimeServices.pipe(Layer.provide(JournalCounterSource)))
+  )
+}
+
+const publisherRole = (config: DaemonConfig) =>
+  PublisherLive({
+    prefix: config.mqtt.topicPrefix,
+    discriminator: config.mqtt.discriminator,
+    source: config.source,
+    instanceId: config.instanceId,
+    messageExpirySeconds: config.messageExpirySeconds,
+    ...definedOnly({ maxPayloadBytes: config.mqtt.limits.maxPayloadBytes })
+  })
+
+/**
+ * The roles of one daemon as layers over one store and one MQTT connection. Each role is on by
+ * default and can be switched off; instances share the island's work through consumer groups
+ * (engine), shared subscriptions (job control) and a lease (publisher).
+ */
+const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
+  const topics = topicsOf(config)
+  const jobControl = config.roles.has("job-control") ? jobControlRole(config, metrics, topics) : Layer.empty
   const runsEngine = config.roles.has("engine") || config.roles.has("sweep")
-  const engine = runsEngine
-    ? SfcEngineProcesses({ ...config.engine, shutdownGraceMs: config.shutdownGraceMs }, { engine: config.roles.has("engine"), sweep: config.roles.has("sweep") }).pipe(
-        Layer.provide(journaledMqttStation(metrics, { topics, instanceId: config.instanceId, sharedGroup: config.mqtt.sharedGroup, source: config.source, ...grace, ...observed("station") })),
-        // Recipe conditions read the journal's counters (`counter.nok_torque_1h`) through the runtime.
-        Layer.provideMerge(SfcRuntimeServices.pipe(Layer.provide(JournalCounterSource)))
-      )
-    : Layer.empty
-  const publisher = config.roles.has("publisher")
-    ? PublisherLive({
-        prefix: config.mqtt.topicPrefix,
-        discriminator: config.mqtt.discriminator,
-        source: config.source,
-        instanceId: config.instanceId,
-        messageExpirySeconds: config.messageExpirySeconds,
-        ...definedOnly({ maxPayloadBytes: config.mqtt.limits.maxPayloadBytes })
-      })
-    : Layer.empty
+  const engine = runsEngine ? engineRole(config, metrics, topics) : Layer.empty
+  const publisher = config.roles.has("publisher") ? publisherRole(config) : Layer.empty
   // The journal serves every role: job control takes its configuration events, the engine journals station events.
   // Triggers run with job control; the announcer of trigger edits goes to every role (job control's
   // processor takes it) and to the relay of the edits nobody announced, which every daemon runs.
@@ -129,6 +140,26 @@ const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
   )
 }
 
+/** The island's MQTT connection, with the limits that are set (the others stay the MQTT package's defaults). */
+const mqttLayer = (config: DaemonConfig) =>
+  MqttConnection.layer({
+    url: config.mqtt.url!,
+    // A stable client id and a persistent session: messages not yet acknowledged when this
+    // instance stops are redelivered to it when it comes back within the session expiry.
+    clientId: `island-${config.instanceId}`,
+    clean: false,
+    sessionExpirySeconds: config.mqtt.sessionExpirySeconds,
+    username: config.mqtt.username,
+    password: config.mqtt.password,
+    tlsCa: config.mqtt.tls.ca,
+    tlsCert: config.mqtt.tls.cert,
+    tlsKey: config.mqtt.tls.key,
+    ...definedOnly(config.mqtt.limits),
+    // The broker may stop delivering without a word (mosquitto after messages over our packet
+    // limit): the connection probes its own intake, reports a stall and reconnects.
+    ...definedOnly({ intakeProbeTopic: intakeProbeTopic(config), intakeProbeMs: config.mqtt.intakeProbeMs })
+  })
+
 /**
  * Starts the island in the current scope and returns once it is serving: the embedded servers
  * (when no URLs are set), the HTTP server, then the store, the MQTT connection and the roles
@@ -149,23 +180,7 @@ export const startIsland = (configured: DaemonConfig) =>
     const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, token: config.httpToken })
 
     const store = storeLayer({ ...config.valkey, connectionName: `island-${config.instanceId}` })
-    const mqtt = MqttConnection.layer({
-      url: config.mqtt.url!,
-      // A stable client id and a persistent session: messages not yet acknowledged when this
-      // instance stops are redelivered to it when it comes back within the session expiry.
-      clientId: `island-${config.instanceId}`,
-      clean: false,
-      sessionExpirySeconds: config.mqtt.sessionExpirySeconds,
-      username: config.mqtt.username,
-      password: config.mqtt.password,
-      tlsCa: config.mqtt.tls.ca,
-      tlsCert: config.mqtt.tls.cert,
-      tlsKey: config.mqtt.tls.key,
-      ...definedOnly(config.mqtt.limits),
-      // The broker may stop delivering without a word (mosquitto after messages over our packet
-      // limit): the connection probes its own intake, reports a stall and reconnects.
-      ...definedOnly({ intakeProbeTopic: intakeProbeTopic(config), intakeProbeMs: config.mqtt.intakeProbeMs })
-    })
+    const mqtt = mqttLayer(config)
     // One after the other, each waiting for its server: an MQTT connection attempt interrupted
     // because the store failed beside it would linger and fight its successor over the client id.
     const infrastructure = Context.merge(yield* buildWhenReachable(store), yield* buildWhenReachable(mqtt))

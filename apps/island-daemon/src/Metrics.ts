@@ -12,6 +12,103 @@ const STORE_FIGURES_TTL_MS = 5_000
 /** The message kinds: the job control ingress and the station ingress. */
 export type MessageKind = "jobcontrol" | "station"
 
+/** The counters and the histogram of handled messages, dropped publishes and journal work. */
+const messageMetrics = (registry: Registry) => ({
+  messages: new Counter({
+    name: "microdcs_messages_total",
+    help: "MQTT messages handled, by kind (jobcontrol, station), CloudEvent type (known types, else other) and outcome (ok, refused, retry, failed)",
+    labelNames: ["kind", "type", "outcome"] as const,
+    registers: [registry]
+  }),
+  refused: new Counter({
+    name: "microdcs_refused_total",
+    help: "Requests answered with a refusal, by kind, CloudEvent type and reason (mdcserrorkind or ReturnStatus)",
+    labelNames: ["kind", "type", "reason"] as const,
+    registers: [registry]
+  }),
+  publishDropped: new Counter({
+    name: "microdcs_mqtt_publish_dropped_total",
+    help: "Replies and status events the broker refused or that could not be sent (invalid response topic, not encodable), dropped instead of retried",
+    labelNames: ["what", "reason"] as const,
+    registers: [registry]
+  }),
+  journal: new Counter({
+    name: "microdcs_journal_total",
+    help: "Journal work of this instance, by operation (record: station events journaled; sweep: entries and buckets removed; config: configuration events; reload) and outcome (inserted, duplicate, failed, removed, subtracted, ...)",
+    labelNames: ["operation", "outcome"] as const,
+    registers: [registry]
+  }),
+  handlerSeconds: new Histogram({
+    name: "microdcs_handler_seconds",
+    help: "Time from receiving an MQTT message to its outcome, by kind and CloudEvent type",
+    labelNames: ["kind", "type"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry]
+  })
+})
+
+/** The gauges of the Valkey-side figures. */
+const storeGauges = (registry: Registry) => {
+  const gauge = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>) => new Gauge({ name, help, labelNames, registers: [registry] })
+  return {
+    length: gauge("microdcs_stream_length", "Entries in a stream (XLEN)", ["stream", "scope"]),
+    lag: gauge("microdcs_stream_lag", "Entries a consumer group has not read yet", ["stream", "scope", "group"]),
+    pending: gauge("microdcs_stream_pending", "Entries read but not acknowledged", ["stream", "scope", "group"]),
+    deadLetters: gauge("microdcs_dead_letters", "Entries in a dead-letter stream", ["kind", "scope"]),
+    jobOrders: gauge("microdcs_job_orders", "Job orders in the scope's list: stored and not yet cleared or cancelled", ["scope"]),
+    activeExecutions: gauge("microdcs_executions_active", "Recipe executions not yet terminal (Running, Interrupted)", ["scope"]),
+    responses: gauge("microdcs_job_responses", "Job responses by state (the job's end state: Ended_Completed, Aborted, ...)", ["scope", "state"])
+  }
+}
+
+type StoreGauges = ReturnType<typeof storeGauges>
+
+const showFigures = (gauges: StoreGauges, figures: ReadonlyArray<ScopeFigures>) => {
+  for (const g of Object.values(gauges)) g.reset()
+  for (const f of figures) {
+    for (const [stream, length] of Object.entries(f.streamLength)) gauges.length.set({ stream, scope: f.scope }, length)
+    for (const [kind, count] of Object.entries(f.deadLetters)) gauges.deadLetters.set({ kind, scope: f.scope }, count)
+    for (const g of f.groups) {
+      gauges.pending.set({ stream: g.stream, scope: g.scope, group: g.group }, g.pending)
+      if (g.lag !== undefined) gauges.lag.set({ stream: g.stream, scope: g.scope, group: g.group }, g.lag)
+    }
+    gauges.jobOrders.set({ scope: f.scope }, f.jobOrders)
+    gauges.activeExecutions.set({ scope: f.scope }, f.activeExecutions)
+    for (const [state, count] of Object.entries(f.responsesByState)) gauges.responses.set({ scope: f.scope, state }, count)
+  }
+}
+
+/** Where scrapes get the Valkey-side figures: the store's reader while it is followed, and the last read. */
+interface StoreFiguresCache {
+  readonly gauges: StoreGauges
+  readStore: (() => Promise<ReadonlyArray<ScopeFigures>>) | undefined
+  // One read at a time, its result kept for the TTL; a failed read keeps the last figures.
+  last: { readonly at: number; readonly read: Promise<void> } | undefined
+}
+
+const refresh = (store: StoreFiguresCache): Promise<void> => {
+  const read = store.readStore
+  if (read === undefined) return Promise.resolve()
+  const now = Date.now()
+  if (store.last !== undefined && now - store.last.at < STORE_FIGURES_TTL_MS) return store.last.read
+  const pending = read().then((figures) => showFigures(store.gauges, figures), () => undefined)
+  store.last = { at: now, read: pending }
+  return pending
+}
+
+/** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
+const followStore = (store: StoreFiguresCache) =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<Valkey | ScopeRegistry>()
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        store.last = undefined
+        store.readStore = () => Runtime.runPromise(runtime)(readStoreFigures.pipe(Effect.timeout("5 seconds")))
+      }),
+      () => Effect.sync(() => void (store.readStore = undefined))
+    )
+  })
+
 /**
  * The daemon's Prometheus metrics: messages by kind, type and outcome, refusals
  * by reason, handler latency, and, read from Valkey's index and stream sizes (never documents),
@@ -29,84 +126,14 @@ export const makeMetrics = () => {
   exportExecutionLogCounters(registry)
   // The pollers', the publisher's and XAUTOCLAIM's counters (Effect metrics of their packages), likewise.
   exportWorkerMetrics(registry)
-
-  const messages = new Counter({
-    name: "microdcs_messages_total",
-    help: "MQTT messages handled, by kind (jobcontrol, station), CloudEvent type (known types, else other) and outcome (ok, refused, retry, failed)",
-    labelNames: ["kind", "type", "outcome"] as const,
-    registers: [registry]
-  })
-  const refused = new Counter({
-    name: "microdcs_refused_total",
-    help: "Requests answered with a refusal, by kind, CloudEvent type and reason (mdcserrorkind or ReturnStatus)",
-    labelNames: ["kind", "type", "reason"] as const,
-    registers: [registry]
-  })
-  const publishDropped = new Counter({
-    name: "microdcs_mqtt_publish_dropped_total",
-    help: "Replies and status events the broker refused or that could not be sent (invalid response topic, not encodable), dropped instead of retried",
-    labelNames: ["what", "reason"] as const,
-    registers: [registry]
-  })
-  const journal = new Counter({
-    name: "microdcs_journal_total",
-    help: "Journal work of this instance, by operation (record: station events journaled; sweep: entries and buckets removed; config: configuration events; reload) and outcome (inserted, duplicate, failed, removed, subtracted, ...)",
-    labelNames: ["operation", "outcome"] as const,
-    registers: [registry]
-  })
-  const handlerSeconds = new Histogram({
-    name: "microdcs_handler_seconds",
-    help: "Time from receiving an MQTT message to its outcome, by kind and CloudEvent type",
-    labelNames: ["kind", "type"] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry]
-  })
+  const { messages, refused, publishDropped, journal, handlerSeconds } = messageMetrics(registry)
   // The type comes from the sender: job control knows its types; station types are the recipes'.
   const typeLabel: Record<MessageKind, (type: string) => string> = {
     jobcontrol: boundedLabel({ known: jobControlTypes, keep: ["undecodable"] }),
     station: boundedLabel({ cap: 64, keep: ["undecodable"] })
   }
   const reasonLabel = boundedLabel({ cap: 64 })
-
-  const gauge = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>) => new Gauge({ name, help, labelNames, registers: [registry] })
-  const gauges = {
-    length: gauge("microdcs_stream_length", "Entries in a stream (XLEN)", ["stream", "scope"]),
-    lag: gauge("microdcs_stream_lag", "Entries a consumer group has not read yet", ["stream", "scope", "group"]),
-    pending: gauge("microdcs_stream_pending", "Entries read but not acknowledged", ["stream", "scope", "group"]),
-    deadLetters: gauge("microdcs_dead_letters", "Entries in a dead-letter stream", ["kind", "scope"]),
-    jobOrders: gauge("microdcs_job_orders", "Job orders in the scope's list: stored and not yet cleared or cancelled", ["scope"]),
-    activeExecutions: gauge("microdcs_executions_active", "Recipe executions not yet terminal (Running, Interrupted)", ["scope"]),
-    responses: gauge("microdcs_job_responses", "Job responses by state (the job's end state: Ended_Completed, Aborted, ...)", ["scope", "state"])
-  }
-
-  const show = (figures: ReadonlyArray<ScopeFigures>) => {
-    for (const g of Object.values(gauges)) g.reset()
-    for (const f of figures) {
-      for (const [stream, length] of Object.entries(f.streamLength)) gauges.length.set({ stream, scope: f.scope }, length)
-      for (const [kind, count] of Object.entries(f.deadLetters)) gauges.deadLetters.set({ kind, scope: f.scope }, count)
-      for (const g of f.groups) {
-        gauges.pending.set({ stream: g.stream, scope: g.scope, group: g.group }, g.pending)
-        if (g.lag !== undefined) gauges.lag.set({ stream: g.stream, scope: g.scope, group: g.group }, g.lag)
-      }
-      gauges.jobOrders.set({ scope: f.scope }, f.jobOrders)
-      gauges.activeExecutions.set({ scope: f.scope }, f.activeExecutions)
-      for (const [state, count] of Object.entries(f.responsesByState)) gauges.responses.set({ scope: f.scope, state }, count)
-    }
-  }
-
-  let readStore: (() => Promise<ReadonlyArray<ScopeFigures>>) | undefined
-  // One read at a time, its result kept for the TTL; a failed read keeps the last figures.
-  let last: { readonly at: number; readonly read: Promise<void> } | undefined
-  const refresh = (): Promise<void> => {
-    const read = readStore
-    if (read === undefined) return Promise.resolve()
-    const now = Date.now()
-    if (last !== undefined && now - last.at < STORE_FIGURES_TTL_MS) return last.read
-    const pending = read().then(show, () => undefined)
-    last = { at: now, read: pending }
-    return pending
-  }
-
+  const store: StoreFiguresCache = { gauges: storeGauges(registry), readStore: undefined, last: undefined }
   return {
     registry,
     /** Records one outcome of a handled message; a refusal also counts by its reason. */
@@ -121,19 +148,10 @@ export const makeMetrics = () => {
     /** Journal work: `count` events, entries or buckets of one operation's outcome (a failure counts 1). */
     recordJournal: (operation: "record" | "sweep" | "config" | "reload", outcome: string, count = 1) => journal.inc({ operation, outcome }, count),
     /** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
-    followStore: Effect.gen(function* () {
-      const runtime = yield* Effect.runtime<Valkey | ScopeRegistry>()
-      yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          last = undefined
-          readStore = () => Runtime.runPromise(runtime)(readStoreFigures.pipe(Effect.timeout("5 seconds")))
-        }),
-        () => Effect.sync(() => void (readStore = undefined))
-      )
-    }),
+    followStore: followStore(store),
     /** The exposition text. */
     scrape: async (): Promise<string> => {
-      await refresh()
+      await refresh(store)
       return registry.metrics()
     },
     contentType: registry.contentType

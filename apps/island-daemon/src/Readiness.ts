@@ -1,7 +1,7 @@
 import { Cause, Clock, Effect, Either, Exit, Option } from "effect"
-import { commandFilters, MqttConnection, sharedCommandFilters, unshared } from "@microdcs/cloudevents-mqtt"
+import { commandFilters, MqttConnection, type MqttConnectionService, sharedCommandFilters, unshared } from "@microdcs/cloudevents-mqtt"
 import { stationEventsFilter } from "@microdcs/island-mqtt"
-import { Publisher } from "@microdcs/publisher"
+import { Publisher, type PublisherService } from "@microdcs/publisher"
 import { PublisherLease, SfcHeartbeat, StoreHealth } from "@microdcs/store"
 import type { DaemonConfig, Role } from "./DaemonConfig.js"
 import { storageReadiness } from "./ExecutionLogRole.js"
@@ -40,6 +40,103 @@ const causeText = (cause: Cause.Cause<unknown>): string => {
 /** A free publisher lease is normal for a moment (between a release and the next take); not for longer. */
 const LEASE_FREE_GRACE_MS = 10_000
 
+/** What the readiness checks share: the island's services, the filters its roles need, and how long the lease has been free. */
+interface ReadinessDeps {
+  readonly config: DaemonConfig
+  readonly health: StoreHealth
+  readonly heartbeat: SfcHeartbeat
+  readonly connection: MqttConnectionService
+  readonly publisher: Option.Option<PublisherService>
+  readonly lease: PublisherLease
+  readonly storage: Effect.Effect.Success<typeof storageReadiness>
+  readonly commandFilterList: ReadonlyArray<string>
+  readonly stationFilter: string | undefined
+  readonly heartbeatMaxAgeMs: number
+  leaseFreeSince: number | undefined
+}
+
+const jobControlHealth = (d: ReadinessDeps, subscriptions: ReadonlyArray<string>): RoleHealth => {
+  const missing = d.commandFilterList.filter((f) => !subscriptions.includes(f))
+  return missing.length === 0 ? ok : failing(`not subscribed to ${missing.join(", ")}`)
+}
+
+const engineHealth = (d: ReadinessDeps, subscriptions: ReadonlyArray<string>): RoleHealth =>
+  d.stationFilter === undefined || subscriptions.some((s) => unshared(s) === d.stationFilter) ? ok : failing(`not subscribed to ${d.stationFilter}`)
+
+const sweepHealth = (d: ReadinessDeps) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const beat = yield* attempt(d.heartbeat.last)
+    if (Either.isLeft(beat)) return failing(`cannot read the timer sweep heartbeat (${beat.left})`)
+    const at = Option.getOrElse(beat.right, () => Number.NaN)
+    if (!Number.isFinite(at)) return failing("the timer sweep has not written its heartbeat")
+    return now - at <= d.heartbeatMaxAgeMs ? ok : failing(`the timer sweep heartbeat is ${Math.round((now - at) / 1000)} s old`)
+  })
+
+const publishingHealth = (d: ReadinessDeps) =>
+  Effect.gen(function* () {
+    if (Option.isNone(d.publisher)) return ok
+    if (yield* d.publisher.value.isActive) {
+      d.leaseFreeSince = undefined
+      return ok
+    }
+    const holder = yield* attempt(d.lease.holder)
+    if (Either.isLeft(holder)) return failing(`cannot read the publisher lease (${holder.left})`)
+    const now = yield* Clock.currentTimeMillis
+    if (Option.isSome(holder.right) && holder.right.value !== d.config.instanceId) {
+      d.leaseFreeSince = undefined
+      return ok
+    }
+    d.leaseFreeSince ??= now
+    return now - d.leaseFreeSince <= LEASE_FREE_GRACE_MS ? ok : failing(`standby, but nobody has held the publisher lease for ${Math.round((now - d.leaseFreeSince) / 1000)} s`)
+  })
+
+/** The health of each role this instance runs. */
+const roleHealths = (d: ReadinessDeps, subscriptions: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const roles: Partial<Record<Role, RoleHealth>> = {}
+    if (d.config.roles.has("job-control")) roles["job-control"] = jobControlHealth(d, subscriptions)
+    if (d.config.roles.has("engine")) roles.engine = engineHealth(d, subscriptions)
+    if (d.config.roles.has("sweep")) roles.sweep = yield* sweepHealth(d)
+    if (d.config.roles.has("publisher")) roles.publisher = yield* publishingHealth(d)
+    if (d.config.roles.has("storage")) roles.storage = yield* d.storage
+    return roles
+  })
+
+/** One `/readyz` answer: the checks, each role's health and every problem found. */
+const readinessReport = (d: ReadinessDeps) =>
+  Effect.gen(function* () {
+    const ping = yield* attempt(d.health.ping)
+    const status = yield* d.connection.status
+    const subscriptions = yield* d.connection.subscriptions
+    const intake = yield* d.connection.intake
+    const roles = yield* roleHealths(d, subscriptions)
+    const needsSubscriptions = d.config.roles.has("job-control") || d.config.roles.has("engine")
+    const checks = {
+      valkey: Either.isRight(ping),
+      mqtt: status === "connected",
+      subscribed: !needsSubscriptions || subscriptions.length > 0,
+      intake: !intake.stalled,
+      roles: Object.values(roles).every((r) => r.ok)
+    }
+    const problems = [
+      ...(Either.isLeft(ping) ? [`valkey: ${ping.left}`] : []),
+      ...(status === "connected" ? [] : [`mqtt: ${status}`]),
+      ...(intake.stalled ? [`mqtt intake stalled: ${intake.reason ?? "the broker delivers nothing"}; reconnecting`] : []),
+      ...Object.entries(roles).flatMap(([role, health]) => (health.ok ? [] : [`${role}: ${health.reason}`]))
+    ]
+    return { checks, roles, problems } satisfies ReadinessReport
+  })
+
+/** The filters the roles must hold: job control's command filters (shared ones with a shared group), the engine's station events filter. */
+const subscriptionFiltersOf = (config: DaemonConfig) => {
+  const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
+  return {
+    commandFilterList: Either.getOrElse(config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup), () => []),
+    stationFilter: Either.getOrUndefined(stationEventsFilter(topics))
+  }
+}
+
 /**
  * The readiness of a running island: Valkey answers, MQTT is connected and
  * subscribed, its intake is not stalled (a probe of the connection's own came back, see the MQTT
@@ -53,81 +150,18 @@ const LEASE_FREE_GRACE_MS = 10_000
  */
 export const makeReadiness = (config: DaemonConfig) =>
   Effect.gen(function* () {
-    const health = yield* StoreHealth
-    const heartbeat = yield* SfcHeartbeat
-    const connection = yield* MqttConnection
-    const publisher = yield* Effect.serviceOption(Publisher)
-    const lease = yield* PublisherLease
-    const storage = yield* storageReadiness
-    const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
-    const commandFilterList = Either.getOrElse(
-      config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup),
-      () => []
-    )
-    const stationFilter = Either.getOrUndefined(stationEventsFilter(topics))
-    // A sweep round can take a while on a loaded island; far beyond that it is not running.
-    const heartbeatMaxAgeMs = Math.max(15_000, 20 * config.engine.sweepIntervalMs)
-    let leaseFreeSince: number | undefined
-
-    const jobControl = (subscriptions: ReadonlyArray<string>): RoleHealth => {
-      const missing = commandFilterList.filter((f) => !subscriptions.includes(f))
-      return missing.length === 0 ? ok : failing(`not subscribed to ${missing.join(", ")}`)
+    const d: ReadinessDeps = {
+      config,
+      health: yield* StoreHealth,
+      heartbeat: yield* SfcHeartbeat,
+      connection: yield* MqttConnection,
+      publisher: yield* Effect.serviceOption(Publisher),
+      lease: yield* PublisherLease,
+      storage: yield* storageReadiness,
+      ...subscriptionFiltersOf(config),
+      // A sweep round can take a while on a loaded island; far beyond that it is not running.
+      heartbeatMaxAgeMs: Math.max(15_000, 20 * config.engine.sweepIntervalMs),
+      leaseFreeSince: undefined
     }
-
-    const engine = (subscriptions: ReadonlyArray<string>): RoleHealth =>
-      stationFilter === undefined || subscriptions.some((s) => unshared(s) === stationFilter) ? ok : failing(`not subscribed to ${stationFilter}`)
-
-    const sweep = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const beat = yield* attempt(heartbeat.last)
-      if (Either.isLeft(beat)) return failing(`cannot read the timer sweep heartbeat (${beat.left})`)
-      const at = Option.getOrElse(beat.right, () => Number.NaN)
-      if (!Number.isFinite(at)) return failing("the timer sweep has not written its heartbeat")
-      return now - at <= heartbeatMaxAgeMs ? ok : failing(`the timer sweep heartbeat is ${Math.round((now - at) / 1000)} s old`)
-    })
-
-    const publishing = Effect.gen(function* () {
-      if (Option.isNone(publisher)) return ok
-      if (yield* publisher.value.isActive) {
-        leaseFreeSince = undefined
-        return ok
-      }
-      const holder = yield* attempt(lease.holder)
-      if (Either.isLeft(holder)) return failing(`cannot read the publisher lease (${holder.left})`)
-      const now = yield* Clock.currentTimeMillis
-      if (Option.isSome(holder.right) && holder.right.value !== config.instanceId) {
-        leaseFreeSince = undefined
-        return ok
-      }
-      leaseFreeSince ??= now
-      return now - leaseFreeSince <= LEASE_FREE_GRACE_MS ? ok : failing(`standby, but nobody has held the publisher lease for ${Math.round((now - leaseFreeSince) / 1000)} s`)
-    })
-
-    return Effect.gen(function* () {
-      const ping = yield* attempt(health.ping)
-      const status = yield* connection.status
-      const subscriptions = yield* connection.subscriptions
-      const intake = yield* connection.intake
-      const roles: Partial<Record<Role, RoleHealth>> = {}
-      if (config.roles.has("job-control")) roles["job-control"] = jobControl(subscriptions)
-      if (config.roles.has("engine")) roles.engine = engine(subscriptions)
-      if (config.roles.has("sweep")) roles.sweep = yield* sweep
-      if (config.roles.has("publisher")) roles.publisher = yield* publishing
-      if (config.roles.has("storage")) roles.storage = yield* storage
-      const needsSubscriptions = config.roles.has("job-control") || config.roles.has("engine")
-      const checks = {
-        valkey: Either.isRight(ping),
-        mqtt: status === "connected",
-        subscribed: !needsSubscriptions || subscriptions.length > 0,
-        intake: !intake.stalled,
-        roles: Object.values(roles).every((r) => r.ok)
-      }
-      const problems = [
-        ...(Either.isLeft(ping) ? [`valkey: ${ping.left}`] : []),
-        ...(status === "connected" ? [] : [`mqtt: ${status}`]),
-        ...(intake.stalled ? [`mqtt intake stalled: ${intake.reason ?? "the broker delivers nothing"}; reconnecting`] : []),
-        ...Object.entries(roles).flatMap(([role, health]) => (health.ok ? [] : [`${role}: ${health.reason}`]))
-      ]
-      return { checks, roles, problems } satisfies ReadinessReport
-    })
+    return readinessReport(d)
   })

@@ -12,7 +12,7 @@ import { daemonConfig } from "./DaemonConfig.js"
 import { demoLogging } from "./DemoLogging.js"
 import { startIsland } from "./Island.js"
 import { printStoredTree } from "./DemoExecutionTree.js"
-import { runMes } from "./DemoMes.js"
+import { type DemoSummary, runMes } from "./DemoMes.js"
 import { DEMO_TOOL, startDemoStation } from "./DemoStation.js"
 import { Journal } from "@microdcs/journal"
 
@@ -20,8 +20,8 @@ const JOBS = Number(process.env["DEMO_JOBS"] ?? 50)
 /** DEMO_STAY=1 keeps the island (and its console) up after the summary, until Ctrl-C. */
 const STAY = ["1", "true", "yes"].includes((process.env["DEMO_STAY"] ?? "").toLowerCase())
 
-const program = Effect.gen(function* () {
-  // The demo always runs on its own servers and a random HTTP port, whatever the environment says.
+// The demo always runs on its own servers and a random HTTP port, whatever the environment says.
+const useDemoEnvironment = () => {
   for (const name of ["VALKEY_URL", "VALKEY_SENTINELS", "MQTT_URL"]) delete process.env[name]
   process.env["HTTP_PORT"] ??= "0"
   process.env["HTTP_HOST"] ??= "127.0.0.1"
@@ -29,12 +29,11 @@ const program = Effect.gen(function* () {
   process.env["SFC_FALLBACK_INTERVAL_MS"] ??= "250"
   // Its Valkey is new each run and its job ids are the same each run: so is its archive, in memory.
   process.env["PG_DATA_DIR"] ??= "memory://"
-  const island = yield* startIsland(yield* daemonConfig)
-  const topics = { prefix: island.config.mqtt.topicPrefix, discriminator: island.config.mqtt.discriminator }
-  console.log(`island up: Valkey ${island.config.valkey.url}, MQTT ${island.config.mqtt.url}, HTTP http://${island.http.host}:${island.http.port}`)
-  console.log(`console: http://${island.http.host}:${island.http.port}/ (the island's web pages, while the demo runs; DEMO_STAY=1 keeps it up after the summary)`)
-  const station = yield* startDemoStation(island.config.mqtt.url!, topics).pipe(Effect.provide(island.context))
-  const summary = yield* runMes(island.config.mqtt.url!, topics, JOBS)
+}
+
+type DemoStation = Effect.Effect.Success<ReturnType<typeof startDemoStation>>
+
+const printSummary = (summary: DemoSummary, station: DemoStation) => {
   console.log("")
   console.log("summary")
   console.log(`  jobs submitted        ${summary.submitted}`)
@@ -47,26 +46,45 @@ const program = Effect.gen(function* () {
   console.log(`  throughput            ${(summary.completed / summary.elapsedSeconds).toFixed(1)} jobs/s`)
   console.log(`  latency p50           ${summary.p50.toFixed(0)} ms (StoreAndStart sent → Ended_Completed seen)`)
   console.log(`  latency p99           ${summary.p99.toFixed(0)} ms`)
-  const journal = yield* Effect.provide(Journal, island.context)
+}
+
+/** The torque journal's size, its last entries for the demo's tool, and the tool's NOK counter. */
+const printJournal = Effect.gen(function* () {
+  const journal = yield* Journal
   const figures = (yield* journal.figures("line-1")).find((f) => f.journal === "torque")
   const recent = yield* journal.recall("line-1", "torque", "tool", DEMO_TOOL, { limit: 3, stamp: false })
   console.log(`  journal torque        ${figures?.entries ?? 0} entries, ${figures?.bytes ?? 0} bytes (torque results by tool and job)`)
   for (const entry of recent) console.log(`    ${new Date(entry.time).toISOString()}  ${JSON.stringify((entry.event as { data?: unknown }).data)}`)
   console.log(`  counter nok_torque_1h ${yield* journal.counter("line-1", "torque", "nok_torque_1h", DEMO_TOOL)} (${DEMO_TOOL}, last hour)`)
+})
+
+/** Waits for Ctrl-C (or SIGTERM). */
+const untilStopped = Effect.async<void>((resume) => {
+  const stop = () => resume(Effect.void)
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+  return Effect.sync(() => {
+    process.off("SIGINT", stop)
+    process.off("SIGTERM", stop)
+  })
+})
+
+const program = Effect.gen(function* () {
+  useDemoEnvironment()
+  const island = yield* startIsland(yield* daemonConfig)
+  const topics = { prefix: island.config.mqtt.topicPrefix, discriminator: island.config.mqtt.discriminator }
+  console.log(`island up: Valkey ${island.config.valkey.url}, MQTT ${island.config.mqtt.url}, HTTP http://${island.http.host}:${island.http.port}`)
+  console.log(`console: http://${island.http.host}:${island.http.port}/ (the island's web pages, while the demo runs; DEMO_STAY=1 keeps it up after the summary)`)
+  const station = yield* startDemoStation(island.config.mqtt.url!, topics).pipe(Effect.provide(island.context))
+  const summary = yield* runMes(island.config.mqtt.url!, topics, JOBS)
+  printSummary(summary, station)
+  yield* printJournal.pipe(Effect.provide(island.context))
   // The first job of the MES's batch (DemoMes numbers them jo-axle-0001...): its log tree from storage.
   yield* printStoredTree("jo-axle-0001").pipe(Effect.provide(island.context))
   if (summary.completed !== summary.submitted) return yield* Effect.fail(new Error(`${summary.submitted - summary.completed} jobs did not complete`))
   if (STAY) {
     console.log(`\nthe island stays up (DEMO_STAY): console http://${island.http.host}:${island.http.port}/ ; Ctrl-C stops it`)
-    yield* Effect.async<void>((resume) => {
-      const stop = () => resume(Effect.void)
-      process.once("SIGINT", stop)
-      process.once("SIGTERM", stop)
-      return Effect.sync(() => {
-        process.off("SIGINT", stop)
-        process.off("SIGTERM", stop)
-      })
-    })
+    yield* untilStopped
   }
 })
 

@@ -2,7 +2,7 @@ import { Data, Effect, Either, Option } from "effect"
 import type { SqlError } from "@effect/sql"
 import { type ConnectionError, ExecutionLogStore, type InvalidInput, type WrongType } from "@microdcs/store"
 import { decodeExecution, decodeNode, type ExecutionRecord, type LogRecordInvalid, type NodeRecord } from "./LogRecord.js"
-import { LogStorage } from "./LogStorage.js"
+import { LogStorage, type LogStorageService } from "./LogStorage.js"
 
 /**
  * One row of an execution tree. An execution's row is at its depth, its nodes one deeper, and the
@@ -34,6 +34,65 @@ interface LoadedExecution {
 
 const decoded = <A>(result: Either.Either<A, LogRecordInvalid>) => (Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
 
+/** What a tree's reads share: the log in Valkey and its storage. */
+interface TreeDeps {
+  readonly store: ExecutionLogStore
+  readonly storage: LogStorageService
+}
+
+const fromValkey = ({ store }: TreeDeps, id: string) =>
+  Effect.gen(function* () {
+    const exec = yield* store.readExec(id)
+    if (Option.isNone(exec)) return Option.none<LoadedExecution>()
+    const execKey = yield* store.execKey(id)
+    const record = yield* decoded(decodeExecution(execKey, exec.value))
+    const found = yield* store.readNodes(id, 0, record.lastSeq)
+    const nodes = yield* Effect.forEach(found, (n) => decoded(decodeNode(n.key, n.value)))
+    return Option.some<LoadedExecution>({ record, nodes })
+  })
+
+const fromStorage = ({ store, storage }: TreeDeps, id: string) =>
+  Effect.gen(function* () {
+    const rows = yield* storage.readPrefix(yield* store.executionKeyPrefix(id))
+    let record: ExecutionRecord | undefined
+    const nodes: Array<NodeRecord> = []
+    for (const row of rows) {
+      const key = store.parseKey(row.key)
+      // The range of `id` holds only its own keys: an id's encoding ends at the ':' before `exec` or `n`.
+      if (key === undefined || key.executionId !== id) continue
+      if (key.kind === "exec") record = yield* decoded(decodeExecution(row.key, row.value))
+      else nodes.push(yield* decoded(decodeNode(row.key, row.value)))
+    }
+    return record === undefined ? Option.none<LoadedExecution>() : Option.some<LoadedExecution>({ record, nodes })
+  })
+
+const load = (deps: TreeDeps, id: string) => Effect.flatMap(fromValkey(deps, id), (found) => (Option.isSome(found) ? Effect.succeed(found) : fromStorage(deps, id)))
+
+/** One tree's walk: the rows so far and the executions already shown. */
+interface TreeWalk {
+  readonly deps: TreeDeps
+  readonly rows: Array<TreeRow>
+  // An execution appears once even if two nodes named it (a cycle would be a bug of the writer).
+  readonly seen: Set<string>
+}
+
+const walk = (w: TreeWalk, id: string, depth: number): Effect.Effect<void, ExecutionTreeError> =>
+  Effect.gen(function* () {
+    if (w.seen.has(id)) return
+    w.seen.add(id)
+    const found = yield* load(w.deps, id)
+    if (Option.isNone(found)) {
+      if (depth === 0) return yield* new ExecutionNotFound({ executionId: id })
+      w.rows.push({ type: "missing", depth, executionId: id })
+      return
+    }
+    w.rows.push({ type: "execution", depth, executionId: id, record: found.value.record })
+    for (const node of found.value.nodes) {
+      w.rows.push({ type: "node", depth: depth + 1, executionId: id, record: node })
+      for (const child of node.children ?? []) yield* walk(w, child, depth + 2)
+    }
+  })
+
 /**
  * `executionTree(executionId)`: the execution, its nodes and, through each delegating node's
  * child ids, its child executions, depth first, as one flat list of rows. Each execution is read
@@ -41,57 +100,7 @@ const decoded = <A>(result: Either.Either<A, LogRecordInvalid>) => (Either.isRig
  */
 export const executionTree = (executionId: string): Effect.Effect<ReadonlyArray<TreeRow>, ExecutionTreeError, ExecutionLogStore | LogStorage> =>
   Effect.gen(function* () {
-    const store = yield* ExecutionLogStore
-    const storage = yield* LogStorage
-
-    const fromValkey = (id: string) =>
-      Effect.gen(function* () {
-        const exec = yield* store.readExec(id)
-        if (Option.isNone(exec)) return Option.none<LoadedExecution>()
-        const execKey = yield* store.execKey(id)
-        const record = yield* decoded(decodeExecution(execKey, exec.value))
-        const found = yield* store.readNodes(id, 0, record.lastSeq)
-        const nodes = yield* Effect.forEach(found, (n) => decoded(decodeNode(n.key, n.value)))
-        return Option.some<LoadedExecution>({ record, nodes })
-      })
-
-    const fromStorage = (id: string) =>
-      Effect.gen(function* () {
-        const rows = yield* storage.readPrefix(yield* store.executionKeyPrefix(id))
-        let record: ExecutionRecord | undefined
-        const nodes: Array<NodeRecord> = []
-        for (const row of rows) {
-          const key = store.parseKey(row.key)
-          // The range of `id` holds only its own keys: an id's encoding ends at the ':' before `exec` or `n`.
-          if (key === undefined || key.executionId !== id) continue
-          if (key.kind === "exec") record = yield* decoded(decodeExecution(row.key, row.value))
-          else nodes.push(yield* decoded(decodeNode(row.key, row.value)))
-        }
-        return record === undefined ? Option.none<LoadedExecution>() : Option.some<LoadedExecution>({ record, nodes })
-      })
-
-    const load = (id: string) => Effect.flatMap(fromValkey(id), (found) => (Option.isSome(found) ? Effect.succeed(found) : fromStorage(id)))
-
-    const rows: Array<TreeRow> = []
-    // An execution appears once even if two nodes named it (a cycle would be a bug of the writer).
-    const seen = new Set<string>()
-    const walk = (id: string, depth: number): Effect.Effect<void, ExecutionTreeError> =>
-      Effect.gen(function* () {
-        if (seen.has(id)) return
-        seen.add(id)
-        const found = yield* load(id)
-        if (Option.isNone(found)) {
-          if (depth === 0) return yield* new ExecutionNotFound({ executionId: id })
-          rows.push({ type: "missing", depth, executionId: id })
-          return
-        }
-        rows.push({ type: "execution", depth, executionId: id, record: found.value.record })
-        for (const node of found.value.nodes) {
-          rows.push({ type: "node", depth: depth + 1, executionId: id, record: node })
-          for (const child of node.children ?? []) yield* walk(child, depth + 2)
-        }
-      })
-
-    yield* walk(executionId, 0)
-    return rows
+    const w: TreeWalk = { deps: { store: yield* ExecutionLogStore, storage: yield* LogStorage }, rows: [], seen: new Set() }
+    yield* walk(w, executionId, 0)
+    return w.rows
   })

@@ -54,6 +54,73 @@ const executionLogTable = (log: IslandView["executionLog"]) => {
   return table(["figure", "value"], rows.map(([name, value, style]) => h("tr", {}, h("td", {}, name), h("td", { class: style ?? "" }, value))), { id: "execution-log" })
 }
 
+const readinessSection = (r: IslandView["readiness"]) =>
+  section(
+    "Readiness",
+    table(["check", "passes"], Object.entries(r.checks).map(([name, passes]) => h("tr", {}, h("td", {}, name), h("td", { class: passes ? "ok" : "bad" }, passes ? "yes" : "no")))),
+    table(["role", "health"], Object.entries(r.roles).map(([role, health]) => h("tr", {}, h("td", {}, role), h("td", { class: health.ok ? "ok" : "bad" }, health.ok ? (health.detail === undefined ? "ok" : `ok: ${health.detail}`) : (health.reason ?? "failing"))))),
+    r.problems.length === 0 ? null : h("ul", { class: "problem" }, r.problems.map((p) => h("li", {}, p)))
+  )
+
+const scopesSection = (scopes: IslandView["scopes"]) =>
+  section(
+    "Scopes",
+    table(
+      ["scope", "job orders", "running executions", "job responses by state", "changes", "sfc work", "pending", "dead letters"],
+      scopes.map((s) =>
+        h(
+          "tr",
+          { "data-scope": s.scope },
+          h("td", {}, link(scopeHref(s.scope), s.scope)),
+          h("td", {}, String(s.jobOrders)),
+          h("td", {}, String(s.activeExecutions)),
+          h("td", {}, Object.entries(s.responsesByState).map(([state, n]) => `${state} ${n}`).join(", ")),
+          h("td", {}, String(s.streamLength["changes"] ?? 0)),
+          h("td", {}, String(s.streamLength["sfc"] ?? 0)),
+          h("td", {}, String(s.groups.reduce((a, g) => a + g.pending, 0))),
+          h("td", { class: sum(s.deadLetters) > 0 ? "bad" : "" }, String(sum(s.deadLetters)))
+        )
+      ),
+      { id: "scopes" }
+    )
+  )
+
+const activitySection = (activity: IslandView["activity"]) =>
+  section(
+    "Last 5 minutes",
+    table(
+      ["scope", ...[5, 4, 3, 2, 1].map((m) => `−${m} min started / completed`), "run time p50 / p95", "engine instances seen"],
+      activity.map((a) =>
+        h(
+          "tr",
+          { "data-activity": a.scope },
+          h("td", {}, a.scope),
+          a.activity.minutes.map((m) => h("td", {}, `${m.started} / ${m.completed}`)),
+          h("td", {}, a.activity.runMs.p50 === null ? "" : `${a.activity.runMs.p50} / ${a.activity.runMs.p95} ms (${a.activity.runMs.count} jobs)`),
+          h("td", { class: "mono" }, a.engines.map((e) => `${e.consumer} (${e.group}, ${e.pending} pending, idle ${Math.round(e.idleMs / 1000)} s)`).join(", "))
+        )
+      ),
+      { id: "activity" }
+    )
+  )
+
+const leasesSection = (leases: IslandView["leases"]) =>
+  section(
+    "Leases",
+    table(["lease", "configuration", "holder", "time left"], leases.map((l) => h("tr", {}, h("td", {}, l.lease), h("td", {}, l.configId ?? ""), h("td", { class: "mono" }, l.holder ?? "free"), h("td", {}, l.remainingMs === null ? "" : `${Math.round(l.remainingMs / 1000)} s`))))
+  )
+
+const messagesSection = (messages: IslandView["messages"]) =>
+  section(
+    "Messages handled by this daemon",
+    table(
+      ["kind", "outcomes", "mean handling time"],
+      Object.entries(messages.counts).map(([kind, outcomes]) =>
+        h("tr", {}, h("td", {}, kind), h("td", {}, Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(", ")), h("td", {}, messages.meanMs[kind] == null ? "" : `${messages.meanMs[kind]!.toFixed(1)} ms`))
+      )
+    )
+  )
+
 /** The island page: readiness, scopes with their figures, leases, this daemon's message figures; live. */
 export const islandPage = (root: HTMLElement) => {
   document.title = "Island console"
@@ -69,64 +136,12 @@ export const islandPage = (root: HTMLElement) => {
     replace(
       root,
       h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready")),
-      section(
-        "Readiness",
-        table(["check", "passes"], Object.entries(r.checks).map(([name, passes]) => h("tr", {}, h("td", {}, name), h("td", { class: passes ? "ok" : "bad" }, passes ? "yes" : "no")))),
-        table(["role", "health"], Object.entries(r.roles).map(([role, health]) => h("tr", {}, h("td", {}, role), h("td", { class: health.ok ? "ok" : "bad" }, health.ok ? (health.detail === undefined ? "ok" : `ok: ${health.detail}`) : (health.reason ?? "failing"))))),
-        r.problems.length === 0 ? null : h("ul", { class: "problem" }, r.problems.map((p) => h("li", {}, p)))
-      ),
-      section(
-        "Scopes",
-        table(
-          ["scope", "job orders", "running executions", "job responses by state", "changes", "sfc work", "pending", "dead letters"],
-          view.scopes.map((s) =>
-            h(
-              "tr",
-              { "data-scope": s.scope },
-              h("td", {}, link(scopeHref(s.scope), s.scope)),
-              h("td", {}, String(s.jobOrders)),
-              h("td", {}, String(s.activeExecutions)),
-              h("td", {}, Object.entries(s.responsesByState).map(([state, n]) => `${state} ${n}`).join(", ")),
-              h("td", {}, String(s.streamLength["changes"] ?? 0)),
-              h("td", {}, String(s.streamLength["sfc"] ?? 0)),
-              h("td", {}, String(s.groups.reduce((a, g) => a + g.pending, 0))),
-              h("td", { class: sum(s.deadLetters) > 0 ? "bad" : "" }, String(sum(s.deadLetters)))
-            )
-          ),
-          { id: "scopes" }
-        )
-      ),
-      section(
-        "Last 5 minutes",
-        table(
-          ["scope", ...[5, 4, 3, 2, 1].map((m) => `−${m} min started / completed`), "run time p50 / p95", "engine instances seen"],
-          view.activity.map((a) =>
-            h(
-              "tr",
-              { "data-activity": a.scope },
-              h("td", {}, a.scope),
-              a.activity.minutes.map((m) => h("td", {}, `${m.started} / ${m.completed}`)),
-              h("td", {}, a.activity.runMs.p50 === null ? "" : `${a.activity.runMs.p50} / ${a.activity.runMs.p95} ms (${a.activity.runMs.count} jobs)`),
-              h("td", { class: "mono" }, a.engines.map((e) => `${e.consumer} (${e.group}, ${e.pending} pending, idle ${Math.round(e.idleMs / 1000)} s)`).join(", "))
-            )
-          ),
-          { id: "activity" }
-        )
-      ),
-      section(
-        "Leases",
-        table(["lease", "configuration", "holder", "time left"], view.leases.map((l) => h("tr", {}, h("td", {}, l.lease), h("td", {}, l.configId ?? ""), h("td", { class: "mono" }, l.holder ?? "free"), h("td", {}, l.remainingMs === null ? "" : `${Math.round(l.remainingMs / 1000)} s`))))
-      ),
+      readinessSection(r),
+      scopesSection(view.scopes),
+      activitySection(view.activity),
+      leasesSection(view.leases),
       section("Execution log of this daemon", executionLogTable(view.executionLog)),
-      section(
-        "Messages handled by this daemon",
-        table(
-          ["kind", "outcomes", "mean handling time"],
-          Object.entries(view.messages.counts).map(([kind, outcomes]) =>
-            h("tr", {}, h("td", {}, kind), h("td", {}, Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(", ")), h("td", {}, view.messages.meanMs[kind] == null ? "" : `${view.messages.meanMs[kind]!.toFixed(1)} ms`))
-          )
-        )
-      )
+      messagesSection(view.messages)
     )
   }
   const refresh = coalesce(render, 1_000)

@@ -121,6 +121,45 @@ const actionsTable = (actions: ReadonlyArray<ActionRun>) =>
     { id: "actions" }
   )
 
+type Execution = NonNullable<JobView["execution"]>
+
+/** The recipe graph lit by the execution, or why there is none. */
+const graphOf = (ex: JobView["execution"]) =>
+  ex?.graph === null || ex?.graph === undefined
+    ? h("p", { class: "empty" }, ex === null ? "not started: no execution yet" : "no graph for this recipe")
+    : drawGraph(ex.graph, { active: ex.active, visits: ex.visits, actions: ex.actions, activeBranches: [...new Set(ex.active.flatMap((a) => (a.branch ? [a.branch.name] : [])))] })
+
+/** The execution's line above the graph: work master, status, revision, active steps, digest, error. */
+const executionLine = (ex: Execution) =>
+  h(
+    "p",
+    { class: "meta" },
+    "work master ",
+    h("span", { class: "mono" }, ex.workMasterId),
+    " · execution ",
+    h("span", { class: `badge exec-${ex.status}`, id: "execution-status" }, ex.status),
+    " · revision ",
+    String(ex.revision),
+    " · active ",
+    h("span", { id: "active-steps" }, ex.active.map((a) => a.step).join(", ") || "none"),
+    ex.recipeDigest ? [" · digest ", h("span", { class: "mono digest" }, ex.recipeDigest.slice(0, 12))] : null,
+    ex.error ? [" · ", h("span", { class: "problem" }, ex.error)] : null
+  )
+
+const historySection = (view: JobView) =>
+  section(
+    "State history",
+    table(
+      ["time", "document", "change", "version", "state", "by"],
+      view.history.map((r) => h("tr", { class: "history" }, h("td", {}, when(r.ts)), h("td", {}, r.kind), h("td", {}, r.change), h("td", {}, String(r.version)), h("td", { class: "state" }, r.state ?? ""), h("td", { class: "by" }, byText(r.origin)))),
+      { id: "history" }
+    ),
+    view.historyCut ? h("p", { class: "meta" }, "older changes not read (a long change stream)") : null
+  )
+
+const responseSection = (response: JobView["response"]) =>
+  section("Job response", response === null ? h("p", { class: "empty" }, "no job response yet") : [h("p", { class: "meta" }, response.id, " · ", response.state), json(response.document)])
+
 /** The job page: order, state history, response, recipe graph lit by the execution, log tree; live. */
 export const jobPage = (root: HTMLElement, id: string) => {
   document.title = `Job ${id} · island console`
@@ -133,45 +172,15 @@ export const jobPage = (root: HTMLElement, id: string) => {
       return
     }
     const ex = view.execution
-    const graph =
-      ex?.graph === null || ex?.graph === undefined
-        ? h("p", { class: "empty" }, ex === null ? "not started: no execution yet" : "no graph for this recipe")
-        : drawGraph(ex.graph, { active: ex.active, visits: ex.visits, actions: ex.actions, activeBranches: [...new Set(ex.active.flatMap((a) => (a.branch ? [a.branch.name] : [])))] })
+    const graph = graphOf(ex)
     replace(
       root,
       h("nav", { class: "crumbs" }, link("/console", "island"), " / ", link(scopeHref(view.scope), view.scope), " / ", h("span", { class: "mono" }, view.id)),
       h("h1", {}, "Job ", h("span", { class: "mono", id: "job-id" }, view.id), " ", h("span", { class: `badge state-${view.state ?? "unknown"}`, id: "job-state" }, view.state ?? "malformed")),
-      section(
-        "Recipe",
-        ex === null
-          ? null
-          : h(
-              "p",
-              { class: "meta" },
-              "work master ",
-              h("span", { class: "mono" }, ex.workMasterId),
-              " · execution ",
-              h("span", { class: `badge exec-${ex.status}`, id: "execution-status" }, ex.status),
-              " · revision ",
-              String(ex.revision),
-              " · active ",
-              h("span", { id: "active-steps" }, ex.active.map((a) => a.step).join(", ") || "none"),
-              ex.recipeDigest ? [" · digest ", h("span", { class: "mono digest" }, ex.recipeDigest.slice(0, 12))] : null,
-              ex.error ? [" · ", h("span", { class: "problem" }, ex.error)] : null
-            ),
-        graph
-      ),
+      section("Recipe", ex === null ? null : executionLine(ex), graph),
       ex === null || ex.actions.length === 0 ? null : section("Actions", actionsTable(ex.actions)),
-      section(
-        "State history",
-        table(
-          ["time", "document", "change", "version", "state", "by"],
-          view.history.map((r) => h("tr", { class: "history" }, h("td", {}, when(r.ts)), h("td", {}, r.kind), h("td", {}, r.change), h("td", {}, String(r.version)), h("td", { class: "state" }, r.state ?? ""), h("td", { class: "by" }, byText(r.origin)))),
-          { id: "history" }
-        ),
-        view.historyCut ? h("p", { class: "meta" }, "older changes not read (a long change stream)") : null
-      ),
-      section("Job response", view.response === null ? h("p", { class: "empty" }, "no job response yet") : [h("p", { class: "meta" }, view.response.id, " · ", view.response.state), json(view.response.document)]),
+      historySection(view),
+      responseSection(view.response),
       section("Execution log", await logTree(view.id)),
       section("Job order", json(view.document)),
       h("p", { class: "meta" }, link(jobHref(view.id), "permalink"))

@@ -25,85 +25,88 @@ const STATES = [
   "Aborted"
 ]
 
-/**
- * The scope page: its job orders in list order with their states, a state filter, a search by
- * id and cursor paging, all on the server. A change of one of the shown job orders updates its
- * row; a job order arriving shows once the first page is read again (new ones may sort first).
- */
-export const scopePage = (root: HTMLElement, scope: string) => {
-  document.title = `Scope ${scope} · island console`
-  const params = new URLSearchParams(location.search)
-  let state = params.get("state") ?? ""
-  let id = params.get("id") ?? ""
-  const cursors: Array<string> = ["0"]
-  let page = 0
-  let next: string | null = null
+/** The scope page's listing: the filter and the page shown, the cursors of the pages seen, where it renders. */
+interface Listing {
+  readonly scope: string
+  state: string
+  id: string
+  readonly cursors: Array<string>
+  page: number
+  next: string | null
+  readonly list: HTMLElement
+  readonly pager: HTMLElement
+  refresh: () => void
+}
 
-  const stateSelect = h("select", { id: "state-filter", name: "state" }, STATES.map((s) => h("option", { value: s }, s === "" ? "every state" : s))) as HTMLSelectElement
-  stateSelect.value = state
-  const search = h("input", { id: "job-search", type: "search", placeholder: "job order id", name: "id" }) as HTMLInputElement
-  search.value = id
-  const list = h("div", { id: "job-orders" })
-  const pager = h("div", { class: "pager" })
-
-  const render = async () => {
-    const q = new URLSearchParams({ cursor: cursors[page]!, limit: "50" })
-    if (state) q.set("state", state)
-    if (id) q.set("id", id)
-    let result: { readonly items: ReadonlyArray<Row>; readonly next: string | null; readonly scanned: number }
-    try {
-      result = await api(`/api/console/scopes/${encodeURIComponent(scope)}/joborders?${q.toString()}`)
-    } catch (error) {
-      replace(list, h("p", { class: "problem" }, String(error)))
-      return
-    }
-    next = result.next
-    replace(
-      list,
-      result.items.length === 0
-        ? h("p", { class: "empty" }, "no job orders here")
-        : table(
-            ["job order", "state", "priority", "version"],
-            result.items.map((r) =>
-              h(
-                "tr",
-                { "data-job": r.id },
-                h("td", { class: "mono" }, link(jobHref(r.id), r.id)),
-                h("td", { class: "state" }, h("span", { class: `badge state-${r.state ?? "unknown"}` }, r.state ?? "malformed")),
-                h("td", {}, String(r.priority)),
-                h("td", {}, String(r.version ?? ""))
-              )
-            ),
-            { id: "job-order-table" }
+const jobOrderTable = (items: ReadonlyArray<Row>) =>
+  items.length === 0
+    ? h("p", { class: "empty" }, "no job orders here")
+    : table(
+        ["job order", "state", "priority", "version"],
+        items.map((r) =>
+          h(
+            "tr",
+            { "data-job": r.id },
+            h("td", { class: "mono" }, link(jobHref(r.id), r.id)),
+            h("td", { class: "state" }, h("span", { class: `badge state-${r.state ?? "unknown"}` }, r.state ?? "malformed")),
+            h("td", {}, String(r.priority)),
+            h("td", {}, String(r.version ?? ""))
           )
-    )
-    const prev = h("button", { type: "button", id: "page-prev" }, "previous") as HTMLButtonElement
-    prev.disabled = page === 0
-    prev.onclick = () => {
-      page--
-      refresh()
-    }
-    const more = h("button", { type: "button", id: "page-next" }, "next") as HTMLButtonElement
-    more.disabled = next === null
-    more.onclick = () => {
-      if (next === null) return
-      cursors[page + 1] = next
-      page++
-      refresh()
-    }
-    replace(pager, prev, h("span", { class: "meta" }, ` page ${page + 1} `), more)
+        ),
+        { id: "job-order-table" }
+      )
+
+/** The previous and next buttons with the page number; next keeps the cursor of the page it opens. */
+const showPager = (l: Listing) => {
+  const prev = h("button", { type: "button", id: "page-prev" }, "previous") as HTMLButtonElement
+  prev.disabled = l.page === 0
+  prev.onclick = () => {
+    l.page--
+    l.refresh()
   }
-  const refresh = coalesce(render)
+  const more = h("button", { type: "button", id: "page-next" }, "next") as HTMLButtonElement
+  more.disabled = l.next === null
+  more.onclick = () => {
+    if (l.next === null) return
+    l.cursors[l.page + 1] = l.next
+    l.page++
+    l.refresh()
+  }
+  replace(l.pager, prev, h("span", { class: "meta" }, ` page ${l.page + 1} `), more)
+}
+
+const renderListing = async (l: Listing) => {
+  const q = new URLSearchParams({ cursor: l.cursors[l.page]!, limit: "50" })
+  if (l.state) q.set("state", l.state)
+  if (l.id) q.set("id", l.id)
+  let result: { readonly items: ReadonlyArray<Row>; readonly next: string | null; readonly scanned: number }
+  try {
+    result = await api(`/api/console/scopes/${encodeURIComponent(l.scope)}/joborders?${q.toString()}`)
+  } catch (error) {
+    replace(l.list, h("p", { class: "problem" }, String(error)))
+    return
+  }
+  l.next = result.next
+  replace(l.list, jobOrderTable(result.items))
+  showPager(l)
+}
+
+/** The state filter and the id search; a change starts the listing over at its first page and goes into the address. */
+const filterForm = (l: Listing) => {
+  const stateSelect = h("select", { id: "state-filter", name: "state" }, STATES.map((s) => h("option", { value: s }, s === "" ? "every state" : s))) as HTMLSelectElement
+  stateSelect.value = l.state
+  const search = h("input", { id: "job-search", type: "search", placeholder: "job order id", name: "id" }) as HTMLInputElement
+  search.value = l.id
   const apply = () => {
-    state = stateSelect.value
-    id = search.value.trim()
-    cursors.length = 1
-    page = 0
+    l.state = stateSelect.value
+    l.id = search.value.trim()
+    l.cursors.length = 1
+    l.page = 0
     const q = new URLSearchParams()
-    if (state) q.set("state", state)
-    if (id) q.set("id", id)
+    if (l.state) q.set("state", l.state)
+    if (l.id) q.set("id", l.id)
     history.replaceState(null, "", `${location.pathname}${q.size > 0 ? `?${q.toString()}` : ""}`)
-    refresh()
+    l.refresh()
   }
   stateSelect.onchange = apply
   search.onchange = apply
@@ -112,8 +115,32 @@ export const scopePage = (root: HTMLElement, scope: string) => {
     e.preventDefault()
     apply()
   }
-  replace(root, h("nav", { class: "crumbs" }, link("/console", "island"), " / ", scope), h("h1", {}, "Scope ", h("span", { class: "mono" }, scope)), form, list, pager)
+  return form
+}
+
+/**
+ * The scope page: its job orders in list order with their states, a state filter, a search by
+ * id and cursor paging, all on the server. A change of one of the shown job orders updates its
+ * row; a job order arriving shows once the first page is read again (new ones may sort first).
+ */
+export const scopePage = (root: HTMLElement, scope: string) => {
+  document.title = `Scope ${scope} · island console`
+  const params = new URLSearchParams(location.search)
+  const l: Listing = {
+    scope,
+    state: params.get("state") ?? "",
+    id: params.get("id") ?? "",
+    cursors: ["0"],
+    page: 0,
+    next: null,
+    list: h("div", { id: "job-orders" }),
+    pager: h("div", { class: "pager" }),
+    refresh: () => {}
+  }
+  l.refresh = coalesce(() => renderListing(l))
+  const form = filterForm(l)
+  replace(root, h("nav", { class: "crumbs" }, link("/console", "island"), " / ", scope), h("h1", {}, "Scope ", h("span", { class: "mono" }, scope)), form, l.list, l.pager)
   follow({ scope }, (event) => {
-    if (event.type === "change" && (event.data as { kind?: string }).kind === "joborder") refresh()
-  }, refresh)
+    if (event.type === "change" && (event.data as { kind?: string }).kind === "joborder") l.refresh()
+  }, l.refresh)
 }
