@@ -1,13 +1,22 @@
 import { Data, Effect, Either } from "effect"
 import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
-import { type DedupeAdmissionRead, dedupeClaim, dedupeClaimAdmission, type DedupeClaimReply, dedupeDone, dedupeRelease, dedupeTakeover } from "@microdcs/lua-scripts"
+import {
+  type DedupeAdmissionRead,
+  dedupeClaim,
+  dedupeClaimAdmission,
+  type DedupeClaimReply,
+  dedupeDone,
+  type DedupeDoneReply,
+  dedupeRelease,
+  dedupeTakeover
+} from "@microdcs/lua-scripts"
 import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
 import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { claimTokenHolder } from "./ClaimToken.js"
 import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
 import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
-import { Valkey } from "./Valkey.js"
+import { Valkey, type ValkeyService } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
 /** The same refusal as `validatePositiveMs`, synchronously: PX rejects 0 and fractions. */
@@ -54,6 +63,162 @@ const notClaimed = (key: string, reply: NotClaimed): Effect.Effect<ClaimResult, 
   }
 }
 
+type ClaimError = Busy | WrongType | InvalidInput | ConnectionError
+
+/** The dedupe key of an event, or why its source or id cannot name one (synchronous, for the hot path). */
+const dedupeKeyOf = (valkey: ValkeyService, source: string, id: string): string | InvalidInput => {
+  const problem = keyPartProblem("source", source) ?? keyPartProblem("id", id)
+  if (problem) return problem
+  const key = valkey.keys.key("dedupe", { hash: dedupeHash(source, id) })
+  return key instanceof KeyPartError ? keyProblem(key) : key
+}
+
+const dedupeKey = (valkey: ValkeyService, source: string, id: string): Effect.Effect<string, InvalidInput> =>
+  Effect.gen(function* () {
+    yield* validateText("source", source)
+    yield* validateText("id", id)
+    return yield* valkey.key("dedupe", { hash: dedupeHash(source, id) })
+  })
+
+/**
+ * A claim found busy: when its token names a holder whose liveness key is gone (it died), the
+ * claim is taken over in one script step that re-checks both; else `Busy` (with the time to
+ * look again: the lease's end, or the holder's liveness end when that comes first).
+ */
+const takeOverOrNot = (
+  valkey: ValkeyService,
+  key: string,
+  reply: NotClaimed,
+  token: string,
+  leaseMs: number
+): Effect.Effect<ClaimResult, Busy | WrongType | ConnectionError> => {
+  if (reply.status !== "busy" || reply.token === null) return notClaimed(key, reply)
+  const found = reply.token
+  const holder = claimTokenHolder(found)
+  // A token that names no holder (or none a key can name) is freed by its lease's end alone.
+  const holderKey = holder === undefined ? undefined : valkey.keys.key("dedupeHolder", { holder })
+  if (typeof holderKey !== "string") return notClaimed(key, reply)
+  return Effect.flatMap(valkey.script(dedupeTakeover, { dedupe: key, holder: holderKey }, { found, token, leaseMs }), (taken) => {
+    switch (taken.status) {
+      case "taken":
+        return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: false, takenOverFrom: holder }))
+      case "claimed":
+        return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: taken.alreadyHeld }))
+      case "busy":
+        return Effect.fail(new Busy({ key, remainingMs: taken.remainingMs }))
+      default:
+        return notClaimed(key, taken)
+    }
+  })
+}
+
+/**
+ * Takes the lease on an event, or learns it is done; `Busy` while another token holds it. A
+ * claim whose holder (named in its token, see `claimToken`) has no liveness key any more is
+ * taken over at once: that holder died and will never mark it done.
+ */
+const claim = (valkey: ValkeyService, source: string, id: string, token: string, leaseMs: number): Effect.Effect<ClaimResult, ClaimError> =>
+  // Every job control request claims and marks done: the checks are plain synchronous code,
+  // so the call is one script step and the reply mapping.
+  Effect.suspend((): Effect.Effect<ClaimResult, ClaimError> => {
+    const key = dedupeKeyOf(valkey, source, id)
+    if (typeof key !== "string") return Effect.fail(key)
+    const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
+    if (problem) return Effect.fail(problem)
+    return Effect.flatMap(valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs }), (reply) =>
+      reply.status === "claimed" ? Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })) : takeOverOrNot(valkey, key, reply, token, leaseMs)
+    )
+  })
+
+/** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
+const admissionOf = (read: DedupeAdmissionRead, limitKey: string): Effect.Effect<ClaimAdmission> => {
+  if (read.status === "wrongtype") return Effect.succeed(Either.left(wrongTypeError(read)))
+  return Effect.map(admissionFrom(read.exists, read.limit, limitKey), Either.right)
+}
+
+/**
+ * {@link claim} for a request that stores job order `jobOrder.id` in `jobOrder.scope`: once
+ * claimed, the same script reads the job order's admission (whether the id is taken, the
+ * scope's limit), so the processor skips that round trip. A job order id or scope that names
+ * no key claims as `claim` does (no admission): the processor's own read then refuses it.
+ */
+const claimWithAdmission = (
+  valkey: ValkeyService,
+  source: string,
+  id: string,
+  token: string,
+  leaseMs: number,
+  jobOrder: { readonly id: string; readonly scope: string }
+): Effect.Effect<ClaimResult, ClaimError> =>
+  Effect.suspend((): Effect.Effect<ClaimResult, ClaimError> => {
+    const docKey = valkey.keys.key("jobOrder", { id: jobOrder.id })
+    const limitKey = valkey.keys.key("jobAcceptance", { scope: jobOrder.scope })
+    if (docKey instanceof KeyPartError || limitKey instanceof KeyPartError) return claim(valkey, source, id, token, leaseMs)
+    const key = dedupeKeyOf(valkey, source, id)
+    if (typeof key !== "string") return Effect.fail(key)
+    const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
+    if (problem) return Effect.fail(problem)
+    const keys = { dedupe: key, jobOrder: docKey, jobAcceptance: limitKey }
+    return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply) =>
+      reply.status === "claimed"
+        ? Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
+        : takeOverOrNot(valkey, key, reply, token, leaseMs)
+    )
+  })
+
+/** The done mark's reply: `LeaseLost` when the caller no longer holds the lease. */
+const doneReply = (key: string, token: string, reply: DedupeDoneReply): Effect.Effect<void, LeaseLost | WrongType> => {
+  if (reply.status === "wrongtype") return Effect.fail(wrongTypeError(reply))
+  if (reply.status === "lost") {
+    const done = reply.stored === "done" || reply.stored?.startsWith("done:") === true
+    const now = reply.stored === null ? "the lease expired" : done ? "it is already done" : "another token holds it"
+    return Effect.fail(new LeaseLost({ key, message: `token ${token} no longer holds ${key}: ${now}` }))
+  }
+  return Effect.void
+}
+
+/**
+ * Marks the event processed for `ttlMs`, keeping `storedReply` (a JSON text, at most the
+ * document size limit) with the mark for duplicates; `LeaseLost` when the caller no longer
+ * holds the lease.
+ */
+const markDone = (
+  valkey: ValkeyService,
+  source: string,
+  id: string,
+  token: string,
+  ttlMs: number,
+  storedReply?: string
+): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> =>
+  Effect.suspend((): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> => {
+    const key = dedupeKeyOf(valkey, source, id)
+    if (typeof key !== "string") return Effect.fail(key)
+    const problem =
+      keyPartProblem("token", token) ??
+      positiveMsProblem("ttlMs", ttlMs) ??
+      (storedReply === undefined ? undefined : documentProblem("reply", storedReply, valkey.maxDocumentBytes))
+    if (problem) return Effect.fail(problem)
+    return Effect.flatMap(valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs, reply: storedReply }), (reply) => doneReply(key, token, reply))
+  })
+
+/** Gives the caller's own lease back (processing failed); `true` when it was deleted. */
+const release = (valkey: ValkeyService, source: string, id: string, token: string): Effect.Effect<boolean, WrongType | InvalidInput | ConnectionError> =>
+  Effect.gen(function* () {
+    const key = yield* dedupeKey(valkey, source, id)
+    yield* validateText("token", token)
+    const reply = yield* valkey.script(dedupeRelease, { dedupe: key }, { token })
+    return reply.status === "ok" ? reply.released : yield* wrongTypeError(reply)
+  })
+
+/** PTTL of whatever the key holds (lease or done), floored at 0: 0 when absent or without TTL. */
+const leaseRemaining = (valkey: ValkeyService, source: string, id: string): Effect.Effect<number, InvalidInput | ConnectionError> =>
+  Effect.gen(function* () {
+    const key = yield* dedupeKey(valkey, source, id)
+    // PTTL is -2 for a missing key and -1 for one without TTL; both mean "nothing to wait for".
+    const ms = yield* command(valkey, "dedupe lease remaining", (c) => c.pttl(key))
+    return Math.max(0, ms)
+  })
+
 /**
  * CloudEvent deduplication: `ce:dedupe:{hash}` holds
  * `processing:{token}` while one consumer works on an event, then `done` for the done TTL, or
@@ -63,159 +228,13 @@ const notClaimed = (key: string, reply: NotClaimed): Effect.Effect<ClaimResult, 
 export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/DedupeStore", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
-
-    /** The dedupe key of an event, or why its source or id cannot name one (synchronous, for the hot path). */
-    const dedupeKeyOf = (source: string, id: string): string | InvalidInput => {
-      const problem = keyPartProblem("source", source) ?? keyPartProblem("id", id)
-      if (problem) return problem
-      const key = valkey.keys.key("dedupe", { hash: dedupeHash(source, id) })
-      return key instanceof KeyPartError ? keyProblem(key) : key
-    }
-
-    const dedupeKey = (source: string, id: string): Effect.Effect<string, InvalidInput> =>
-      Effect.gen(function* () {
-        yield* validateText("source", source)
-        yield* validateText("id", id)
-        return yield* valkey.key("dedupe", { hash: dedupeHash(source, id) })
-      })
-
-    /**
-     * A claim found busy: when its token names a holder whose liveness key is gone (it died), the
-     * claim is taken over in one script step that re-checks both; else `Busy` (with the time to
-     * look again: the lease's end, or the holder's liveness end when that comes first).
-     */
-    const takeOverOrNot = (key: string, reply: NotClaimed, token: string, leaseMs: number): Effect.Effect<ClaimResult, Busy | WrongType | ConnectionError> => {
-      if (reply.status !== "busy" || reply.token === null) return notClaimed(key, reply)
-      const found = reply.token
-      const holder = claimTokenHolder(found)
-      // A token that names no holder (or none a key can name) is freed by its lease's end alone.
-      const holderKey = holder === undefined ? undefined : valkey.keys.key("dedupeHolder", { holder })
-      if (typeof holderKey !== "string") return notClaimed(key, reply)
-      return Effect.flatMap(valkey.script(dedupeTakeover, { dedupe: key, holder: holderKey }, { found, token, leaseMs }), (taken) => {
-        switch (taken.status) {
-          case "taken":
-            return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: false, takenOverFrom: holder }))
-          case "claimed":
-            return Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: taken.alreadyHeld }))
-          case "busy":
-            return Effect.fail(new Busy({ key, remainingMs: taken.remainingMs }))
-          default:
-            return notClaimed(key, taken)
-        }
-      })
-    }
-
-    /**
-     * Takes the lease on an event, or learns it is done; `Busy` while another token holds it. A
-     * claim whose holder (named in its token, see `claimToken`) has no liveness key any more is
-     * taken over at once: that holder died and will never mark it done.
-     */
-    const claim = (
-      source: string,
-      id: string,
-      token: string,
-      leaseMs: number
-    ): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> =>
-      // Every job control request claims and marks done: the checks are plain synchronous code,
-      // so the call is one script step and the reply mapping.
-      Effect.suspend((): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> => {
-        const key = dedupeKeyOf(source, id)
-        if (typeof key !== "string") return Effect.fail(key)
-        const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
-        if (problem) return Effect.fail(problem)
-        return Effect.flatMap(valkey.script(dedupeClaim, { dedupe: key }, { token, leaseMs }), (reply) =>
-          reply.status === "claimed" ? Effect.succeed(ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld })) : takeOverOrNot(key, reply, token, leaseMs)
-        )
-      })
-
-    /** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
-    const admissionOf = (read: DedupeAdmissionRead, limitKey: string): Effect.Effect<ClaimAdmission> => {
-      if (read.status === "wrongtype") return Effect.succeed(Either.left(wrongTypeError(read)))
-      return Effect.map(admissionFrom(read.exists, read.limit, limitKey), Either.right)
-    }
-
-    /**
-     * {@link claim} for a request that stores job order `jobOrder.id` in `jobOrder.scope`: once
-     * claimed, the same script reads the job order's admission (whether the id is taken, the
-     * scope's limit), so the processor skips that round trip. A job order id or scope that names
-     * no key claims as `claim` does (no admission): the processor's own read then refuses it.
-     */
-    const claimWithAdmission = (
-      source: string,
-      id: string,
-      token: string,
-      leaseMs: number,
-      jobOrder: { readonly id: string; readonly scope: string }
-    ): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> =>
-      Effect.suspend((): Effect.Effect<ClaimResult, Busy | WrongType | InvalidInput | ConnectionError> => {
-        const docKey = valkey.keys.key("jobOrder", { id: jobOrder.id })
-        const limitKey = valkey.keys.key("jobAcceptance", { scope: jobOrder.scope })
-        if (docKey instanceof KeyPartError || limitKey instanceof KeyPartError) return claim(source, id, token, leaseMs)
-        const key = dedupeKeyOf(source, id)
-        if (typeof key !== "string") return Effect.fail(key)
-        const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
-        if (problem) return Effect.fail(problem)
-        const keys = { dedupe: key, jobOrder: docKey, jobAcceptance: limitKey }
-        return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply) =>
-          reply.status === "claimed"
-            ? Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
-            : takeOverOrNot(key, reply, token, leaseMs)
-        )
-      })
-
-    /**
-     * Marks the event processed for `ttlMs`, keeping `storedReply` (a JSON text, at most the
-     * document size limit) with the mark for duplicates; `LeaseLost` when the caller no longer
-     * holds the lease.
-     */
-    const markDone = (
-      source: string,
-      id: string,
-      token: string,
-      ttlMs: number,
-      storedReply?: string
-    ): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> =>
-      Effect.suspend((): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> => {
-        const key = dedupeKeyOf(source, id)
-        if (typeof key !== "string") return Effect.fail(key)
-        const problem =
-          keyPartProblem("token", token) ??
-          positiveMsProblem("ttlMs", ttlMs) ??
-          (storedReply === undefined ? undefined : documentProblem("reply", storedReply, valkey.maxDocumentBytes))
-        if (problem) return Effect.fail(problem)
-        return Effect.flatMap(valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs, reply: storedReply }), (reply): Effect.Effect<void, LeaseLost | WrongType> => {
-          if (reply.status === "wrongtype") return Effect.fail(wrongTypeError(reply))
-          if (reply.status === "lost") {
-            const done = reply.stored === "done" || reply.stored?.startsWith("done:") === true
-            const now = reply.stored === null ? "the lease expired" : done ? "it is already done" : "another token holds it"
-            return Effect.fail(new LeaseLost({ key, message: `token ${token} no longer holds ${key}: ${now}` }))
-          }
-          return Effect.void
-        })
-      })
-
-    /** Gives the caller's own lease back (processing failed); `true` when it was deleted. */
-    const release = (
-      source: string,
-      id: string,
-      token: string
-    ): Effect.Effect<boolean, WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* dedupeKey(source, id)
-        yield* validateText("token", token)
-        const reply = yield* valkey.script(dedupeRelease, { dedupe: key }, { token })
-        return reply.status === "ok" ? reply.released : yield* wrongTypeError(reply)
-      })
-
-    /** PTTL of whatever the key holds (lease or done), floored at 0: 0 when absent or without TTL. */
-    const leaseRemaining = (source: string, id: string): Effect.Effect<number, InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* dedupeKey(source, id)
-        // PTTL is -2 for a missing key and -1 for one without TTL; both mean "nothing to wait for".
-        const ms = yield* command(valkey, "dedupe lease remaining", (c) => c.pttl(key))
-        return Math.max(0, ms)
-      })
-
-    return { claim, claimWithAdmission, markDone, release, leaseRemaining } as const
+    return {
+      claim: (source: string, id: string, token: string, leaseMs: number) => claim(valkey, source, id, token, leaseMs),
+      claimWithAdmission: (source: string, id: string, token: string, leaseMs: number, jobOrder: { readonly id: string; readonly scope: string }) =>
+        claimWithAdmission(valkey, source, id, token, leaseMs, jobOrder),
+      markDone: (source: string, id: string, token: string, ttlMs: number, storedReply?: string) => markDone(valkey, source, id, token, ttlMs, storedReply),
+      release: (source: string, id: string, token: string) => release(valkey, source, id, token),
+      leaseRemaining: (source: string, id: string) => leaseRemaining(valkey, source, id)
+    } as const
   })
 }) {}

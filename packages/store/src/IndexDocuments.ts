@@ -203,6 +203,54 @@ const wrongTypedDocuments = (ctx: IndexContext, entries: ReadonlyArray<DocumentE
     )
   )
 
+/** A batch's documents sorted for judging, and what is reported without further reads (malformed, of another type). */
+interface SortedDocuments {
+  readonly findings: Array<Finding>
+  readonly wrongTyped: Array<DocumentEntry>
+  readonly orders: Array<readonly [JobOrderRead, string]>
+  readonly masters: Array<readonly [WorkMasterRead, string]>
+  readonly drafts: Array<ResponseDraft>
+  readonly responseKeys: Array<ResponseKeys>
+}
+
+/**
+ * A document's list key and, for a job response, its by-state, by-order and response-set keys
+ * ("" when not indexed); `undefined` when a stored value forms no key.
+ */
+const documentIndexKeys = (ctx: IndexContext, family: DocumentFamily, scope: string, state: string | null | undefined, orderId: string | null | undefined) =>
+  Effect.gen(function* () {
+    const list = yield* keyOf(ctx, listFamily[family], { scope })
+    const byState = family === "jobResponse" && state ? yield* keyOf(ctx, "jobResponseByState", { scope, state }) : ""
+    const order = family === "jobResponse" && orderId ? yield* keyOf(ctx, "jobResponseByOrder", { orderId }) : ""
+    const responses = family === "jobResponse" && orderId ? yield* keyOf(ctx, "jobResponseOfOrder", { orderId }) : ""
+    if (list === undefined || byState === undefined || order === undefined || responses === undefined) return undefined
+    return { list, state: byState, order, responses }
+  })
+
+/** Sorts one document into `sorted` by family, or reports why it cannot be judged; one deleted since the scan or outside the scope is skipped. */
+const sortDocument = (
+  ctx: IndexContext,
+  family: DocumentFamily,
+  sorted: SortedDocuments,
+  entry: DocumentEntry,
+  [version, scope, a, b, c]: ReadonlyArray<string | null>,
+  ttl: unknown
+) =>
+  Effect.gen(function* () {
+    if (version === null || version === undefined) return // deleted since the scan
+    if (!scope) return void sorted.findings.push(malformed(entry, "no scope"))
+    if (!inScope(ctx, scope)) return
+    const base = { id: entry.id, key: entry.key, version, scope }
+    const keys = yield* documentIndexKeys(ctx, family, scope, a, b)
+    if (keys === undefined) return void sorted.findings.push(malformed(entry, `scope '${scope}', state '${a ?? ""}' or order '${b ?? ""}' forms no key`))
+    if (family === "jobOrder") sorted.orders.push([{ ...base, family, priority: a ?? null, persistent: ttl === -1 }, keys.list])
+    else if (family === "workMaster") sorted.masters.push([{ ...base, family }, keys.list])
+    else {
+      sorted.drafts.push({ ...base, family, state: a ?? "", orderId: b ?? "", start: c ?? null })
+      sorted.responseKeys.push({ list: keys.list, state: keys.state || undefined, order: keys.order || undefined, responses: keys.responses || undefined })
+    }
+  })
+
 /** Reads and judges a batch of documents of one family; documents outside the context's scope are skipped. */
 export const inspectDocuments = (
   ctx: IndexContext,
@@ -215,44 +263,16 @@ export const inspectDocuments = (
     const cells = yield* pipelined(ctx.valkey, "read documents", entries.flatMap((e): Array<PipelinedRead> =>
       withTtl ? [(p) => p.hmget(e.key, ...fieldsOf[family]), (p) => p.pttl(e.key)] : [(p) => p.hmget(e.key, ...fieldsOf[family])]
     ))
-    const findings: Array<Finding> = []
-    const wrongTyped: Array<DocumentEntry> = []
-    const orders: Array<readonly [JobOrderRead, string]> = []
-    const masters: Array<readonly [WorkMasterRead, string]> = []
-    const drafts: Array<ResponseDraft> = []
-    const responseKeys: Array<ResponseKeys> = []
+    const sorted: SortedDocuments = { findings: [], wrongTyped: [], orders: [], masters: [], drafts: [], responseKeys: [] }
     for (const [i, entry] of entries.entries()) {
       const fields = fieldsCell(cells[i * step])
-      if (fields === wrongTypeCell) {
-        wrongTyped.push(entry)
-        continue
-      }
-      const [version, scope, a, b, c] = fields
-      if (version === null || version === undefined) continue // deleted since the scan
-      if (!scope) {
-        findings.push(malformed(entry, "no scope"))
-        continue
-      }
-      if (!inScope(ctx, scope)) continue
-      const base = { id: entry.id, key: entry.key, version, scope }
-      const list = yield* keyOf(ctx, listFamily[family], { scope })
-      const state = family === "jobResponse" && a ? yield* keyOf(ctx, "jobResponseByState", { scope, state: a }) : ""
-      const order = family === "jobResponse" && b ? yield* keyOf(ctx, "jobResponseByOrder", { orderId: b }) : ""
-      const responses = family === "jobResponse" && b ? yield* keyOf(ctx, "jobResponseOfOrder", { orderId: b }) : ""
-      if (list === undefined || state === undefined || order === undefined || responses === undefined) {
-        findings.push(malformed(entry, `scope '${scope}', state '${a ?? ""}' or order '${b ?? ""}' forms no key`))
-        continue
-      }
-      if (family === "jobOrder") orders.push([{ ...base, family, priority: a ?? null, persistent: cells[i * step + 1] === -1 }, list])
-      else if (family === "workMaster") masters.push([{ ...base, family }, list])
-      else {
-        drafts.push({ ...base, family, state: a ?? "", orderId: b ?? "", start: c ?? null })
-        responseKeys.push({ list, state: state || undefined, order: order || undefined, responses: responses || undefined })
-      }
+      if (fields === wrongTypeCell) sorted.wrongTyped.push(entry)
+      else yield* sortDocument(ctx, family, sorted, entry, fields, withTtl ? cells[i * step + 1] : undefined)
     }
-    findings.push(...(yield* wrongTypedDocuments(ctx, wrongTyped)))
+    const { findings, orders, masters, drafts } = sorted
+    findings.push(...(yield* wrongTypedDocuments(ctx, sorted.wrongTyped)))
     if (orders.length > 0) findings.push(...(yield* judgeJobOrders(ctx, orders)))
     if (masters.length > 0) findings.push(...(yield* judgeWorkMasters(ctx, masters)))
-    if (drafts.length > 0) findings.push(...(yield* judgeJobResponses(ctx, drafts, responseKeys)))
+    if (drafts.length > 0) findings.push(...(yield* judgeJobResponses(ctx, drafts, sorted.responseKeys)))
     return findings
   })

@@ -16,7 +16,7 @@ import {
   type VersionConflict,
   WrongType
 } from "./Errors.js"
-import { Valkey } from "./Valkey.js"
+import { Valkey, type ValkeyService } from "./Valkey.js"
 import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { wrongTypeError } from "./WriteReplies.js"
 import { command } from "./RawDoor.js"
@@ -52,53 +52,89 @@ export type { JobOrderAdmission } from "./Admission.js"
 
 const wrongTypeMarker = { wrongType: true } as const
 
-
 export interface JobOrderPage {
   readonly items: ReadonlyArray<{ readonly id: string; readonly priority: number }>
   /** Offset of the next page, or `null` on the last one. */
   readonly next: number | null
 }
 
+/** One page of a scope's list, highest priority first with ties by id ascending: no single Valkey range gives that order. */
+const listPage = (valkey: ValkeyService, list: string, offset: number, count: number) =>
+  valkey
+    .script(listJobOrders, { list }, { offset, count })
+    .pipe(Effect.flatMap((reply) => (reply.status === "wrongtype" ? Effect.fail(wrongTypeError(reply)) : Effect.succeed(reply.items))))
+
+/** The document DAO of job orders: the put and delete scripts keep the scope's priority list. */
+const jobOrderDocuments = (valkey: ValkeyService) => {
+  const listKey = cachedKey((scope) => valkey.keys.key("jobOrderList", { scope }))
+  return makeDocumentDao(valkey, {
+    kind: "joborder",
+    noun: "job order",
+    documentKey: (id) => valkey.keys.key("jobOrder", { id }),
+    put: {
+      script: putJobOrder,
+      check: (input: PutJobOrder) => numberProblem("priority", input.priority),
+      call: (input: PutJobOrder, write) => {
+        const list = listKey(input.scope)
+        if (list instanceof KeyPartError) return list
+        const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
+        return {
+          keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes },
+          args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "" }
+        }
+      }
+    },
+    delete: {
+      script: deleteJobOrder,
+      call: (_: DeleteJobOrder, write) => {
+        const list = listKey(write.args.scope)
+        if (list instanceof KeyPartError) return list
+        return { keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes }, args: write.args }
+      }
+    },
+    list: { key: listKey, read: (list, offset, count) => listPage(valkey, list, offset, count) }
+  })
+}
+
+/**
+ * Whether job order `id` exists and the acceptance limit of `scope`, in one round trip (the
+ * two reads Store makes before its create-only put). A key of another type is `WrongType`.
+ */
+const admission = (valkey: ValkeyService, id: string, scope: string): Effect.Effect<JobOrderAdmission, WrongType | InvalidInput | ConnectionError> =>
+  Effect.suspend((): Effect.Effect<JobOrderAdmission, WrongType | InvalidInput | ConnectionError> => {
+    const key = valkey.keys.key("jobOrder", { id })
+    if (key instanceof KeyPartError) return Effect.fail(keyProblem(key))
+    const limitKey = valkey.keys.key("jobAcceptance", { scope })
+    if (limitKey instanceof KeyPartError) return Effect.fail(keyProblem(limitKey))
+    // TYPE never fails on a key of another type, so the three go out together and the
+    // limit's own type tells a WRONGTYPE of its GET apart.
+    return command(valkey, "read job order admission", (c) =>
+        Promise.all([
+          c.type(key),
+          c.type(limitKey),
+          c.get(limitKey).catch((error: unknown) => {
+            if (isReplyError(error) && error.message.startsWith("WRONGTYPE")) return wrongTypeMarker
+            throw error
+          })
+        ])
+      )
+      .pipe(
+        Effect.flatMap(([docType, limitType, stored]): Effect.Effect<JobOrderAdmission, WrongType> => {
+          if (docType !== "none" && docType !== "hash") return Effect.fail(new WrongType({ key, expected: "hash", actual: docType }))
+          if (limitType !== "none" && limitType !== "string") return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
+          // The key changed type between its TYPE and its GET.
+          if (stored === wrongTypeMarker) return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
+          if (stored !== null && typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
+          return admissionFrom(docType === "hash", stored, limitKey)
+        })
+      )
+  })
+
 /** Job order documents: `joborder:{id}` plus the per-scope priority list. */
 export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/JobOrderDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
-    const listKey = cachedKey((scope) => valkey.keys.key("jobOrderList", { scope }))
-
-    const documents = makeDocumentDao(valkey, {
-      kind: "joborder",
-      noun: "job order",
-      documentKey: (id) => valkey.keys.key("jobOrder", { id }),
-      put: {
-        script: putJobOrder,
-        check: (input: PutJobOrder) => numberProblem("priority", input.priority),
-        call: (input: PutJobOrder, write) => {
-          const list = listKey(input.scope)
-          if (list instanceof KeyPartError) return list
-          const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
-          return {
-            keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes },
-            args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "" }
-          }
-        }
-      },
-      delete: {
-        script: deleteJobOrder,
-        call: (_: DeleteJobOrder, write) => {
-          const list = listKey(write.args.scope)
-          if (list instanceof KeyPartError) return list
-          return { keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes }, args: write.args }
-        }
-      },
-      list: {
-        key: listKey,
-        read: (list, offset, count) =>
-          // Highest priority first with ties by id ascending: no single Valkey range gives that order.
-          valkey
-            .script(listJobOrders, { list }, { offset, count })
-            .pipe(Effect.flatMap((reply) => (reply.status === "wrongtype" ? Effect.fail(wrongTypeError(reply)) : Effect.succeed(reply.items))))
-      }
-    })
+    const documents = jobOrderDocuments(valkey)
 
     const put: (
       input: PutJobOrder
@@ -129,40 +165,6 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
     const outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =
       documents.outcome
 
-    /**
-     * Whether job order `id` exists and the acceptance limit of `scope`, in one round trip (the
-     * two reads Store makes before its create-only put). A key of another type is `WrongType`.
-     */
-    const admission = (id: string, scope: string): Effect.Effect<JobOrderAdmission, WrongType | InvalidInput | ConnectionError> =>
-      Effect.suspend((): Effect.Effect<JobOrderAdmission, WrongType | InvalidInput | ConnectionError> => {
-        const key = valkey.keys.key("jobOrder", { id })
-        if (key instanceof KeyPartError) return Effect.fail(keyProblem(key))
-        const limitKey = valkey.keys.key("jobAcceptance", { scope })
-        if (limitKey instanceof KeyPartError) return Effect.fail(keyProblem(limitKey))
-        // TYPE never fails on a key of another type, so the three go out together and the
-        // limit's own type tells a WRONGTYPE of its GET apart.
-        return command(valkey, "read job order admission", (c) =>
-            Promise.all([
-              c.type(key),
-              c.type(limitKey),
-              c.get(limitKey).catch((error: unknown) => {
-                if (isReplyError(error) && error.message.startsWith("WRONGTYPE")) return wrongTypeMarker
-                throw error
-              })
-            ])
-          )
-          .pipe(
-            Effect.flatMap(([docType, limitType, stored]): Effect.Effect<JobOrderAdmission, WrongType> => {
-              if (docType !== "none" && docType !== "hash") return Effect.fail(new WrongType({ key, expected: "hash", actual: docType }))
-              if (limitType !== "none" && limitType !== "string") return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
-              // The key changed type between its TYPE and its GET.
-              if (stored === wrongTypeMarker) return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
-              if (stored !== null && typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
-              return admissionFrom(docType === "hash", stored, limitKey)
-            })
-          )
-      })
-
-    return { put, putMany, get, getMany, admission, delete: remove, list, outcome } as const
+    return { put, putMany, get, getMany, admission: (id: string, scope: string) => admission(valkey, id, scope), delete: remove, list, outcome } as const
   })
 }) {}

@@ -1,9 +1,10 @@
 import { Effect, type Option } from "effect"
-import { KeyPartError } from "@microdcs/keyschema"
+import { KeyPartError, type KeySchema } from "@microdcs/keyschema"
 import { deleteJobResponse, findJobResponseByOrder, putJobResponse } from "@microdcs/lua-scripts"
 import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
 import { numberProblem } from "./DocumentInput.js"
 import { makeDocumentDao } from "./DocumentDao.js"
+import type { DocumentWrite, StoredFields } from "./DocumentSpec.js"
 import {
   type ConnectionError,
   InvalidInput,
@@ -14,7 +15,7 @@ import {
   type WrongType
 } from "./Errors.js"
 import { typedCommand } from "./TypeGuard.js"
-import { Valkey } from "./Valkey.js"
+import { Valkey, type ValkeyService } from "./Valkey.js"
 import { wrongTypeError } from "./WriteReplies.js"
 
 /**
@@ -98,6 +99,147 @@ const validateCursor = (cursor: string) =>
     ? Effect.void
     : Effect.fail(new InvalidInput({ field: "cursor", message: `cursor must be a decimal below 2^64, got '${cursor}'` }))
 
+/** The by-state set of `state`, or the document key as the unused-slot placeholder when `state` is "". */
+const stateKeyOrPlaceholder = (keys: KeySchema, scope: string, state: string, placeholder: string) =>
+  state === "" ? placeholder : keys.key("jobResponseByState", { scope, state })
+
+/** The by-order pointer and response set of `orderId`, or the placeholder for both when it is "". */
+const orderKeysOrPlaceholder = (keys: KeySchema, orderId: string, placeholder: string) => {
+  if (orderId === "") return { order: placeholder, responses: placeholder }
+  const order = keys.key("jobResponseByOrder", { orderId })
+  if (order instanceof KeyPartError) return order
+  const responses = keys.key("jobResponseOfOrder", { orderId })
+  return responses instanceof KeyPartError ? responses : { order, responses }
+}
+
+/** One put attempt's call, from the keys of the input and the state and order stored before it. */
+const putAttempt = (
+  keys: KeySchema,
+  input: PutJobResponse,
+  write: DocumentWrite,
+  list: string,
+  newState: string,
+  newOrder: string,
+  newResponses: string,
+  [storedState, storedOrder]: StoredFields
+) => {
+  const doc = write.key
+  const oldState = stateKeyOrPlaceholder(keys, input.scope, storedState ?? "", doc)
+  if (oldState instanceof KeyPartError) return oldState
+  const old = orderKeysOrPlaceholder(keys, storedOrder ?? "", doc)
+  if (old instanceof KeyPartError) return old
+  const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
+  return {
+    keys: { doc, list, newState, oldState, newOrder, oldOrder: old.order, scopes: write.scopes, changes: write.changes, newResponses, oldResponses: old.responses },
+    args: {
+      expectedVersion, scope, id, op, change, nudgeChannel,
+      state: input.state,
+      storedState: storedState ?? "",
+      orderId: input.orderId,
+      storedOrderId: storedOrder ?? "",
+      startTime: input.startTime ?? 0,
+      doc: input.doc
+    }
+  }
+}
+
+/** A put's keys that follow from its input, then the builder of each attempt: the old by-state set and by-order pointer follow from the stored values. */
+const putCall = (keys: KeySchema, input: PutJobResponse, write: DocumentWrite) => {
+  const list = keys.key("jobResponseList", { scope: input.scope })
+  if (list instanceof KeyPartError) return list
+  const newState = stateKeyOrPlaceholder(keys, input.scope, input.state, write.key)
+  if (newState instanceof KeyPartError) return newState
+  // An order id is never "" here: its pointer key refuses an empty part.
+  const newOrder = keys.key("jobResponseByOrder", { orderId: input.orderId })
+  if (newOrder instanceof KeyPartError) return newOrder
+  const newResponses = keys.key("jobResponseOfOrder", { orderId: input.orderId })
+  if (newResponses instanceof KeyPartError) return newResponses
+  return (stored: StoredFields) => putAttempt(keys, input, write, list, newState, newOrder, newResponses, stored)
+}
+
+/** A delete's call, from the state and order stored. */
+const deleteCall = (keys: KeySchema, write: DocumentWrite, [storedState, storedOrder]: StoredFields) => {
+  const { scope } = write.args
+  const state = storedState ?? ""
+  const orderId = storedOrder ?? ""
+  const list = keys.key("jobResponseList", { scope })
+  if (list instanceof KeyPartError) return list
+  const stateKey = stateKeyOrPlaceholder(keys, scope, state, write.key)
+  if (stateKey instanceof KeyPartError) return stateKey
+  const order = orderKeysOrPlaceholder(keys, orderId, write.key)
+  if (order instanceof KeyPartError) return order
+  return {
+    keys: { doc: write.key, list, state: stateKey, order: order.order, responses: order.responses, scopes: write.scopes, changes: write.changes },
+    args: { ...write.args, state, orderId }
+  }
+}
+
+/** One page of a scope's list by start time, oldest first. */
+const listPage = (valkey: ValkeyService, list: string, offset: number, count: number) =>
+  typedCommand(valkey, "list jobresponses", list, "zset", (c) => c.zrange(list, offset, offset + count - 1, "WITHSCORES")).pipe(
+    Effect.map((flat) => {
+      const items: Array<{ readonly id: string; readonly startTime: number }> = []
+      for (let i = 0; i < flat.length; i += 2) items.push({ id: flat[i]!, startTime: Number(flat[i + 1]) })
+      return items
+    })
+  )
+
+/** The document DAO of job responses: the put and delete scripts keep the list, the by-order pointer and the by-state sets. */
+const jobResponseDocuments = (valkey: ValkeyService) => {
+  const { keys } = valkey
+  return makeDocumentDao(valkey, {
+    kind: "jobresponse",
+    noun: "job response",
+    documentKey: (id) => keys.key("jobResponse", { id }),
+    parse: parseResponseHash,
+    put: {
+      script: putJobResponse,
+      check: (input: PutJobResponse) => numberProblem("startTime", input.startTime ?? 0),
+      // The old by-state set and by-order pointer follow from the stored values: read, pass, re-check.
+      read: ["state", "order"],
+      call: (input: PutJobResponse, write) => putCall(keys, input, write)
+    },
+    delete: { script: deleteJobResponse, read: ["state", "order"], call: (_: DeleteJobResponse, write, stored) => deleteCall(keys, write, stored) },
+    list: { key: (scope) => keys.key("jobResponseList", { scope }), read: (list, offset, count) => listPage(valkey, list, offset, count) }
+  })
+}
+
+/** The response of a job order, pointer and document in one round trip. */
+const byOrder = (valkey: ValkeyService, documentKeyHead: string, orderId: string): Effect.Effect<JobResponseDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
+  Effect.gen(function* () {
+    const key = yield* valkey.key("jobResponseByOrder", { orderId })
+    const reply = yield* valkey.script(findJobResponseByOrder, { byOrder: key }, { documentKeyHead, orderId })
+    switch (reply.status) {
+      case "ok":
+        return reply.document
+      case "notfound":
+        return yield* new NotFound({ key, message: `no job response for job order ${orderId}` })
+      case "wrongtype":
+        return yield* wrongTypeError(reply)
+    }
+  })
+
+/**
+ * One SSCAN page of the response ids in `scope` with the normalized `state`. Start
+ * with cursor "0" (the default) and continue with `next` until it is `null`. An empty state
+ * is never indexed, so it returns an empty, final page.
+ */
+const byState = (
+  valkey: ValkeyService,
+  scope: string,
+  state: string,
+  cursor = "0",
+  pageSize = 1000
+): Effect.Effect<StatePage, WrongType | InvalidInput | ConnectionError> =>
+  Effect.gen(function* () {
+    yield* validatePageSize(pageSize)
+    yield* validateCursor(cursor)
+    if (state === "") return { ids: [], next: null }
+    const key = yield* valkey.key("jobResponseByState", { scope, state })
+    const [next, ids] = yield* typedCommand(valkey, "scan jobresponse state", key, "set", (c) => c.sscan(key, cursor, "COUNT", pageSize))
+    return { ids, next: next === "0" ? null : next }
+  })
+
 /**
  * Job response documents: `jobresponse:{id}` plus the list by
  * start time, the by-order pointer and the by-state sets, all maintained inside the put script.
@@ -105,102 +247,9 @@ const validateCursor = (cursor: string) =>
 export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/store/JobResponseDao", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
-    const { keys } = valkey
     // The by-order script appends the encoded id itself (see its header); the head comes from the builder.
-    const documentKeyHead = (keys.key("jobResponse", { id: "_" }) as string).slice(0, -1)
-
-    /** The by-state set of `state`, or the document key as the unused-slot placeholder when `state` is "". */
-    const stateKeyOrPlaceholder = (scope: string, state: string, placeholder: string) =>
-      state === "" ? placeholder : keys.key("jobResponseByState", { scope, state })
-    /** The by-order pointer and response set of `orderId`, or the placeholder for both when it is "". */
-    const orderKeysOrPlaceholder = (orderId: string, placeholder: string) => {
-      if (orderId === "") return { order: placeholder, responses: placeholder }
-      const order = keys.key("jobResponseByOrder", { orderId })
-      if (order instanceof KeyPartError) return order
-      const responses = keys.key("jobResponseOfOrder", { orderId })
-      return responses instanceof KeyPartError ? responses : { order, responses }
-    }
-    const listKey = (scope: string) => keys.key("jobResponseList", { scope })
-
-    const documents = makeDocumentDao(valkey, {
-      kind: "jobresponse",
-      noun: "job response",
-      documentKey: (id) => keys.key("jobResponse", { id }),
-      parse: parseResponseHash,
-      put: {
-        script: putJobResponse,
-        check: (input: PutJobResponse) => numberProblem("startTime", input.startTime ?? 0),
-        // The old by-state set and by-order pointer follow from the stored values: read, pass, re-check.
-        read: ["state", "order"],
-        call: (input: PutJobResponse, write) => {
-          const doc = write.key
-          const list = listKey(input.scope)
-          if (list instanceof KeyPartError) return list
-          const newState = stateKeyOrPlaceholder(input.scope, input.state, doc)
-          if (newState instanceof KeyPartError) return newState
-          // An order id is never "" here: its pointer key refuses an empty part.
-          const newOrder = keys.key("jobResponseByOrder", { orderId: input.orderId })
-          if (newOrder instanceof KeyPartError) return newOrder
-          const newResponses = keys.key("jobResponseOfOrder", { orderId: input.orderId })
-          if (newResponses instanceof KeyPartError) return newResponses
-          const { scopes, changes } = write
-          const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
-          return ([storedState, storedOrder]) => {
-            const oldState = stateKeyOrPlaceholder(input.scope, storedState ?? "", doc)
-            if (oldState instanceof KeyPartError) return oldState
-            const old = orderKeysOrPlaceholder(storedOrder ?? "", doc)
-            if (old instanceof KeyPartError) return old
-            return {
-              keys: { doc, list, newState, oldState, newOrder, oldOrder: old.order, scopes, changes, newResponses, oldResponses: old.responses },
-              args: {
-                expectedVersion,
-                scope,
-                id,
-                op,
-                change,
-                nudgeChannel,
-                state: input.state,
-                storedState: storedState ?? "",
-                orderId: input.orderId,
-                storedOrderId: storedOrder ?? "",
-                startTime: input.startTime ?? 0,
-                doc: input.doc
-              }
-            }
-          }
-        }
-      },
-      delete: {
-        script: deleteJobResponse,
-        read: ["state", "order"],
-        call: (_: DeleteJobResponse, write, [storedState, storedOrder]) => {
-          const { scope } = write.args
-          const state = storedState ?? ""
-          const orderId = storedOrder ?? ""
-          const list = listKey(scope)
-          if (list instanceof KeyPartError) return list
-          const stateKey = stateKeyOrPlaceholder(scope, state, write.key)
-          if (stateKey instanceof KeyPartError) return stateKey
-          const order = orderKeysOrPlaceholder(orderId, write.key)
-          if (order instanceof KeyPartError) return order
-          return {
-            keys: { doc: write.key, list, state: stateKey, order: order.order, responses: order.responses, scopes: write.scopes, changes: write.changes },
-            args: { ...write.args, state, orderId }
-          }
-        }
-      },
-      list: {
-        key: listKey,
-        read: (list, offset, count) =>
-          typedCommand(valkey, "list jobresponses", list, "zset", (c) => c.zrange(list, offset, offset + count - 1, "WITHSCORES")).pipe(
-            Effect.map((flat) => {
-              const items: Array<{ readonly id: string; readonly startTime: number }> = []
-              for (let i = 0; i < flat.length; i += 2) items.push({ id: flat[i]!, startTime: Number(flat[i + 1]) })
-              return items
-            })
-          )
-      }
-    })
+    const documentKeyHead = (valkey.keys.key("jobResponse", { id: "_" }) as string).slice(0, -1)
+    const documents = jobResponseDocuments(valkey)
 
     const put: (
       input: PutJobResponse
@@ -222,43 +271,10 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
     const outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =
       documents.outcome
 
-    /** The response of a job order, pointer and document in one round trip. */
-    const byOrder = (orderId: string): Effect.Effect<JobResponseDocument, NotFound | WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        const key = yield* valkey.key("jobResponseByOrder", { orderId })
-        const reply = yield* valkey.script(findJobResponseByOrder, { byOrder: key }, { documentKeyHead, orderId })
-        switch (reply.status) {
-          case "ok":
-            return reply.document
-          case "notfound":
-            return yield* new NotFound({ key, message: `no job response for job order ${orderId}` })
-          case "wrongtype":
-            return yield* wrongTypeError(reply)
-        }
-      })
-
-    /**
-     * One SSCAN page of the response ids in `scope` with the normalized `state`. Start
-     * with cursor "0" (the default) and continue with `next` until it is `null`. An empty state
-     * is never indexed, so it returns an empty, final page.
-     */
-    const byState = (
-      scope: string,
-      state: string,
-      cursor = "0",
-      pageSize = 1000
-    ): Effect.Effect<StatePage, WrongType | InvalidInput | ConnectionError> =>
-      Effect.gen(function* () {
-        yield* validatePageSize(pageSize)
-        yield* validateCursor(cursor)
-        if (state === "") return { ids: [], next: null }
-        const key = yield* valkey.key("jobResponseByState", { scope, state })
-        const [next, ids] = yield* typedCommand(valkey, "scan jobresponse state", key, "set", (c) =>
-          c.sscan(key, cursor, "COUNT", pageSize)
-        )
-        return { ids, next: next === "0" ? null : next }
-      })
-
-    return { put, get, getMany, delete: remove, byOrder, byState, list, outcome } as const
+    return {
+      put, get, getMany, delete: remove, list, outcome,
+      byOrder: (orderId: string) => byOrder(valkey, documentKeyHead, orderId),
+      byState: (scope: string, state: string, cursor?: string, pageSize?: number) => byState(valkey, scope, state, cursor, pageSize)
+    } as const
   })
 }) {}

@@ -1,13 +1,91 @@
 import { Duration, Effect, Queue, Schedule, Stream } from "effect"
 import { type ConnectionError, StoreUnavailable, type WrongType } from "./Errors.js"
 import { typedCommand } from "./TypeGuard.js"
-import { Valkey } from "./Valkey.js"
+import { Valkey, type ValkeyService } from "./Valkey.js"
 import { dedicated } from "./RawDoor.js"
 
 export interface WatchOptions {
   /** How often the registry is re-read, whatever the nudges say (default 1 s). */
   readonly pollInterval?: Duration.DurationInput | undefined
 }
+
+/** What the registry's functions share: the connection, `nudge:changes` and the read of the `scopes` set. */
+interface RegistryDeps {
+  readonly valkey: ValkeyService
+  readonly nudgeChannel: string
+  /** Every registered scope, sorted. */
+  readonly list: Effect.Effect<ReadonlyArray<string>, WrongType | ConnectionError>
+}
+
+const listScopes = (valkey: ValkeyService, scopesKey: string): Effect.Effect<ReadonlyArray<string>, WrongType | ConnectionError> =>
+  typedCommand(valkey, "list scopes", scopesKey, "set", (c) => c.smembers(scopesKey)).pipe(Effect.map((scopes) => scopes.sort()))
+
+/** Listens on `nudge:changes` on a connection of its own: a nudge naming a scope not seen yet wakes a re-read. */
+const subscribeNudges = (deps: RegistryDeps, seen: ReadonlySet<string>, wake: Queue.Queue<void>) =>
+  Effect.gen(function* () {
+    const { nudgeChannel } = deps
+    const subscriber = yield* dedicated(deps.valkey, "scope-watch")
+    subscriber.on("message", (channel: string, scope: string) => {
+      if (channel === nudgeChannel && !seen.has(scope)) wake.unsafeOffer(undefined)
+    })
+    // After a reconnect: subscribe again (the client does not), and re-read what was missed.
+    subscriber.on("ready", () => {
+      subscriber.subscribe(nudgeChannel).catch(() => undefined)
+      wake.unsafeOffer(undefined)
+    })
+    yield* Effect.tryPromise({
+      try: () => subscriber.subscribe(nudgeChannel),
+      catch: (error) =>
+        new StoreUnavailable({ operation: "subscribe nudge:changes", message: error instanceof Error ? error.message : String(error) })
+    })
+  })
+
+/** The registered scopes not in `seen` yet, which it then holds. */
+const freshScopes = (list: RegistryDeps["list"], seen: Set<string>) =>
+  list.pipe(
+    Effect.map((scopes) => {
+      const fresh = scopes.filter((scope) => !seen.has(scope))
+      for (const scope of fresh) seen.add(scope)
+      return fresh
+    })
+  )
+
+/** A later round's read: a failure is logged and the next round tries again. */
+const laterRound = (discover: ReturnType<typeof freshScopes>) =>
+  discover.pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("scope registry read failed; retrying next round").pipe(
+        Effect.annotateLogs({ error: error._tag, message: error.message }),
+        Effect.as<ReadonlyArray<string>>([])
+      )
+    )
+  )
+
+/**
+ * Newly discovered scopes: every known scope at start, then each new one once, found by a
+ * periodic re-read of the registry and at once after a nudge on `nudge:changes` naming a
+ * scope not seen yet. Nudges are only wake-ups (pub/sub loses messages across reconnects);
+ * the set is the truth, so the periodic re-read still finds a scope whose nudge was lost.
+ *
+ * The first read fails the stream (the caller learns at start that the store is down); a
+ * later failed read is logged and the next round tries again, so an outage does not end it.
+ */
+const watch = (deps: RegistryDeps, options: WatchOptions = {}): Stream.Stream<string, WrongType | ConnectionError> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const pollInterval = Duration.decode(options.pollInterval ?? Duration.seconds(1))
+      const seen = new Set<string>()
+      // Sliding, capacity 1: a burst of nudges collapses into one re-read.
+      const wake = yield* Queue.sliding<void>(1)
+      yield* Effect.addFinalizer(() => Queue.shutdown(wake))
+      // Subscribe before the first read, so a scope created in between is nudged, not missed.
+      yield* subscribeNudges(deps, seen, wake)
+      const discover = freshScopes(deps.list, seen)
+      const later = laterRound(discover)
+      const rounds = Stream.merge(Stream.fromSchedule(Schedule.spaced(pollInterval)), Stream.fromQueue(wake)).pipe(Stream.mapEffect(() => later))
+      return Stream.fromEffect(discover).pipe(Stream.concat(rounds), Stream.flattenIterables)
+    })
+  )
 
 /**
  * The scope registry (`scopes`): every scope that holds data. Consumers learn
@@ -16,74 +94,8 @@ export interface WatchOptions {
 export class ScopeRegistry extends Effect.Service<ScopeRegistry>()("@microdcs/store/ScopeRegistry", {
   effect: Effect.gen(function* () {
     const valkey = yield* Valkey
-    const scopesKey = valkey.keys.key("scopes", {}) as string
-    const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
-
-    /** Every registered scope, sorted. */
-    const list: Effect.Effect<ReadonlyArray<string>, WrongType | ConnectionError> = typedCommand(
-      valkey,
-      "list scopes",
-      scopesKey,
-      "set",
-      (c) => c.smembers(scopesKey)
-    ).pipe(Effect.map((scopes) => scopes.sort()))
-
-    /**
-     * Newly discovered scopes: every known scope at start, then each new one once, found by a
-     * periodic re-read of the registry and at once after a nudge on `nudge:changes` naming a
-     * scope not seen yet. Nudges are only wake-ups (pub/sub loses messages across reconnects);
-     * the set is the truth, so the periodic re-read still finds a scope whose nudge was lost.
-     *
-     * The first read fails the stream (the caller learns at start that the store is down); a
-     * later failed read is logged and the next round tries again, so an outage does not end it.
-     */
-    const watch = (options: WatchOptions = {}): Stream.Stream<string, WrongType | ConnectionError> =>
-      Stream.unwrapScoped(
-        Effect.gen(function* () {
-          const pollInterval = Duration.decode(options.pollInterval ?? Duration.seconds(1))
-          const seen = new Set<string>()
-          // Sliding, capacity 1: a burst of nudges collapses into one re-read.
-          const wake = yield* Queue.sliding<void>(1)
-          yield* Effect.addFinalizer(() => Queue.shutdown(wake))
-
-          // Subscribe before the first read, so a scope created in between is nudged, not missed.
-          const subscriber = yield* dedicated(valkey, "scope-watch")
-          subscriber.on("message", (channel: string, scope: string) => {
-            if (channel === nudgeChannel && !seen.has(scope)) wake.unsafeOffer(undefined)
-          })
-          // After a reconnect: subscribe again (the client does not), and re-read what was missed.
-          subscriber.on("ready", () => {
-            subscriber.subscribe(nudgeChannel).catch(() => undefined)
-            wake.unsafeOffer(undefined)
-          })
-          yield* Effect.tryPromise({
-            try: () => subscriber.subscribe(nudgeChannel),
-            catch: (error) =>
-              new StoreUnavailable({ operation: "subscribe nudge:changes", message: error instanceof Error ? error.message : String(error) })
-          })
-
-          const discover = list.pipe(
-            Effect.map((scopes) => {
-              const fresh = scopes.filter((scope) => !seen.has(scope))
-              for (const scope of fresh) seen.add(scope)
-              return fresh
-            })
-          )
-          const laterRound = discover.pipe(
-            Effect.catchAll((error) =>
-              Effect.logWarning("scope registry read failed; retrying next round").pipe(
-                Effect.annotateLogs({ error: error._tag, message: error.message }),
-                Effect.as<ReadonlyArray<string>>([])
-              )
-            )
-          )
-          const rounds = Stream.merge(Stream.fromSchedule(Schedule.spaced(pollInterval)), Stream.fromQueue(wake)).pipe(
-            Stream.mapEffect(() => laterRound)
-          )
-          return Stream.fromEffect(discover).pipe(Stream.concat(rounds), Stream.flattenIterables)
-        })
-      )
-
-    return { list, watch } as const
+    const list = listScopes(valkey, valkey.keys.key("scopes", {}) as string)
+    const deps: RegistryDeps = { valkey, nudgeChannel: valkey.keys.key("nudge", { kind: "changes" }) as string, list }
+    return { list, watch: (options?: WatchOptions) => watch(deps, options) } as const
   })
 }) {}

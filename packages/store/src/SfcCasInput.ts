@@ -1,9 +1,17 @@
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
-import type { SfcCompareAndSetArgs } from "@microdcs/lua-scripts"
+import type { SfcCompareAndSetArgs, SfcEntryPairs } from "@microdcs/lua-scripts"
 import { documentProblem, keyProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
-import { casVersionProblem, entriesChecked, textProblem, timeProblem, type WaitJoin, waitMovesChecked, waitsChecked } from "./SfcStateInput.js"
+import {
+  casVersionProblem,
+  entriesChecked,
+  textProblem,
+  timeProblem,
+  type WaitJoin,
+  waitMovesChecked,
+  waitsChecked
+} from "./SfcStateInput.js"
 
 /** How long an applied event is remembered (`sfc:event:...`, 1 h). */
 export const EVENT_LIFETIME_MS = 60 * 60 * 1000
@@ -70,48 +78,35 @@ export interface PreparedCas {
   readonly eventKey: string | undefined
 }
 
-/**
- * Checks a CAS and builds its keys and arguments in plain code (the engine's hot path: one
- * Effect per write, not one per key). Every check runs before anything is sent, so a refused
- * input writes nothing.
- */
-export const prepareCas = (
-  schema: KeySchema,
-  scopeKeys: ScopeKeys,
+/** Why a CAS's version, document, op or due time is refused, or `undefined`. */
+const scalarProblem = (input: SfcCompareAndSet, maxBytes: number): InvalidInput | undefined =>
+  casVersionProblem(input.expectedVersion) ??
+  documentProblem("doc", input.doc, maxBytes) ??
+  (input.op !== undefined ? textProblem("op", input.op) : undefined) ??
+  (input.due !== null ? timeProblem("due", input.due) : undefined)
+
+/** Why a direct send's pointer lifetime is refused, or `undefined`. */
+const directSendProblem = (directSend: SfcCompareAndSet["directSend"]): InvalidInput | undefined => {
+  const ttl = directSend?.pointerTtlMs
+  return directSend && !(Number.isSafeInteger(ttl) && ttl! > 0)
+    ? new InvalidInput({ field: "directSend.pointerTtlMs", message: "directSend.pointerTtlMs must be a positive integer (ms)" })
+    : undefined
+}
+
+/** The script's arguments of a checked CAS; `key` builds each key (and remembers the first part refused). */
+const casArgs = (
   input: SfcCompareAndSet,
-  maxBytes: number,
+  op: string,
   nudgeChannel: string,
-  op: string
-): PreparedCas | InvalidInput => {
-  // The first key part the schema refuses; the keys are built on, and the result is dropped.
-  let refused: InvalidInput | undefined
-  const checked = (built: string | KeyPartError): string => {
-    if (!(built instanceof KeyPartError)) return built
-    refused ??= keyProblem(built)
-    return ""
-  }
-  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => checked(schema.key(family, parts))
-  const found =
-    casVersionProblem(input.expectedVersion) ??
-    documentProblem("doc", input.doc, maxBytes) ??
-    (input.op !== undefined ? textProblem("op", input.op) : undefined) ??
-    (input.due !== null ? timeProblem("due", input.due) : undefined)
-  if (found) return found
-  const entries = entriesChecked(input.entries, maxBytes)
-  if (entries instanceof InvalidInput) return entries
-  const waits = waitsChecked(input.waitsAdd, input.waitsRemove)
-  if (waits instanceof InvalidInput) return waits
-  const moves = waitMovesChecked(input.waitsMove ?? [], waits.leave)
-  if (moves instanceof InvalidInput) return moves
-  const ttl = input.directSend?.pointerTtlMs
-  if (input.directSend && !(Number.isSafeInteger(ttl) && ttl! > 0)) {
-    return new InvalidInput({ field: "directSend.pointerTtlMs", message: "directSend.pointerTtlMs must be a positive integer (ms)" })
-  }
+  eventKey: string | undefined,
+  entries: ReadonlyArray<SfcEntryPairs>,
+  waits: { readonly join: ReadonlyArray<WaitJoin>; readonly leave: ReadonlyArray<string> },
+  moves: ReadonlyArray<WaitJoin>,
+  key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => string
+): SfcCompareAndSetArgs => {
   const { scope, jobId } = input
-  const keys = { state: key("sfcState", { jobId }), work: checked(scopeKeys.work(scope)), due: checked(scopeKeys.due(scope)), active: checked(scopeKeys.active(scope)) }
-  const eventKey = input.appliedEvent ? key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id }) : undefined
   const waitKey = (typeId: string) => key("sfcWaits", { scope, typeId })
-  const args: SfcCompareAndSetArgs = {
+  return {
     expectedVersion: input.expectedVersion,
     scope,
     jobId,
@@ -128,10 +123,47 @@ export const prepareCas = (
     directSend: input.directSend
       ? {
           pointerKeys: input.directSend.correlationIds.map((correlationId) => key("sfcCorrelation", { correlationId })),
-          pointerLifetimeMs: ttl!,
+          pointerLifetimeMs: input.directSend.pointerTtlMs,
           jobOrderKey: input.directSend.readJobOrder ? key("jobOrder", { id: jobId }) : null
         }
       : undefined
   }
+}
+
+/**
+ * Checks a CAS and builds its keys and arguments in plain code (the engine's hot path: one
+ * Effect per write, not one per key). Every check runs before anything is sent, so a refused
+ * input writes nothing.
+ */
+export const prepareCas = (
+  schema: KeySchema,
+  scopeKeys: ScopeKeys,
+  input: SfcCompareAndSet,
+  maxBytes: number,
+  nudgeChannel: string,
+  op: string
+): PreparedCas | InvalidInput => {
+  const found = scalarProblem(input, maxBytes)
+  if (found) return found
+  const entries = entriesChecked(input.entries, maxBytes)
+  if (entries instanceof InvalidInput) return entries
+  const waits = waitsChecked(input.waitsAdd, input.waitsRemove)
+  if (waits instanceof InvalidInput) return waits
+  const moves = waitMovesChecked(input.waitsMove ?? [], waits.leave)
+  if (moves instanceof InvalidInput) return moves
+  const refusedTtl = directSendProblem(input.directSend)
+  if (refusedTtl) return refusedTtl
+  // The first key part the schema refuses; the keys are built on, and the result is dropped.
+  let refused: InvalidInput | undefined
+  const checked = (built: string | KeyPartError): string => {
+    if (!(built instanceof KeyPartError)) return built
+    refused ??= keyProblem(built)
+    return ""
+  }
+  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => checked(schema.key(family, parts))
+  const { scope, jobId } = input
+  const keys = { state: key("sfcState", { jobId }), work: checked(scopeKeys.work(scope)), due: checked(scopeKeys.due(scope)), active: checked(scopeKeys.active(scope)) }
+  const eventKey = input.appliedEvent ? key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id }) : undefined
+  const args = casArgs(input, op, nudgeChannel, eventKey, entries, waits, moves, key)
   return refused ?? { keys, args, eventKey }
 }

@@ -1,18 +1,17 @@
 import type { Redis } from "iovalkey"
-import { Context, Duration, Effect, Either, Layer, Runtime, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, Layer, Runtime, type Scope } from "effect"
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
-import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
+import type { ScriptDescriptor } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
 import { keyProblem } from "./DocumentInput.js"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
 import { type ConnectionError, InvalidInput, StoreUnavailable } from "./Errors.js"
-import { classifyFailure } from "./FailureKind.js"
 import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
-import { makeReplicaAck, replicaAckProblem } from "./ReplicaAck.js"
+import { replicaAckProblem } from "./ReplicaAck.js"
 import { effectiveMinReplicasAck } from "./ReplicaAckDefault.js"
 import { type HasRawDoor, rawDoor } from "./RawDoor.js"
-import { confirmedScript, evalScript, type ReplyForm } from "./ScriptEval.js"
-import { makeTickWrites } from "./TickWrites.js"
+import { type ScriptResult, scriptMany } from "./ScriptMany.js"
+import { command, runScript, sharedConnection } from "./SharedConnection.js"
 
 /**
  * The one door to an island's Valkey. DAOs never hold a client of their own: they go through
@@ -60,8 +59,7 @@ export interface ValkeyService extends HasRawDoor {
   ) => Effect.Effect<ReadonlyArray<ScriptResult<R>>>
 }
 
-/** One call's result in {@link ValkeyService.scriptMany}: its reply, or how the call failed. */
-export type ScriptResult<R> = { readonly _tag: "Reply"; readonly reply: R } | { readonly _tag: "Failed"; readonly error: ConnectionError }
+export type { ScriptResult } from "./ScriptMany.js"
 
 export class Valkey extends Context.Tag("@microdcs/store/Valkey")<Valkey, ValkeyService>() {}
 
@@ -111,7 +109,8 @@ const acquireConnection = (
     )
   })
 
-export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService, StoreUnavailable | InvalidInput, Scope.Scope> =>
+/** The key schema of `options`, or the first problem of its prefix, URL or replica settings. */
+const checkedOptions = (options: ValkeyOptions): Effect.Effect<KeySchema, InvalidInput> =>
   Effect.gen(function* () {
     const keys = makeKeySchema(options.prefix ?? defaults.prefix)
     if (keys instanceof KeyPartError) return yield* new InvalidInput({ field: "prefix", message: keys.message })
@@ -119,158 +118,33 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
     if (urlProblem) return yield* new InvalidInput({ field: "url", message: `the Valkey URL ${urlProblem}` })
     const ackProblem = replicaAckProblem(options)
     if (ackProblem) return yield* ackProblem
+    return keys
+  })
+
+const buildKey = <F extends KeyFamily>(keys: KeySchema, family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {
+  const built = keys.key(family, parts)
+  return built instanceof KeyPartError ? Effect.fail(keyProblem(built)) : Effect.succeed(built)
+}
+
+export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService, StoreUnavailable | InvalidInput, Scope.Scope> =>
+  Effect.gen(function* () {
+    const keys = yield* checkedOptions(options)
     const minReplicasAck = yield* effectiveMinReplicasAck(options)
     const client = yield* acquireConnection(options, options.connectionName ?? "microdcs")
-    // Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter.
-    const retryUnsent = Schedule.exponential(Duration.millis(25), 2).pipe(
-      Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1))),
-      Schedule.jittered,
-      Schedule.intersect(Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries))
-    )
-
-    // With many fibers in flight (or a batch), the commands issued in one tick leave in one socket write.
-    const gatherWrites = makeTickWrites(client)
-
-    const replicaAck = minReplicasAck > 0 ? makeReplicaAck(minReplicasAck, options.replicaAckTimeoutMs ?? defaults.replicaAckTimeoutMs) : undefined
-
-    /**
-     * One attempt: resumes with the reply, or with the classified failure (a bug dies). An
-     * attempt that was never sent resumes with `unsent()` when given: the retries come from
-     * here, so the success path (nearly every call) is this one async step and nothing around it.
-     */
-    const attempt = <A>(
-      operation: string,
-      run: (client: Redis) => Promise<A>,
-      unsent?: () => Effect.Effect<A, ConnectionError>
-    ): Effect.Effect<A, ConnectionError> =>
-      Effect.async<A, ConnectionError>((resume) => {
-        if (client.status !== "ready") {
-          resume(unsent ? unsent() : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` })))
-          return
-        }
-        gatherWrites()
-        run(client).then(
-          (value) => resume(Effect.succeed(value)),
-          (error) => {
-            const failure = classifyFailure(operation, error)
-            // A write may have landed on the primary alone: later replies must be confirmed.
-            if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
-            if (failure?._tag === "StoreUnavailable" && unsent) resume(unsent())
-            else resume(failure ? Effect.fail(failure) : Effect.die(error))
-          }
-        )
-      })
-
-    // The retry schedule is only built once an attempt failed as never sent.
-    const unconfirmed = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
-      attempt(operation, run, () => attempt(operation, run).pipe(Effect.retry({ schedule: retryUnsent, while: (e) => e._tag === "StoreUnavailable" })))
-
-    const durable = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
-      replicaAck === undefined
-        ? unconfirmed(operation, run)
-        : unconfirmed(operation, (c) => replicaAck.send(c, run)).pipe(Effect.flatMap((reply) => replicaAck.settle(operation, reply)))
-
-    const command = <A>(operation: string, run: (client: Redis) => Promise<A>): Effect.Effect<A, ConnectionError> =>
-      replicaAck === undefined ? unconfirmed(operation, run) : Effect.suspend(() => (replicaAck.inDoubt() ? durable(operation, run) : unconfirmed(operation, run)))
-
-    // The keys and arguments are built inside the attempt: no step of its own, and one array
-    // each (iovalkey flattens the call's arguments into its own).
-    const runScript = <K extends string, A, R>(
-      descriptor: ScriptDescriptor<K, A, R>,
-      scriptKeys: Readonly<Record<K, string>>,
-      args: A,
-      form: ReplyForm
-    ): Effect.Effect<R, ConnectionError> => {
-      if (replicaAck === undefined) {
-        return unconfirmed(descriptor.name, (c) => evalScript(c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args), form)).pipe(
-          Effect.map(descriptor.decodeReply)
-        )
-      }
-      return unconfirmed(descriptor.name, (c) => confirmedScript(replicaAck, c, descriptor, keysOfCall(descriptor, scriptKeys, args), descriptor.encodeArgs(args), form)).pipe(
-        Effect.flatMap((reply) => replicaAck.settle(descriptor.name, reply)),
-        Effect.map(descriptor.decodeReply)
-      )
-    }
-
-    const scriptMany = <K extends string, A, R>(
-      descriptor: ScriptDescriptor<K, A, R>,
-      calls: ReadonlyArray<{ readonly keys: Readonly<Record<K, string>>; readonly args: A }>
-    ): Effect.Effect<ReadonlyArray<ScriptResult<R>>> =>
-      Effect.async<ReadonlyArray<ScriptResult<R>>>((resume) => {
-        const operation = descriptor.name
-        if (client.status !== "ready") {
-          const error = new StoreUnavailable({ operation, message: `connection is ${client.status}` })
-          resume(Effect.succeed(calls.map((): ScriptResult<R> => ({ _tag: "Failed", error }))))
-          return
-        }
-        if (calls.length === 0) return resume(Effect.succeed([]))
-        // One callback pair per call and a count, no promise per result: the batch resumes once,
-        // when its last reply is in. Any server error but a connection one is a bug, as in
-        // `script`: the whole batch dies with it (after every call settled).
-        const results = new Array<ScriptResult<R>>(calls.length)
-        let waiting = calls.length
-        let defect: { readonly cause: unknown } | undefined
-        const settled = () => {
-          if (--waiting === 0) resume(defect === undefined ? Effect.succeed(results) : Effect.die(defect.cause))
-        }
-        const reply = (j: number, raw: unknown) => {
-          try {
-            results[j] = { _tag: "Reply", reply: descriptor.decodeReply(raw) }
-          } catch (cause) {
-            defect ??= { cause }
-          }
-          settled()
-        }
-        const failed = (j: number, error: unknown) => {
-          const failure = classifyFailure(operation, error)
-          if (failure?._tag === "UnknownOutcome") replicaAck?.doubt()
-          if (failure === undefined) defect ??= { cause: error }
-          else results[j] = { _tag: "Failed", error: failure }
-          settled()
-        }
-        // Every call is issued before the first reply can arrive, so they leave in one write.
-        gatherWrites(calls.length > 1)
-        for (let j = 0; j < calls.length; j++) {
-          const { keys: scriptKeys, args } = calls[j]!
-          const callKeys = keysOfCall(descriptor, scriptKeys, args)
-          const argv = descriptor.encodeArgs(args)
-          if (replicaAck === undefined) {
-            evalScript(client, descriptor, callKeys, argv).then(
-              (raw) => reply(j, raw),
-              (error: unknown) => failed(j, error)
-            )
-            continue
-          }
-          confirmedScript(replicaAck, client, descriptor, callKeys, argv).then(
-            (confirmed) => {
-              const checked = Effect.runSync(Effect.either(replicaAck.settle(operation, confirmed)))
-              if (Either.isRight(checked)) return reply(j, checked.right)
-              results[j] = { _tag: "Failed", error: checked.left }
-              settled()
-            },
-            (error: unknown) => failed(j, error)
-          )
-        }
-      })
-
-    const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): Effect.Effect<string, InvalidInput> => {
-      const built = keys.key(family, parts)
-      return built instanceof KeyPartError ? Effect.fail(keyProblem(built)) : Effect.succeed(built)
-    }
-
-    const dedicated = (name: string, overrides?: { readonly commandTimeoutMs?: number | undefined }) =>
-      acquireConnection(options, name, overrides)
-
+    const shared = sharedConnection(client, options, minReplicasAck)
     return {
       options,
       keys,
       maxDocumentBytes: options.maxDocumentBytes ?? defaults.maxDocumentBytes,
       minReplicasAck,
-      key,
-      script: (descriptor, scriptKeys, args) => runScript(descriptor, scriptKeys, args, "text"),
-      scriptWithBytes: (descriptor, scriptKeys, args) => runScript(descriptor, scriptKeys, args, "bytes"),
-      scriptMany,
-      [rawDoor]: { command, dedicated }
+      key: (family, parts) => buildKey(keys, family, parts),
+      script: (descriptor, scriptKeys, args) => runScript(shared, descriptor, scriptKeys, args, "text"),
+      scriptWithBytes: (descriptor, scriptKeys, args) => runScript(shared, descriptor, scriptKeys, args, "bytes"),
+      scriptMany: (descriptor, calls) => scriptMany(shared, descriptor, calls),
+      [rawDoor]: {
+        command: (operation, run) => command(shared, operation, run),
+        dedicated: (name, overrides) => acquireConnection(options, name, overrides)
+      }
     } satisfies ValkeyService
   })
 
