@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { SCOPE_STREAMS, type ScopeStreamName } from "./ScopeStreams.js"
 import { decodeStreamGroups } from "./StreamGroups.js"
-import { Valkey } from "./Valkey.js"
+import { Valkey, type ValkeyService } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
 export interface GroupFigures {
@@ -33,6 +33,73 @@ const SCOPES_PER_ROUND_TRIP = 50
 
 type Reply = [Error | null, unknown]
 
+/** The keys one scope's figures are read from. */
+interface ScopeKeys {
+  readonly scope: string
+  readonly streams: ReadonlyArray<string>
+  readonly dead: ReadonlyArray<string>
+  readonly list: string
+  readonly active: string
+  readonly byState: ReadonlyArray<string>
+}
+
+const keysOf = (valkey: ValkeyService, scope: string, responseStates: ReadonlyArray<string>): Effect.Effect<ScopeKeys, InvalidInput> =>
+  Effect.all({
+    scope: Effect.succeed(scope),
+    streams: Effect.forEach(SCOPE_STREAMS, ({ family }) => valkey.key(family, { scope })),
+    dead: Effect.forEach(SCOPE_STREAMS, ({ kind }) => valkey.key("deadLetterStream", { kind, scope })),
+    list: valkey.key("jobOrderList", { scope }),
+    active: valkey.key("sfcActive", { scope }),
+    byState: Effect.forEach(responseStates, (state) => valkey.key("jobResponseByState", { scope, state }))
+  })
+
+/** One pipeline of sizes for every scope of a batch, in the order {@link decodeScope} takes them. */
+const readSizes = (valkey: ValkeyService, keyed: ReadonlyArray<ScopeKeys>): Effect.Effect<ReadonlyArray<Reply>, ConnectionError> =>
+  command(valkey, "metrics figures", async (c) => {
+    const pipeline = c.pipeline()
+    for (const k of keyed) {
+      for (const stream of k.streams) pipeline.xlen(stream).xinfo("GROUPS", stream)
+      for (const dead of k.dead) pipeline.xlen(dead)
+      pipeline.zcard(k.list).scard(k.active)
+      for (const set of k.byState) pipeline.scard(set)
+    }
+    return ((await pipeline.exec()) ?? []) as Array<Reply>
+  })
+
+const count = (reply: Reply | undefined) => (reply && reply[0] === null ? Number(reply[1]) : 0)
+// A stream that does not exist yet has no groups: XINFO answers an error, which is no problem.
+const groupsOf = (reply: Reply | undefined) => (reply && reply[0] === null ? decodeStreamGroups(reply[1]) : [])
+
+/** One scope's figures from the next replies of a batch's pipeline. */
+const decodeScope = (scope: string, next: () => Reply | undefined, responseStates: ReadonlyArray<string>): ScopeFigures => {
+  const streamLength = {} as Record<ScopeStreamName, number>
+  const deadLetters = {} as Record<ScopeStreamName, number>
+  const groups: Array<GroupFigures> = []
+  for (const { kind: name } of SCOPE_STREAMS) {
+    streamLength[name] = count(next())
+    for (const g of groupsOf(next())) groups.push({ stream: name, scope, group: g.group, lag: g.lag ?? undefined, pending: g.pending })
+  }
+  for (const { kind } of SCOPE_STREAMS) deadLetters[kind] = count(next())
+  const jobOrders = count(next())
+  const activeExecutions = count(next())
+  const responsesByState: Record<string, number> = {}
+  for (const state of responseStates) {
+    const n = count(next())
+    if (n > 0) responsesByState[state] = n
+  }
+  return { scope, streamLength, deadLetters, groups, jobOrders, activeExecutions, responsesByState }
+}
+
+/** The figures of one batch of scopes: one pipelined round trip. */
+const batchFigures = (valkey: ValkeyService, batch: ReadonlyArray<string>, responseStates: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const keyed = yield* Effect.forEach(batch, (scope) => keysOf(valkey, scope, responseStates))
+    const replies = yield* readSizes(valkey, keyed)
+    let at = 0
+    const next = () => replies[at++]
+    return keyed.map((k) => decodeScope(k.scope, next, responseStates))
+  })
+
 /**
  * The figures of `/metrics`, read from index and stream sizes only (XLEN, XINFO
  * GROUPS, ZCARD, SCARD): no document is read, so a scrape costs the same on a scope with 20 job
@@ -54,52 +121,7 @@ export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@m
       Effect.gen(function* () {
         const out: Array<ScopeFigures> = []
         for (let i = 0; i < scopes.length; i += SCOPES_PER_ROUND_TRIP) {
-          const batch = scopes.slice(i, i + SCOPES_PER_ROUND_TRIP)
-          const keyed = yield* Effect.forEach(batch, (scope) =>
-            Effect.all({
-              scope: Effect.succeed(scope),
-              streams: Effect.forEach(SCOPE_STREAMS, ({ family }) => valkey.key(family, { scope })),
-              dead: Effect.forEach(SCOPE_STREAMS, ({ kind }) => valkey.key("deadLetterStream", { kind, scope })),
-              list: valkey.key("jobOrderList", { scope }),
-              active: valkey.key("sfcActive", { scope }),
-              byState: Effect.forEach(responseStates, (state) => valkey.key("jobResponseByState", { scope, state }))
-            })
-          )
-          const replies = yield* command(valkey, "metrics figures", async (c) => {
-            const pipeline = c.pipeline()
-            for (const k of keyed) {
-              for (const stream of k.streams) pipeline.xlen(stream).xinfo("GROUPS", stream)
-              for (const dead of k.dead) pipeline.xlen(dead)
-              pipeline.zcard(k.list).scard(k.active)
-              for (const set of k.byState) pipeline.scard(set)
-            }
-            return ((await pipeline.exec()) ?? []) as Array<Reply>
-          })
-          let at = 0
-          const next = () => replies[at++]
-          const count = (reply: Reply | undefined) => (reply && reply[0] === null ? Number(reply[1]) : 0)
-          // A stream that does not exist yet has no groups: XINFO answers an error, which is no problem.
-          const groupsOf = (reply: Reply | undefined) => (reply && reply[0] === null ? decodeStreamGroups(reply[1]) : [])
-          for (const k of keyed) {
-            const streamLength = {} as Record<ScopeStreamName, number>
-            const deadLetters = {} as Record<ScopeStreamName, number>
-            const groups: Array<GroupFigures> = []
-            for (const { kind: name } of SCOPE_STREAMS) {
-              streamLength[name] = count(next())
-              for (const g of groupsOf(next())) {
-                groups.push({ stream: name, scope: k.scope, group: g.group, lag: g.lag ?? undefined, pending: g.pending })
-              }
-            }
-            for (const { kind } of SCOPE_STREAMS) deadLetters[kind] = count(next())
-            const jobOrders = count(next())
-            const activeExecutions = count(next())
-            const responsesByState: Record<string, number> = {}
-            for (const state of responseStates) {
-              const n = count(next())
-              if (n > 0) responsesByState[state] = n
-            }
-            out.push({ scope: k.scope, streamLength, deadLetters, groups, jobOrders, activeExecutions, responsesByState })
-          }
+          out.push(...(yield* batchFigures(valkey, scopes.slice(i, i + SCOPES_PER_ROUND_TRIP), responseStates)))
         }
         return out
       })

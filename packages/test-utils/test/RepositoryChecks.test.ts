@@ -115,6 +115,25 @@ describe("the linter (pnpm lint: biome.jsonc)", () => {
       "packages/p/src/Bugs.ts:4 lint/suspicious/noDuplicateObjectKeys"
     ])
   }, 60_000)
+
+  it("fails on a source function over 40 lines and a source file over 300, and leaves tests alone", () => {
+    const longFunction = ["export const long = () => {", ...Array.from({ length: 41 }, (_, i) => `  console.log(${i})`), "}"]
+    const manyLines = Array.from({ length: 301 }, (_, i) => `export const line${i} = ${i}`)
+    const tree = plantedTree({
+      ".gitignore": "node_modules\n",
+      "packages/p/src/Long.ts": longFunction.join("\n"),
+      "packages/p/src/Big.ts": manyLines.join("\n"),
+      "packages/p/test/Long.test.ts": [...longFunction, ...manyLines].join("\n")
+    })
+    copyFileSync(join(root, "biome.jsonc"), join(tree, "biome.jsonc"))
+    run("git", ["init", "-q"], tree)
+    const { status, out } = run(biome, ["lint", "--error-on-warnings", "."], tree)
+    expect(status).toBe(1)
+    expect([...out.matchAll(/^(\S+):(\d+):\d+ (lint\/\S+)/gm)].map((m) => `${m[1]} ${m[3]}`).sort()).toEqual([
+      "packages/p/src/Big.ts lint/style/noExcessiveLinesPerFile",
+      "packages/p/src/Long.ts lint/complexity/noExcessiveLinesPerFunction"
+    ])
+  }, 60_000)
 })
 
 describe("no design page outside the repository is cited (.ci/check-no-design-citations)", () => {
