@@ -20,6 +20,7 @@
     {"wrongtype", key, actualType, expectedType}
 ]]
 -- @include lib/check-types.lua
+-- @include lib/dedupe-claim.lua
 
 local key, token, leaseMs = KEYS[1], ARGV[1], ARGV[2]
 local mine = 'processing:' .. token
@@ -27,14 +28,6 @@ local mine = 'processing:' .. token
 local badKey, badType, wantType = wrongType({ { key, 'string' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
-if redis.call('SET', key, mine, 'NX', 'PX', leaseMs) then return { 'claimed', 1 } end
-
-local stored = redis.call('GET', key)
-if stored == 'done' then return { 'done', false } end
-if string.sub(stored, 1, 5) == 'done:' then return { 'done', string.sub(stored, 6) } end
-if stored == mine then return { 'claimed', 0 } end
-local remaining = redis.call('PTTL', key)
-if remaining < 0 then remaining = 0 end
-local held = false
-if string.sub(stored, 1, 11) == 'processing:' then held = string.sub(stored, 12) end
-return { 'busy', remaining, held }
+local settled, stored = claimOrJudge(key, mine, leaseMs)
+if settled then return settled end
+return { 'busy', leaseLeft(key), heldToken(stored) }

@@ -27,6 +27,7 @@
                                       KEYS[1] holds another type; nothing claimed
 ]]
 -- @include lib/check-types.lua
+-- @include lib/dedupe-claim.lua
 
 local key, docKey, limitKey, token, leaseMs = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
 local mine = 'processing:' .. token
@@ -34,21 +35,10 @@ local mine = 'processing:' .. token
 local badKey, badType, wantType = wrongType({ { key, 'string' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
-local fresh = 0
-if redis.call('SET', key, mine, 'NX', 'PX', leaseMs) then
-  fresh = 1
-else
-  local stored = redis.call('GET', key)
-  if stored == 'done' then return { 'done', false } end
-  if string.sub(stored, 1, 5) == 'done:' then return { 'done', string.sub(stored, 6) } end
-  if stored ~= mine then
-    local remaining = redis.call('PTTL', key)
-    if remaining < 0 then remaining = 0 end
-    local held = false
-    if string.sub(stored, 1, 11) == 'processing:' then held = string.sub(stored, 12) end
-    return { 'busy', remaining, held }
-  end
-end
+local settled, stored = claimOrJudge(key, mine, leaseMs)
+if not settled then return { 'busy', leaseLeft(key), heldToken(stored) } end
+if settled[1] == 'done' then return settled end
+local fresh = settled[2]
 
 local badAdmission, actual, expected = wrongType({ { docKey, 'hash' }, { limitKey, 'string' } })
 if badAdmission then return { 'claimed', fresh, 'wrongtype', badAdmission, actual, expected } end

@@ -26,6 +26,7 @@
                                       KEYS[1] holds another type; nothing claimed
 ]]
 -- @include lib/check-types.lua
+-- @include lib/dedupe-claim.lua
 
 local key, holderKey, found, token, leaseMs = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 local mine = 'processing:' .. token
@@ -33,15 +34,10 @@ local mine = 'processing:' .. token
 local badKey, badType, wantType = wrongType({ { key, 'string' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
-if redis.call('SET', key, mine, 'NX', 'PX', leaseMs) then return { 'claimed', 1 } end
+local settled, stored = claimOrJudge(key, mine, leaseMs)
+if settled then return settled end
 
-local stored = redis.call('GET', key)
-if stored == 'done' then return { 'done', false } end
-if string.sub(stored, 1, 5) == 'done:' then return { 'done', string.sub(stored, 6) } end
-if stored == mine then return { 'claimed', 0 } end
-
-local remaining = redis.call('PTTL', key)
-if remaining < 0 then remaining = 0 end
+local remaining = leaseLeft(key)
 if stored ~= 'processing:' .. found then return { 'busy', remaining } end
 
 -- A liveness key of any type counts as alive: only its absence says the holder is gone.
