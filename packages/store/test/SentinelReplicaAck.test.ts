@@ -16,7 +16,7 @@ const put = (id: string) =>
 const storeThrough = (topology: SentinelTopology, extra: Partial<ValkeyOptions> = {}) =>
   JobOrderDao.Default.pipe(
     Layer.provideMerge(
-      ValkeyLayer.layer({ sentinels: topology.sentinelNodes, sentinelName: topology.masterName, prefix: randomPrefix("sra"), replicaAckTimeoutMs: 300, ...extra })
+      ValkeyLayer.layer({ sentinels: topology.sentinelNodes, sentinelName: topology.masterName, prefix: randomPrefix("sra"), replicaAckTimeoutMs: 3000, ...extra })
     )
   )
 
@@ -34,6 +34,8 @@ describe("replica acknowledgement through Sentinel, at default settings", () => 
     () =>
       Effect.gen(function* () {
         const replica = topology.servers()[1]!
+        // Generous WAIT timeout: on a loaded machine an online replica may take more than 300 ms to confirm.
+        yield* Effect.promise(() => topology.waitForReplicas(1))
         const defaulted = yield* Effect.scoped(
           Effect.gen(function* () {
             expect((yield* Valkey).minReplicasAck).toBe(1)
@@ -46,6 +48,7 @@ describe("replica acknowledgement through Sentinel, at default settings", () => 
         )
         expect(defaulted._tag).toBe("UnknownOutcome")
         expect(defaulted.message).toContain("0 of 1 replicas")
+        expect(defaulted.message).toContain("3000 ms")
 
         yield* Effect.promise(() => topology.waitForReplicas(1))
         yield* Effect.scoped(
