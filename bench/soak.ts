@@ -23,11 +23,25 @@ import { makeMes } from "./BenchMes.js"
 
 const RATE = Number(process.env["BENCH_SOAK_RATE"] ?? 20)
 const SECONDS = Number(process.env["BENCH_SOAK_SECONDS"] ?? 600)
-const WARMUP_SECONDS = Math.min(60, Math.floor(SECONDS / 4))
+/** Start-up (JIT, caches, PGlite's first checkpoints) peaks and settles within two minutes. */
+const WARMUP_SECONDS = Math.min(120, Math.floor(SECONDS / 4))
 
 const rssOf = (metrics: string) => Number(/^microdcs_process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1] ?? Number.NaN)
 /** The main thread's V8 heap: what of the RSS is not the embedded database's thread (nor native memory). */
 const heapOf = (metrics: string) => Number(/^microdcs_nodejs_heap_size_used_bytes (\d+)/m.exec(metrics)?.[1] ?? Number.NaN)
+/** Least-squares slope of `y` over `x`: the trend, not two samples' luck with the GC. */
+const slope = (points: ReadonlyArray<readonly [number, number]>): number => {
+  const n = points.length
+  const mx = points.reduce((a, [x]) => a + x, 0) / n
+  const my = points.reduce((a, [, y]) => a + y, 0) / n
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0)
+  return sxx === 0 ? 0 : points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0) / sxx
+}
+/** Memory V8 knows of outside its heap on the main thread: Buffers and other ArrayBuffers. */
+const externalOf = (metrics: string) => Number(/^microdcs_nodejs_external_memory_bytes (\d+)/m.exec(metrics)?.[1] ?? Number.NaN)
+/** glibc's malloc settings (`MALLOC_ARENA_MAX`, `MALLOC_TRIM_THRESHOLD_`, …) reach the daemon, to compare allocators' behaviour. */
+const mallocSettings = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith("MALLOC_") && entry[1] !== undefined))
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
 
 const waitForStorage = async (get: (path: string) => Promise<{ readonly status: number; readonly body: string }>, storage: boolean) => {
@@ -67,9 +81,9 @@ export const runSoakBench = async (valkeyUrl: string): Promise<void> => {
   const prefix = randomPrefix("bench-soak")
   const dataDir = process.env["BENCH_SOAK_PG_DATA_DIR"] ?? join(dir, "archive")
   const roles: Record<string, string> = process.env["BENCH_SOAK_ROLES"] === undefined ? {} : { ISLAND_ROLES: process.env["BENCH_SOAK_ROLES"] }
-  const daemon = runDaemon({ VALKEY_URL: valkeyUrl, MQTT_URL: broker.url, VALKEY_PREFIX: prefix, MQTT_TOPIC_PREFIX: prefix, ISLAND_INSTANCE_ID: "bench-soak", PG_DATA_DIR: dataDir, LOG_LEVEL: "info", ...roles })
-  console.log(`\n== soak: StoreAndStart at ${RATE}/s for ${SECONDS} s into the daemon (roles ${roles["ISLAND_ROLES"] ?? "all"}, PG_DATA_DIR ${dataDir}); its RSS ==`)
-  const samples: Array<{ readonly at: number; readonly sent: number; readonly rss: number; readonly heap: number }> = []
+  const daemon = runDaemon({ VALKEY_URL: valkeyUrl, MQTT_URL: broker.url, VALKEY_PREFIX: prefix, MQTT_TOPIC_PREFIX: prefix, ISLAND_INSTANCE_ID: "bench-soak", PG_DATA_DIR: dataDir, LOG_LEVEL: "info", ...roles, ...mallocSettings() })
+  console.log(`\n== soak: StoreAndStart at ${RATE}/s for ${SECONDS} s into the daemon (roles ${roles["ISLAND_ROLES"] ?? "all"}, PG_DATA_DIR ${dataDir}${Object.keys(mallocSettings()).length > 0 ? `, ${JSON.stringify(mallocSettings())}` : ""}); its RSS ==`)
+  const samples: Array<{ readonly at: number; readonly sent: number; readonly rss: number; readonly heap: number; readonly external: number }> = []
   let replies = 0
   try {
     await waitForStorage(daemon.get, roles["ISLAND_ROLES"] === undefined || !roles["ISLAND_ROLES"].includes("-storage"))
@@ -78,17 +92,21 @@ export const runSoakBench = async (valkeyUrl: string): Promise<void> => {
       load(valkeyUrl, broker.url, prefix, async (sent) => {
         const at = (performance.now() - started) / 1000
         const metrics = (await daemon.get("/metrics")).body
-        samples.push({ at, sent, rss: rssOf(metrics), heap: heapOf(metrics) })
+        samples.push({ at, sent, rss: rssOf(metrics), heap: heapOf(metrics), external: externalOf(metrics) })
         const last = samples.at(-1)!
-        if (samples.length % 6 === 1) console.log(`  ${at.toFixed(0).padStart(5)} s  ${String(sent).padStart(7)} job orders  RSS ${mb(last.rss)}  main-thread heap ${mb(last.heap)}`)
+        if (samples.length % 6 === 1) console.log(`  ${at.toFixed(0).padStart(5)} s  ${String(sent).padStart(7)} job orders  RSS ${mb(last.rss)}  main-thread heap ${mb(last.heap)}, external ${mb(last.external)}`)
       }, () => void replies++)
     )
     const warm = samples.find((s) => s.at >= WARMUP_SECONDS) ?? samples[0]!
     const end = samples.at(-1)!
-    const perJob = (end.rss - warm.rss) / Math.max(1, end.sent - warm.sent)
+    const settled = samples.filter((s) => s.at >= warm.at)
+    const perJob = slope(settled.map((s) => [s.sent, s.rss] as const))
+    const heapPerJob = slope(settled.map((s) => [s.sent, s.heap] as const))
+    const rssRange = settled.map((s) => s.rss)
     const committed = /^microdcs_execution_log_committed_total (\d+)/m.exec((await daemon.get("/metrics")).body)?.[1] ?? "?"
     console.log(`${replies} of ${end.sent} StoreAndStart answered OK; ${committed} execution log values committed to the archive`)
-    console.log(`RSS after ${warm.at.toFixed(0)} s (warm): ${mb(warm.rss)}; at the end (${end.at.toFixed(0)} s, ${end.sent} job orders): ${mb(end.rss)}; ${(perJob / 1024).toFixed(2)} KB per job order between them (main-thread heap ${mb(warm.heap)} → ${mb(end.heap)})`)
+    console.log(`RSS after ${warm.at.toFixed(0)} s (warm): ${mb(warm.rss)}; at the end (${end.at.toFixed(0)} s, ${end.sent} job orders): ${mb(end.rss)}; between them ${mb(Math.min(...rssRange))} to ${mb(Math.max(...rssRange))}`)
+    console.log(`RSS trend after the warm-up (least squares over ${settled.length} samples): ${(perJob / 1024).toFixed(2)} KB per job order, ${mb(perJob * RATE * 3600)} an hour at ${RATE}/s; main-thread heap ${(heapPerJob / 1024).toFixed(2)} KB per job order`)
   } finally {
     await daemon.stop()
     await broker.stop()

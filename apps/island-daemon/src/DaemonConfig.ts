@@ -31,6 +31,8 @@ export interface DaemonConfig {
   readonly retentionMs: number
   readonly defaultAcceptanceLimit: number
   readonly messageExpirySeconds: number
+  /** The publisher's state index of a scope at most this often (0: after every batch). */
+  readonly stateIndexIntervalMs: number
   /** Job control dedupe: the claim's lease while a request is processed, and how long it stays done. */
   readonly dedupeLeaseMs: number
   readonly dedupeDoneTtlMs: number
@@ -156,6 +158,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   retentionMs: positive("JOB_RETENTION_MS").pipe(Config.withDefault(7 * 24 * 60 * 60 * 1000)),
   defaultAcceptanceLimit: nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0)),
   messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60)),
+  stateIndexIntervalMs: nonNegative("PUBLISH_STATE_INDEX_INTERVAL_MS", 3_600_000).pipe(Config.withDefault(1000)),
   dedupeLeaseMs: positive("DEDUPE_LEASE_MS").pipe(Config.withDefault(60_000)),
   dedupeDoneTtlMs: positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000)),
   pgUrl: pgUrlSetting,

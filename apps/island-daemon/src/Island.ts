@@ -73,6 +73,7 @@ const publisherRole = (config: DaemonConfig) =>
     source: config.source,
     instanceId: config.instanceId,
     messageExpirySeconds: config.messageExpirySeconds,
+    stateIndexIntervalMs: config.stateIndexIntervalMs,
     ...definedOnly({ maxPayloadBytes: config.mqtt.limits.maxPayloadBytes })
   })
 

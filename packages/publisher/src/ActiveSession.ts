@@ -1,9 +1,9 @@
-import { Duration, Effect, Either, Queue, Stream } from "effect"
+import { Duration, Effect, Either, Option, Queue, Stream } from "effect"
 import type { Nudges, ScopeRegistry } from "@microdcs/store"
 import { publishMetadata } from "./Metadata.js"
 import type { PublisherContext } from "./PublisherContext.js"
 import { stateIndexTopic } from "./PublisherTopics.js"
-import { drainScope, republishScope } from "./ScopeFollower.js"
+import { drainScope, indexIfDue, republishScope } from "./ScopeFollower.js"
 import type { ScopeView } from "./StateIndex.js"
 
 const errorText = (e: { readonly _tag: string; readonly message?: string }) => `${e._tag}: ${e.message ?? ""}`
@@ -20,6 +20,8 @@ interface SessionState {
   metadataScopes: string | undefined
   /** Scopes that have no topic (a `+`, `#` or `/` in the name): warned about once, then left alone. */
   readonly ignored: Set<string>
+  /** Scopes with a round already timed for their paced state index. */
+  readonly pacing: Set<string>
   // Capacity 1, sliding: a burst of nudges collapses into one round.
   readonly wake: Queue.Queue<void>
 }
@@ -27,6 +29,17 @@ interface SessionState {
 const mark = (s: SessionState, scopes: Iterable<string>) => {
   for (const scope of scopes) s.dirty.add(scope)
   s.wake.unsafeOffer(undefined)
+}
+
+/** A round for `scope` in `ms`, when its paced state index may go out; one timer per scope at a time. */
+const markLater = (s: SessionState, scope: string, ms: number) => {
+  if (s.pacing.has(scope)) return Effect.void
+  s.pacing.add(scope)
+  const later = Effect.sync(() => {
+    s.pacing.delete(scope)
+    mark(s, [scope])
+  })
+  return Effect.asVoid(Effect.forkScoped(Effect.delay(later, Duration.millis(ms))))
 }
 
 /** A broker session that kept nothing of ours: every scope, and the metadata, count as unpublished again. */
@@ -58,6 +71,8 @@ const follow = (s: SessionState, scope: string) =>
       s.views.set(scope, view)
     }
     yield* drainScope(s.ctx, scope, view)
+    const wait = yield* indexIfDue(s.ctx, scope, view)
+    if (Option.isSome(wait)) yield* markLater(s, scope, wait.value)
   }).pipe(
     // Left for the next fallback round, which reads every scope again.
     Effect.catchAll((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
@@ -103,7 +118,7 @@ const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
 export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, nudges: Nudges): Effect.Effect<void> =>
   Effect.gen(function* () {
     const s: SessionState = {
-      ctx, dirty: new Set(), views: new Map(), brokerEpoch: 0, metadataScopes: undefined, ignored: new Set(), wake: yield* Queue.sliding<void>(1)
+      ctx, dirty: new Set(), views: new Map(), brokerEpoch: 0, metadataScopes: undefined, ignored: new Set(), pacing: new Set(), wake: yield* Queue.sliding<void>(1)
     }
     yield* nudges.listen("changes", "publisher-nudge", {
       onNudge: (scope) => mark(s, [scope]),

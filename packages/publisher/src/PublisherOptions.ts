@@ -32,6 +32,12 @@ export interface PublisherOptions {
    * connection's `maxPayloadBytes` (or lower): a page over the connection's limit is not sent.
    */
   readonly maxPayloadBytes?: number | undefined
+  /**
+   * The state index of a scope goes out at most this often (default 1000 ms; 0: after every
+   * batch). Each index carries every job of the scope, so publishing it per batch costs the
+   * whole index per batch; order topics and status events are not paced.
+   */
+  readonly stateIndexIntervalMs?: number | undefined
 }
 
 export interface ResolvedPublisherOptions {
@@ -47,6 +53,7 @@ export interface ResolvedPublisherOptions {
   readonly fallbackIntervalMs: number
   readonly scopeConcurrency: number
   readonly maxPayloadBytes: number
+  readonly stateIndexIntervalMs: number
 }
 
 export const publisherDefaults = {
@@ -57,7 +64,8 @@ export const publisherDefaults = {
   messageExpirySeconds: 48 * 3600,
   fallbackIntervalMs: 1000,
   scopeConcurrency: 4,
-  maxPayloadBytes: 256 * 1024
+  maxPayloadBytes: 256 * 1024,
+  stateIndexIntervalMs: 1000
 } as const
 
 /** MQTT's largest packet (268 435 455 bytes): no payload can be larger. */
@@ -109,6 +117,7 @@ export const resolvePublisherOptions = (options: PublisherOptions = {}): Effect.
       fallbackIntervalMs: yield* integer("fallbackIntervalMs", options.fallbackIntervalMs ?? publisherDefaults.fallbackIntervalMs, 1),
       scopeConcurrency: yield* integer("scopeConcurrency", options.scopeConcurrency ?? publisherDefaults.scopeConcurrency, 1, 256),
       // A page must hold its envelope and at least one row.
-      maxPayloadBytes: yield* integer("maxPayloadBytes", options.maxPayloadBytes ?? publisherDefaults.maxPayloadBytes, 1024, MQTT_MAX_PACKET_BYTES)
+      maxPayloadBytes: yield* integer("maxPayloadBytes", options.maxPayloadBytes ?? publisherDefaults.maxPayloadBytes, 1024, MQTT_MAX_PACKET_BYTES),
+      stateIndexIntervalMs: yield* integer("stateIndexIntervalMs", options.stateIndexIntervalMs ?? publisherDefaults.stateIndexIntervalMs, 0, 3_600_000)
     }
   })

@@ -19,12 +19,16 @@ const LIST_PAGE = 500
  * change entries it publishes, how many pages it last retained (so the ones no longer needed
  * are deleted; undefined before its first index, when the broker's head tells how many an
  * earlier session left), and the cursor it last saved (a different one in Valkey means someone
- * reset it: the rows are rebuilt from the list).
+ * reset it: the rows are rebuilt from the list). `indexDue` and `indexedAt` pace the index:
+ * a batch that touched a job makes one due, and one goes out at most every
+ * `stateIndexIntervalMs`.
  */
 export interface ScopeView {
   jobs: SortedJobs
   pages: number | undefined
   cursor: Option.Option<string>
+  indexDue: boolean
+  indexedAt: number
 }
 
 /** Most pages an index may claim; a retained head claiming more is not believed. */

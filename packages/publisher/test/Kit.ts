@@ -33,7 +33,8 @@ export const freshIsland = () => {
   return {
     valkeyPrefix: randomPrefix("pub"),
     base: `${topicPrefix}/island-1`,
-    options: { prefix: topicPrefix, discriminator: "island-1", messageExpirySeconds: 3600, fallbackIntervalMs: 100, leaseTtlMs: 3000 }
+    // The index after every batch: these tests read it right after the batch that changed it.
+    options: { prefix: topicPrefix, discriminator: "island-1", messageExpirySeconds: 3600, fallbackIntervalMs: 100, leaseTtlMs: 3000, stateIndexIntervalMs: 0 }
   }
 }
 

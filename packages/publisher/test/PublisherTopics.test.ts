@@ -40,7 +40,8 @@ describe("publisher options", () => {
         messageExpirySeconds: 172_800,
         fallbackIntervalMs: 1000,
         scopeConcurrency: 4,
-        maxPayloadBytes: 262_144
+        maxPayloadBytes: 262_144,
+        stateIndexIntervalMs: 1000
       })
       expect((yield* resolvePublisherOptions()).instanceId).toMatch(/-\d+-[0-9a-f]{6}$/)
     })
