@@ -42,6 +42,9 @@ const externalOf = (metrics: string) => Number(/^microdcs_nodejs_external_memory
 /** glibc's malloc settings (`MALLOC_ARENA_MAX`, `MALLOC_TRIM_THRESHOLD_`, …) reach the daemon, to compare allocators' behaviour. */
 const mallocSettings = (): Record<string, string> =>
   Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith("MALLOC_") && entry[1] !== undefined))
+/** `BENCH_SOAK_NODE_OPTIONS` becomes the daemon's `NODE_OPTIONS` (`--heapsnapshot-signal=SIGUSR2` to look inside it). */
+const nodeOptions = (): Record<string, string> =>
+  process.env["BENCH_SOAK_NODE_OPTIONS"] === undefined ? {} : { NODE_OPTIONS: process.env["BENCH_SOAK_NODE_OPTIONS"] }
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
 
 const waitForStorage = async (get: (path: string) => Promise<{ readonly status: number; readonly body: string }>, storage: boolean) => {
@@ -81,7 +84,7 @@ export const runSoakBench = async (valkeyUrl: string): Promise<void> => {
   const prefix = randomPrefix("bench-soak")
   const dataDir = process.env["BENCH_SOAK_PG_DATA_DIR"] ?? join(dir, "archive")
   const roles: Record<string, string> = process.env["BENCH_SOAK_ROLES"] === undefined ? {} : { ISLAND_ROLES: process.env["BENCH_SOAK_ROLES"] }
-  const daemon = runDaemon({ VALKEY_URL: valkeyUrl, MQTT_URL: broker.url, VALKEY_PREFIX: prefix, MQTT_TOPIC_PREFIX: prefix, ISLAND_INSTANCE_ID: "bench-soak", PG_DATA_DIR: dataDir, LOG_LEVEL: "info", ...roles, ...mallocSettings() })
+  const daemon = runDaemon({ VALKEY_URL: valkeyUrl, MQTT_URL: broker.url, VALKEY_PREFIX: prefix, MQTT_TOPIC_PREFIX: prefix, ISLAND_INSTANCE_ID: "bench-soak", PG_DATA_DIR: dataDir, LOG_LEVEL: "info", ...roles, ...mallocSettings(), ...nodeOptions() })
   console.log(`\n== soak: StoreAndStart at ${RATE}/s for ${SECONDS} s into the daemon (roles ${roles["ISLAND_ROLES"] ?? "all"}, PG_DATA_DIR ${dataDir}${Object.keys(mallocSettings()).length > 0 ? `, ${JSON.stringify(mallocSettings())}` : ""}); its RSS ==`)
   const samples: Array<{ readonly at: number; readonly sent: number; readonly rss: number; readonly heap: number; readonly external: number }> = []
   let replies = 0

@@ -6,9 +6,24 @@ export interface IndexedJob {
   readonly row: StateIndexJob
 }
 
-interface Entry extends IndexedJob {
-  /** Valkey orders equal scores by the member's bytes, not by UTF-16 code units. */
-  readonly idBytes: Buffer
+const isSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdfff
+
+/**
+ * Compares ids in UTF-8 byte order, which is code point order, without encoding them: UTF-16
+ * code unit order agrees except where a surrogate (a code point from U+10000) meets a unit from
+ * U+E000, which it must follow. (An encoded copy per job, as this once kept, pinned an 8 KB
+ * Buffer pool slab per job for as long as the job was in the index.)
+ */
+export const compareUtf8 = (a: string, b: string): number => {
+  const length = Math.min(a.length, b.length)
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    if (isSurrogate(x) !== isSurrogate(y) && Math.max(x, y) >= 0xe000) return isSurrogate(x) ? 1 : -1
+    return x - y
+  }
+  return a.length - b.length
 }
 
 /**
@@ -16,9 +31,7 @@ interface Entry extends IndexedJob {
  * priorities by id in ascending byte order, as Valkey compares members. Negative when `a` comes
  * first. It must stay the list's order: a full rebuild takes the list's.
  */
-const listOrder = (a: Entry, b: Entry): number => b.priority - a.priority || Buffer.compare(a.idBytes, b.idBytes)
-
-const entryOf = (job: IndexedJob): Entry => ({ ...job, idBytes: Buffer.from(job.row.job_order_id, "utf8") })
+const listOrder = (a: IndexedJob, b: IndexedJob): number => b.priority - a.priority || compareUtf8(a.row.job_order_id, b.row.job_order_id)
 
 /**
  * The rows of one scope's state index, kept in list order in memory, so that a batch costs the
@@ -27,18 +40,18 @@ const entryOf = (job: IndexedJob): Entry => ({ ...job, idBytes: Buffer.from(job.
  * sure this copy is current (a new session, a reset cursor).
  */
 export class SortedJobs {
-  private readonly entries: Array<Entry>
-  private readonly byId: Map<string, Entry>
+  private readonly entries: Array<IndexedJob>
+  private readonly byId: Map<string, IndexedJob>
 
-  private constructor(entries: Array<Entry>) {
+  private constructor(entries: Array<IndexedJob>) {
     this.entries = entries
     this.byId = new Map(entries.map((e) => [e.row.job_order_id, e]))
   }
 
   /** From rows in any order; an id given twice keeps its first row. */
   static of(jobs: Iterable<IndexedJob>): SortedJobs {
-    const seen = new Map<string, Entry>()
-    for (const job of jobs) if (!seen.has(job.row.job_order_id)) seen.set(job.row.job_order_id, entryOf(job))
+    const seen = new Map<string, IndexedJob>()
+    for (const job of jobs) if (!seen.has(job.row.job_order_id)) seen.set(job.row.job_order_id, job)
     return new SortedJobs([...seen.values()].sort(listOrder))
   }
 
@@ -47,7 +60,7 @@ export class SortedJobs {
   }
 
   /** Where `entry` is or would go: the first index whose entry does not come before it. */
-  private position(entry: Entry): number {
+  private position(entry: IndexedJob): number {
     let low = 0
     let high = this.entries.length
     while (low < high) {
@@ -61,9 +74,8 @@ export class SortedJobs {
   /** Puts a job's current row in its place (a new job, a new state or a new priority). */
   set(job: IndexedJob): void {
     this.delete(job.row.job_order_id)
-    const entry = entryOf(job)
-    this.entries.splice(this.position(entry), 0, entry)
-    this.byId.set(job.row.job_order_id, entry)
+    this.entries.splice(this.position(job), 0, job)
+    this.byId.set(job.row.job_order_id, job)
   }
 
   /** Takes a job out (retired, deleted, unreadable); nothing happens when it is not there. */
