@@ -47,6 +47,20 @@ describe("execution log writer: the queue and a batch's encoding", () => {
     expect(out.executions).toEqual([{ executionId: ID, openedAt: 10 }])
   })
 
+  it("keeps what it knows of running executions only: a closed one is forgotten once its record is written", () => {
+    const encoder = new LogBatchEncoder(execKeyOf, 4096)
+    const other = "job-2.1700000000000.abcd0124"
+    const execOf = (executionId: string): LogWrite => {
+      const write = exec(0, true)
+      return write.type === "exec" ? { ...write, record: { ...write.record, executionId, jobId: "job-2" } } : write
+    }
+    encoder.encode([{ scope: "s", writes: [node(0), exec(0, true)] }, { scope: "s", writes: [execOf(other)] }])
+    expect(encoder.remembered).toBe(2)
+    encoder.encode([{ scope: "s", writes: [exec(1, false, "completed")] }])
+    // Ten thousand finished jobs no longer keep ten thousand record heads in memory.
+    expect(encoder.remembered).toBe(1)
+  })
+
   it("a closed execution hands over its record's and every node's key", () => {
     const out = new LogBatchEncoder(execKeyOf, 4096).encode([{ scope: "s", writes: [node(1, { closedAt: 20 }), exec(1, false, "completed")] }])
     expect(out.commits).toEqual([{ scope: "s", keys: [`${PREFIX}exec`, `${PREFIX}n:000000`, `${PREFIX}n:000001`] }])

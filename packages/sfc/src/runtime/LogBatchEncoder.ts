@@ -28,7 +28,7 @@ export interface ListedExecution {
   readonly openedAt: number
 }
 
-/** Executions written last whose key prefix and record head are kept between batches. */
+/** Running executions written last whose key prefix and record head are kept between batches (closed ones are forgotten). */
 const EXECUTIONS_KEPT = 10_000
 
 /** What the encoder keeps of one execution between batches. */
@@ -68,6 +68,11 @@ export class LogBatchEncoder {
     private readonly execKeyOf: (executionId: string) => string | KeyPartError,
     private readonly detailBytes: number
   ) {}
+
+  /** How many executions' prefixes and heads are kept: running ones written lately. */
+  get remembered(): number {
+    return this.executions.size
+  }
 
   private knownOf(executionId: string): KnownExecution {
     const known = this.executions.get(executionId)
@@ -144,6 +149,8 @@ export class LogBatchEncoder {
       if (write.type === "exec") {
         values.push({ key: `${prefix}exec`, value: this.recordText(known, write.record) })
         executions.push({ executionId: write.record.executionId, openedAt: write.record.openedAt })
+        // A closed execution is written no more: kept, it held its head until 10,000 others came.
+        if (write.record.status !== "running") this.executions.delete(write.record.executionId)
         continue
       }
       const key = LogBatchEncoder.nodeKey(prefix, write.node.seq)
