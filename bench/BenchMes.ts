@@ -31,6 +31,6 @@ export const makeMes = (url: string, prefix: string) =>
         pending.delete(correlationId)
         if (status !== 1) return yield* Effect.dieMessage(`${type} answered ReturnStatus ${status}`)
       })
-    const call = (method: "Store" | "Start" | "StoreAndStart", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
+    const call = (method: "Store" | "Start" | "StoreAndStart" | "Clear", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
     return { call, request } as const
   })

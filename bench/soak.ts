@@ -24,6 +24,12 @@ import { makeMes } from "./BenchMes.js"
 const RATE = Number(process.env["BENCH_SOAK_RATE"] ?? 20)
 const SECONDS = Number(process.env["BENCH_SOAK_SECONDS"] ?? 600)
 /** Start-up (JIT, caches, PGlite's first checkpoints) peaks and settles within two minutes. */
+/**
+ * An MES clears a job once it has its result; this one clears each job order `BENCH_SOAK_CLEAR_AFTER_S`
+ * (30) seconds after sending it (long after the five quick steps ended). 0: never, and every
+ * job stays in its scope's list and state index, which then grow with the run by design.
+ */
+const CLEAR_AFTER_S = Number(process.env["BENCH_SOAK_CLEAR_AFTER_S"] ?? 30)
 const WARMUP_SECONDS = Math.min(120, Math.floor(SECONDS / 4))
 
 const rssOf = (metrics: string) => Number(/^microdcs_process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1] ?? Number.NaN)
@@ -67,7 +73,9 @@ const load = (valkeyUrl: string, brokerUrl: string, prefix: string, sample: (sen
     while (performance.now() - start < SECONDS * 1000) {
       const due = Math.floor(((performance.now() - start) / 1000) * RATE)
       for (; sent < due; sent++) {
-        yield* Effect.forkScoped(call("StoreAndStart", { JobOrder: { JobOrderID: `soak-${sent}`, Priority: 1, WorkMasterID: [{ ID: loadWorkMaster.ID }] } }).pipe(Effect.tap(() => Effect.sync(replied)), Effect.ignore))
+        yield* Effect.forkScoped(call("StoreAndStart", { JobOrder: { JobOrderID: `soak-${sent}`, Priority: 1, WorkMasterID: [{ ID: loadWorkMaster.ID }] } }).pipe(Effect.tap(() => Effect.sync(replied)), Effect.exit))
+        const done = sent - RATE * CLEAR_AFTER_S
+        if (CLEAR_AFTER_S > 0 && done >= 0) yield* Effect.forkScoped(Effect.exit(call("Clear", { JobOrderID: `soak-${done}` })))
       }
       if (performance.now() - start >= nextSample * 10_000) {
         yield* Effect.promise(() => sample(sent))
@@ -85,7 +93,7 @@ export const runSoakBench = async (valkeyUrl: string): Promise<void> => {
   const dataDir = process.env["BENCH_SOAK_PG_DATA_DIR"] ?? join(dir, "archive")
   const roles: Record<string, string> = process.env["BENCH_SOAK_ROLES"] === undefined ? {} : { ISLAND_ROLES: process.env["BENCH_SOAK_ROLES"] }
   const daemon = runDaemon({ VALKEY_URL: valkeyUrl, MQTT_URL: broker.url, VALKEY_PREFIX: prefix, MQTT_TOPIC_PREFIX: prefix, ISLAND_INSTANCE_ID: "bench-soak", PG_DATA_DIR: dataDir, LOG_LEVEL: "info", ...roles, ...mallocSettings(), ...nodeOptions() })
-  console.log(`\n== soak: StoreAndStart at ${RATE}/s for ${SECONDS} s into the daemon (roles ${roles["ISLAND_ROLES"] ?? "all"}, PG_DATA_DIR ${dataDir}${Object.keys(mallocSettings()).length > 0 ? `, ${JSON.stringify(mallocSettings())}` : ""}); its RSS ==`)
+  console.log(`\n== soak: StoreAndStart at ${RATE}/s for ${SECONDS} s into the daemon (roles ${roles["ISLAND_ROLES"] ?? "all"}, ${CLEAR_AFTER_S > 0 ? `each cleared ${CLEAR_AFTER_S} s later` : "none cleared"}, PG_DATA_DIR ${dataDir}${Object.keys(mallocSettings()).length > 0 ? `, ${JSON.stringify(mallocSettings())}` : ""}); its RSS ==`)
   const samples: Array<{ readonly at: number; readonly sent: number; readonly rss: number; readonly heap: number; readonly external: number }> = []
   let replies = 0
   try {
@@ -110,6 +118,10 @@ export const runSoakBench = async (valkeyUrl: string): Promise<void> => {
     console.log(`${replies} of ${end.sent} StoreAndStart answered OK; ${committed} execution log values committed to the archive`)
     console.log(`RSS after ${warm.at.toFixed(0)} s (warm): ${mb(warm.rss)}; at the end (${end.at.toFixed(0)} s, ${end.sent} job orders): ${mb(end.rss)}; between them ${mb(Math.min(...rssRange))} to ${mb(Math.max(...rssRange))}`)
     console.log(`RSS trend after the warm-up (least squares over ${settled.length} samples): ${(perJob / 1024).toFixed(2)} KB per job order, ${mb(perJob * RATE * 3600)} an hour at ${RATE}/s; main-thread heap ${(heapPerJob / 1024).toFixed(2)} KB per job order`)
+    // V8 grows its heap to a working size for minutes; the second half shows what is left after that.
+    const lateHalf = samples.filter((s) => s.at >= SECONDS / 2)
+    const latePerJob = slope(lateHalf.map((s) => [s.sent, s.rss] as const))
+    console.log(`RSS trend over the second half (${lateHalf.length} samples): ${(latePerJob / 1024).toFixed(2)} KB per job order, ${mb(latePerJob * RATE * 3600)} an hour`)
   } finally {
     await daemon.stop()
     await broker.stop()
