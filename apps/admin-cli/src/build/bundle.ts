@@ -37,7 +37,7 @@ export const bundle = async (root: string): Promise<string> => {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     conditions: ["source"],
     plugins: [withoutFileParsers, embedLuaPlugin],
     // The journal's LZ4 binding is a native addon: copied beside the bundle, loaded by the bundle's require().
