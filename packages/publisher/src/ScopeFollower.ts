@@ -108,6 +108,8 @@ export const indexIfDue = (ctx: PublisherContext, scope: string, view: ScopeView
     const now = yield* Clock.currentTimeMillis
     const wait = view.indexedAt + ctx.options.stateIndexIntervalMs - now
     if (wait > 0) return Option.some(wait)
+    // A paced index may go out after its batch: the lease is checked again, as before every batch.
+    yield* ctx.fence
     // Still due when it fails: the next round tries again.
     yield* indexScope(ctx, scope, view)
     view.indexDue = false
@@ -119,10 +121,9 @@ export const indexIfDue = (ctx: PublisherContext, scope: string, view: ScopeView
  * Follows `changes:{scope}` from the saved cursor until it is drained. Per batch: check the
  * lease, publish the touched jobs, then save the cursor; a batch that touched a job (work master
  * changes share the stream) makes the state index due, published at once when the interval
-allows ({@link indexIfDue}). A failure leaves the
- * cursor where it was, so the batch is published again on the next round (at-least-once;
- * publishing is idempotent, and the rows are read from the current documents, so a replay
- * corrects them).
+ * allows ({@link indexIfDue}). A failure leaves the cursor where it was, so the batch is
+ * published again on the next round (at-least-once; publishing is idempotent, and the rows are
+ * read from the current documents, so a replay corrects them).
  *
  * The cursor is re-read from Valkey on every round, so an operator's reset (`admin publisher
  * republish`) takes effect without a restart; the state index rows are then rebuilt in full.
