@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Deferred, Effect, Either, Stream } from "effect"
+import { Deferred, Effect, Result, Stream } from "effect"
 import { makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { LOAD_SCOPE as SCOPE } from "./LoadIsland.js"
@@ -13,10 +13,10 @@ export const makeMes = (url: string, prefix: string) =>
     const replies = yield* mqtt.subscribe(replyTopic)
     yield* replies.pipe(
       Stream.runForEach((reply) => {
-        const decoded = Either.getOrUndefined(reply.decoded)
+        const decoded = Result.getOrUndefined(reply.decoded)
         const waiter = decoded ? pending.get(decoded.extensions["correlationid"] ?? "") : undefined
         const status = Number((decoded?.data as { ReturnStatus?: number } | undefined)?.ReturnStatus)
-        return (waiter ? Deferred.succeed(waiter, status) : Effect.void).pipe(Effect.zipRight(reply.ack))
+        return (waiter ? Deferred.succeed(waiter, status) : Effect.void).pipe(Effect.andThen(reply.ack))
       }),
       Effect.forkScoped
     )

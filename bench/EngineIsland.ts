@@ -85,7 +85,7 @@ export const submitJobs = (probe: ServerProbe, jobs: number, oneAtATime: boolean
             id: `job-${i}`, scope: SCOPE, priority: 1, expectedVersion: 0, change: "StoreAndStart",
             doc: encodeJobOrderRecord({ JobOrderID: `job-${i}`, WorkMasterID: [{ ID: linearWorkMaster.ID }] }, JobStates.AllowedToStart_Ready)
           })
-          .pipe(Effect.zipRight(oneAtATime ? untilCompleted(i + 1) : Effect.void)),
+          .pipe(Effect.andThen(oneAtATime ? untilCompleted(i + 1) : Effect.void)),
       { concurrency: oneAtATime ? 1 : 16, discard: true }
     )
     yield* untilCompleted(from + jobs)

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Layer, Metric } from "effect"
 import { ExecutionLogStore, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"

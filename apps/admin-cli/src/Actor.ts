@@ -1,4 +1,4 @@
-import { Options } from "@effect/cli"
+import { Options } from "effect/cli"
 import { hostname, userInfo } from "node:os"
 import { Effect, Option } from "effect"
 import { type Origin, originProblems } from "@microdcs/job-state"

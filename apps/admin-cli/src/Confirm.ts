@@ -1,4 +1,4 @@
-import { Prompt } from "@effect/cli"
+import { Prompt } from "effect/cli"
 import type { Terminal } from "@effect/platform/Terminal"
 import { Effect } from "effect"
 import { Refused } from "./ExitCode.js"

@@ -1,4 +1,4 @@
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import { Chunk, Effect, Result, Option, Stream } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { ChangeStream, JobOrderRetention } from "@microdcs/store"
 
@@ -20,7 +20,7 @@ export const findCandidates = (scope: string) =>
     const found = yield* retention.scan(scope).pipe(
       Stream.filterMap((d): Option.Option<Omit<PurgeCandidate, "lastChangeAt">> => {
         const decoded = decodeJobOrderRecord(d.doc)
-        const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : null
+        const state = Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : null
         return d.expiresInMs !== null || state === "EndState"
           ? Option.some({ id: d.id, version: d.version, state, expiresInMs: d.expiresInMs })
           : Option.none()

@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Options } from "effect/cli"
 
 /**
  * The root command and its global options. Subcommands read them with `yield* root`; main.ts

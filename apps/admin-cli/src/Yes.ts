@@ -1,4 +1,4 @@
-import { Options } from "@effect/cli"
+import { Options } from "effect/cli"
 
 /** `--yes` / `-y`: confirms a destructive command without a prompt (required without a terminal). */
 export const yesOption = Options.boolean("yes").pipe(

@@ -1,5 +1,5 @@
-import { Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Command, ValidationError } from "effect/cli"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, ConfigError, Console, Effect, Exit, Logger, LogLevel } from "effect"
 import packageJson from "../package.json" with { type: "json" }
@@ -67,18 +67,18 @@ const report = (tag: string, message: string, code: number) =>
 
 const program = cli(argv).pipe(
   Effect.as<number>(ExitCode.ok),
-  Effect.catchAll((error) => {
+  Effect.catch((error) => {
     // @effect/cli already printed the usage problem with the help text.
     if (ValidationError.isValidationError(error)) return Effect.succeed(ExitCode.usage)
     const { tag, message } = describe(error)
     return report(tag, message, exitCodeOf(tag))
   }),
-  Effect.catchAllDefect((defect) => report("Defect", `internal error: ${Cause.pretty(Cause.die(defect))}`, ExitCode.internal)),
+  Effect.catchDefect((defect) => report("Defect", `internal error: ${Cause.pretty(Cause.die(defect))}`, ExitCode.internal)),
   // The store logs reconnect attempts as warnings; on a CLI they would drown the one error line.
   Logger.withMinimumLogLevel(LogLevel.Error),
   // The help is coloured by @effect/cli; piped, redirected or with NO_COLOR it must be plain text.
   (self) => Console.consoleWith((base) => Effect.withConsole(self, consoleFor(base, process, process.env))),
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeServices.layer)
 )
 
 NodeRuntime.runMain(program, {
@@ -86,7 +86,7 @@ NodeRuntime.runMain(program, {
   teardown: (exit, onExit) => {
     // The teardown is generic in the program's result; ours is always the exit code.
     const value: unknown = Exit.isSuccess(exit) ? exit.value : undefined
-    const code = typeof value === "number" ? value : Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? 130 : ExitCode.internal
+    const code = typeof value === "number" ? value : Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? 130 : ExitCode.internal
     // A non-zero code exits at once; on 0 the process ends by itself once the connection is closed.
     onExit(code)
   }

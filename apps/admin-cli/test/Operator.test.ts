@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
@@ -26,7 +26,7 @@ const stateOf = (id: string) =>
     prefix,
     Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(id)), (stored) => {
       const decoded = decodeJobOrderRecord(stored.doc)
-      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
+      return Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : "malformed"
     })
   )
 
@@ -83,7 +83,7 @@ describe("help and version", () => {
     const lines: Array<string> = []
     const base = { log: (...a: ReadonlyArray<unknown>) => Effect.sync(() => lines.push(`out:${a.join(" ")}`)), error: (...a: ReadonlyArray<unknown>) => Effect.sync(() => lines.push(`err:${a.join(" ")}`)) }
     const console = consoleFor(base as never, { stdout: { isTTY: false }, stderr: { isTTY: true } }, {})
-    await Effect.runPromise(Effect.zipRight(console.log("\x1b[1mA\x1b[0m"), console.error("\x1b[1mB\x1b[0m")))
+    await Effect.runPromise(Effect.andThen(console.log("\x1b[1mA\x1b[0m"), console.error("\x1b[1mB\x1b[0m")))
     expect(lines).toEqual(["out:A", "err:\x1b[1mB\x1b[0m"])
   })
 })

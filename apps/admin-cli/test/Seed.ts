@@ -145,5 +145,5 @@ export const seedIsland = (url: string, prefix: string): Promise<void> =>
   )
 
 /** Runs a store effect against the island (for the tests' own checks of what changed). */
-export const withStore = <A, E>(url: string, prefix: string, effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof storeLayer>>>) =>
+export const withStore = <A, E>(url: string, prefix: string, effect: Effect.Effect<A, E, Layer.Success<ReturnType<typeof storeLayer>>>) =>
   Effect.runPromise(effect.pipe(Effect.provide(storeLayer({ url, prefix }))))

@@ -1,5 +1,5 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Either } from "effect"
+import { HttpRouter, HttpServerRequest } from "effect/http"
+import { Effect, Result } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { listJobOrders } from "@microdcs/job-control"
 import { InvalidInput, JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
@@ -40,7 +40,7 @@ const LIMIT_PROBLEM = "limit must be an integer from 1 to 1000"
 const islandReply = <E extends { readonly _tag: string }, R>(answer: Effect.Effect<ApiReply, E, R>) =>
   withIsland(
     answer.pipe(
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         Effect.succeed<ApiReply>(e instanceof InvalidInput ? badRequest(`${e.field}: ${e.message}`) : { status: 503, body: { error: e._tag, message: "store unavailable" } })
       ),
       Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
@@ -72,7 +72,7 @@ const jobOrder = Effect.gen(function* () {
     id,
     scope: doc.value.scope,
     version: doc.value.version,
-    state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null,
+    state: Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : null,
     document: JSON.parse(doc.value.doc) as unknown
   })
 })

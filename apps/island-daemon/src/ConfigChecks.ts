@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs"
-import { Config, ConfigError, Either } from "effect"
+import { Config, ConfigError, Result } from "effect"
 
 /**
  * Checks of settings that the packages would otherwise only refuse once the island starts
@@ -18,13 +18,13 @@ export const prefixProblem = (prefix: string): string | undefined => {
 
 /** A TLS file (PEM) named by a variable: read at start, so a missing or unreadable file is a configuration error. */
 export const pemFile = (name: string): Config.Config<{ readonly path: string; readonly pem: Buffer } | undefined> =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.mapOrFail((path) => {
       try {
-        return Either.right({ path, pem: readFileSync(path) })
+        return Result.succeed({ path, pem: readFileSync(path) })
       } catch (error) {
         const code = (error as { code?: unknown }).code
-        return Either.left(ConfigError.InvalidData([], `cannot read ${path}${typeof code === "string" ? ` (${code})` : ""}`))
+        return Result.fail(ConfigError.InvalidData([], `cannot read ${path}${typeof code === "string" ? ` (${code})` : ""}`))
       }
     }),
     Config.option,
@@ -40,8 +40,8 @@ export const tlsProblems = (
   service: "VALKEY" | "MQTT",
   files: { readonly ca: unknown; readonly cert: unknown; readonly key: unknown },
   usesTls: boolean
-): ReadonlyArray<ConfigError.ConfigError> => {
-  const problems: Array<ConfigError.ConfigError> = []
+): ReadonlyArray<Config.ConfigError> => {
+  const problems: Array<Config.ConfigError> = []
   const name = (file: string) => `${service}_TLS_${file}_FILE`
   if (files.cert !== undefined && files.key === undefined) problems.push(ConfigError.InvalidData([name("KEY")], `is required with ${name("CERT")}`))
   if (files.key !== undefined && files.cert === undefined) problems.push(ConfigError.InvalidData([name("CERT")], `is required with ${name("KEY")}`))
@@ -55,5 +55,5 @@ export const tlsProblems = (
 }
 
 /** Several problems as one configuration error, so each is reported. */
-export const allProblems = (problems: ReadonlyArray<ConfigError.ConfigError>): ConfigError.ConfigError | undefined =>
+export const allProblems = (problems: ReadonlyArray<Config.ConfigError>): Config.ConfigError | undefined =>
   problems.length === 0 ? undefined : problems.reduce((a, b) => ConfigError.And(a, b))

@@ -1,5 +1,5 @@
 import { hostname } from "node:os"
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { Config, ConfigError, Result, Option, Redacted } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
 import type { RecipePins } from "@microdcs/job-control"
@@ -60,7 +60,7 @@ const rolesOf = (text: string): ReadonlySet<Role> => {
 }
 
 // Validated before the default is applied: a validation after `withDefault` reports no variable name.
-const roles = Config.string("ISLAND_ROLES").pipe(
+const roles = Config.String("ISLAND_ROLES").pipe(
   Config.validate({
     message: `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")} (-role leaves one out)`,
     validation: (text) => text.split(",").every((r) => (allRoles as ReadonlyArray<string>).includes(r.trim().replace(/^-/, "")))
@@ -75,7 +75,7 @@ const roles = Config.string("ISLAND_ROLES").pipe(
  * at start. Only read to fail early; the store's config reads the value.
  */
 const sentinelCheck = Config.option(
-  Config.string("VALKEY_SENTINELS").pipe(
+  Config.String("VALKEY_SENTINELS").pipe(
     Config.validate({
       message: "VALKEY_SENTINELS must be a comma-separated list of host:port",
       validation: (text) => text.split(",").every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:,[\]]+):\d{1,5}$/.test(entry.trim()))
@@ -85,10 +85,10 @@ const sentinelCheck = Config.option(
 
 /** The store takes any prefix and refuses a bad one only when it connects: checked here, by name. */
 const prefixCheck = Config.option(
-  Config.string("VALKEY_PREFIX").pipe(
+  Config.String("VALKEY_PREFIX").pipe(
     Config.mapOrFail((prefix) => {
       const problem = prefixProblem(prefix)
-      return problem === undefined ? Either.right(prefix) : Either.left(ConfigError.InvalidData([], `the key prefix ${problem}`))
+      return problem === undefined ? Result.succeed(prefix) : Result.fail(ConfigError.InvalidData([], `the key prefix ${problem}`))
     })
   )
 )
@@ -98,7 +98,7 @@ const valkey: Config.Config<ValkeyOptions> = Config.all({ options: valkeyOptions
   Config.mapOrFail(({ options, files }) => {
     const usesTls = options.tls === true || (options.url?.startsWith("rediss:") ?? false)
     const problems = allProblems(tlsProblems("VALKEY", files, usesTls))
-    return problems === undefined ? Either.right({ options, files }) : Either.left(problems)
+    return problems === undefined ? Result.succeed({ options, files }) : Result.fail(problems)
   }),
   Config.map(({ options, files }) => ({
     ...options,
@@ -127,7 +127,7 @@ const engine = engineOptionsConfig.pipe(
     const problems = allProblems(
       positiveEngineSettings.filter(([field]) => !(options[field] > 0)).map(([, variable]) => ConfigError.InvalidData([variable], `${variable} must be a positive integer`))
     )
-    return problems === undefined ? Either.right(options) : Either.left(problems)
+    return problems === undefined ? Result.succeed(options) : Result.fail(problems)
   })
 )
 
@@ -140,15 +140,15 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   prefixCheck,
   valkey,
   mqtt: mqttSettings,
-  instanceId: Config.string("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
-  source: Config.option(Config.string("ISLAND_SOURCE")),
+  instanceId: Config.String("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
+  source: Config.option(Config.String("ISLAND_SOURCE")),
   roles,
   // Loopback unless asked: the API serves job documents, which are not for the whole network.
-  httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
+  httpHost: Config.String("HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
   httpPort: nonNegative("HTTP_PORT", 65535).pipe(Config.withDefault(8080)),
   httpToken: Config.option(
     // Validated as text (a check after Config.redacted reports no variable name), redacted at once.
-    Config.string("HTTP_TOKEN").pipe(
+    Config.String("HTTP_TOKEN").pipe(
       Config.validate({ message: "HTTP_TOKEN must not be empty", validation: (t) => t.length > 0 }),
       Config.map((t) => Redacted.make(t))
     )
@@ -170,7 +170,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   }),
   triggers: Config.all({
     refreshIntervalMs: positive("TRIGGER_REFRESH_INTERVAL_MS").pipe(Config.withDefault(30_000)),
-    eventLevels: Config.integer("TRIGGER_EVENT_LEVELS").pipe(
+    eventLevels: Config.Int("TRIGGER_EVENT_LEVELS").pipe(
       Config.validate({ message: "TRIGGER_EVENT_LEVELS must be an integer from 1 to 8", validation: (n) => n >= 1 && n <= 8 }),
       Config.withDefault(3)
     )
@@ -187,16 +187,16 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
 )
 
 /** The failures in a configuration error, each once: `VARIABLE: message`. */
-const failures = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
+const failures = (error: Config.ConfigError): ReadonlyArray<string> => {
   switch (error._op) {
     case "And":
     case "Or":
-      return [...failures(error.left), ...failures(error.right)]
+      return [...failures(error.failure), ...failures(error.success)]
     default:
       return [error.path.length > 0 ? `${error.path.join(".")}: ${error.message}` : error.message]
   }
 }
 
 /** A one-line explanation of a configuration failure, naming the variables involved. */
-export const describeConfigError = (error: ConfigError.ConfigError): string => `invalid configuration: ${[...new Set(failures(error))].join("; ")}`
+export const describeConfigError = (error: Config.ConfigError): string => `invalid configuration: ${[...new Set(failures(error))].join("; ")}`
 

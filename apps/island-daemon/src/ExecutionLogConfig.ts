@@ -1,7 +1,7 @@
 import { accessSync, constants, type Stats, statSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { Config, ConfigError, Result, Option, Redacted } from "effect"
 import { parseRecipePins, type RecipePins } from "@microdcs/job-control"
 
 /**
@@ -14,14 +14,14 @@ import { parseRecipePins, type RecipePins } from "@microdcs/job-control"
  */
 export const pgUrlSetting: Config.Config<Redacted.Redacted<string> | undefined> = Config.option(
   // Checked as text (a check after Config.redacted reports no variable name), redacted at once.
-  Config.string("PG_URL").pipe(
+  Config.String("PG_URL").pipe(
     Config.validate({ message: "PG_URL must look like postgres://user@host:port/database", validation: (s) => /^postgres(ql)?:\/\/./.test(s) }),
     Config.map((url) => Redacted.make(url))
   )
 ).pipe(Config.map(Option.getOrUndefined))
 
-export const recipeDigestsSetting: Config.Config<RecipePins> = Config.string("RECIPE_DIGESTS").pipe(
-  Config.mapOrFail((text) => Either.mapLeft(parseRecipePins(text), (problem) => ConfigError.InvalidData([], problem))),
+export const recipeDigestsSetting: Config.Config<RecipePins> = Config.String("RECIPE_DIGESTS").pipe(
+  Config.mapOrFail((text) => Result.mapError(parseRecipePins(text), (problem) => ConfigError.InvalidData([], problem))),
   Config.withDefault<RecipePins>(new Map())
 )
 
@@ -69,14 +69,14 @@ export interface PgDataDirSetting {
 
 export const pgDataDirSetting: Config.Config<PgDataDirSetting> = Config.all({
   dir: Config.option(
-    Config.string("PG_DATA_DIR").pipe(
+    Config.String("PG_DATA_DIR").pipe(
       Config.mapOrFail((dir) => {
         const problem = dataDirProblem(dir)
-        return problem === undefined ? Either.right(dir) : Either.left(ConfigError.InvalidData([], problem))
+        return problem === undefined ? Result.succeed(dir) : Result.fail(ConfigError.InvalidData([], problem))
       })
     )
   ).pipe(Config.map(Option.getOrUndefined)),
-  stateHome: Config.option(Config.string("XDG_STATE_HOME")).pipe(Config.map(Option.getOrUndefined))
+  stateHome: Config.option(Config.String("XDG_STATE_HOME")).pipe(Config.map(Option.getOrUndefined))
 })
 
 /** A key prefix as one path segment: no `/`, and never `.` or `..`. */

@@ -1,5 +1,5 @@
 import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Deferred, Effect, Layer, type Redacted } from "effect"
 import { HttpContext, type IslandEndpoints } from "./HttpContext.js"

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { Effect, Redacted } from "effect"
 import { HttpContext } from "./HttpContext.js"
 import { errorReply } from "./HttpReply.js"

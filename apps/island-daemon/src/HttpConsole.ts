@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { consoleAssets } from "./ConsoleAssets.js"
 import { errorReply } from "./HttpReply.js"

@@ -1,4 +1,4 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter } from "effect/http"
 import { Effect } from "effect"
 import { configView } from "./ConsoleConfigView.js"
 import { islandView } from "./ConsoleIslandView.js"

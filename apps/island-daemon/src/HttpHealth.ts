@@ -1,4 +1,4 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter } from "effect/http"
 import { Effect } from "effect"
 import { HttpContext } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"

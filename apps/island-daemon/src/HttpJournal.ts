@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect } from "effect"
 import { formatDuration, Journal, journalConfigJson, journalSummary } from "@microdcs/journal"
 import { requireToken } from "./HttpAccess.js"

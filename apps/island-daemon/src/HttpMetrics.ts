@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { requireToken } from "./HttpAccess.js"
 import { HttpContext } from "./HttpContext.js"

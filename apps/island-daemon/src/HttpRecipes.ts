@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect } from "effect"
 import { recipeCatalogue } from "@microdcs/job-control"
 import { requireToken } from "./HttpAccess.js"

@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cause, Deferred, Effect } from "effect"
 import { API_PREFIX, apiNotFound, apiRoutes } from "./Api.js"
 import { HttpContext } from "./HttpContext.js"
@@ -34,11 +34,11 @@ const notFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =
 
 /** A failure no route handled: logged, and 500 (an interrupted request, a client gone, has no answer). */
 const internalError = <E>(cause: Cause.Cause<E>) =>
-  Cause.isInterruptedOnly(cause)
+  Cause.hasInterruptsOnly(cause)
     ? Effect.failCause(cause)
     : Effect.logError("http request failed").pipe(
         Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-        Effect.zipRight(errorReply(500, "internal", String(Cause.squash(cause))))
+        Effect.andThen(errorReply(500, "internal", String(Cause.squash(cause))))
       )
 
 /** Adds the common headers, and `Connection: close` once the server is closing. */
@@ -61,7 +61,7 @@ export const daemonApp = Effect.gen(function* () {
     if (!readMethods.includes(request.method)) return yield* errorReply(405, "method-not-allowed", undefined, { allow: readMethods.join(", ") })
     return yield* routed.pipe(Effect.catchTag("RouteNotFound", () => notFound))
   }).pipe(
-    Effect.catchAllCause(internalError),
+    Effect.catchCause(internalError),
     Effect.flatMap(finish)
   )
 })

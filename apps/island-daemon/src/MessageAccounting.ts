@@ -35,7 +35,7 @@ export const accountedConnection = (connection: MqttConnectionService, observe: 
     const tracked: IncomingMessage = {
       ...message,
       ack: message.ack.pipe(
-        Effect.zipRight(
+        Effect.andThen(
           Effect.sync(() => {
             if (counted) return
             counted = true

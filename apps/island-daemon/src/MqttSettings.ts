@@ -1,4 +1,4 @@
-import { Config, Either, Option, type Redacted } from "effect"
+import { Config, Result, Option, type Redacted } from "effect"
 import { allProblems, tlsFiles, tlsProblems } from "./ConfigChecks.js"
 import { nonNegative, positive } from "./NumberSettings.js"
 
@@ -53,20 +53,20 @@ const isTlsMqttUrl = (url: string | undefined) => url !== undefined && /^(mqtts|
 /** The MQTT settings (`MQTT_*`), the TLS files read and checked against the URL. */
 export const mqttSettings: Config.Config<MqttSettings> = Config.all({
   url: Config.option(
-    Config.string("MQTT_URL").pipe(
+    Config.String("MQTT_URL").pipe(
       Config.validate({ message: "MQTT_URL must look like mqtt://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
     )
   ),
-  username: Config.option(Config.string("MQTT_USERNAME")),
-  password: Config.option(Config.redacted("MQTT_PASSWORD")),
+  username: Config.option(Config.String("MQTT_USERNAME")),
+  password: Config.option(Config.Redacted("MQTT_PASSWORD")),
   tls: tlsFiles("MQTT"),
-  topicPrefix: Config.string("MQTT_TOPIC_PREFIX").pipe(
+  topicPrefix: Config.String("MQTT_TOPIC_PREFIX").pipe(
     Config.withDefault("microdcs"),
     Config.validate({ message: "MQTT_TOPIC_PREFIX must not contain + # or a NUL", validation: (s) => s.length > 0 && !/[+#\0]/.test(s) })
   ),
-  discriminator: Config.option(Config.string("MQTT_DISCRIMINATOR")),
+  discriminator: Config.option(Config.String("MQTT_DISCRIMINATOR")),
   wildcardLevels: nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1)),
-  sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
+  sharedGroup: Config.option(Config.String("MQTT_SHARED_GROUP")),
   sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS")),
   limits: Config.all({
     maxPayloadBytes: Config.option(positive("MQTT_MAX_PAYLOAD_BYTES")).pipe(Config.map(Option.getOrUndefined)),
@@ -78,7 +78,7 @@ export const mqttSettings: Config.Config<MqttSettings> = Config.all({
 }).pipe(
   Config.mapOrFail((m) => {
     const problems = allProblems(tlsProblems("MQTT", m.tls, isTlsMqttUrl(Option.getOrUndefined(m.url))))
-    return problems === undefined ? Either.right(m) : Either.left(problems)
+    return problems === undefined ? Result.succeed(m) : Result.fail(problems)
   }),
   Config.map((m) => ({
     url: Option.getOrUndefined(m.url),

@@ -31,7 +31,7 @@ const useDemoEnvironment = () => {
   process.env["PG_DATA_DIR"] ??= "memory://"
 }
 
-type DemoStation = Effect.Effect.Success<ReturnType<typeof startDemoStation>>
+type DemoStation = Effect.Success<ReturnType<typeof startDemoStation>>
 
 const printSummary = (summary: DemoSummary, station: DemoStation) => {
   console.log("")
@@ -59,7 +59,7 @@ const printJournal = Effect.gen(function* () {
 })
 
 /** Waits for Ctrl-C (or SIGTERM). */
-const untilStopped = Effect.async<void>((resume) => {
+const untilStopped = Effect.callback<void>((resume) => {
   const stop = () => resume(Effect.void)
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)

@@ -50,7 +50,7 @@ const start = (config: DaemonConfig) => {
   fiber.addObserver((exit) => {
     // Interrupted only (a signal): a clean stop. A failure that came with interruptions (a
     // layer that failed while its siblings were being interrupted) is still a failure.
-    if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) process.exit(0)
+    if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) process.exit(0)
     const refused = refusalMessage(exit.cause)
     if (refused !== undefined) {
       process.stderr.write(`${refused}\n`)
@@ -66,7 +66,7 @@ const start = (config: DaemonConfig) => {
  * it, or a package refused a value the configuration checks let through.
  */
 const refusalMessage = (cause: Cause.Cause<unknown>): string | undefined => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (failure._tag === "None" || typeof failure.value !== "object" || failure.value === null) return undefined
   const error = failure.value as { _tag?: unknown; message?: unknown; server?: unknown; field?: unknown; part?: unknown }
   if (error._tag === "StartRefused") return `island not started: ${String(error.server)}: ${String(error.message)}`
@@ -85,7 +85,7 @@ void Effect.runPromiseExit(daemonConfig).then(async (exit) => {
     process.stderr.write(`${describeConfigError(problem)}\n`)
     process.exit(2)
   }
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   process.stderr.write(`${failure._tag === "Some" ? describeConfigError(failure.value) : Cause.pretty(exit.cause)}\n`)
   process.exit(2)
 })

@@ -242,7 +242,7 @@ describe("the recipe catalogue", () => {
       const log = console.log
       console.log = (line: string) => void printed.push(line)
       yield* Effect.ensuring(
-        Effect.zipRight(printStoredTree("jo-demo"), printStoredTree("jo-none")),
+        Effect.andThen(printStoredTree("jo-demo"), printStoredTree("jo-none")),
         Effect.sync(() => void (console.log = log))
       )
       expect(printed).toEqual([

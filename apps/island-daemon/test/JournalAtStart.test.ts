@@ -43,7 +43,7 @@ const counterTotal = (d: DaemonProcess, tool = TOOL) =>
 /** Waits until the tool's `torque_1h` reads `total`; the failure says what it reads instead. */
 const counterReaches = (d: DaemonProcess, total: number, tool = TOOL) =>
   eventually(Effect.map(counterTotal(d, tool), (read) => (read === total ? read : undefined)), 20_000, `counter torque_1h at ${total}`).pipe(
-    Effect.catchAll(() => Effect.flatMap(counterTotal(d, tool), (read) => Effect.fail(new Error(`counter torque_1h of ${tool} reads ${read}, not ${total}`))))
+    Effect.catch(() => Effect.flatMap(counterTotal(d, tool), (read) => Effect.fail(new Error(`counter torque_1h of ${tool} reads ${read}, not ${total}`))))
   )
 
 const torqueEvent = (tool: string, i: number) =>

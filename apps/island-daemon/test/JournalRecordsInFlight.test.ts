@@ -67,10 +67,10 @@ describe("journal records in flight", () => {
       yield* journal.reload()
       // A record held back until the test lets it go: the store being slow, deterministically.
       const gate = yield* Deferred.make<void>()
-      const recorded = Deferred.await(gate).pipe(Effect.zipRight(journal.record(nok("evt-1"), { scope: SCOPE })), Effect.orDie, Effect.asVoid)
+      const recorded = Deferred.await(gate).pipe(Effect.andThen(journal.record(nok("evt-1"), { scope: SCOPE })), Effect.orDie, Effect.asVoid)
       const end = yield* inFlight.start(SCOPE, recorded)
-      const read = yield* Effect.fork(source.read(request(SCOPE)))
-      const ended = yield* Effect.fork(end)
+      const read = yield* Effect.forkChild(source.read(request(SCOPE)))
+      const ended = yield* Effect.forkChild(end)
       // Another scope has nothing in flight: its read does not wait.
       expect(yield* source.read(request("line-2"))).toEqual({})
       for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
@@ -92,7 +92,7 @@ describe("journal records in flight", () => {
       const scope = yield* Scope.make()
       const own = Context.get(yield* Layer.buildWithScope(JournalRecordsInFlight.layer, scope), JournalRecordsInFlight)
       const end = yield* own.start(SCOPE, Effect.never)
-      const waiting = yield* Effect.fork(own.settled(SCOPE))
+      const waiting = yield* Effect.forkChild(own.settled(SCOPE))
       yield* Scope.close(scope, Exit.void)
       yield* end
       yield* Fiber.join(waiting)

@@ -97,9 +97,9 @@ const routesFor = (routes: ReadonlyArray<Route>, topic: string, ids: ReadonlyArr
 }
 
 const deliver = (found: ReadonlyArray<Route>, message: IncomingMessage) => {
-  if (found.length === 1) return Queue.unsafeOffer(found[0]!.queue, message)
+  if (found.length === 1) return Queue.offerUnsafe(found[0]!.queue, message)
   const ackFor = sharedAck(message.ack, found.length)
-  for (const route of found) Queue.unsafeOffer(route.queue, { ...message, ack: ackFor() })
+  for (const route of found) Queue.offerUnsafe(route.queue, { ...message, ack: ackFor() })
 }
 
 /** The client's message sink: each received copy to its streams, or to `unrouted` until its subscription exists. */
@@ -140,7 +140,7 @@ export const addRoute = (incoming: IncomingRoutes, filter: string, queue: Queue.
     const message = unrouted[i]
     const ids = message ? subscriptionIdsOf(message.properties) : []
     if (message && topicMatches(filter, message.topic) && (ids.length === 0 || ids.includes(id))) {
-      Queue.unsafeOffer(queue, message)
+      Queue.offerUnsafe(queue, message)
       unrouted.splice(i, 1)
     } else i++
   }

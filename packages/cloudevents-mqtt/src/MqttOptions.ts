@@ -1,4 +1,4 @@
-import { Config, ConfigError, Either, Redacted } from "effect"
+import { Config, ConfigError, Result, Redacted } from "effect"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
 
 /** How to reach the broker and how the session behaves. Every field but `url` has a default. */
@@ -124,20 +124,20 @@ export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "max
  * `MQTT_MAX_NESTING_DEPTH`, `MQTT_RECEIVE_MAXIMUM`.
  */
 export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
-  url: Config.string("MQTT_URL").pipe(
+  url: Config.String("MQTT_URL").pipe(
     Config.validate({ message: "expected mqtt://host:port or mqtts://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
   ),
-  clientIdBase: Config.string("MQTT_CLIENT_ID_BASE").pipe(Config.withDefault(mqttDefaults.clientIdBase)),
-  username: Config.option(Config.string("MQTT_USERNAME")),
-  password: Config.option(Config.redacted("MQTT_PASSWORD")),
-  clean: Config.boolean("MQTT_CLEAN").pipe(Config.withDefault(mqttDefaults.clean)),
-  sessionExpirySeconds: Config.integer("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(mqttDefaults.sessionExpirySeconds)),
-  keepaliveSeconds: Config.integer("MQTT_KEEPALIVE_SECONDS").pipe(Config.withDefault(mqttDefaults.keepaliveSeconds)),
-  connectTimeoutMs: Config.integer("MQTT_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(mqttDefaults.connectTimeoutMs)),
-  maxPayloadBytes: Config.integer("MQTT_MAX_PAYLOAD_BYTES").pipe(Config.withDefault(256 * 1024)),
-  maxPacketBytes: Config.option(Config.integer("MQTT_MAX_PACKET_BYTES")),
-  maxNestingDepth: Config.option(Config.integer("MQTT_MAX_NESTING_DEPTH")),
-  receiveMaximum: Config.integer("MQTT_RECEIVE_MAXIMUM").pipe(Config.withDefault(mqttDefaults.receiveMaximum))
+  clientIdBase: Config.String("MQTT_CLIENT_ID_BASE").pipe(Config.withDefault(mqttDefaults.clientIdBase)),
+  username: Config.option(Config.String("MQTT_USERNAME")),
+  password: Config.option(Config.Redacted("MQTT_PASSWORD")),
+  clean: Config.Boolean("MQTT_CLEAN").pipe(Config.withDefault(mqttDefaults.clean)),
+  sessionExpirySeconds: Config.Int("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(mqttDefaults.sessionExpirySeconds)),
+  keepaliveSeconds: Config.Int("MQTT_KEEPALIVE_SECONDS").pipe(Config.withDefault(mqttDefaults.keepaliveSeconds)),
+  connectTimeoutMs: Config.Int("MQTT_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(mqttDefaults.connectTimeoutMs)),
+  maxPayloadBytes: Config.Int("MQTT_MAX_PAYLOAD_BYTES").pipe(Config.withDefault(256 * 1024)),
+  maxPacketBytes: Config.option(Config.Int("MQTT_MAX_PACKET_BYTES")),
+  maxNestingDepth: Config.option(Config.Int("MQTT_MAX_NESTING_DEPTH")),
+  receiveMaximum: Config.Int("MQTT_RECEIVE_MAXIMUM").pipe(Config.withDefault(mqttDefaults.receiveMaximum))
 }).pipe(
   Config.map((c) => ({
     ...c,
@@ -148,7 +148,7 @@ export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
   })),
   Config.mapOrFail((c) => {
     const problem = limitsProblem(c)
-    return problem === undefined ? Either.right(c) : Either.left(ConfigError.InvalidData([], `MQTT limits: ${problem}`))
+    return problem === undefined ? Result.succeed(c) : Result.fail(ConfigError.InvalidData([], `MQTT limits: ${problem}`))
   })
 )
 

@@ -96,7 +96,7 @@ const publishErrorOf = (live: LiveClient, topic: string, error: Error) =>
 
 /** Hands the batch to the client in one go; one outcome per message, `undefined` once its PUBACK came. */
 export const sendAll = (sender: PublishSender, batch: ReadonlyArray<Prepared>): Effect.Effect<Outcomes> =>
-  Effect.async<Outcomes>((resume) => {
+  Effect.callback<Outcomes>((resume) => {
     const { live } = sender
     if (sender.released || live.isClosing()) {
       return resume(Effect.succeed(batch.map(({ topic }) => new MqttPublishError({ topic, reason: "closed", message: "connection is closing" }))))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream } from "effect"
+import { Chunk, Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -26,7 +26,7 @@ const event = (data: unknown, extra: Partial<Parameters<typeof makeCloudEvent>[0
 
 const eventOf = (message: IncomingMessage | undefined): CloudEvent => {
   if (!message) throw new Error("no message")
-  return Either.getOrThrow(message.decoded)
+  return Result.getOrThrow(message.decoded)
 }
 
 describe("MqttConnection", () => {
@@ -46,9 +46,9 @@ describe("MqttConnection", () => {
         Stream.runForEach((request) =>
           responder
             .reply(request, makeCloudEvent({ source: "urn:island", type: "org.opcfoundation.ISA95-JOBCONTROL_V2.Start.v2.reply", data: { status: 1 } }))
-            .pipe(Effect.zipRight(request.ack))
+            .pipe(Effect.andThen(request.ack))
         ),
-        Effect.fork
+        Effect.forkChild
       )
       const correlationId = randomUUID()
       const request = event({ JobOrderID: "jo-1" })
@@ -83,8 +83,8 @@ describe("MqttConnection", () => {
         }
       })
       const [request] = yield* take(requests, 1)
-      expect(Either.isLeft(request!.decoded) && request!.decoded.left.kind).toBe("correlation")
-      const error = Either.isLeft(request!.decoded) ? request!.decoded.left : undefined
+      expect(Result.isFailure(request!.decoded) && request!.decoded.failure.kind).toBe("correlation")
+      const error = Result.isFailure(request!.decoded) ? request!.decoded.failure : undefined
       yield* island.reply(request!, makeErrorReply({ source: "urn:island", type: "error.v1", kind: error!.kind, message: error!.message }))
       yield* request!.ack
       const [reply] = yield* take(replies, 1)

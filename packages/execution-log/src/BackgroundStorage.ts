@@ -1,4 +1,4 @@
-import { type SqlClient, SqlError } from "@effect/sql"
+import { type SqlClient, SqlError } from "effect/sql"
 import { Context, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { describeSqlFailure, isDatabaseUnavailable } from "./DatabaseOutage.js"
 import type { EmbeddedPostgresFailed } from "./EmbeddedPostgres.js"
@@ -13,10 +13,10 @@ export type StartFailure = SqlError.SqlError | EmbeddedPostgresFailed
  * refused the start for good (a wrong password, a database that does not exist), so whoever runs
  * it can end with the reason; it never completes otherwise.
  */
-export class StorageStart extends Context.Tag("@microdcs/execution-log/StorageStart")<
+export class StorageStart extends Context.Service<
   StorageStart,
   { readonly failure: Effect.Effect<never, StartFailure> }
->() {}
+>()("@microdcs/execution-log/StorageStart") {}
 
 /** A start failure a database coming up cures: no server yet, an outage, an embedded database still held by a stopping process. */
 const isTransient = (error: StartFailure): boolean => error._tag === "EmbeddedPostgresFailed" || isDatabaseUnavailable(error)
@@ -60,7 +60,7 @@ const startOnce = (database: Layer.Layer<SqlClient.SqlClient, StartFailure>, par
 export const backgroundLogStorage = (
   database: Layer.Layer<SqlClient.SqlClient, StartFailure>
 ): Layer.Layer<LogStorage | StorageAvailability | StorageStart> =>
-  Layer.scopedContext(
+  Layer.effectContext(
     Effect.gen(function* () {
       const scope = yield* Effect.scope
       const availability = yield* makeStorageAvailability({ _tag: "Starting" })
@@ -70,11 +70,11 @@ export const backgroundLogStorage = (
       const start = startOnce(database, scope).pipe(
         Effect.tapError((error) => (isTransient(error) ? availability.startFailed(describe(error)) : Effect.void)),
         Effect.retry({ schedule: retry, while: isTransient }),
-        Effect.flatMap((service) => Effect.zipRight(Deferred.succeed(started, service), availability.available)),
-        Effect.catchAll((error) =>
+        Effect.flatMap((service) => Effect.andThen(Deferred.succeed(started, service), availability.available)),
+        Effect.catch((error) =>
           Effect.logError("execution log storage: the database refused the start").pipe(
             Effect.annotateLogs({ error: describe(error) }),
-            Effect.zipRight(Deferred.fail(refused, error))
+            Effect.andThen(Deferred.fail(refused, error))
           )
         )
       )

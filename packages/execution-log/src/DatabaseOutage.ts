@@ -1,4 +1,4 @@
-import type { SqlError } from "@effect/sql"
+import type { SqlError } from "effect/sql"
 import { Duration, Effect, Option, Schedule } from "effect"
 import { StorageAvailability } from "./StorageAvailability.js"
 

@@ -1,4 +1,4 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 
 /** The one table of the log in PostgreSQL. */
@@ -53,7 +53,7 @@ export interface LogStorageService {
 }
 
 /** The execution log's table in PostgreSQL, over the `SqlClient` of `@effect/sql` (`@effect/sql-pg` in practice). */
-export class LogStorage extends Context.Tag("@microdcs/execution-log/LogStorage")<LogStorage, LogStorageService>() {}
+export class LogStorage extends Context.Service<LogStorage, LogStorageService>()("@microdcs/execution-log/LogStorage") {}
 
 interface RawRow {
   readonly key: string

@@ -1,4 +1,4 @@
-import { SqlError } from "@effect/sql"
+import { SqlError } from "effect/sql"
 import { Context, Effect, Layer, Metric, Option } from "effect"
 import { makePoller, type Poller, type PollerEntry, type PollerSettings } from "@microdcs/poller"
 import { EXECUTION_LOG_COMMIT_KIND, ExecutionLogStore, type ValkeyStreams, type Valkey } from "@microdcs/store"
@@ -73,7 +73,7 @@ export const commitBatch = (entries: ReadonlyArray<PollerEntry>, outageBackoff: 
   })
 
 /** The running storage role: its poller (stats, scopes). */
-export class StorageRole extends Context.Tag("@microdcs/execution-log/StorageRole")<StorageRole, Poller>() {}
+export class StorageRole extends Context.Service<StorageRole, Poller>()("@microdcs/execution-log/StorageRole") {}
 
 /**
  * The storage role, scoped: consumes `dag:commits:{scope}` of every scope
@@ -106,5 +106,5 @@ export const makeStorageRole = ({ outageBackoff, ...options }: StorageRoleOption
  */
 export const storageRoleLayer = (
   options: StorageRoleOptions = {}
-): Layer.Layer<StorageRole, Effect.Effect.Error<ReturnType<typeof makeStorageRole>>, Valkey | ValkeyStreams | LogStorage> =>
-  Layer.scoped(StorageRole, makeStorageRole(options)).pipe(Layer.provide(ExecutionLogStore.Default))
+): Layer.Layer<StorageRole, Effect.Error<ReturnType<typeof makeStorageRole>>, Valkey | ValkeyStreams | LogStorage> =>
+  Layer.effect(StorageRole, makeStorageRole(options)).pipe(Layer.provide(ExecutionLogStore.Default))

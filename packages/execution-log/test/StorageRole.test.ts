@@ -111,7 +111,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
           const said = Effect.runSync(Queue.unbounded<number>())
           let err = ""
           proc.stdout.on("data", (chunk: Buffer) => {
-            for (const m of chunk.toString().matchAll(/^mid-batch (\d+)$/gm)) Queue.unsafeOffer(said, Number(m[1]))
+            for (const m of chunk.toString().matchAll(/^mid-batch (\d+)$/gm)) Queue.offerUnsafe(said, Number(m[1]))
           })
           proc.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
           return { proc, said, stderr: () => err }

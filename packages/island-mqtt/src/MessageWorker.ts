@@ -66,7 +66,7 @@ export const retrySchedule = (options: WorkerOptions) =>
 export const retryFailed =
   <E>(options: { readonly schedule: Schedule.Schedule<unknown, E>; readonly while?: ((error: E) => boolean) | undefined }) =>
   <A, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.catchAll(attempt, (first) => {
+    Effect.catch(attempt, (first) => {
       // The retry starts from the failure already seen, so its first wait is the schedule's first.
       let replayed = false
       const again = Effect.suspend(() => {
@@ -95,7 +95,7 @@ interface Worker<E, R> {
 // handler would inherit the mask, so it is made interruptible again (for the grace limit).
 const start = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number): Effect.Effect<unknown, never, R> =>
   Effect.uninterruptibleMask((restore) =>
-    restore(w.permits.take(1)).pipe(Effect.zipRight(FiberSet.run(w.inFlight, Effect.interruptible(process(w, message, received, holds)))))
+    restore(w.permits.take(1)).pipe(Effect.andThen(FiberSet.run(w.inFlight, Effect.interruptible(process(w, message, received, holds)))))
   )
 
 /** Held: the slot is free again; wait outside it, then queue for one like a new message. */
@@ -103,7 +103,7 @@ const retryHeld = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: nu
   FiberSet.run(
     w.inFlight,
     Effect.sleep(Duration.millis(holdDelayMs(w.options, held.retryAfterMs, holds))).pipe(
-      Effect.zipRight(Ref.get(w.closing)),
+      Effect.andThen(Ref.get(w.closing)),
       Effect.flatMap((stopping) => (stopping ? Effect.void : start(w, message, received, holds + 1)))
     )
   ).pipe(Effect.asVoid)
@@ -116,18 +116,18 @@ const process = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: numb
     Effect.tapError((error) =>
       Effect.logWarning(`${name}: message not processed, trying again`).pipe(
         Effect.annotateLogs({ topic: message.topic, error: String(error) }),
-        Effect.zipRight(report("retry"))
+        Effect.andThen(report("retry"))
       )
     ),
     retryFailed({ schedule: w.schedule }),
     Effect.flatMap((outcome) =>
       isHold(outcome)
         ? Effect.as(report("held"), outcome)
-        : message.ack.pipe(Effect.zipRight(report("ok")), Effect.as(undefined))
+        : message.ack.pipe(Effect.andThen(report("ok")), Effect.as(undefined))
     ),
     // A defect is a bug: log it and leave the message unacknowledged for a later session.
-    Effect.catchAllCause((cause) =>
-      Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")), Effect.as(undefined))
+    Effect.catchCause((cause) =>
+      Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.andThen(report("failed")), Effect.as(undefined))
     ),
     Effect.ensuring(w.permits.release(1)),
     Effect.flatMap((held) => (held === undefined ? Effect.void : retryHeld(w, message, received, holds, held)))
@@ -135,7 +135,7 @@ const process = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: numb
 }
 
 /** Stops taking messages and gives the in-flight ones the grace period; what is left is interrupted with the scope. */
-const drain = <E, R>(w: Worker<E, R>, readers: ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>) =>
+const drain = <E, R>(w: Worker<E, R>, readers: ReadonlyArray<Fiber.Fiber<unknown, unknown>>) =>
   Effect.gen(function* () {
     const grace = Duration.millis(w.options.shutdownGraceMs ?? workerDefaults.shutdownGraceMs)
     yield* Ref.set(w.closing, true)

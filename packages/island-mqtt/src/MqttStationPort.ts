@@ -1,4 +1,4 @@
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { type CloudEvent, type InvalidTopic, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
 import { type CommandEntry, CommandNotSent, StationPort } from "@microdcs/sfc"
 import { stationCommandTopic, type StationTopicConfig } from "./StationTopics.js"
@@ -43,7 +43,7 @@ export const commandEvent = (source: string, command: CommandEntry): CloudEvent 
  * any instance may answer (replies are routed by correlation id through Valkey), otherwise this
  * instance's `P/replies/{instanceId}`.
  */
-export const stationReplyTopic = (options: MqttStationOptions): Either.Either<string, InvalidTopic> =>
+export const stationReplyTopic = (options: MqttStationOptions): Result.Result<string, InvalidTopic> =>
   responseTopic(options.topics, options.sharedGroup ?? options.instanceId)
 
 /**

@@ -1,4 +1,4 @@
-import { Effect, Either, FiberRef, LogLevel } from "effect"
+import { Effect, Result, FiberRef, LogLevel } from "effect"
 import { type IncomingMessage, requestIdOf, scopeOf, toMqttString } from "@microdcs/cloudevents-mqtt"
 
 /**
@@ -51,7 +51,7 @@ const attribute = (message: IncomingMessage, name: string): string | undefined =
 
 /** Type, scope and id of a request, also of one that did not decode (from its user properties). */
 export const requestFields = (message: IncomingMessage) => {
-  const event = Either.getOrUndefined(message.decoded)
+  const event = Result.getOrUndefined(message.decoded)
   const subject = event?.subject ?? attribute(message, "subject")
   return {
     type: logText(event?.type ?? attribute(message, "type")) ?? "(none)",

@@ -1,4 +1,4 @@
-import { Effect, Either, FiberSet, Schedule, type Scope, Stream } from "effect"
+import { Effect, Result, FiberSet, Schedule, type Scope, Stream } from "effect"
 import {
   type CloudEvent,
   type IncomingMessage,
@@ -88,8 +88,8 @@ const emit = (s: StationDeps, scope: string, type: string, data: unknown, extra:
 
 const answer = (s: StationDeps, message: IncomingMessage) =>
   Effect.gen(function* () {
-    if (Either.isLeft(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.left.message }))
-    const command = commandOf(message.decoded.right, message.responseTopic)
+    if (Result.isFailure(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.failure.message }))
+    const command = commandOf(message.decoded.success, message.responseTopic)
     s.commands.push(command)
     const reply = s.options.onCommand ? s.options.onCommand(command) : {}
     if (reply === "silent") return
@@ -101,8 +101,8 @@ const answer = (s: StationDeps, message: IncomingMessage) =>
         : makeErrorReply({ source: s.source, type, subject: command.scope, kind: "StationError", message: reply.error })
     yield* s.mqtt.reply(message, { ...base, datacontenttype: "application/json", data: reply.data ?? {} })
   }).pipe(
-    Effect.zipRight(message.ack),
-    Effect.catchAllCause((cause) => Effect.logWarning("simulated station could not answer", cause))
+    Effect.andThen(message.ack),
+    Effect.catchCause((cause) => Effect.logWarning("simulated station could not answer", cause))
   )
 
 type EventProducer = (jobId: string, scope: string) => unknown
@@ -115,7 +115,7 @@ const waitsOf = (states: SfcStateDao, scopes: ReadonlyArray<string>, types: Read
     { concurrency: "unbounded" }
   )
 
-type Waits = Effect.Effect.Success<ReturnType<typeof waitsOf>>
+type Waits = Effect.Success<ReturnType<typeof waitsOf>>
 
 /** The events for waits not answered yet whose producer has data now; each is marked answered. */
 const dueEvents = (marks: Set<string>, waits: Waits) => {
@@ -142,7 +142,7 @@ const emitRound = (s: StationDeps, states: SfcStateDao, scopes: ScopeRegistry) =
   return Effect.gen(function* () {
     const due = dueEvents(s.marks, yield* waitsOf(states, yield* scopes.list, types))
     yield* Effect.forEach(due, ({ scope, type, jobId, data }) => emit(s, scope, type, data, { jobId }), { concurrency: "unbounded", discard: true })
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
 }
 
 /**

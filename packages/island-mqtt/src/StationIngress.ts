@@ -1,4 +1,4 @@
-import { Effect, Either, Layer, Option, Stream } from "effect"
+import { Effect, Result, Layer, Option, Stream } from "effect"
 import { type CloudEvent, type IncomingMessage, MqttConnection, scopeOf, sharedFilter } from "@microdcs/cloudevents-mqtt"
 import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc"
 import { SfcCorrelations } from "@microdcs/store"
@@ -70,11 +70,11 @@ const dropped = (what: string, message: IncomingMessage, annotations: Record<str
 
 const handle = (deps: StationIngressDeps, kind: "reply" | "event", message: IncomingMessage) =>
   Effect.gen(function* () {
-    if (Either.isLeft(message.decoded)) {
-      const { kind: problem, message: reason } = message.decoded.left
+    if (Result.isFailure(message.decoded)) {
+      const { kind: problem, message: reason } = message.decoded.failure
       return yield* dropped("station message is not a CloudEvent we accept; dropped", message, { problem, reason })
     }
-    const event = message.decoded.right
+    const event = message.decoded.success
     const correlationId = kind === "reply" ? event.extensions["correlationid"] : undefined
     const scope =
       scopeOf(event) ??
@@ -138,7 +138,7 @@ export const runStationIngress = (options: StationIngressOptions) =>
   })
 
 /** {@link runStationIngress} as a layer; it needs `MqttConnection`, `SfcEvents`, `Executions` and `SfcCorrelations`. */
-export const StationIngress = (options: StationIngressOptions) => Layer.scopedDiscard(runStationIngress(options))
+export const StationIngress = (options: StationIngressOptions) => Layer.effectDiscard(runStationIngress(options))
 
 /**
  * The station side of an engine instance over MQTT: `StationPort` for push commands and the

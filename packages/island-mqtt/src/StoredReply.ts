@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { CloudEvent } from "@microdcs/cloudevents-mqtt"
 
 /**
@@ -26,5 +26,5 @@ const decodeText = Schema.decodeUnknownEither(Schema.parseJson(StoredReplyEvent)
 export const encodeStoredReply = (event: CloudEvent): string => JSON.stringify(event)
 
 /** The kept reply event, or why the stored text is not one (a corrupted entry: send nothing). */
-export const decodeStoredReply = (text: string): Either.Either<CloudEvent, string> =>
-  Either.mapLeft(decodeText(text), (error) => error.message)
+export const decodeStoredReply = (text: string): Result.Result<CloudEvent, string> =>
+  Result.mapError(decodeText(text), (error) => error.message)

@@ -32,7 +32,7 @@ const startIsland = (prefix: string, settings: { mqtt?: Partial<MqttOptions>; in
 
 const jobOrder = (id: string, extra: Record<string, unknown> = {}) => ({ JobOrder: { JobOrderID: id, Priority: 1, ...extra } })
 
-type Mes = Effect.Effect.Success<ReturnType<typeof makeMes>>
+type Mes = Effect.Success<ReturnType<typeof makeMes>>
 
 /** Sends bytes as a Store request's payload (what the MES's own encoder would refuse to send); the correlation id is returned. */
 const rawStore = (mes: Mes, payload: Buffer, id: string = randomUUID()) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { isUuid, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes, ReturnStatus } from "@microdcs/job-state"
@@ -152,11 +152,11 @@ describe("MQTT station port and station ingress", () => {
       yield* startInstance(islandWorld(prefix))
       // A bare station: it answers without a subject, and sends its reply twice.
       const bare = yield* makeMqttConnection({ url: broker.url, clientIdBase: "bare-station" })
-      const inbox = yield* bare.subscribe(Either.getOrThrow(stationCommandFilter(topicsFor(prefix))))
+      const inbox = yield* bare.subscribe(Result.getOrThrow(stationCommandFilter(topicsFor(prefix))))
       yield* inbox.pipe(
         Stream.runForEach((command) => {
           const reply = makeCloudEvent({ source: "urn:bare-station", type: "com.example.ping.v1.reply", data: { pong: 1 } })
-          return bare.reply(command, reply).pipe(Effect.zipRight(bare.reply(command, reply)), Effect.zipRight(command.ack))
+          return bare.reply(command, reply).pipe(Effect.andThen(bare.reply(command, reply)), Effect.andThen(command.ack))
         }),
         Effect.forkScoped
       )

@@ -85,7 +85,7 @@ const markDone = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token:
         ? Effect.fail(refused)
         : Effect.logWarning("reply not kept with the done mark").pipe(
             Effect.annotateLogs({ source, id, error: refused.message }),
-            Effect.zipRight(dedupe.markDone(source, id, token, doneTtlMs))
+            Effect.andThen(dedupe.markDone(source, id, token, doneTtlMs))
           )
     )
   )
@@ -111,7 +111,7 @@ export const exactlyOnce = <A, E, R>(
     // A token per attempt: a redelivery handled by this same process is a different claimant.
     const token = options.holder === undefined ? randomUUID() : claimToken(options.holder)
     const release = dedupe.release(source, id, token).pipe(
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         // The lease still expires on its own; the redelivery just waits for it.
         Effect.logWarning("could not release the dedupe claim").pipe(Effect.annotateLogs({ source, id, error: String(error) }))
       )

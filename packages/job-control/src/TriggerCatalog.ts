@@ -30,8 +30,8 @@ export interface TriggerCatalogService {
  * and on a periodic refresh, the fallback for a lost nudge. Reloads run one at a time; requests
  * that arrive during one are folded into the next.
  */
-export class TriggerCatalog extends Context.Tag("@microdcs/job-control/TriggerCatalog")<TriggerCatalog, TriggerCatalogService>() {
-  static readonly layer = (options: TriggerCatalogOptions = {}) => Layer.scoped(TriggerCatalog, makeTriggerCatalog(options))
+export class TriggerCatalog extends Context.Service<TriggerCatalog, TriggerCatalogService>()("@microdcs/job-control/TriggerCatalog") {
+  static readonly layer = (options: TriggerCatalogOptions = {}) => Layer.effect(TriggerCatalog, makeTriggerCatalog(options))
 }
 
 const logged = (what: string) => (error: WrongType | ConnectionError) =>
@@ -55,23 +55,23 @@ export const makeTriggerCatalog = (options: TriggerCatalogOptions = {}) =>
     // Subscribed before the first load, so an edit made while loading is nudged, not missed.
     const wake = yield* Queue.sliding<void>(1)
     yield* nudges.listen(TRIGGER_NUDGE_KIND, options.connectionName ?? "triggers", {
-      onNudge: () => void Queue.unsafeOffer(wake, undefined),
-      onReconnect: () => void Queue.unsafeOffer(wake, undefined)
+      onNudge: () => void Queue.offerUnsafe(wake, undefined),
+      onReconnect: () => void Queue.offerUnsafe(wake, undefined)
     })
     yield* load
     yield* Queue.take(wake).pipe(
-      Effect.zipRight(load.pipe(Effect.catchAll(logged("nudge")))),
+      Effect.andThen(load.pipe(Effect.catch(logged("nudge")))),
       Effect.forever,
       Effect.forkScoped
     )
     const every = Duration.millis(options.refreshIntervalMs ?? DEFAULT_TRIGGER_REFRESH_MS)
-    yield* load.pipe(Effect.catchAll(logged("refresh")), Effect.repeat(Schedule.spaced(every)), Effect.delay(every), Effect.forkScoped)
+    yield* load.pipe(Effect.catch(logged("refresh")), Effect.repeat(Schedule.spaced(every)), Effect.delay(every), Effect.forkScoped)
 
     const triggers = Effect.map(Ref.get(held), (all) => all.map((t) => t.row))
     return {
       triggers,
       match: (event: TriggerEvent) => Effect.map(Ref.get(held), (all) => matchingTriggers(all, event)),
       changed: Queue.offer(wake, undefined).pipe(Effect.asVoid),
-      reload: load.pipe(Effect.catchAll(logged("reload")))
+      reload: load.pipe(Effect.catch(logged("reload")))
     } satisfies TriggerCatalogService
   })

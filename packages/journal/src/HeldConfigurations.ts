@@ -109,7 +109,7 @@ const whenLoaded = (deps: HeldDeps): Effect.Effect<void, JournalNotLoaded> =>
     const { state } = deps.held
     if (state._tag === "Loaded") return Effect.void
     if (state._tag === "Failed") return Effect.fail(new JournalNotLoaded({ scope: undefined, reason: state.reason }))
-    return Effect.zipRight(Deferred.await(deps.settled), whenLoaded(deps))
+    return Effect.andThen(Deferred.await(deps.settled), whenLoaded(deps))
   })
 
 /** Succeeds when the configurations of `scope` (of any scope, when absent) have been read; else says why not. */
@@ -155,4 +155,4 @@ export const makeHeldConfigurations = (store: JournalConfigStore, conditions: Co
   })
 
 /** The configurations one process holds, as {@link makeHeldConfigurations} makes them. */
-export type HeldConfigurations = Effect.Effect.Success<ReturnType<typeof makeHeldConfigurations>>
+export type HeldConfigurations = Effect.Success<ReturnType<typeof makeHeldConfigurations>>

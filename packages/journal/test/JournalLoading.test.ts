@@ -60,7 +60,7 @@ describe("journal configurations not loaded yet", () => {
       yield* Effect.scoped(
         Effect.gen(function* () {
           const journal = yield* Journal
-          const waiting = yield* Effect.fork(journal.whenLoaded)
+          const waiting = yield* Effect.forkChild(journal.whenLoaded)
           yield* Effect.sleep("50 millis")
           expect(waiting.unsafePoll()).toBeNull()
           yield* journal.watch

@@ -30,11 +30,11 @@ export interface Poller {
 }
 
 /** The tag for an application with one poller; with several, make your own tags over `makePoller`. */
-export class ValkeyPoller extends Context.Tag("@microdcs/poller/ValkeyPoller")<ValkeyPoller, Poller>() {}
+export class ValkeyPoller extends Context.Service<ValkeyPoller, Poller>()("@microdcs/poller/ValkeyPoller") {}
 
 interface Worker {
   readonly waker: Waker
-  readonly fiber: Fiber.RuntimeFiber<void>
+  readonly fiber: Fiber.Fiber<void>
 }
 
 /** The small DAOs the poller builds over `Valkey` itself, so it still needs only `Valkey` and `ValkeyStreams`. */
@@ -67,14 +67,14 @@ const keepHeartbeat = (heartbeat: ConsumerHeartbeat, opts: ResolvedOptions) =>
     yield* heartbeat.beat
     yield* Effect.addFinalizer(() =>
       heartbeat.forget.pipe(
-        Effect.catchAll((e) => Effect.logWarning("poller: cannot remove the heartbeat; it expires by itself").pipe(Effect.annotateLogs({ error: errorText(e) })))
+        Effect.catch((e) => Effect.logWarning("poller: cannot remove the heartbeat; it expires by itself").pipe(Effect.annotateLogs({ error: errorText(e) })))
       )
     )
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(Duration.millis(opts.heartbeatIntervalMs)).pipe(
-          Effect.zipRight(heartbeat.beat),
-          Effect.catchAll((e) => Effect.logWarning("poller: heartbeat renewal failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+          Effect.andThen(heartbeat.beat),
+          Effect.catch((e) => Effect.logWarning("poller: heartbeat renewal failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
         )
       )
     )
@@ -118,7 +118,7 @@ const signalScope = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, scope: st
     const waker = deps.workers.get(scope)?.waker ?? (yield* discover(deps, workerScope, scope))
     waker?.wake()
   }).pipe(
-    Effect.catchAll((e) =>
+    Effect.catch((e) =>
       Effect.logWarning("poller: cannot consume scope; tried again on the next fallback round").pipe(
         Effect.annotateLogs({ scope, error: errorText(e) })
       )
@@ -132,7 +132,7 @@ const listenForNudges = <R>({ opts, workers, wakes }: PollerDeps<R>, nudges: Nud
     onNudge: (scope) => {
       const worker = workers.get(scope)
       if (worker) worker.waker.wake()
-      else Queue.unsafeOffer(wakes, scope)
+      else Queue.offerUnsafe(wakes, scope)
     },
     // Nudges sent while the connection was away are lost, so read everything.
     onReconnect: () => {
@@ -153,8 +153,8 @@ const startRounds = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, registry:
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(Duration.millis(deps.opts.fallbackIntervalMs)).pipe(
-          Effect.zipRight(refresh),
-          Effect.catchAll((e) => Effect.logWarning("poller: fallback round failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+          Effect.andThen(refresh),
+          Effect.catch((e) => Effect.logWarning("poller: fallback round failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
         )
       )
     )
@@ -219,4 +219,4 @@ export const makePoller = <E, R>(
 /** The poller as a layer: it runs while the layer is alive. */
 export const layer = <E, R>(
   options: PollerOptions<E, R>
-): Layer.Layer<ValkeyPoller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | R> => Layer.scoped(ValkeyPoller, makePoller(options))
+): Layer.Layer<ValkeyPoller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | R> => Layer.effect(ValkeyPoller, makePoller(options))

@@ -82,4 +82,4 @@ export const makeStats = (kind: string, group: string) =>
     } as const
   })
 
-export type Stats = Effect.Effect.Success<ReturnType<typeof makeStats>>
+export type Stats = Effect.Success<ReturnType<typeof makeStats>>

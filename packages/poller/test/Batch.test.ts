@@ -145,7 +145,7 @@ describe("Poller batch handler", () => {
         ...base,
         consumer: "doomed",
         shutdownGraceMs: 20,
-        handleBatch: (entries) => Deferred.succeed(started, entries.length).pipe(Effect.zipRight(Effect.never))
+        handleBatch: (entries) => Deferred.succeed(started, entries.length).pipe(Effect.andThen(Effect.never))
       })
       yield* doomed.poller.wake("crashed")
       expect(yield* Deferred.await(started).pipe(Effect.timeout("10 seconds"))).toBe(4)
@@ -173,7 +173,7 @@ describe("Poller batch handler", () => {
         concurrency: 1,
         batchSize: 3,
         shutdownGraceMs: 20,
-        handler: (e: PollerEntry) => (e.fields["n"] === "0" ? Effect.void : Deferred.succeed(hung, undefined).pipe(Effect.zipRight(Effect.never)))
+        handler: (e: PollerEntry) => (e.fields["n"] === "0" ? Effect.void : Deferred.succeed(hung, undefined).pipe(Effect.andThen(Effect.never)))
       })
       yield* doomed.poller.wake("half-done")
       yield* Deferred.await(hung).pipe(Effect.timeout("10 seconds"))

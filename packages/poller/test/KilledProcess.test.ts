@@ -24,7 +24,7 @@ const spawnConsumer = (prefix: string, consumer: string, handler: "entry" | "bat
       const started = Effect.runSync(Queue.unbounded<string>())
       let err = ""
       child.stdout.on("data", (chunk: Buffer) => {
-        for (const m of chunk.toString().matchAll(/^started (\S+)$/gm)) Queue.unsafeOffer(started, m[1]!)
+        for (const m of chunk.toString().matchAll(/^started (\S+)$/gm)) Queue.offerUnsafe(started, m[1]!)
       })
       child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
       return { child, started, stderr: () => err }

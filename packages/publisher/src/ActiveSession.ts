@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Option, Queue, Stream } from "effect"
+import { Duration, Effect, Result, Option, Queue, Stream } from "effect"
 import type { Nudges, ScopeRegistry } from "@microdcs/store"
 import { publishMetadata } from "./Metadata.js"
 import type { PublisherContext } from "./PublisherContext.js"
@@ -58,9 +58,9 @@ const follow = (s: SessionState, scope: string) =>
   Effect.gen(function* () {
     if (s.ignored.has(scope)) return
     const topic = stateIndexTopic(s.ctx.options, scope)
-    if (Either.isLeft(topic)) {
+    if (Result.isFailure(topic)) {
       s.ignored.add(scope)
-      return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.left.message }))
+      return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.failure.message }))
     }
     let view = s.views.get(scope)
     if (view === undefined) {
@@ -75,7 +75,7 @@ const follow = (s: SessionState, scope: string) =>
     if (Option.isSome(wait)) yield* markLater(s, scope, wait.value)
   }).pipe(
     // Left for the next fallback round, which reads every scope again.
-    Effect.catchAll((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
+    Effect.catch((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
   )
 
 /** Retains the metadata when the set of published scopes differs from what it lists. */
@@ -86,7 +86,7 @@ const describe = (s: SessionState) =>
     if (listed === s.metadataScopes) return Effect.void
     return publishMetadata(s.ctx, scopes).pipe(
       Effect.tap(() => Effect.sync(() => void (s.metadataScopes = listed))),
-      Effect.catchAll((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
+      Effect.catch((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
     )
   })
 
@@ -94,9 +94,9 @@ const describe = (s: SessionState) =>
 const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
   Effect.forever(
     Effect.sleep(Duration.millis(s.ctx.options.fallbackIntervalMs)).pipe(
-      Effect.zipRight(registry.list),
+      Effect.andThen(registry.list),
       Effect.map((registered) => mark(s, [...registered, ...s.views.keys()])),
-      Effect.catchAll((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+      Effect.catch((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
     )
   )
 
@@ -146,5 +146,5 @@ export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry,
     }
   }).pipe(
     Effect.scoped,
-    Effect.catchAll((e) => Effect.logWarning("publisher: cannot start publishing").pipe(Effect.annotateLogs({ error: errorText(e) })))
+    Effect.catch((e) => Effect.logWarning("publisher: cannot start publishing").pipe(Effect.annotateLogs({ error: errorText(e) })))
   )

@@ -36,13 +36,13 @@ export const makeStats = (instanceId: string) =>
     const state = yield* Ref.make(zero)
     const add = (counter: Counter, n = 1): Effect.Effect<void> =>
       Ref.update(state, (s) => ({ ...s, [counter]: s[counter] + n })).pipe(
-        Effect.zipRight(Metric.incrementBy(metrics[counter].pipe(Metric.tagged("instance", instanceId)), n))
+        Effect.andThen(Metric.incrementBy(metrics[counter].pipe(Metric.tagged("instance", instanceId)), n))
       )
     const setActive = (active: boolean): Effect.Effect<void> =>
       Ref.update(state, (s) => ({ ...s, active })).pipe(
-        Effect.zipRight(Metric.set(activeGauge.pipe(Metric.tagged("instance", instanceId)), active ? 1 : 0))
+        Effect.andThen(Metric.set(activeGauge.pipe(Metric.tagged("instance", instanceId)), active ? 1 : 0))
       )
     return { get: Ref.get(state), isActive: Ref.get(state).pipe(Effect.map((s) => s.active)), add, setActive } as const
   })
 
-export type Stats = Effect.Effect.Success<ReturnType<typeof makeStats>>
+export type Stats = Effect.Success<ReturnType<typeof makeStats>>

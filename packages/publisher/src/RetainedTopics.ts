@@ -1,4 +1,4 @@
-import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
+import { Chunk, Duration, Effect, Result, Option, Stream } from "effect"
 import type { CloudEvent, InvalidTopic, MqttPublishError, MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { PublisherContext } from "./PublisherContext.js"
 
@@ -11,7 +11,7 @@ const EMPTY = Buffer.alloc(0)
  */
 export const retain = (
   ctx: PublisherContext,
-  topic: Either.Either<string, InvalidTopic>,
+  topic: Result.Result<string, InvalidTopic>,
   event: CloudEvent
 ): Effect.Effect<void, PublishFailure> =>
   Effect.gen(function* () {
@@ -21,7 +21,7 @@ export const retain = (
   })
 
 /** Deletes a retained topic with a zero-byte retained message (harmless when nothing is retained). */
-export const unretain = (ctx: PublisherContext, topic: Either.Either<string, InvalidTopic>): Effect.Effect<void, InvalidTopic | MqttPublishError> =>
+export const unretain = (ctx: PublisherContext, topic: Result.Result<string, InvalidTopic>): Effect.Effect<void, InvalidTopic | MqttPublishError> =>
   Effect.gen(function* () {
     const name = yield* topic
     yield* ctx.mqtt.publishRaw(name, EMPTY, { qos: 1, retain: true })
@@ -36,7 +36,7 @@ export const unretain = (ctx: PublisherContext, topic: Either.Either<string, Inv
  */
 export const retainReplacing = (
   ctx: PublisherContext,
-  topic: Either.Either<string, InvalidTopic>,
+  topic: Result.Result<string, InvalidTopic>,
   event: CloudEvent
 ): Effect.Effect<Option.Option<CloudEvent>, PublishFailure | MqttSubscribeError> =>
   Effect.gen(function* () {
@@ -55,5 +55,5 @@ export const retainReplacing = (
       return Option.none()
     }
     const previous = Chunk.findFirst(seen.value, (m) => m.retain)
-    return Option.flatMap(previous, (m) => Either.getRight(m.decoded))
+    return Option.flatMap(previous, (m) => Result.getSuccess(m.decoded))
   }).pipe(Effect.scoped)

@@ -1,4 +1,4 @@
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Result, Option } from "effect"
 import type { MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { ConnectionError, InvalidInput, JobOrderPage, WrongType } from "@microdcs/store"
 import { readJob, rowOf } from "./JobView.js"
@@ -107,18 +107,18 @@ export const publishStateIndex = (
     const seq = yield* ctx.cursors.nextSequence(scope)
     const header = { seq, scope, published_at: new Date(yield* Clock.currentTimeMillis).toISOString() }
     const pages = paginate(header, view.jobs.rows(), ctx.options.maxPayloadBytes)
-    if (Either.isLeft(pages)) {
-      yield* Effect.logError("publisher: state index not published").pipe(Effect.annotateLogs({ scope, reason: pages.left }))
+    if (Result.isFailure(pages)) {
+      yield* Effect.logError("publisher: state index not published").pipe(Effect.annotateLogs({ scope, reason: pages.failure }))
       return []
     }
-    const [head, ...rest] = pages.right
+    const [head, ...rest] = pages.success
     for (const page of rest) yield* retain(ctx, stateIndexPageTopic(ctx.options, scope, page.page), stateIndexEvent(ctx.options.source, page))
     const headEvent = stateIndexEvent(ctx.options.source, head!)
     const before =
       view.pages !== undefined
         ? yield* Effect.as(retain(ctx, topic, headEvent), view.pages)
         : Option.match(yield* retainReplacing(ctx, topic, headEvent), { onNone: () => 1, onSome: (previous) => pagesOf(previous.data) })
-    for (let stale = pages.right.length; stale < before; stale++) yield* unretain(ctx, stateIndexPageTopic(ctx.options, scope, stale))
-    view.pages = pages.right.length
-    return pages.right
+    for (let stale = pages.success.length; stale < before; stale++) yield* unretain(ctx, stateIndexPageTopic(ctx.options, scope, stale))
+    view.pages = pages.success.length
+    return pages.success
   })

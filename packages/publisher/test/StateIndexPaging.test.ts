@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, FastCheck as fc, Layer } from "effect"
+import { Context, Effect, Result, FastCheck as fc, Layer } from "effect"
 import { mosquittoForFile } from "@microdcs/testkit"
 import { decodeJobOrderRecord, transition, type Trigger } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
@@ -17,7 +17,7 @@ const broker = mosquittoForFile()
  */
 const startCountedPublisher = (valkeyPrefix: string, options: PublisherOptions, reads: { count: number }) =>
   Effect.gen(function* () {
-    const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.zipRight(Effect.sync(() => void reads.count++), effect)
+    const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(Effect.sync(() => void reads.count++), effect)
     const services = Layer.mergeAll(
       Layer.effect(
         JobOrderDao,
@@ -52,8 +52,8 @@ const startCountedPublisher = (valkeyPrefix: string, options: PublisherOptions, 
 const tryMove = (id: string, trigger: Trigger, priority?: number) =>
   Effect.gen(function* () {
     const stored = yield* (yield* JobOrderDao).get(id)
-    const current = Either.getOrThrow(decodeJobOrderRecord(stored.doc))
-    if (Either.isLeft(transition(current.state, trigger))) return false
+    const current = Result.getOrThrow(decodeJobOrderRecord(stored.doc))
+    if (Result.isFailure(transition(current.state, trigger))) return false
     yield* move(id, trigger, priority === undefined ? undefined : jobOrder(id, priority))
     return true
   })

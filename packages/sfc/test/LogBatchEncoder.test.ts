@@ -106,7 +106,7 @@ describe("execution log writer: the queue and a batch's encoding", () => {
   it.effect("a fiber waiting for writes resumes once one is queued", () =>
     Effect.gen(function* () {
       const queue = new LogWriteQueue(10)
-      const waiting = yield* Effect.fork(Effect.map(queue.waitForWrites, () => queue.takeAll()))
+      const waiting = yield* Effect.forkChild(Effect.map(queue.waitForWrites, () => queue.takeAll()))
       yield* Effect.yieldNow()
       queue.offer("s", [node(0), node(1)])
       const taken = yield* Fiber.join(waiting)

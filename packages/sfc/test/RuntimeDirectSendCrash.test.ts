@@ -24,10 +24,10 @@ const spawnDoomedEngine = (prefix: string, consumer: string) =>
       let output = ""
       child.stdout.on("data", (chunk: Buffer) => {
         output += chunk.toString()
-        if (/^ready$/m.test(output)) Deferred.unsafeDone(ready, Effect.void)
+        if (/^ready$/m.test(output)) Deferred.doneUnsafe(ready, Effect.void)
       })
       child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString()))
-      child.on("exit", (_code, signal) => Deferred.unsafeDone(exited, Effect.succeed(signal)))
+      child.on("exit", (_code, signal) => Deferred.doneUnsafe(exited, Effect.succeed(signal)))
       return { child, ready, exited, output: () => output }
     }),
     ({ child }) => Effect.sync(() => void (child.exitCode === null && child.signalCode === null && child.kill("SIGKILL")))

@@ -80,9 +80,9 @@ describe("SFC runtime: a direct send under way when its writer stops", () => {
       // The writer: fit's reply, whose CAS emits tighten, sent directly from this fiber. Its child
       // stands for the rest of a stopping engine: interrupted at once, it lets the station answer.
       const executions = Context.get(first.context, Executions)
-      const writer = yield* Effect.fork(
+      const writer = yield* Effect.forkChild(
         Effect.gen(function* () {
-          yield* Effect.fork(Effect.onInterrupt(Effect.never, () => Deferred.succeed(station.acknowledge, undefined)))
+          yield* Effect.forkChild(Effect.onInterrupt(Effect.never, () => Deferred.succeed(station.acknowledge, undefined)))
           return yield* executions.apply("jo-stop", { type: "event", correlationId: correlationIdOf("jo-stop", "fit", 1), data: { fitted: true } })
         })
       )
@@ -122,7 +122,7 @@ describe("SFC runtime: a direct send under way when its writer stops", () => {
       yield* putJobOrder(SCOPE, jobOrderFor("jo-grace", "wm-grace"))
       yield* eventually(Effect.sync(() => (hanging.sent("fit").length > 0 ? true : undefined)))
       const executions = Context.get(first.context, Executions)
-      const writer = yield* Effect.fork(
+      const writer = yield* Effect.forkChild(
         executions.apply("jo-grace", { type: "event", correlationId: correlationIdOf("jo-grace", "fit", 1), data: { fitted: true } })
       )
       yield* Deferred.await(hanging.tightenArrived)

@@ -1,4 +1,4 @@
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Option, Stream, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
@@ -20,8 +20,8 @@ const SCAN_COUNT = 500
  * How long job orders are kept: a retired job order expires (its hash has a TTL), a live one
  * does not. The admin CLI's `purge` and `joborders show` read it.
  */
-export class JobOrderRetention extends Effect.Service<JobOrderRetention>()("@microdcs/store/JobOrderRetention", {
-  effect: Effect.gen(function* () {
+export class JobOrderRetention extends Context.Service<JobOrderRetention>()("@microdcs/store/JobOrderRetention", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const pattern = valkey.keys.pattern("jobOrder")
 
@@ -76,4 +76,7 @@ export class JobOrderRetention extends Effect.Service<JobOrderRetention>()("@mic
 
     return { expiresIn, scan } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

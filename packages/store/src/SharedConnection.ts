@@ -45,7 +45,7 @@ const attempt = <A>(
   run: (client: Redis) => Promise<A>,
   unsent?: () => Effect.Effect<A, ConnectionError>
 ): Effect.Effect<A, ConnectionError> =>
-  Effect.async<A, ConnectionError>((resume) => {
+  Effect.callback<A, ConnectionError>((resume) => {
     const { client } = shared
     if (client.status !== "ready") {
       resume(unsent ? unsent() : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` })))

@@ -356,7 +356,7 @@ describe("IndexMaintenance", () => {
         { discard: true }
       )
       const maintenance = yield* IndexMaintenance
-      const writer = yield* Effect.fork(live)
+      const writer = yield* Effect.forkChild(live)
       // Rebuild again and again while the writer runs, yielding between batches so its puts
       // interleave with the repairs; the last rebuild may see the writer finished.
       for (let round = 0; round < 3; round++) {

@@ -207,7 +207,7 @@ describe("IndexRegistry", () => {
             ? Effect.void
             : Effect.sync(() => attempts.push(attempt)).pipe(
                 // The first repair finds a widget of another version: its script replies retry.
-                Effect.zipRight(attempt === 1 ? unsafeCommand(valkey, "move", (c) => c.hincrby(doc, "v", 1)) : Effect.void),
+                Effect.andThen(attempt === 1 ? unsafeCommand(valkey, "move", (c) => c.hincrby(doc, "v", 1)) : Effect.void),
                 Effect.orDie,
                 Effect.asVoid
               )

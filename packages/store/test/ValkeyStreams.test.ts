@@ -101,7 +101,7 @@ describe("ValkeyStreams groups", () => {
       const refused = yield* Effect.flip(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 1000 }, timed))
       expect(refused).toMatchObject({ _tag: "InvalidInput", field: "blockMs" })
       const blocking = yield* dedicated(valkey, "blocking-reader", { commandTimeoutMs: undefined })
-      const reader = yield* Effect.fork(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 5000 }, blocking))
+      const reader = yield* Effect.forkChild(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 5000 }, blocking))
       yield* Effect.sleep("50 millis")
       const id = yield* append(stream, { job: "wake" })
       const started = Date.now()

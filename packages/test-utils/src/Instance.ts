@@ -8,7 +8,7 @@ export const startScoped = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const value = yield* effect.pipe(Scope.extend(scope))
+    const value = yield* effect.pipe(Scope.provide(scope))
     return { value, stop: Scope.close(scope, Exit.void) }
   })
 

@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "effect/cli"
 import { Effect, Option } from "effect"
 import { JobAcceptanceDao } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

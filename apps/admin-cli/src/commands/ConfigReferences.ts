@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "effect/cli"
 import { Effect, Option } from "effect"
 import { type ReferenceKind, referenceKinds } from "@microdcs/keyschema"
 import { ReferenceListDao } from "@microdcs/store"

@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "effect/cli"
 import { Effect } from "effect"
 import { WorkMasterDao } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

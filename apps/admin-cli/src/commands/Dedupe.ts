@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Options } from "effect/cli"
 import { Effect } from "effect"
 import { DedupeEntries } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

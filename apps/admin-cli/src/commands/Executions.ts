@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "effect/cli"
 import { Effect } from "effect"
 import { type ActionRun, type ActiveStep, type ExecutionState, Executions, type StepRecord } from "@microdcs/sfc"
 import { ExecutionLookup } from "@microdcs/execution-log"

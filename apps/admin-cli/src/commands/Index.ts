@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Options } from "effect/cli"
 import { Effect, Layer, Option } from "effect"
 import { type Inconsistency, type IndexedFamily, IndexMaintenance, IndexRegistry, type RebuildSummary } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "effect/cli"
 import { randomUUID } from "node:crypto"
 import { Effect, Option } from "effect"
 import { jobControlLayer, JobControl } from "@microdcs/job-control"

@@ -1,5 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { Effect, Either, Option } from "effect"
+import { Args, Command, Options } from "effect/cli"
+import { Effect, Result, Option } from "effect"
 import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
 import { type ListedJobOrder, listJobOrders } from "@microdcs/job-control"
 import { JobOrderDao, JobOrderRetention, type StoredDocument } from "@microdcs/store"
@@ -27,10 +27,10 @@ interface JobOrderView {
 const view = (stored: StoredDocument): JobOrderView => {
   const decoded = decodeJobOrderRecord(stored.doc)
   const base = { id: stored.id, scope: stored.scope, version: stored.version }
-  if (Either.isLeft(decoded)) {
-    return { ...base, state: null, priority: null, workMasterId: null, comment: null, problem: decoded.left.message }
+  if (Result.isFailure(decoded)) {
+    return { ...base, state: null, priority: null, workMasterId: null, comment: null, problem: decoded.failure.message }
   }
-  const { jobOrder, state, comment } = decoded.right
+  const { jobOrder, state, comment } = decoded.success
   return {
     ...base,
     state: normalizedName(state),
@@ -56,7 +56,7 @@ const checkState = (state: Option.Option<string>) =>
   Option.match(state, {
     onNone: () => Effect.succeed(undefined),
     onSome: (name) =>
-      Either.isRight(fromNormalizedName(name))
+      Result.isSuccess(fromNormalizedName(name))
         ? Effect.succeed(name)
         : Effect.fail(new UsageError({ message: `unknown state '${name}'; one of ${stateNames.join(", ")}` }))
   })

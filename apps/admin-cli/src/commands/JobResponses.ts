@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "effect/cli"
 import { Effect, Option } from "effect"
 import { JobResponseDao, type JobResponseDocument, type StatePage } from "@microdcs/store"
 import { isoTime } from "../Format.js"

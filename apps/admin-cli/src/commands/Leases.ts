@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Options } from "effect/cli"
 import { Effect, Option } from "effect"
 import { LeaseOverview, type LeaseRow, PublisherLease, StartLease, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

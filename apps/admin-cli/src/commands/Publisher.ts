@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Options } from "effect/cli"
 import { Effect, Option } from "effect"
 import { ChangeStream, PublisherCursors, ScopeRegistry, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

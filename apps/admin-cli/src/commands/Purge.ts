@@ -1,4 +1,4 @@
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Command, HelpDoc, Options, ValidationError } from "effect/cli"
 import { Effect, Option } from "effect"
 import { JobOrderDao, JobResponseDao, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

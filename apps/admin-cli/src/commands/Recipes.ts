@@ -1,5 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { Config, Effect, Either, Option } from "effect"
+import { Args, Command, Options } from "effect/cli"
+import { Config, Effect, Result, Option } from "effect"
 import { type CatalogueRecipe, parseRecipePins, recipeCatalogue } from "@microdcs/job-control"
 import { ProblemsFound, UsageError } from "../ExitCode.js"
 import { island, local } from "../Island.js"
@@ -10,10 +10,10 @@ import { renderTable, sections } from "../Table.js"
 
 /** `RECIPE_DIGESTS` as the daemon reads it, to show each recipe's pin beside its digest. */
 const pins = Effect.gen(function* () {
-  const text = yield* Config.option(Config.string("RECIPE_DIGESTS"))
+  const text = yield* Config.option(Config.String("RECIPE_DIGESTS"))
   if (Option.isNone(text)) return new Map<string, string>()
   const parsed = parseRecipePins(text.value)
-  return Either.isRight(parsed) ? parsed.right : yield* new UsageError({ message: `RECIPE_DIGESTS: ${parsed.left}` })
+  return Result.isSuccess(parsed) ? parsed.success : yield* new UsageError({ message: `RECIPE_DIGESTS: ${parsed.failure}` })
 })
 
 const pinText = (r: CatalogueRecipe): string | undefined =>

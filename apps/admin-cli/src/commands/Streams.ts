@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Options } from "effect/cli"
 import { Effect, Option } from "effect"
 import { DeadLetterRedrive, type DeadLetterEntry, type DeadLetterStreamInfo, type RedriveOutcome, ValkeyStreams } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"

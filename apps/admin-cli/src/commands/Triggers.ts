@@ -1,5 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import { Args, Command, Options } from "effect/cli"
+import { FileSystem } from "effect"
 import { Effect, Option } from "effect"
 import { type TriggerRow, TriggerStore } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -108,7 +108,7 @@ const put = Command.make(
         const row = yield* (yield* TriggerStore).put(input, { expectedVersion: Option.getOrUndefined(version) }).pipe(
           Effect.catchTag("InvalidTrigger", (e) =>
             emit({ file, stored: false, problems: e.problems }, () => sections(`${file}: not stored, ${e.problems.length} problem(s)`, e.problems.map((p) => `  - ${p}`).join("\n"))).pipe(
-              Effect.zipRight(Effect.fail(new ProblemsFound({ message: `trigger not stored: ${e.problems.length} problem(s)` })))
+              Effect.andThen(Effect.fail(new ProblemsFound({ message: `trigger not stored: ${e.problems.length} problem(s)` })))
             )
           )
         )

@@ -1,4 +1,4 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Result, ParseResult, Schema } from "effect"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier: "object" })
@@ -142,14 +142,14 @@ export type RecipeDraft = Schema.Schema.Type<typeof RecipeDraft>
 
 const decodeAll = <A>(schema: Schema.Schema<A, RecipeJson>) => {
   const decode = Schema.decodeUnknownEither(schema, { errors: "all" })
-  return (input: unknown): Either.Either<A, ReadonlyArray<RecipeProblem>> => Either.mapLeft(decode(input), structureProblems)
+  return (input: unknown): Result.Result<A, ReadonlyArray<RecipeProblem>> => Result.mapError(decode(input), structureProblems)
 }
 
 /** Structural decode only (for trusted input such as a stored snapshot); never throws. */
-export const decodeRecipe: (input: unknown) => Either.Either<Recipe, ReadonlyArray<RecipeProblem>> = decodeAll(Recipe)
+export const decodeRecipe: (input: unknown) => Result.Result<Recipe, ReadonlyArray<RecipeProblem>> = decodeAll(Recipe)
 
 /** @internal */
-export const decodeRecipeDraft: (input: unknown) => Either.Either<RecipeDraft, ReadonlyArray<RecipeProblem>> = decodeAll(RecipeDraft)
+export const decodeRecipeDraft: (input: unknown) => Result.Result<RecipeDraft, ReadonlyArray<RecipeProblem>> = decodeAll(RecipeDraft)
 
 /** The recipe as plain JSON with PascalCase field names. */
 export const encodeRecipe: (recipe: Recipe) => RecipeJson = Schema.encodeSync(Recipe)

@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { ActionDraft, type RecipeDraft, Transition } from "./Recipe.js"
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
@@ -16,7 +16,7 @@ const listOf = (input: Readonly<Record<string, unknown>>, name: string): Readonl
  */
 const salvage = <A, I>(schema: Schema.Schema<A, I>, elements: ReadonlyArray<unknown>, neutral: A): ReadonlyArray<A> => {
   const decode = Schema.decodeUnknownEither(schema)
-  return elements.map((element) => Either.getOrElse(decode(element), () => neutral))
+  return elements.map((element) => Result.getOrElse(decode(element), () => neutral))
 }
 
 const neutralTransition = { Source: "", Target: "", Condition: "true", Priority: 0 }

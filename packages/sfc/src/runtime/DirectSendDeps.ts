@@ -8,7 +8,7 @@ import type { moveJobOrder, sendCommand, storeResponse } from "./OutboxHandler.j
 import type { StationPortService } from "./StationPort.js"
 
 /** What the outbox handler's code the direct send runs needs. */
-export type HandlerServices = Effect.Effect.Context<ReturnType<typeof sendCommand> | ReturnType<typeof moveJobOrder> | ReturnType<typeof storeResponse>>
+export type HandlerServices = Effect.Services<ReturnType<typeof sendCommand> | ReturnType<typeof moveJobOrder> | ReturnType<typeof storeResponse>>
 
 /** A write waiting for its send. `answered`: the write has its outcome (the send's, or "unknown" from giving up). */
 export interface Waiting {
@@ -18,7 +18,7 @@ export interface Waiting {
 
 /** A send under way, for the watchdog. */
 export interface Underway {
-  readonly fiber: Fiber.RuntimeFiber<unknown>
+  readonly fiber: Fiber.Fiber<unknown>
   readonly deadline: number
   readonly command: CommandEntry
 }
@@ -43,5 +43,5 @@ export interface DirectSendDeps {
   readonly waiting: Set<Waiting>
   gaveUp: boolean
   closed: boolean
-  graceTimer: Fiber.RuntimeFiber<void> | undefined
+  graceTimer: Fiber.Fiber<void> | undefined
 }

@@ -119,7 +119,7 @@ const flush = (w: LogWriterState, batch: ReadonlyArray<QueuedWrites>) =>
     timed(w, startedAt)
   }).pipe(
     Effect.timeout(BATCH_TIMEOUT),
-    Effect.catchAllCause((cause) => {
+    Effect.catchCause((cause) => {
       const writes = writesIn(batch)
       drop(w, writes)
       return Effect.logWarning("execution log batch dropped", cause).pipe(Effect.annotateLogs({ writes }))
@@ -130,10 +130,10 @@ const flush = (w: LogWriterState, batch: ReadonlyArray<QueuedWrites>) =>
 const storeOfItsOwn = ({ valkey, shared }: LogWriterState) =>
   Effect.suspend(() => {
     const options = { ...valkey.options, connectionName: `${valkey.options.connectionName ?? "microdcs"}-execution-log` }
-    return Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.scoped(Valkey, makeValkey(options))))).pipe(
+    return Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.effect(Valkey, makeValkey(options))))).pipe(
       Effect.map((context) => Context.get(context, ExecutionLogStore)),
       // Best effort like the rest of the log: without a connection of its own it shares the engine's.
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
+      Effect.catchCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
     )
   })
 
@@ -203,9 +203,8 @@ const stats = ({ queue, settings, counts }: LogWriterState): ExecutionLogStats =
  * never waited for: the log is best effort. Until `install` (the engine processes, when the log
  * is on) appends are ignored, and the core is given no execution ids.
  */
-export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@microdcs/sfc/ExecutionLogWriter", {
-  dependencies: [ExecutionLogStore.Default],
-  effect: Effect.gen(function* () {
+export class ExecutionLogWriter extends Context.Service<ExecutionLogWriter>()("@microdcs/sfc/ExecutionLogWriter", {
+  make: Effect.gen(function* () {
     const shared = yield* ExecutionLogStore
     const w: LogWriterState = {
       shared,
@@ -228,4 +227,7 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
       stats: () => stats(w)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies.pipe(Layer.provide([ExecutionLogStore.Default]))
+}

@@ -29,22 +29,22 @@ export const makeLogRetention = (store: ExecutionLogStore, cap: number, counts: 
 
     /** `count` more executions opened (`before` were counted): every RETAIN_EVERY-th asks for a run. Plain code, never waits. */
     const opened = (before: number, count: number): void => {
-      if (Math.floor((before + count) / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) Queue.unsafeOffer(asks, undefined)
+      if (Math.floor((before + count) / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) Queue.offerUnsafe(asks, undefined)
     }
 
     const run = store.retain(cap).pipe(
       Effect.timeout(RUN_TIMEOUT),
       Effect.tap((removed) => Effect.sync(() => void (counts.removed += removed.length))),
-      Effect.catchAllCause((cause) => {
+      Effect.catchCause((cause) => {
         counts.retentionFailures += 1
         return Effect.logWarning("execution log retention failed", cause)
       })
     )
 
     /** The retention fiber: one run per ask, for the life of the writer's scope. */
-    const loop = Queue.take(asks).pipe(Effect.zipRight(run), Effect.forever)
+    const loop = Queue.take(asks).pipe(Effect.andThen(run), Effect.forever)
 
     return { opened, loop } as const
   })
 
-export type LogRetention = Effect.Effect.Success<ReturnType<typeof makeLogRetention>>
+export type LogRetention = Effect.Success<ReturnType<typeof makeLogRetention>>
