@@ -29,7 +29,7 @@ export const makeMes = (url: string, prefix: string) =>
         yield* mqtt.publish(topic, event, { responseTopic: replyTopic, correlationId })
         const status = yield* Deferred.await(done)
         pending.delete(correlationId)
-        if (status !== 1) return yield* Effect.dieMessage(`${type} answered ReturnStatus ${status}`)
+        if (status !== 1) return yield* Effect.die(new Error(`${type} answered ReturnStatus ${status}`))
       })
     const call = (method: "Store" | "Start" | "StoreAndStart" | "Clear", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
     return { call, request } as const

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Config, type ConfigError, Effect } from "effect"
+import { Config, Effect } from "effect"
 import type { IndexedFamily } from "@microdcs/store"
 import { UsageError } from "./ExitCode.js"
 

@@ -4,7 +4,7 @@ import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { listJobOrders } from "@microdcs/job-control"
 import { InvalidInput, JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import { jobOrderRow } from "./JobOrderRow.js"
-import { requireToken } from "./HttpAccess.js"
+import { requireToken, tokenRoute } from "./HttpAccess.js"
 import { withIsland } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"
 
@@ -106,14 +106,13 @@ const execution = Effect.gen(function* () {
  *   GET /api/scopes/{scope}/jobresponses?state=&cursor=&limit=
  *   GET /api/executions/{jobId}
  */
-export const apiRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/scopes", islandReply(scopes)),
-  HttpRouter.get("/api/scopes/:scope/joborders", islandReply(jobOrdersOfScope)),
-  HttpRouter.get("/api/joborders/:id", islandReply(jobOrder)),
-  HttpRouter.get("/api/scopes/:scope/jobresponses", islandReply(jobResponsesOfScope)),
-  HttpRouter.get("/api/executions/:jobId", islandReply(execution)),
-  HttpRouter.use(requireToken)
-)
+export const apiRoutes = [
+  tokenRoute("/api/scopes", islandReply(scopes)),
+  tokenRoute("/api/scopes/:scope/joborders", islandReply(jobOrdersOfScope)),
+  tokenRoute("/api/joborders/:id", islandReply(jobOrder)),
+  tokenRoute("/api/scopes/:scope/jobresponses", islandReply(jobResponsesOfScope)),
+  tokenRoute("/api/executions/:jobId", islandReply(execution))
+] as const
 
 /** Where the API's routes live: a path under it that no route matches is answered by `apiNotFound`. */
 export const API_PREFIX = "/api/"

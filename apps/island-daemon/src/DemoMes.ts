@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { Deferred, Effect, Result, FiberId, Stream } from "effect"
+import { Deferred, Effect, Result, Stream } from "effect"
 import { type CloudEvent, makeCloudEvent, makeMqttConnection, type MqttConnectionService } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { fromStoredState, MethodEventTypes, normalizedName } from "@microdcs/job-state"
@@ -39,7 +39,7 @@ interface MesDeps {
 
 const replyFor = (d: MesDeps, key: string) => {
   let reply = d.replies.get(key)
-  if (reply === undefined) d.replies.set(key, (reply = Deferred.makeUnsafe<CloudEvent>(FiberId.none)))
+  if (reply === undefined) d.replies.set(key, (reply = Deferred.makeUnsafe<CloudEvent>()))
   return reply
 }
 
@@ -87,7 +87,7 @@ const call = (d: MesDeps, type: string, data: unknown, extensions: Record<string
       correlationId
     })
     const answer = yield* Deferred.await(reply).pipe(
-      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`no reply to ${type}`) }),
+      Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(new Error(`no reply to ${type}`)) }),
       Effect.ensuring(Effect.sync(() => d.replies.delete(key)))
     )
     const status = (answer.data as { ReturnStatus?: number } | undefined)?.ReturnStatus
@@ -159,7 +159,7 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
       replies: new Map(),
       ended: new Map(),
       submittedAt: new Map(),
-      allEnded: Deferred.makeUnsafe<void>(FiberId.none)
+      allEnded: Deferred.makeUnsafe<void>()
     }
     yield* followReplies(d)
     yield* followOrders(d, `${topics.prefix}${discriminator}/${SCOPE}/order/+`)

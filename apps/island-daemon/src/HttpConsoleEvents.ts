@@ -56,10 +56,10 @@ const feedOf = Effect.gen(function* () {
 /** What one connection's functions share: its services, the feed asked for, and what it last saw. */
 interface FeedDeps {
   readonly feed: Feed
-  readonly changes: ChangeStream
-  readonly states: SfcStateDao
-  readonly registry: ScopeRegistry
-  readonly figuresReader: ScopeFiguresReader
+  readonly changes: ChangeStream["Service"]
+  readonly states: SfcStateDao["Service"]
+  readonly registry: ScopeRegistry["Service"]
+  readonly figuresReader: ScopeFiguresReader["Service"]
   readonly cursors: Map<string, string>
   lastVersion: number | null
   lastFigures: string
@@ -167,11 +167,11 @@ export const consoleEvents = Effect.gen(function* () {
   const { closing } = yield* HttpContext
   const request = yield* HttpServerRequest.HttpServerRequest
   const parsed = yield* Effect.result(feedOf)
-  if (parsed._tag === "Left") {
-    const e = parsed.left
+  if (parsed._tag === "Failure") {
+    const e = parsed.failure
     return yield* errorReply(400, "bad-request", "field" in e ? `${e.field}: ${e.message}` : String(e))
   }
-  const feed = parsed.right
+  const feed = parsed.success
   const headers = { "content-type": "text/event-stream", "x-accel-buffering": "no" }
   if (request.method === "HEAD") return HttpServerResponse.empty({ status: 200, headers })
   const services = yield* Effect.context<ChangeStream | SfcStateDao | ScopeRegistry | ScopeFiguresReader>()

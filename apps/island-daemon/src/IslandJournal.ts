@@ -53,7 +53,7 @@ const failureText = (cause: Cause.Cause<unknown>): string => {
  * then, and saying nothing would pass it off as an event no journal wants.
  */
 export const journalStationEvents =
-  (journal: Journal, metrics: Metrics, inFlight?: JournalRecordsInFlightService) =>
+  (journal: Journal["Service"], metrics: Metrics, inFlight?: JournalRecordsInFlightService) =>
   (event: CloudEvent, scope: string): Effect.Effect<Effect.Effect<void> | void> =>
     // Most events are of no journal: those cost a look at the configurations in memory, no timer.
     Effect.matchEffect(journal.journalsOf(scope), {
@@ -72,15 +72,15 @@ const notJournaled = (metrics: Metrics, event: CloudEvent, scope: string, error:
     Effect.annotateLogs({ type: event.type, id: event.id, scope, error })
   )
 
-const recordEvent = (journal: Journal, metrics: Metrics, event: CloudEvent, scope: string) =>
+const recordEvent = (journal: Journal["Service"], metrics: Metrics, event: CloudEvent, scope: string) =>
   journal.record(journalEventOf(event), { scope }).pipe(
-    Effect.timeoutFail({ duration: RECORD_TIMEOUT, onTimeout: () => ({ _tag: "Timeout", message: `no answer within ${Duration.format(RECORD_TIMEOUT)}` }) }),
+    Effect.timeoutOrElse({ duration: RECORD_TIMEOUT, orElse: () => Effect.fail({ _tag: "Timeout", message: `no answer within ${Duration.format(RECORD_TIMEOUT)}` }) }),
     Effect.flatMap((recorded) => Effect.sync(() => recorded.forEach((r) => metrics.recordJournal("record", r.status)))),
     Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : notJournaled(metrics, event, scope, failureText(cause))))
   )
 
 /** One sweep, its figures counted; a failure is logged and counted, and the next round tries again. */
-const sweepOnce = (journal: Journal, metrics: Metrics) =>
+const sweepOnce = (journal: Journal["Service"], metrics: Metrics) =>
   journal.sweep().pipe(
     Effect.tap((summary) =>
       Effect.sync(() => {

@@ -1,5 +1,6 @@
-import { ConfigError, Result } from "effect"
+import { type Config, Result } from "effect"
 import { commandFilters, responseTopic, sharedCommandFilters, validateClientId } from "@microdcs/cloudevents-mqtt"
+import { allProblems, invalidSetting } from "./ConfigChecks.js"
 import type { DaemonConfig } from "./DaemonConfig.js"
 
 /**
@@ -22,12 +23,12 @@ export const mqttNamesProblem = (config: DaemonConfig): Config.ConfigError | und
   const problems: Array<Config.ConfigError> = []
   const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
   const filters = config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup)
-  if (Result.isFailure(filters)) problems.push(ConfigError.InvalidData([topicVariables[filters.failure.part] ?? "MQTT_TOPIC_PREFIX"], filters.failure.message))
+  if (Result.isFailure(filters)) problems.push(invalidSetting(topicVariables[filters.failure.part] ?? "MQTT_TOPIC_PREFIX", filters.failure.message))
   // The instance id names the MQTT client `island-{id}`.
   if (Result.isFailure(validateClientId(`island-${config.instanceId}`))) {
-    problems.push(ConfigError.InvalidData(["ISLAND_INSTANCE_ID"], `must be 1 to 121 of A-Z a-z 0-9 . _ - (it names the MQTT client island-{id}), got '${config.instanceId}'`))
+    problems.push(invalidSetting("ISLAND_INSTANCE_ID", `must be 1 to 121 of A-Z a-z 0-9 . _ - (it names the MQTT client island-{id}), got '${config.instanceId}'`))
   }
-  return problems.length === 0 ? undefined : problems.reduce((a, b) => ConfigError.And(a, b))
+  return allProblems(problems)
 }
 
 /**

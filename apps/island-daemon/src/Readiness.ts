@@ -43,11 +43,11 @@ const LEASE_FREE_GRACE_MS = 10_000
 /** What the readiness checks share: the island's services, the filters its roles need, and how long the lease has been free. */
 interface ReadinessDeps {
   readonly config: DaemonConfig
-  readonly health: StoreHealth
-  readonly heartbeat: SfcHeartbeat
+  readonly health: StoreHealth["Service"]
+  readonly heartbeat: SfcHeartbeat["Service"]
   readonly connection: MqttConnectionService
   readonly publisher: Option.Option<PublisherService>
-  readonly lease: PublisherLease
+  readonly lease: PublisherLease["Service"]
   readonly storage: Effect.Success<typeof storageReadiness>
   readonly commandFilterList: ReadonlyArray<string>
   readonly stationFilter: string | undefined

@@ -24,7 +24,7 @@ export const eventually = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, t
   check.pipe(
     Effect.flatMap((value) => (value === undefined ? Effect.fail("not yet" as const) : Effect.succeed(value))),
     Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), while: (e) => e === "not yet" }),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`${what} not reached within ${timeoutMs} ms`) })
+    Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.fail(new Error(`${what} not reached within ${timeoutMs} ms`)) })
   )
 
 /**

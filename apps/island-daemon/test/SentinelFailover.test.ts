@@ -62,7 +62,7 @@ describe("Sentinel failover through the daemon", () => {
               else yield* Effect.sleep("100 millis")
             }
           })
-        const senders = yield* Effect.forkAll(Array.from({ length: SENDERS }, (_, s) => sender(s)))
+        const senders = yield* Effect.forEach(Array.from({ length: SENDERS }, (_, s) => s), (s) => Effect.forkChild(sender(s)))
         const acceptMore = (more: number) =>
           Effect.gen(function* () {
             const target = (yield* Ref.get(accepted)).length + more
@@ -82,7 +82,7 @@ describe("Sentinel failover through the daemon", () => {
         yield* Effect.promise(() => topology.waitForReplicas(1))
         yield* acceptMore(20)
         yield* Deferred.succeed(stop, undefined)
-        yield* Fiber.join(senders)
+        yield* Fiber.joinAll(senders)
 
         const ids = yield* Ref.get(accepted)
         const responses = yield* JobResponseDao

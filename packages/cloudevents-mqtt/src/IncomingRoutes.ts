@@ -1,4 +1,4 @@
-import { Effect, Option, Queue } from "effect"
+import { Effect, Queue } from "effect"
 import type { IPublishPacket } from "mqtt"
 import { decode, type DecodeOptions, type PublishProperties } from "./Binary.js"
 import type { IncomingMessage } from "./Incoming.js"
@@ -115,7 +115,7 @@ export const routeIncoming = (
   const found = routesFor(incoming.routes, topic, ids)
   // Receive Maximum bounds only QoS 1 and 2. A QoS 0 flood is held to the same count and the
   // rest dropped, which QoS 0 (at most once) allows, before it is even decoded.
-  if (packet.qos === 0 && found.some((route) => Option.getOrElse(route.queue.unsafeSize(), () => 0) >= incoming.receiveMaximum)) return
+  if (packet.qos === 0 && found.some((route) => Queue.sizeUnsafe(route.queue) >= incoming.receiveMaximum)) return
   if (found.length === 0 && ids.length > 0 && ids.every((id) => retired.has(id))) {
     // A copy for a subscription we ended, sent before the broker saw the UNSUBSCRIBE: any other
     // matching subscription has a copy of its own. Acknowledged so it frees its in-flight slot.

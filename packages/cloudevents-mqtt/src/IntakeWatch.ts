@@ -100,11 +100,21 @@ const look = (watch: Watch, seen: number) =>
     return after
   })
 
+/** A look every period, for as long as the watch runs. */
+const lookEvery = (watch: Watch, received: number) =>
+  Effect.gen(function* () {
+    let seen = received
+    while (true) {
+      yield* Effect.sleep(watch.period)
+      seen = yield* look(watch, seen)
+    }
+  })
+
 /** Runs the watch in the current scope; its health now and as it changes. */
 export const watchIntake = (deps: IntakeWatchDeps): Effect.Effect<SubscriptionRef.SubscriptionRef<IntakeHealth>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const watch: Watch = { deps, period: Duration.millis(deps.periodMs), health: yield* SubscriptionRef.make<IntakeHealth>({ stalled: false, reconnects: 0 }), expected: undefined }
     yield* Effect.forkScoped(answerProbes(watch))
-    yield* Effect.forkScoped(Effect.iterate(deps.received(), { while: () => true, body: (seen) => Effect.andThen(Effect.sleep(watch.period), look(watch, seen)) }))
+    yield* Effect.forkScoped(lookEvery(watch, deps.received()))
     return watch.health
   })

@@ -183,9 +183,9 @@ const firstConnect = (deps: ClientDeps, clientOptions: IClientOptions): Effect.E
     listen(deps, c)
     return awaitConnack(deps, c, resume)
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: Duration.millis(deps.options.connectTimeoutMs ?? mqttDefaults.connectTimeoutMs),
-      onTimeout: () => new MqttConnectError({ url: deps.url, message: `no connection in time${deps.state.lastError ? `: ${deps.state.lastError}` : ""}` })
+      orElse: () => Effect.fail(new MqttConnectError({ url: deps.url, message: `no connection in time${deps.state.lastError ? `: ${deps.state.lastError}` : ""}` }))
     })
   )
 

@@ -106,7 +106,7 @@ const publish = (deps: ConnectionDeps, topic: string, event: CloudEvent, opts: P
 
 const publishRaw = (deps: ConnectionDeps, topic: string, payload: Buffer, opts: PublishRawOptions = {}) =>
   Effect.gen(function* () {
-    yield* validateTopicName(topic)
+    yield* Effect.fromResult(validateTopicName(topic))
     const problem = opts.properties === undefined ? undefined : propertiesProblem(opts.properties)
     if (problem !== undefined) return yield* Effect.fail(new MqttPublishError({ topic, reason: "rejected", message: `not sent: ${problem}` }))
     yield* send(deps.sender, { topic, payload, options: { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) } })
@@ -150,7 +150,7 @@ const publishAll = (deps: ConnectionDeps, messages: ReadonlyArray<OutgoingMessag
 const watchOwnIntake = (deps: ConnectionDeps, topic: string) =>
   Effect.gen(function* () {
     const { live, options } = deps
-    yield* validateTopicName(topic)
+    yield* Effect.fromResult(validateTopicName(topic))
     const probes = yield* Effect.result(subscribe(deps, topic))
     if (Result.isFailure(probes)) {
       yield* Effect.logWarning("mqtt intake probe not subscribed; the intake is not watched").pipe(Effect.annotateLogs({ topic, error: probes.failure.message }))
@@ -186,10 +186,12 @@ const connectionDepsOf = (options: MqttOptions, clientId: string): Effect.Effect
 
 export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConnectionService, MqttConnectError | InvalidTopic, Scope.Scope> =>
   Effect.gen(function* () {
-    const clientId = options.clientId !== undefined ? yield* validateClientId(options.clientId) : yield* uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
+    const clientId = yield* Effect.fromResult(
+      options.clientId !== undefined ? validateClientId(options.clientId) : uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
+    )
     // A caller's bug, not a condition to handle: mqtt.js would silently announce other limits.
     const limits = limitsProblem(options)
-    if (limits !== undefined) return yield* Effect.dieMessage(limits)
+    if (limits !== undefined) return yield* Effect.die(new Error(limits))
     const deps = yield* connectionDepsOf(options, clientId)
     const { live, incoming } = deps
     const probeTopic = options.intakeProbeTopic
@@ -197,8 +199,8 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     return {
       clientId,
       status: SubscriptionRef.get(live.status),
-      statusChanges: live.status.changes,
-      sessions: live.sessions.changes,
+      statusChanges: SubscriptionRef.changes(live.status),
+      sessions: SubscriptionRef.changes(live.sessions),
       subscriptions: Effect.sync(() => incoming.routes.flatMap((r) => (r.filter === probeTopic ? [] : [r.filter]))),
       intake: SubscriptionRef.get(intake),
       publish: (topic, event, opts) => publish(deps, topic, event, opts),

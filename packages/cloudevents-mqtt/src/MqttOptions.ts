@@ -1,4 +1,4 @@
-import { Config, ConfigError, Result, Redacted } from "effect"
+import { Config, Effect, Redacted, Schema, SchemaIssue } from "effect"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
 
 /** How to reach the broker and how the session behaves. Every field but `url` has a default. */
@@ -117,6 +117,8 @@ export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "max
   return undefined
 }
 
+const invalidConfig = (message: string) => new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
+
 /**
  * Reads {@link MqttOptions} from the environment: `MQTT_URL` (required), `MQTT_CLIENT_ID_BASE`,
  * `MQTT_USERNAME`, `MQTT_PASSWORD`, `MQTT_CLEAN`, `MQTT_SESSION_EXPIRY_SECONDS`,
@@ -124,8 +126,9 @@ export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "max
  * `MQTT_MAX_NESTING_DEPTH`, `MQTT_RECEIVE_MAXIMUM`.
  */
 export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
-  url: Config.String("MQTT_URL").pipe(
-    Config.validate({ message: "expected mqtt://host:port or mqtts://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
+  url: Config.schema(
+    Schema.String.check(Schema.makeFilter((s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) || "expected mqtt://host:port or mqtts://host:port")),
+    "MQTT_URL"
   ),
   clientIdBase: Config.String("MQTT_CLIENT_ID_BASE").pipe(Config.withDefault(mqttDefaults.clientIdBase)),
   username: Config.option(Config.String("MQTT_USERNAME")),
@@ -146,9 +149,9 @@ export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
     maxPacketBytes: c.maxPacketBytes._tag === "Some" ? c.maxPacketBytes.value : undefined,
     maxNestingDepth: c.maxNestingDepth._tag === "Some" ? c.maxNestingDepth.value : undefined
   })),
-  Config.mapOrFail((c) => {
+  Config.mapEffect((c) => {
     const problem = limitsProblem(c)
-    return problem === undefined ? Result.succeed(c) : Result.fail(ConfigError.InvalidData([], `MQTT limits: ${problem}`))
+    return problem === undefined ? Effect.succeed(c) : Effect.fail(invalidConfig(`MQTT limits: ${problem}`))
   })
 )
 

@@ -5,7 +5,7 @@ import type { Prepared } from "./PublishPreparation.js"
 
 /**
  * Sending prepared messages and waiting for their PUBACKs. The PUBACK timeout is a timer inside
- * the one async step, not `Effect.timeoutFail`: that races a second fiber on every publish, which
+ * the one async step, not `Effect.timeoutOrElse`: that races a second fiber on every publish, which
  * cost more than the publish itself. A batch shares the step and the timer: the messages go out
  * together and are waited for together.
  */

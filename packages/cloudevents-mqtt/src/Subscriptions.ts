@@ -37,7 +37,7 @@ const sendSubscribe = (deps: SubscriptionDeps, filter: string, qos: 0 | 1, subsc
       })
     })
   ).pipe(
-    Effect.timeoutFail({ duration: deps.publishTimeout, onTimeout: () => new MqttSubscribeError({ filter, message: "no SUBACK in time" }) })
+    Effect.timeoutOrElse({ duration: deps.publishTimeout, orElse: () => Effect.fail(new MqttSubscribeError({ filter, message: "no SUBACK in time" })) })
   )
 
 // Disconnected, mqtt.js queues the UNSUBSCRIBE and calls back only at the next connection attempt
@@ -68,7 +68,7 @@ export const subscribe = (
   opts: SubscribeOptions = {}
 ): Effect.Effect<Stream.Stream<IncomingMessage>, InvalidTopic | MqttSubscribeError, Scope.Scope> =>
   Effect.gen(function* () {
-    yield* validateFilter(filter)
+    yield* Effect.fromResult(validateFilter(filter))
     const queue = yield* Effect.acquireRelease(Queue.unbounded<IncomingMessage>(), Queue.shutdown)
     // The route exists before SUBSCRIBE, so retained messages sent right after the SUBACK find it.
     const route = yield* Effect.acquireRelease(

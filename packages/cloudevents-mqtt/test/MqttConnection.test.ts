@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Result, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -19,7 +19,7 @@ const connect = (options: Partial<MqttOptions> = {}) =>
 
 /** The next n messages, failing the test (instead of hanging) when they do not come. */
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("5 seconds"))
 
 const event = (data: unknown, extra: Partial<Parameters<typeof makeCloudEvent>[0]> = {}) =>
   makeCloudEvent({ source: "urn:test", type: "org.opcfoundation.ISA95-JOBCONTROL_V2.Start.v2", subject: "line-1/jo-1", data, ...extra })
@@ -171,7 +171,6 @@ describe("MqttConnection", () => {
         Stream.take(10),
         Stream.tap(({ m }) => m.ack),
         Stream.runCollect,
-        Effect.map(Chunk.toArray),
         Effect.timeout("5 seconds")
       )
       expect(new Set(received.map(({ m }) => eventOf(m).id))).toEqual(new Set(sent.map((e) => e.id)))

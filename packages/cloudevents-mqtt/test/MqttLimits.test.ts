@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Result, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import { connect as connectRaw } from "mqtt"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -13,7 +13,7 @@ const connect = (options: Partial<MqttOptions> = {}) =>
   makeMqttConnection({ url: broker.url, clientIdBase: "limits", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })
 
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("10 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("10 seconds"))
 
 /** Every status the connection goes through from now on. */
 const statusLog = (statusChanges: Stream.Stream<MqttStatus>) =>

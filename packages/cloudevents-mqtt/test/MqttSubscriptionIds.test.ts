@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Result, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -12,7 +12,7 @@ const connect = (options: Partial<MqttOptions> = {}) =>
   makeMqttConnection({ url: broker.url, clientIdBase: "subid", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })
 
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("5 seconds"))
 
 const idOf = (message: IncomingMessage | undefined) => (message ? Result.getOrThrow(message.decoded).id : undefined)
 
@@ -27,7 +27,7 @@ const nothingBefore = (stream: Stream.Stream<IncomingMessage>, markerId: string)
     Stream.takeUntil((m) => idOf(m) === markerId),
     Stream.tap((m) => m.ack),
     Stream.runCollect,
-    Effect.map((all) => Chunk.toArray(all).map(idOf)),
+    Effect.map((all) => all.map(idOf)),
     Effect.timeout("5 seconds")
   )
 

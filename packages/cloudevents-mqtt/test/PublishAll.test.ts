@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Result, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -10,7 +10,7 @@ const broker = mosquittoForFile()
 const connect = (clientIdBase: string) => makeMqttConnection({ url: broker.url, clientIdBase, reconnectMinMs: 100, connectTimeoutMs: 5000 })
 
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("5 seconds"))
 
 const event = (n: number) => makeCloudEvent({ source: "urn:test", type: "com.example.status.v1", subject: "line-1", data: { n } })
 

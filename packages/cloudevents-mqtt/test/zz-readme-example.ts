@@ -13,7 +13,7 @@ const topics = { prefix: "microdcs", discriminator: "island-1", wildcardLevels: 
 
 const serve = Effect.gen(function* () {
   const mqtt = yield* MqttConnection
-  for (const filter of yield* commandFilters(topics)) {
+  for (const filter of yield* Effect.fromResult(commandFilters(topics))) {
     const requests = yield* mqtt.subscribe(filter)
     yield* requests.pipe(
       Stream.runForEach((request) =>
@@ -33,7 +33,7 @@ const serve = Effect.gen(function* () {
       Effect.forkScoped
     )
   }
-  const replies = yield* responseTopic(topics, "instance-1")
+  const replies = yield* Effect.fromResult(responseTopic(topics, "instance-1"))
   yield* Effect.log(`serving; our own requests would get replies on ${replies}`)
   yield* Effect.never
 })

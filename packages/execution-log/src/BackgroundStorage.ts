@@ -1,5 +1,5 @@
 import { type SqlClient, SqlError } from "effect/sql"
-import { Context, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Schedule, Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { describeSqlFailure, isDatabaseUnavailable } from "./DatabaseOutage.js"
 import type { EmbeddedPostgresFailed } from "./EmbeddedPostgres.js"
 import { LogStorage, logStorageLayer, type LogStorageService } from "./LogStorage.js"
@@ -23,7 +23,11 @@ const isTransient = (error: StartFailure): boolean => error._tag === "EmbeddedPo
 
 const describe = (error: StartFailure): string => (error._tag === "SqlError" ? describeSqlFailure(error) : `${error._tag}: ${error.message}`)
 
-const notStarted = new SqlError.SqlError({ message: "the execution log's database is not started yet" })
+const notStartedMessage = "the execution log's database is not started yet"
+// A connection failure without a SQLSTATE: an outage, as `isDatabaseUnavailable` reads it.
+const notStarted = new SqlError.SqlError({
+  reason: new SqlError.ConnectionError({ cause: new Error(notStartedMessage), message: notStartedMessage, operation: "connect" })
+})
 
 /** `LogStorage` over a service that is there once the database started: until then every call fails as an outage would. */
 const whenStarted = (started: Deferred.Deferred<LogStorageService>): LogStorageService => {
@@ -42,7 +46,7 @@ const whenStarted = (started: Deferred.Deferred<LogStorageService>): LogStorageS
 /** One try: the database and the table in a scope of their own, closed again if the try fails. */
 const startOnce = (database: Layer.Layer<SqlClient.SqlClient, StartFailure>, parent: Scope.Scope) =>
   Effect.gen(function* () {
-    const own = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+    const own = yield* Scope.fork(parent, "sequential")
     const context = yield* Layer.buildWithScope(logStorageLayer.pipe(Layer.provide(database)), own).pipe(
       Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void))
     )
@@ -66,7 +70,7 @@ export const backgroundLogStorage = (
       const availability = yield* makeStorageAvailability({ _tag: "Starting" })
       const started = yield* Deferred.make<LogStorageService>()
       const refused = yield* Deferred.make<never, StartFailure>()
-      const retry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+      const retry = Schedule.min([Schedule.exponential(Duration.millis(200)), Schedule.spaced(Duration.seconds(5))])
       const start = startOnce(database, scope).pipe(
         Effect.tapError((error) => (isTransient(error) ? availability.startFailed(describe(error)) : Effect.void)),
         Effect.retry({ schedule: retry, while: isTransient }),

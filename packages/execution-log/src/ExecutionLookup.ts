@@ -42,7 +42,7 @@ const decoded = (key: string, bytes: Uint8Array) => Result.getOrUndefined(decode
 
 /** What the lookup's functions share: the log's keys and values in Valkey, and its storage. */
 interface LookupDeps {
-  readonly store: ExecutionLogStore
+  readonly store: ExecutionLogStore["Service"]
   readonly storage: LogStorageService
 }
 
@@ -131,7 +131,7 @@ export const executionLookupLayer: Layer.Layer<ExecutionLookup, never, Execution
 export const withoutLogStorage: Layer.Layer<LogStorage> = Layer.succeed(LogStorage, {
   hasDatabase: false,
   ensureTable: Effect.void,
-  upsert: () => Effect.dieMessage("no execution log storage is configured"),
+  upsert: () => Effect.die(new Error("no execution log storage is configured")),
   readPrefix: () => Effect.succeed([]),
   readKeys: () => Effect.succeed([]),
   execRecordsContaining: () => Effect.succeed([])

@@ -36,7 +36,7 @@ const decoded = <A>(result: Result.Result<A, LogRecordInvalid>) => (Result.isSuc
 
 /** What a tree's reads share: the log in Valkey and its storage. */
 interface TreeDeps {
-  readonly store: ExecutionLogStore
+  readonly store: ExecutionLogStore["Service"]
   readonly storage: LogStorageService
 }
 

@@ -6,8 +6,8 @@ import { embeddedPostgres, type EmbeddedPostgresFailed, type EmbeddedPostgresOpt
 /** Connections to the embedded PGlite: it runs one query at a time, more would only queue. */
 const EMBEDDED_CONNECTIONS = 4
 
-/** The database's client: `@effect/sql-pg` (with `pg`) is loaded when a database is opened, not with this package. */
-const pgClient = (config: PgClient.PgClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+/** The database's client: `@effect/sql-pg` (it speaks the wire protocol itself) is loaded when a database is opened, not with this package. */
+const pgClient = (config: PgClient.PgPoolConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.unwrap(Effect.map(Effect.promise(() => import("@effect/sql-pg")), (sqlPg) => sqlPg.PgClient.layer(config)))
 
 /**
@@ -36,5 +36,5 @@ export const pgUrlConfig: Config.Config<Option.Option<Redacted.Redacted>> = Conf
 /** {@link storageDatabase} with the URL from `PG_URL`. */
 export const storageDatabaseFromEnv: Layer.Layer<
   PgClient.PgClient | SqlClient.SqlClient,
-  SqlError.SqlError | EmbeddedPostgresFailed | import("effect/ConfigError").ConfigError
+  SqlError.SqlError | EmbeddedPostgresFailed | Config.ConfigError
 > = Layer.unwrap(Effect.map(pgUrlConfig, (url) => storageDatabase(Option.getOrUndefined(url))))

@@ -47,7 +47,7 @@ export const storedBytes = (keys: ReadonlyArray<string>) =>
 export const valkeyBytes = (keys: ReadonlyArray<string>) => Effect.flatMap(ExecutionLogStore, (s) => s.readValues(keys))
 
 /** A counter's count (these tests run one after the other in one process: deltas are theirs). */
-export const countOf = (counter: Metric.Metric.Counter<number>) => Effect.map(Metric.value(counter), (state) => state.count)
+export const countOf = (counter: Metric.Metric<number, Metric.CounterState<number>>) => Effect.map(Metric.value(counter), (state) => state.count)
 
 /** Pending commit requests of the storage group in a scope. */
 export const pendingIn = (scope: string) =>

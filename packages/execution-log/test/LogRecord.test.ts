@@ -21,7 +21,7 @@ describe("the log's value encoding", () => {
       [encodeNode(node(1)), "not an execution record"]
     ]
     for (const [bytes, message] of cases) {
-      expect(decodeExecution("the-key", bytes)).toMatchObject({ _tag: "Left", left: { _tag: "LogRecordInvalid", key: "the-key" } })
+      expect(decodeExecution("the-key", bytes)).toMatchObject({ _tag: "Failure", failure: { _tag: "LogRecordInvalid", key: "the-key" } })
       expect(Result.getFailure(decodeExecution("the-key", bytes)).pipe((o) => (o._tag === "Some" ? o.value.message : ""))).toContain(message)
     }
   })

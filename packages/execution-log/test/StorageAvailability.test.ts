@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect} from "effect"
+import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { makeStorageAvailability } from "@microdcs/execution-log"
 

@@ -64,7 +64,7 @@ const annotate = (message: IncomingMessage, event?: CloudEvent) =>
 
 /** What the ingress's functions share: answering's dependencies, job control, the claim holder and the options. */
 interface IngressDeps extends AnswerDeps {
-  readonly jobControl: JobControl
+  readonly jobControl: JobControl["Service"]
   /** This instance's claim holder, named in its dedupe claims. */
   readonly holder: string
   readonly options: JobControlIngressOptions
@@ -217,7 +217,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
   Effect.gen(function* () {
     const deps = yield* ingressDepsOf(options)
     const { mqtt, topics } = deps
-    const filters = options.sharedGroup === undefined ? yield* commandFilters(topics) : yield* sharedCommandFilters(topics, options.sharedGroup)
+    const filters = yield* Effect.fromResult(options.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, options.sharedGroup))
     // One worker over every filter, so `concurrency` bounds the ingress as a whole.
     // Kept in the session: requests sent while this instance restarts wait for it in the broker.
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))

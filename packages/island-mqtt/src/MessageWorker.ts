@@ -1,4 +1,4 @@
-import { Duration, Effect, Fiber, FiberSet, Ref, Schedule, type Scope, Stream } from "effect"
+import { Duration, Effect, Fiber, FiberSet, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
 import type { IncomingMessage } from "@microdcs/cloudevents-mqtt"
 
 /** How one subscription's messages are worked off. */
@@ -53,10 +53,10 @@ export const holdDelayMs = (options: WorkerOptions, retryAfterMs: number, holds:
 
 /** Capped exponential backoff with jitter: the wait before trying a failed message again. */
 export const retrySchedule = (options: WorkerOptions) =>
-  Schedule.exponential(Duration.millis(options.retryMinMs ?? workerDefaults.retryMinMs)).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(options.retryMaxMs ?? workerDefaults.retryMaxMs))),
-    Schedule.jittered
-  )
+  Schedule.min([
+    Schedule.exponential(Duration.millis(options.retryMinMs ?? workerDefaults.retryMinMs)),
+    Schedule.spaced(Duration.millis(options.retryMaxMs ?? workerDefaults.retryMaxMs))
+  ]).pipe(Schedule.jittered)
 
 /**
  * `Effect.retry(effect, options)`, but the retry machinery (a schedule driver and its state) is
@@ -86,7 +86,7 @@ interface Worker<E, R> {
   readonly schedule: ReturnType<typeof retrySchedule>
   // Closing the scope interrupts whatever outlived the grace period.
   readonly inFlight: FiberSet.FiberSet
-  readonly permits: Effect.Semaphore
+  readonly permits: Semaphore.Semaphore
   // Set when shutdown begins: a held message then stays unacknowledged instead of starting again.
   readonly closing: Ref.Ref<boolean>
 }
@@ -110,7 +110,7 @@ const retryHeld = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: nu
 
 const process = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number): Effect.Effect<void, never, R> => {
   const { name, options } = w
-  const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
+  const type = message.decoded._tag === "Success" ? message.decoded.success.type : "undecodable"
   const report = (outcome: WorkerOutcome) => Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
   return w.handle(message).pipe(
     Effect.tapError((error) =>
@@ -182,12 +182,12 @@ export const runWorker = <E, R>(
       name, handle, options, concurrency,
       schedule: retrySchedule(options),
       inFlight: yield* FiberSet.make(),
-      permits: yield* Effect.makeSemaphore(concurrency),
+      permits: yield* Semaphore.make(concurrency),
       closing: yield* Ref.make(false)
     }
     // A reader per stream rather than `Stream.mergeAll`: merging cost about 11 µs of CPU per
     // message, more than the rest of the worker's own steps.
-    const sources: ReadonlyArray<Stream.Stream<IncomingMessage>> = Stream.StreamTypeId in messages ? [messages as Stream.Stream<IncomingMessage>] : (messages as ReadonlyArray<Stream.Stream<IncomingMessage>>)
+    const sources: ReadonlyArray<Stream.Stream<IncomingMessage>> = Stream.isStream(messages) ? [messages] : messages
     const readers = yield* Effect.forEach(sources, (source) =>
       source.pipe(
         Stream.runForEach((message) => start(w, message, performance.now(), 0)),

@@ -54,10 +54,10 @@ export const stationReplyTopic = (options: MqttStationOptions): Result.Result<st
 export const makeMqttStationPort = (options: MqttStationOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
-    const replies = yield* stationReplyTopic(options)
+    const replies = yield* Effect.fromResult(stationReplyTopic(options))
     const send = (command: CommandEntry) =>
       Effect.gen(function* () {
-        const topic = yield* stationCommandTopic(options.topics, command.subject)
+        const topic = yield* Effect.fromResult(stationCommandTopic(options.topics, command.subject))
         yield* mqtt.publish(topic, commandEvent(options.source, command), { qos: 1, responseTopic: replies })
       }).pipe(Effect.mapError((error) => new CommandNotSent({ correlationId: command.correlationId, message: error.message })))
     return StationPort.of({ send })

@@ -17,10 +17,10 @@ const StoredReplyEvent = Schema.Struct({
   datacontenttype: Schema.optional(Schema.String),
   dataschema: Schema.optional(Schema.String),
   data: Schema.optional(Schema.Unknown),
-  extensions: Schema.Record({ key: Schema.String, value: Schema.String })
+  extensions: Schema.Record(Schema.String, Schema.String)
 })
 
-const decodeText = Schema.decodeUnknownEither(Schema.parseJson(StoredReplyEvent))
+const decodeText = Schema.decodeUnknownResult(Schema.fromJsonString(StoredReplyEvent))
 
 /** The JSON text of a reply event, to keep with the done mark. */
 export const encodeStoredReply = (event: CloudEvent): string => JSON.stringify(event)

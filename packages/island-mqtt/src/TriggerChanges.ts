@@ -36,7 +36,7 @@ export const MqttTriggerAnnouncer = (options: TriggerAnnouncerOptions) =>
     TriggerChangeAnnouncer,
     Effect.gen(function* () {
       const mqtt = yield* MqttConnection
-      const topic = yield* triggerChangesTopic(options.topics)
+      const topic = yield* Effect.fromResult(triggerChangesTopic(options.topics))
       const timeout = Duration.millis(options.timeoutMs ?? 2_000)
       type Dropped = { readonly _tag: string; readonly message: string }
       const publish = (change: TriggerChange): Effect.Effect<void, Dropped> =>
@@ -50,7 +50,7 @@ export const MqttTriggerAnnouncer = (options: TriggerAnnouncerOptions) =>
       const announce = (change: TriggerChange): Effect.Effect<void> =>
         publish(change)
           .pipe(
-            Effect.timeoutFail({ duration: timeout, onTimeout: (): Dropped => ({ _tag: "Timeout", message: `no PUBACK within ${Duration.format(timeout)}` }) }),
+            Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail<Dropped>({ _tag: "Timeout", message: `no PUBACK within ${Duration.format(timeout)}` }) }),
             Effect.catch((error) =>
               Effect.sync(() => options.onDropped?.(error._tag)).pipe(
                 Effect.andThen(Effect.logWarning("trigger change not announced on MQTT; the nudge and the refresh still carry it")),
@@ -71,7 +71,7 @@ export const runTriggerChangesListener = (options: { readonly topics: TopicConfi
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
     const catalog = yield* TriggerCatalog
-    const changes = yield* mqtt.subscribe(yield* triggerChangesTopic(options.topics), { qos: 1 })
+    const changes = yield* mqtt.subscribe(yield* Effect.fromResult(triggerChangesTopic(options.topics)), { qos: 1 })
     yield* changes.pipe(
       Stream.runForEach((message) =>
         Effect.gen(function* () {

@@ -83,7 +83,7 @@ export const runTriggerIngress = (options: TriggerIngressOptions) =>
         }
       })
 
-    const filters = yield* triggerEventFilters(topics, options.eventLevels)
+    const filters = yield* Effect.fromResult(triggerEventFilters(topics, options.eventLevels))
     // Kept in the session: events that arrive while this instance restarts wait for it in the broker.
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
     yield* runWorker("trigger ingress", streams, handle, options)

@@ -68,7 +68,7 @@ export const flakyJobControl = (fail: (call: number) => boolean, calls: { count:
   Layer.effect(
     JobControl,
     Effect.map(JobControl, (real) =>
-      JobControl.make({
+      JobControl.of({
         handle: (request: JobControlRequest) =>
           Effect.suspend(() => {
             calls.count++

@@ -45,9 +45,11 @@ const station = (prefix: string, script: Omit<SimulatedStationOptions, "url" | "
   makeSimulatedStation({ url: broker.url, topics: topicsFor(prefix), ...script })
 
 const ok = (mes: Mes, type: string, data: unknown, extensions: Record<string, string> = {}) =>
-  Effect.tap(mes.call(type, data, { extensions }), (reply) => {
-    expect(reply.data, `${type}: ${JSON.stringify(reply.data)} ${reply.extensions["mdcserrormessage"] ?? ""}`).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
-  })
+  Effect.tap(mes.call(type, data, { extensions }), (reply) =>
+    Effect.sync(() => {
+      expect(reply.data, `${type}: ${JSON.stringify(reply.data)} ${reply.extensions["mdcserrormessage"] ?? ""}`).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
+    })
+  )
 
 const recipeWorkMaster = (id: string, recipe: object) => ({ ID: id, dataschema: RECIPE_SCHEMA_ID, data: recipe })
 

@@ -1,4 +1,4 @@
-import { Effect, Result, Layer, Context } from "effect"
+import { Context, Effect, Layer, Result, Tracer } from "effect"
 import { mesOrigin, type Origin } from "@microdcs/job-state"
 import type { ClaimAdmission, InvalidInput } from "@microdcs/store"
 import type { JobControlFailure } from "./JobControlFailure.js"
@@ -17,7 +17,7 @@ import { makeTriggerConfig, TRIGGER_CONFIG_EVENT_TYPE } from "./TriggerConfigEve
 export type { JobControlFailure } from "./JobControlFailure.js"
 
 /** The tracer of a runtime that installed none: its spans are recorded nowhere. */
-const untraced = Effect.runSync(Effect.tracer)
+const untraced = Tracer.nativeTracer
 
 /**
  * The request's span, when a tracer is installed (an OpenTelemetry layer, say). Without one the
@@ -25,7 +25,7 @@ const untraced = Effect.runSync(Effect.tracer)
  * so the hot path skips it. No call-site stack trace: capturing one costs an Error per request.
  */
 const traced = <A, E, R>(effect: Effect.Effect<A, E, R>, request: JobControlRequest): Effect.Effect<A, E, R> =>
-  Effect.tracerWith((tracer) =>
+  Effect.flatMap(Effect.tracer, (tracer) =>
     tracer === untraced
       ? effect
       : Effect.withSpan(effect, "JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" }, captureStackTrace: false })

@@ -48,7 +48,7 @@ const limitMessage = (scope: string, e: LimitReached) =>
 /** What the job order methods work with. */
 interface MethodDeps {
   readonly valkey: ValkeyService
-  readonly jobOrders: JobOrderDao
+  readonly jobOrders: JobOrderDao["Service"]
   readonly options: JobControlSettings
   readonly acceptance: Acceptance
 }
@@ -113,7 +113,7 @@ const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefine
     const id = jobOrder.JobOrderID
     // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
     // claim already): judged in the old order (an existing id first, then the references, then the limit).
-    const { exists, limit: storedLimit } = yield* (admitted ?? deps.jobOrders.admission(id, scope))
+    const { exists, limit: storedLimit } = yield* (admitted === undefined ? deps.jobOrders.admission(id, scope) : Effect.fromResult(admitted))
     // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
     const moves = transition(JobStates.InitialState, method)
     if (Result.isFailure(moves)) return yield* Effect.die(moves.failure)

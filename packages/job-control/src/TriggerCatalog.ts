@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Queue, Ref, Schedule, Semaphore } from "effect"
 import { type ConnectionError, Nudges, TRIGGER_NUDGE_KIND, TriggerStore, type WrongType } from "@microdcs/store"
 import { type CompiledTrigger, compileTrigger, matchingTriggers, type TriggerEvent } from "./TriggerMatch.js"
 import type { TriggerRow } from "@microdcs/store"
@@ -42,7 +42,7 @@ export const makeTriggerCatalog = (options: TriggerCatalogOptions = {}) =>
     const store = yield* TriggerStore
     const nudges = yield* Nudges
     const held = yield* Ref.make<ReadonlyArray<CompiledTrigger>>([])
-    const one = yield* Effect.makeSemaphore(1)
+    const one = yield* Semaphore.make(1)
 
     const load = Effect.gen(function* () {
       const { triggers, unreadable } = yield* store.list

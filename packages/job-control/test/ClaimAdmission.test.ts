@@ -97,11 +97,10 @@ layer(world())("the JobControl.handle span", (it) => {
       const names: Array<string> = []
       const native = yield* Effect.tracer
       const recording = Tracer.make({
-        span: (name, parent, context, links, startTime, kind, options) => {
-          names.push(name)
-          return native.span(name, parent, context, links, startTime, kind, options)
-        },
-        context: (f) => f()
+        span: (options) => {
+          names.push(options.name)
+          return native.span(options)
+        }
       })
       yield* store("span-1", jobOrder("sp-1")).pipe(Effect.withTracer(recording))
       expect(names).toContain("JobControl.handle")

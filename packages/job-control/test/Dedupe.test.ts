@@ -1,4 +1,5 @@
-import { Deferred, Effect, Fiber, Ref, TestServices } from "effect"
+import { Deferred, Effect, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { expect, layer } from "@effect/vitest"
 import { ClaimHolders, DedupeStore } from "@microdcs/store"
 import { until } from "@microdcs/test-utils"
@@ -61,7 +62,7 @@ layer(world())("exactlyOnce", (it) => {
       // Retried as the lease's remaining time says, until it is no longer held (bounded).
       const retried = yield* until(exactlyOnce({ source: "urn:mes", id: "m-crash" }, process), (outcome) => outcome._tag !== "Held").pipe(
         // The lease runs out in real time.
-        TestServices.provideLive
+        TestClock.withLive
       )
       expect(retried).toEqual({ _tag: "Processed", value: 1 })
       expect(yield* Ref.get(runs)).toBe(1)
@@ -137,7 +138,7 @@ layer(world())("exactlyOnce", (it) => {
       const first = yield* Effect.forkChild(exactlyOnce({ source: "urn:mes", id: "m-slow", holder }, slow))
       yield* Deferred.await(started)
       const outcomes: Array<string> = []
-      while (first.unsafePoll() === null) {
+      while (first.pollUnsafe() === undefined) {
         const duplicate = yield* exactlyOnce({ source: "urn:mes", id: "m-slow", holder: waiter }, Effect.succeed("duplicate"))
         outcomes.push(duplicate._tag)
         if (duplicate._tag === "Held") expect(duplicate.remainingMs).toBeLessThanOrEqual(CLAIM_HOLDER_TTL_MS)
@@ -147,7 +148,7 @@ layer(world())("exactlyOnce", (it) => {
       expect(outcomes.length).toBeGreaterThan(10)
       expect(new Set(outcomes)).toEqual(new Set(["Held"]))
       expect(yield* exactlyOnce({ source: "urn:mes", id: "m-slow", holder: waiter }, Effect.succeed("duplicate"))).toEqual({ _tag: "Duplicate", reason: "done" })
-    }).pipe(TestServices.provideLive)
+    }).pipe(TestClock.withLive)
   )
 
   it.effect("a holder that died: its duplicate takes the claim over once the liveness key is gone, long before the lease ends, and the holder's late done mark is LeaseLost", () =>
@@ -177,7 +178,7 @@ layer(world())("exactlyOnce", (it) => {
       yield* Deferred.succeed(release, undefined)
       expect(yield* Effect.flip(Fiber.join(zombie))).toMatchObject({ _tag: "LeaseLost" })
       expect(yield* duplicate).toEqual({ _tag: "Duplicate", reason: "done" })
-    }).pipe(TestServices.provideLive)
+    }).pipe(TestClock.withLive)
   )
 
   it.effect("a process restarted under the same name is another holder: the dead run's claims are taken over", () =>
@@ -190,6 +191,6 @@ layer(world())("exactlyOnce", (it) => {
       expect(restarted).toMatch(/^island-1\./)
       expect(restarted).not.toBe(liveness.holder)
       expect(yield* exactlyOnce({ source: "urn:mes", id: "m-restart", holder: restarted }, Effect.succeed("again"))).toEqual({ _tag: "Processed", value: "again" })
-    }).pipe(TestServices.provideLive)
+    }).pipe(TestClock.withLive)
   )
 })

@@ -53,7 +53,7 @@ layer(world({ retentionMs: RETENTION_MS }))("every method from every state", (it
         if (expected !== ReturnStatus.NO_ERROR) {
           expect(result.reply.error?.kind).toBeTypeOf("string")
           expect(result.statusEvents).toEqual([])
-          if (before === undefined) expect(yield* Effect.result(dao.get(id))).toMatchObject({ _tag: "Left", left: { _tag: "NotFound" } })
+          if (before === undefined) expect(yield* Effect.result(dao.get(id))).toMatchObject({ _tag: "Failure", failure: { _tag: "NotFound" } })
           else expect((yield* dao.get(id)).version).toBe(before.version)
           return
         }

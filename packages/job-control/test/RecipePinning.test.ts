@@ -51,7 +51,7 @@ describe("recipe digests", () => {
     Effect.gen(function* () {
       const exit = yield* Effect.exit(Effect.provide(JobControlOptions, JobControlOptions.layer({ recipeDigests: new Map([["wm", "nope"]]) })))
       expect(Exit.isFailure(exit)).toBe(true)
-      expect(exit).toMatchObject({ cause: { error: { _tag: "InvalidInput", field: "recipeDigests" } } })
+      expect(exit).toMatchObject({ cause: { reasons: [{ _tag: "Fail", error: { _tag: "InvalidInput", field: "recipeDigests" } }] } })
     })
   )
 })

@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Effect, Exit, Fiber, Option, type Semaphore } from "effect"
 import type { BatchOutcome } from "./BatchOutcome.js"
 import type { PollerEntry } from "./PollerOptions.js"
 import type { Stats } from "./PollerStats.js"
@@ -27,7 +27,7 @@ export type BatchRunner<R> = (entries: ReadonlyArray<PollerEntry>, result: Batch
 /** What a runner shares with its poller. */
 export interface RunnerEnv {
   /** Bounds handlers (or batches) over all scopes. */
-  readonly permits: Effect.Semaphore
+  readonly permits: Semaphore.Semaphore
   readonly concurrency: number
   readonly stats: Stats
   /** True once shutdown began: start nothing more. */

@@ -10,7 +10,7 @@ import type { Waker } from "./Waker.js"
 /** Everything a scope worker shares with its poller. */
 export interface WorkerContext<R> {
   readonly options: ResolvedOptions
-  readonly streams: ValkeyStreams
+  readonly streams: ValkeyStreams["Service"]
   /** Tells dead consumers of the group from live ones. */
   readonly heartbeat: ConsumerHeartbeat
   /** The handler (per entry or per batch) over one batch. */

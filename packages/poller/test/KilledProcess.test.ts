@@ -44,7 +44,7 @@ describe("Poller takeover after SIGKILL", () => {
         while (running.length < 2) {
           running.push(
             yield* Queue.take(doomed.started).pipe(
-              Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started both entries: ${doomed.stderr()}`) })
+              Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never started both entries: ${doomed.stderr()}`)) })
             )
           )
         }
@@ -79,7 +79,7 @@ describe("Poller takeover after SIGKILL", () => {
         while (running.length < 3) {
           running.push(
             yield* Queue.take(doomed.started).pipe(
-              Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started the batch: ${doomed.stderr()}`) })
+              Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never started the batch: ${doomed.stderr()}`)) })
             )
           )
         }

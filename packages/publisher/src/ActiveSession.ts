@@ -28,7 +28,7 @@ interface SessionState {
 
 const mark = (s: SessionState, scopes: Iterable<string>) => {
   for (const scope of scopes) s.dirty.add(scope)
-  s.wake.unsafeOffer(undefined)
+  Queue.offerUnsafe(s.wake, undefined)
 }
 
 /** A round for `scope` in `ms`, when its paced state index may go out; one timer per scope at a time. */
@@ -91,7 +91,7 @@ const describe = (s: SessionState) =>
   })
 
 /** Marks every registered and known scope every fallback interval. */
-const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
+const fallbackRounds = (s: SessionState, registry: ScopeRegistry["Service"]) =>
   Effect.forever(
     Effect.sleep(Duration.millis(s.ctx.options.fallbackIntervalMs)).pipe(
       Effect.andThen(registry.list),
@@ -115,7 +115,7 @@ const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
  * lost its retained messages too), every scope counts as unseen again and is republished, and
  * so is the island's metadata.
  */
-export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, nudges: Nudges): Effect.Effect<void> =>
+export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry["Service"], nudges: Nudges["Service"]): Effect.Effect<void> =>
   Effect.gen(function* () {
     const s: SessionState = {
       ctx, dirty: new Set(), views: new Map(), brokerEpoch: 0, metadataScopes: undefined, ignored: new Set(), pacing: new Set(), wake: yield* Queue.sliding<void>(1)

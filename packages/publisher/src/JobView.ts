@@ -59,7 +59,7 @@ export const readJob = (
     if (Result.isFailure(decoded)) return { _tag: "Malformed", reason: decoded.failure.message } as const
     const { jobOrder, state } = decoded.success
     if (isTerminal(state)) return gone
-    const listed = yield* priority
+    const listed = yield* Effect.fromResult(priority)
     const response = isFinished(state)
       ? yield* ctx.responses.byOrder(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
       : Option.none()

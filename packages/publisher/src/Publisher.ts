@@ -45,9 +45,9 @@ const PublisherStoreServices = Layer.merge(IndexScores.Default, Nudges.Default)
 /** What the publisher's cycle works with. */
 interface PublisherDeps {
   readonly opts: ResolvedPublisherOptions
-  readonly lease: PublisherLease
-  readonly registry: ScopeRegistry
-  readonly nudges: Nudges
+  readonly lease: PublisherLease["Service"]
+  readonly registry: ScopeRegistry["Service"]
+  readonly nudges: Nudges["Service"]
   readonly stats: Stats
   /** The session's context but its fence, which each activation makes. */
   readonly services: Omit<PublisherContext, "fence">

@@ -103,7 +103,7 @@ export const publishStateIndex = (
   Effect.gen(function* () {
     const topic = stateIndexTopic(ctx.options, scope)
     // A scope with no topic fails here, before it consumes a sequence number.
-    yield* topic
+    yield* Effect.fromResult(topic)
     const seq = yield* ctx.cursors.nextSequence(scope)
     const header = { seq, scope, published_at: new Date(yield* Clock.currentTimeMillis).toISOString() }
     const pages = paginate(header, view.jobs.rows(), ctx.options.maxPayloadBytes)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Result, FastCheck as fc } from "effect"
+import { Result } from "effect"
+import fc from "fast-check"
 import type { StateIndexJob } from "@microdcs/publisher"
 import { SortedJobs } from "../src/SortedJobs.js"
 import { paginate } from "../src/StateIndexPages.js"
@@ -15,7 +16,6 @@ const jobArb = fc.record({
 
 describe("state index pages", () => {
   it("every page fits the limit, and the pages in order list every job once", () => {
-    // biome-ignore lint/nursery/noFloatingPromises: the property is synchronous, so fc.assert returns no promise
     fc.assert(
       fc.property(fc.array(jobArb, { maxLength: 400 }), fc.integer({ min: 1024, max: 8192 }), (jobs, limit) => {
         const pages = Result.getOrThrow(paginate(header, jobs, limit))
@@ -69,7 +69,6 @@ describe("sorted jobs (the incremental state index)", () => {
   )
 
   it("after any sequence of updates it equals the index sorted from scratch", () => {
-    // biome-ignore lint/nursery/noFloatingPromises: the property is synchronous, so fc.assert returns no promise
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
         const incremental = SortedJobs.of([])

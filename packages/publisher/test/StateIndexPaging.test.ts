@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Result, FastCheck as fc, Layer } from "effect"
+import { Context, Effect, Result, Layer } from "effect"
+import fc from "fast-check"
 import { mosquittoForFile } from "@microdcs/testkit"
 import { decodeJobOrderRecord, transition, type Trigger } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
@@ -21,22 +22,22 @@ const startCountedPublisher = (valkeyPrefix: string, options: PublisherOptions, 
     const services = Layer.mergeAll(
       Layer.effect(
         JobOrderDao,
-        Effect.map(JobOrderDao, (dao) => JobOrderDao.make({ ...dao, get: (id) => counted(dao.get(id)), list: (scope, page) => counted(dao.list(scope, page)) }))
+        Effect.map(JobOrderDao, (dao) => JobOrderDao.of({ ...dao, get: (id) => counted(dao.get(id)), list: (scope, page) => counted(dao.list(scope, page)) }))
       ),
       Layer.effect(
         JobResponseDao,
         Effect.map(JobResponseDao, (dao) =>
-          JobResponseDao.make({ ...dao, get: (id) => counted(dao.get(id)), byOrder: (id) => counted(dao.byOrder(id)) })
+          JobResponseDao.of({ ...dao, get: (id) => counted(dao.get(id)), byOrder: (id) => counted(dao.byOrder(id)) })
         )
       ),
       Layer.effect(
         Valkey,
         Effect.map(Valkey, (valkey) => interceptCommands(valkey, (_, command) => counted(command)))
       ),
-      Layer.effect(PublisherLease, Effect.map(PublisherLease, (lease) => PublisherLease.make({ ...lease, holder: counted(lease.holder) }))),
+      Layer.effect(PublisherLease, Effect.map(PublisherLease, (lease) => PublisherLease.of({ ...lease, holder: counted(lease.holder) }))),
       Layer.effect(
         PublisherCursors,
-        Effect.map(PublisherCursors, (cursors) => PublisherCursors.make({ ...cursors, get: (scope) => counted(cursors.get(scope)) }))
+        Effect.map(PublisherCursors, (cursors) => PublisherCursors.of({ ...cursors, get: (scope) => counted(cursors.get(scope)) }))
       )
     )
     const layer = PublisherLive(options).pipe(

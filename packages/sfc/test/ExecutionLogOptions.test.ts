@@ -5,7 +5,7 @@ import { defaultEngineOptions, engineOptionsConfig } from "@microdcs/sfc"
 /** The execution log's engine options from `SFC_EXECUTION_LOG*` (bad values are refused by name). */
 
 const read = (env: Record<string, string>) =>
-  Effect.result(Effect.withConfigProvider(engineOptionsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  Effect.result(Effect.provideService(engineOptionsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env)))
 
 describe("engine options: the execution log", () => {
   it("is on by default, with a cap of 5000", () => {

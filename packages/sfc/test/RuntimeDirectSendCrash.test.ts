@@ -44,12 +44,12 @@ describe("SFC runtime: a crash between the CAS and the direct send", () => {
       return Effect.gen(function* () {
         const doomed = yield* spawnDoomedEngine(prefix, "doomed")
         yield* Deferred.await(doomed.ready).pipe(
-          Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started: ${doomed.output()}`) })
+          Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never started: ${doomed.output()}`)) })
         )
         yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-crash", recipe))
         yield* putJobOrder(SCOPE, jobOrderFor("jo-crash", "wm-crash"))
         const signal = yield* Deferred.await(doomed.exited).pipe(
-          Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never sent: ${doomed.output()}`) })
+          Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never sent: ${doomed.output()}`)) })
         )
         expect(signal).toBe("SIGKILL")
         // The CAS landed before the kill: the state waits for the command the station never got.

@@ -29,7 +29,7 @@ import {
  */
 const mes = (jobId: string, method: Trigger) =>
   Effect.flatMap(JobOrderTransitions, (t) => t.apply(jobId, method)).pipe(
-    Effect.tap((outcome) => expect(outcome._tag).toBe("Applied"))
+    Effect.tap((outcome) => Effect.sync(() => expect(outcome._tag).toBe("Applied")))
   )
 
 const decodedRecipe = (json: object) => Result.getOrThrow(validateRecipe(json))

@@ -50,6 +50,9 @@ export class IndexMaintenance extends Context.Service<IndexMaintenance>()("@micr
     return { check, rebuild, phases } as const
   })
 }) {
-  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  // Fresh: each provide builds its own, reading the registry in context there. effect 4 shares a
+  // layer between nested provides, so `Default.pipe(Layer.provide(IndexRegistry.with(...)))` inside
+  // a provide of `storeLayer` (which holds `Default`) would otherwise reuse the core-only instance.
+  static readonly DefaultWithoutDependencies = Layer.fresh(Layer.effect(this, this.make))
   static readonly Default = this.DefaultWithoutDependencies
 }

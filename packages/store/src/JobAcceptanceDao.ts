@@ -20,7 +20,7 @@ export class JobAcceptanceDao extends Context.Service<JobAcceptanceDao>()("@micr
         const stored = yield* typedCommand(valkey, "get acceptance limit", key, "string", (c) => c.get(key))
         if (stored === null) return Option.none()
         // Only set() writes this key; anything but an integer is corruption, not a limit of 0.
-        if (!/^\d+$/.test(stored)) return yield* Effect.dieMessage(`${key} holds '${stored}', not an integer limit`)
+        if (!/^\d+$/.test(stored)) return yield* Effect.die(new Error(`${key} holds '${stored}', not an integer limit`))
         return Option.some(Number(stored))
       })
 

@@ -124,7 +124,7 @@ const admission = (valkey: ValkeyService, id: string, scope: string): Effect.Eff
           if (limitType !== "none" && limitType !== "string") return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
           // The key changed type between its TYPE and its GET.
           if (stored === wrongTypeMarker) return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
-          if (stored !== null && typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
+          if (stored !== null && typeof stored !== "string") return Effect.die(new Error(`${limitKey} gave no string`))
           return admissionFrom(docType === "hash", stored, limitKey)
         })
       )

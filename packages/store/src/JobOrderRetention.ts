@@ -1,4 +1,4 @@
-import { Chunk, Effect, Option, Stream, Context, Layer } from "effect"
+import { Effect, Option, Stream, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
@@ -68,8 +68,8 @@ export class JobOrderRetention extends Context.Service<JobOrderRetention>()("@mi
         // A scope no key can be built for is bad input, before the scan.
         Effect.as(
           valkey.key("jobOrderList", { scope }),
-          Stream.paginateChunkEffect("0", (cursor) =>
-            page(scope, cursor).pipe(Effect.map(({ next, found }) => [Chunk.fromIterable(found), next === "0" ? Option.none() : Option.some(next)] as const))
+          Stream.paginate("0", (cursor: string) =>
+            page(scope, cursor).pipe(Effect.map(({ next, found }) => [found, next === "0" ? Option.none() : Option.some(next)] as const))
           )
         )
       )

@@ -108,7 +108,7 @@ export function hashValues(
   if (fields.length === 0) return Effect.succeed([])
   const read: PipelinedRead = form === "bytes" ? (p) => p.hmgetBuffer(key, ...fields) : (p) => p.hmget(key, ...fields)
   return readEach(valkey, "read hash values", "hash", [key], () => read, (cell) => cell as ReadonlyArray<string | Buffer | null>).pipe(
-    Effect.flatMap(([read]) => read!)
+    Effect.flatMap(([read]) => Effect.fromResult(read!))
   )
 }
 

@@ -26,12 +26,12 @@ const subscribeNudges = (deps: RegistryDeps, seen: ReadonlySet<string>, wake: Qu
     const { nudgeChannel } = deps
     const subscriber = yield* dedicated(deps.valkey, "scope-watch")
     subscriber.on("message", (channel: string, scope: string) => {
-      if (channel === nudgeChannel && !seen.has(scope)) wake.unsafeOffer(undefined)
+      if (channel === nudgeChannel && !seen.has(scope)) Queue.offerUnsafe(wake, undefined)
     })
     // After a reconnect: subscribe again (the client does not), and re-read what was missed.
     subscriber.on("ready", () => {
       subscriber.subscribe(nudgeChannel).catch(() => undefined)
-      wake.unsafeOffer(undefined)
+      Queue.offerUnsafe(wake, undefined)
     })
     yield* Effect.tryPromise({
       try: () => subscriber.subscribe(nudgeChannel),

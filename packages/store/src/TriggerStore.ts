@@ -57,7 +57,7 @@ const readRaw = (deps: TriggerDeps, id: string) => typedCommand(deps.valkey, "ge
 const decode = (deps: TriggerDeps, id: string, text: string): Effect.Effect<TriggerRow> => {
   const parsed = parseStoredTrigger(text)
   // Only this service writes the hash; a row that does not read back is corruption.
-  return "trigger" in parsed ? Effect.succeed(parsed.trigger) : Effect.dieMessage(`${deps.key} field ${id} does not read back: ${parsed.problems.join("; ")}`)
+  return "trigger" in parsed ? Effect.succeed(parsed.trigger) : Effect.die(new Error(`${deps.key} field ${id} does not read back: ${parsed.problems.join("; ")}`))
 }
 
 const list = (deps: TriggerDeps): Effect.Effect<TriggerList, TriggerStoreError> =>

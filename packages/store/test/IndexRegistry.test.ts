@@ -239,7 +239,7 @@ describe("IndexRegistry", () => {
       yield* seed
       const red = yield* byColor("s1", "red")
       yield* raw((c) => c.srem(red, "w1"))
-      const refused = (registry: Layer.Layer<IndexRegistry>) =>
+      const refused = (registry: Layer.Layer<never>) =>
         Effect.gen(function* () {
           const maintenance = yield* IndexMaintenance
           const checked = yield* Effect.flip(maintenance.check())

@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Logger, LogLevel } from "effect"
+import { Duration, Effect, Fiber, Layer, References } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import {
@@ -148,9 +148,9 @@ describe("unknown outcomes under CLIENT KILL", () => {
               const expectedVersion = read._tag === "Some" ? read.value.version : 0
               const op = `op-${w}-${i}-${attempt++}`
               const result = yield* Effect.result(orders.put({ id, scope, doc: `{"n":${i}}`, priority: 1, expectedVersion, op }))
-              if (result._tag === "Right") written.push(op)
-              else if (result.left._tag === "VersionConflict") conflicts.push(op)
-              else if (result.left._tag === "UnknownOutcome") unknown.push(op)
+              if (result._tag === "Success") written.push(op)
+              else if (result.failure._tag === "VersionConflict") conflicts.push(op)
+              else if (result.failure._tag === "UnknownOutcome") unknown.push(op)
               // StoreUnavailable: never sent; the next round reads again.
             }
           })
@@ -169,7 +169,7 @@ describe("unknown outcomes under CLIENT KILL", () => {
         for (const op of written) expect(landed.get(op), `written ${op}`).toBe(1)
         for (const op of conflicts) expect(landed.get(op), `conflict ${op}`).toBeUndefined()
         for (const op of unknown) expect(landed.get(op) ?? 0, `unknown ${op}`).toBeLessThanOrEqual(1)
-      }).pipe(Effect.scoped, Effect.provide(stressLayer), Logger.withMinimumLogLevel(LogLevel.Error)),
+      }).pipe(Effect.scoped, Effect.provide(stressLayer), Effect.provideService(References.MinimumLogLevel, "Error")),
     60_000
   )
 })

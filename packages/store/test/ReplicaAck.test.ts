@@ -34,7 +34,7 @@ describe("minReplicasAck settings", () => {
   it.effect("reads VALKEY_MIN_REPLICAS_ACK and VALKEY_REPLICA_ACK_TIMEOUT_MS; rejects a negative count", () =>
     Effect.gen(function* () {
       const read = (env: Record<string, string>) =>
-        Effect.withConfigProvider(valkeyOptionsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+        Effect.provideService(valkeyOptionsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
       const options = yield* read({ VALKEY_MIN_REPLICAS_ACK: "1", VALKEY_REPLICA_ACK_TIMEOUT_MS: "250" })
       expect(options).toMatchObject({ minReplicasAck: 1, replicaAckTimeoutMs: 250 })
       // Unset stays unset: the store decides when it connects (through Sentinel: on), an explicit 0 is off.

@@ -44,7 +44,7 @@ const startWriters = Effect.gen(function* () {
         yield* Effect.sleep("10 millis")
       }
     })
-  const fibers = yield* Effect.forkAll(Array.from({ length: WRITERS }, (_, w) => writer(w)))
+  const fibers = yield* Effect.forEach(Array.from({ length: WRITERS }, (_, w) => writer(w)), (w) => Effect.forkChild(w))
   const count = Effect.map(Ref.get(acknowledged), (m) => m.size)
   /** Waits until `more` further puts were acknowledged. */
   const acknowledge = (more: number, timeoutMs = 90_000) =>
@@ -61,7 +61,7 @@ const startWriters = Effect.gen(function* () {
     })
   const finish = Effect.gen(function* () {
     yield* Deferred.succeed(stop, undefined)
-    yield* Fiber.join(fibers)
+    yield* Fiber.joinAll(fibers)
     return { acknowledged: yield* Ref.get(acknowledged), failures: yield* Ref.get(failures) }
   })
   return { acknowledge, finish }

@@ -329,10 +329,10 @@ layer(services)("SfcStateDao property", (it) => {
             })
             const result = yield* Effect.result(dao.compareAndSet(write))
             if (expected !== current) {
-              expect(result).toMatchObject({ _tag: "Left", left: { _tag: "VersionConflict", actual: current } })
+              expect(result).toMatchObject({ _tag: "Failure", failure: { _tag: "VersionConflict", actual: current } })
               continue
             }
-            expect(result).toMatchObject({ _tag: "Right", right: { version: current + 1 } })
+            expect(result).toMatchObject({ _tag: "Success", success: { version: current + 1 } })
             model.versions.set(jobId, current + 1)
             if (s.due === null) model.due.delete(jobId)
             else model.due.set(jobId, s.due)
@@ -357,8 +357,8 @@ layer(services)("SfcStateDao property", (it) => {
           for (const jobId of jobIds) {
             const stored = yield* Effect.result(dao.get(jobId))
             const version = model.versions.get(jobId)
-            if (version === undefined) expect(stored._tag).toBe("Left")
-            else expect(stored).toMatchObject({ _tag: "Right", right: { version, scope } })
+            if (version === undefined) expect(stored._tag).toBe("Failure")
+            else expect(stored).toMatchObject({ _tag: "Success", success: { version, scope } })
           }
         })
       yield* Effect.promise(() =>

@@ -34,9 +34,9 @@ export const until = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (value: A) =>
       yield* Effect.sleep(every)
     }
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: within,
-      onTimeout: () => new ConditionNotReached({ what, within: Duration.format(Duration.fromInputUnsafe(within)) })
+      orElse: () => Effect.fail(new ConditionNotReached({ what, within: Duration.format(Duration.fromInputUnsafe(within)) }))
     })
   )
 }

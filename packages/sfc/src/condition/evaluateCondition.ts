@@ -90,10 +90,10 @@ const valueOf = (ast: ConditionAst, scope: ConditionScope, onMissing: OnMissing)
       return !isTruthy(valueOf(ast.operand, scope, onMissing))
     case "Logical":
       return ast.operator === "&&"
-        ? isTruthy(valueOf(ast.failure, scope, onMissing)) && isTruthy(valueOf(ast.success, scope, onMissing))
-        : isTruthy(valueOf(ast.failure, scope, onMissing)) || isTruthy(valueOf(ast.success, scope, onMissing))
+        ? isTruthy(valueOf(ast.left, scope, onMissing)) && isTruthy(valueOf(ast.right, scope, onMissing))
+        : isTruthy(valueOf(ast.left, scope, onMissing)) || isTruthy(valueOf(ast.right, scope, onMissing))
     case "Compare":
-      return compareValues(ast.operator, valueOf(ast.failure, scope, onMissing), valueOf(ast.success, scope, onMissing))
+      return compareValues(ast.operator, valueOf(ast.left, scope, onMissing), valueOf(ast.right, scope, onMissing))
   }
 }
 

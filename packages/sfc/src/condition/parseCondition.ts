@@ -20,7 +20,7 @@ export const maxConditionLength = 4096
 export const maxConditionNesting = 64
 
 // Thrown only inside this module and caught in `parseCondition`, so each grammar rule can stay a
-// plain function of the cursor instead of threading an Either through every call.
+// plain function of the cursor instead of threading a Result through every call.
 class Stop {
   constructor(readonly error: ConditionError) {}
 }

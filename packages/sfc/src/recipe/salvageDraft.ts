@@ -14,8 +14,8 @@ const listOf = (input: Readonly<Record<string, unknown>>, name: string): Readonl
  * Each element decoded alone; one that does not decode becomes `neutral`, which no element rule
  * objects to, so the positions in the problems' paths stay the input's.
  */
-const salvage = <A, I>(schema: Schema.Schema<A, I>, elements: ReadonlyArray<unknown>, neutral: A): ReadonlyArray<A> => {
-  const decode = Schema.decodeUnknownEither(schema)
+const salvage = <A, I>(schema: Schema.Codec<A, I>, elements: ReadonlyArray<unknown>, neutral: A): ReadonlyArray<A> => {
+  const decode = Schema.decodeUnknownResult(schema)
   return elements.map((element) => Result.getOrElse(decode(element), () => neutral))
 }
 

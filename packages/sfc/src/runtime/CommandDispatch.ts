@@ -1,4 +1,4 @@
-import { Deferred, type Duration, Effect, Exit, FiberId, Context, Layer } from "effect"
+import { Context, Deferred, type Duration, Effect, Exit, Layer } from "effect"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import { BoundedMap } from "./BoundedMap.js"
@@ -80,7 +80,7 @@ const install = (memory: DispatchMemory, next: DirectSender) =>
  */
 const begin = ({ inFlight }: DispatchMemory, commands: ReadonlyArray<CommandEntry>): ReadonlyArray<Deferred.Deferred<DirectSendOutcome>> =>
   commands.map((command) => {
-    const done = Deferred.makeUnsafe<DirectSendOutcome>(FiberId.none)
+    const done = Deferred.makeUnsafe<DirectSendOutcome>()
     const key = keyOf(command)
     const running = inFlight.get(key) ?? new Set()
     running.add(done)
@@ -113,7 +113,7 @@ const handledHere = (memory: DispatchMemory, command: CommandEntry): Effect.Effe
     // A send that hangs (a station link that never answers) must not hold the handler forever:
     // past the bound the entry is handled as if nothing was sent (a resend is harmless).
     return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
-      Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
+      Effect.timeoutOrElse({ duration: IN_FLIGHT_WAIT, orElse: () => Effect.void }),
       Effect.map(() => known(memory, key))
     )
   })
@@ -139,7 +139,7 @@ const awaitUnderway = ({ inFlight }: DispatchMemory, bound: Duration.Input): Eff
     // Interruptible, so the bound holds in a finalizer too (uninterruptible otherwise).
     return Effect.interruptible(
       Effect.forEach(running, (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
-        Effect.timeoutTo({ duration: bound, onTimeout: () => undefined, onSuccess: () => undefined })
+        Effect.timeoutOrElse({ duration: bound, orElse: () => Effect.void })
       )
     )
   })

@@ -22,7 +22,7 @@ export interface CounterReads {
 /** The optional services counters are read through. */
 interface CounterReadDeps {
   readonly source: Option.Option<CounterSourceService>
-  readonly jobOrders: Option.Option<JobOrderDao>
+  readonly jobOrders: Option.Option<JobOrderDao["Service"]>
 }
 
 type CoreCall = (counters: ReadonlyArray<CounterValues>) => EngineOutput

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Exit, Fiber, FiberId, FiberSet, Schedule } from "effect"
+import { Deferred, Effect, Exit, Fiber, FiberSet, Schedule } from "effect"
 import { Nudges, SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { CommandEntry } from "../engine/Outbox.js"
@@ -99,7 +99,7 @@ const handOver = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionS
   Effect.suspend(() => {
     // Stopping: the outbox entry is the way (this process's handler, or the next instance).
     if (deps.closed || deps.gaveUp) return notSent
-    const write: Waiting = { outcome: Deferred.makeUnsafe<DirectSendOutcome>(FiberId.none), answered: false }
+    const write: Waiting = { outcome: Deferred.makeUnsafe<DirectSendOutcome>(), answered: false }
     deps.waiting.add(write)
     // The watchdog bounds the send itself, also once the write stopped waiting.
     let finished = false

@@ -26,13 +26,13 @@ export interface Underway {
 /** What the direct send of one engine instance works with: its services and what it keeps while installed. */
 export interface DirectSendDeps {
   readonly options: EngineOptions
-  readonly dispatch: CommandDispatch
-  readonly jobOrders: JobOrderTransitions
-  readonly correlations: SfcCorrelations
+  readonly dispatch: CommandDispatch["Service"]
+  readonly jobOrders: JobOrderTransitions["Service"]
+  readonly correlations: SfcCorrelations["Service"]
   readonly station: StationPortService
-  readonly streams: ValkeyStreams
+  readonly streams: ValkeyStreams["Service"]
   readonly valkey: ValkeyService
-  readonly nudges: Nudges
+  readonly nudges: Nudges["Service"]
   readonly context: Context.Context<HandlerServices>
   /** Acknowledgements gathered for one turn of the event loop, by scope. */
   readonly toAck: Map<string, Array<string>>

@@ -1,4 +1,4 @@
-import { Config } from "effect"
+import { Config, Schema } from "effect"
 
 /** How the SFC runtime of one island behaves; every field has a production default. */
 export interface EngineOptions {
@@ -67,8 +67,8 @@ export const defaultEngineOptions: EngineOptions = {
 }
 
 /** A whole number of at least `min`, or a config error naming the variable's bound. */
-const atLeast = (config: Config.Config<number>, min: number) =>
-  config.pipe(Config.validate({ message: `must be a whole number of at least ${min}`, validation: (n: number) => n >= min }))
+const atLeast = (name: string, min: number) =>
+  Config.schema(Schema.Int.check(Schema.makeFilter((n: number) => n >= min || `must be a whole number of at least ${min}`)), name)
 
 /** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
 export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
@@ -87,7 +87,7 @@ export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
   workTrimIntervalMs: Config.Int("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs)),
   directSend: Config.Boolean("SFC_DIRECT_SEND").pipe(Config.withDefault(defaultEngineOptions.directSend)),
   executionLog: Config.Boolean("SFC_EXECUTION_LOG").pipe(Config.withDefault(defaultEngineOptions.executionLog)),
-  executionLogCap: atLeast(Config.Int("SFC_EXECUTION_LOG_CAP"), 0).pipe(Config.withDefault(defaultEngineOptions.executionLogCap)),
-  executionLogQueueSize: atLeast(Config.Int("SFC_EXECUTION_LOG_QUEUE_SIZE"), 0).pipe(Config.withDefault(defaultEngineOptions.executionLogQueueSize)),
-  executionLogDetailBytes: atLeast(Config.Int("SFC_EXECUTION_LOG_DETAIL_BYTES"), 16).pipe(Config.withDefault(defaultEngineOptions.executionLogDetailBytes))
+  executionLogCap: atLeast("SFC_EXECUTION_LOG_CAP", 0).pipe(Config.withDefault(defaultEngineOptions.executionLogCap)),
+  executionLogQueueSize: atLeast("SFC_EXECUTION_LOG_QUEUE_SIZE", 0).pipe(Config.withDefault(defaultEngineOptions.executionLogQueueSize)),
+  executionLogDetailBytes: atLeast("SFC_EXECUTION_LOG_DETAIL_BYTES", 16).pipe(Config.withDefault(defaultEngineOptions.executionLogDetailBytes))
 })

@@ -42,10 +42,10 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
 
 /** The services routing an event reads and writes through. */
 interface IngestDeps {
-  readonly correlations: SfcCorrelations
-  readonly states: SfcStateDao
-  readonly executions: Executions
-  readonly dispatch: CommandDispatch
+  readonly correlations: SfcCorrelations["Service"]
+  readonly states: SfcStateDao["Service"]
+  readonly executions: Executions["Service"]
+  readonly dispatch: CommandDispatch["Service"]
 }
 
 const applyTo = (deps: IngestDeps, jobId: string, event: StationEvent) =>

@@ -109,7 +109,7 @@ const applyTo = (
   attempt: number
 ): Effect.Effect<Applied, ExecutionError> =>
   Effect.clockWith((clock) => {
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = clock.currentTimeMillisUnsafe()
     const { state, version } = loaded
     // A state stored before the log (or while it was off) gets its execution id on this touch.
     const freshId = state.log === undefined && deps.executionLog.enabled() ? newExecutionId(jobId, state.startedAt) : undefined

@@ -35,7 +35,7 @@ export type TransitionOutcome =
 
 /** The job orders and what this process keeps of them. */
 interface TransitionDeps {
-  readonly jobOrders: JobOrderDao
+  readonly jobOrders: JobOrderDao["Service"]
   // The job orders this process read or moved last, with their version: a move starts from
   // here instead of re-reading (Run after the start's read, Complete after Run). The put is
   // versioned, so one the MES moved meanwhile conflicts and is re-read; a move the cached

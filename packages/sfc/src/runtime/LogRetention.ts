@@ -22,7 +22,7 @@ export interface RetentionCounts {
  * server a run of a few hundred executions took seconds, the batch's writes were dropped, the
  * queue filled behind it, and the next run had more to remove.
  */
-export const makeLogRetention = (store: ExecutionLogStore, cap: number, counts: RetentionCounts) =>
+export const makeLogRetention = (store: ExecutionLogStore["Service"], cap: number, counts: RetentionCounts) =>
   Effect.gen(function* () {
     // At most one run waits: asks while one runs fold into the next, which removes everything beyond the cap.
     const asks = yield* Queue.sliding<void>(1)

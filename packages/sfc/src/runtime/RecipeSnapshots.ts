@@ -16,7 +16,7 @@ export type WorkMasterRecipe =
 
 /** The stored recipes and what this process keeps of them. */
 interface SnapshotDeps {
-  readonly recipes: SfcRecipes
+  readonly recipes: SfcRecipes["Service"]
   readonly byDigest: BoundedMap<string, Recipe>
   readonly workMasters: BoundedMap<string, WorkMasterRecipe>
   // The digest of each recipe object: a work master's recipe is validated once per document
