@@ -42,7 +42,7 @@ export interface DaemonProcess extends ScriptProcess {
   /** The HTTP port it listens on (read from its "http server listening" log line). */
   readonly port: number
   /** The structured log lines on stdout. */
-  readonly logs: () => ReadonlyArray<{ readonly message?: string; readonly level?: string; readonly annotations?: Record<string, unknown> }>
+  readonly logs: () => ReadonlyArray<{ readonly message?: string; readonly logLevel?: string; readonly annotations?: Record<string, unknown> }>
   /** GET on the daemon's HTTP server, with extra request headers if given. */
   readonly get: (path: string, headers?: Readonly<Record<string, string>>) => Promise<HttpReply>
   /** A request of any method (a body for the ones that carry one) on the daemon's HTTP server. */
@@ -97,7 +97,7 @@ const parseLogs = (text: string) =>
     .filter((line) => line.startsWith("{"))
     .flatMap((line) => {
       try {
-        return [JSON.parse(line) as { message?: string; level?: string; annotations?: Record<string, unknown> }]
+        return [JSON.parse(line) as { message?: string; logLevel?: string; annotations?: Record<string, unknown> }]
       } catch {
         return []
       }
