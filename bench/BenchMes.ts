@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Deferred, Effect, Either, Stream } from "effect"
+import { Deferred, Effect, Result, Stream } from "effect"
 import { makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { LOAD_SCOPE as SCOPE } from "./LoadIsland.js"
@@ -13,10 +13,10 @@ export const makeMes = (url: string, prefix: string) =>
     const replies = yield* mqtt.subscribe(replyTopic)
     yield* replies.pipe(
       Stream.runForEach((reply) => {
-        const decoded = Either.getOrUndefined(reply.decoded)
+        const decoded = Result.getOrUndefined(reply.decoded)
         const waiter = decoded ? pending.get(decoded.extensions["correlationid"] ?? "") : undefined
         const status = Number((decoded?.data as { ReturnStatus?: number } | undefined)?.ReturnStatus)
-        return (waiter ? Deferred.succeed(waiter, status) : Effect.void).pipe(Effect.zipRight(reply.ack))
+        return (waiter ? Deferred.succeed(waiter, status) : Effect.void).pipe(Effect.andThen(reply.ack))
       }),
       Effect.forkScoped
     )
@@ -29,7 +29,7 @@ export const makeMes = (url: string, prefix: string) =>
         yield* mqtt.publish(topic, event, { responseTopic: replyTopic, correlationId })
         const status = yield* Deferred.await(done)
         pending.delete(correlationId)
-        if (status !== 1) return yield* Effect.dieMessage(`${type} answered ReturnStatus ${status}`)
+        if (status !== 1) return yield* Effect.die(new Error(`${type} answered ReturnStatus ${status}`))
       })
     const call = (method: "Store" | "Start" | "StoreAndStart" | "Clear", data: unknown) => request(`${prefix}/${SCOPE}/commands`, MethodEventTypes[method], data)
     return { call, request } as const

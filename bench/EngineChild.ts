@@ -16,7 +16,7 @@ const tell = (message: FromChild) => process.send?.(message)
 
 // Messages are queued from the first moment, so none is lost between two waits.
 const inbox = Effect.runSync(Queue.unbounded<ToChild>())
-process.on("message", (message: ToChild) => Queue.unsafeOffer(inbox, message))
+process.on("message", (message: ToChild) => Queue.offerUnsafe(inbox, message))
 const next = (type: ToChild["type"]): Effect.Effect<void> =>
   Effect.flatMap(Queue.take(inbox), (message) => (message.type === type ? Effect.void : next(type)))
 

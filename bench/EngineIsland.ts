@@ -72,7 +72,7 @@ export const submitJobs = (probe: ServerProbe, jobs: number, oneAtATime: boolean
           if (count >= n) return
           if (count !== progress.count) progress = { count, at: performance.now() }
           if (performance.now() - progress.at > STALL_MS) {
-            return yield* Effect.dieMessage(`engine bench: no job completed for ${STALL_MS / 1000} s (${count} of ${n} done)`)
+            return yield* Effect.die(new Error(`engine bench: no job completed for ${STALL_MS / 1000} s (${count} of ${n} done)`))
           }
           yield* Effect.sleep(oneAtATime ? "1 millis" : "20 millis")
         }
@@ -85,7 +85,7 @@ export const submitJobs = (probe: ServerProbe, jobs: number, oneAtATime: boolean
             id: `job-${i}`, scope: SCOPE, priority: 1, expectedVersion: 0, change: "StoreAndStart",
             doc: encodeJobOrderRecord({ JobOrderID: `job-${i}`, WorkMasterID: [{ ID: linearWorkMaster.ID }] }, JobStates.AllowedToStart_Ready)
           })
-          .pipe(Effect.zipRight(oneAtATime ? untilCompleted(i + 1) : Effect.void)),
+          .pipe(Effect.andThen(oneAtATime ? untilCompleted(i + 1) : Effect.void)),
       { concurrency: oneAtATime ? 1 : 16, discard: true }
     )
     yield* untilCompleted(from + jobs)

@@ -21,7 +21,7 @@ const tell = (message: FromLoadIsland) => process.send?.(message)
 
 // Messages are queued from the first moment, so none is lost between two waits.
 const inbox = Effect.runSync(Queue.unbounded<ToLoadIsland>())
-process.on("message", (message: ToLoadIsland) => Queue.unsafeOffer(inbox, message))
+process.on("message", (message: ToLoadIsland) => Queue.offerUnsafe(inbox, message))
 const next = (type: ToLoadIsland["type"]): Effect.Effect<void> =>
   Effect.flatMap(Queue.take(inbox), (message) => (message.type === type ? Effect.void : next(type)))
 

@@ -81,7 +81,7 @@ export const runLoad = (brokerUrl: string, valkeyUrl: string) =>
             if (wait > 1) yield* Effect.sleep(`${Math.floor(wait)} millis`)
             const id = name(i)
             sent(id, at)
-            return yield* call("StoreAndStart", jobOrderOf(id)).pipe(Effect.tap(() => Effect.sync(() => replied(at))), Effect.fork)
+            return yield* call("StoreAndStart", jobOrderOf(id)).pipe(Effect.tap(() => Effect.sync(() => replied(at))), Effect.forkChild)
           })
         )
       // Unmeasured: the island's code is compiled by the JIT before the measured load.
@@ -108,7 +108,7 @@ export const runLoad = (brokerUrl: string, valkeyUrl: string) =>
           cursor = page.next
           if (page.entries.length < 1000) yield* Effect.sleep("5 millis")
         }
-      }).pipe(Effect.fork)
+      }).pipe(Effect.forkChild)
       child?.tell({ type: "start" })
       const start = performance.now() + 50
       const senders = yield* atRate(total, start, (i) => `load-${i}`, (id, at) => void scheduledAt.set(id, at), (at) => void replyMs.push(performance.now() - at))

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Metric } from "effect"
+import { SqlClient } from "effect/sql"
+import { Array as Arr, Effect, Layer, Metric } from "effect"
 import { ExecutionLogStore, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import {
@@ -61,7 +61,8 @@ const rawInsert = (values: ReadonlyArray<{ key: string; value: Uint8Array }>) =>
     yield* sql`truncate ${sql(RAW_TABLE)}`
     const t0 = performance.now()
     for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
-      yield* sql`insert into ${sql(RAW_TABLE)} ${sql.insert(values.slice(i, i + ROWS_PER_STATEMENT).map((v) => ({ key: v.key, value: v.value })))}`
+      const rows = values.slice(i, i + ROWS_PER_STATEMENT).map((v) => ({ key: v.key, value: v.value }))
+      if (Arr.isArrayNonEmpty(rows)) yield* sql`insert into ${sql(RAW_TABLE)} ${sql.insert(rows)}`
     }
     return values.length / ((performance.now() - t0) / 1000)
   })

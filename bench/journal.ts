@@ -116,7 +116,7 @@ const encodings = () => {
   }
 }
 
-const program = (uncached: Journal) => Effect.gen(function* () {
+const program = (uncached: Journal["Service"]) => Effect.gen(function* () {
   const valkey = yield* Valkey
   const journal = yield* Journal
   const opts = { warmup: 200, samples: SAMPLES }

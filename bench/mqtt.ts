@@ -84,7 +84,7 @@ const startEchoResponder = (url: string, topic: string) =>
     yield* requests.pipe(
       Stream.runForEach((request) =>
         mqtt.reply(request, makeCloudEvent({ source: "urn:bench:echo", type: "bench.echo.v1", data: { ReturnStatus: 1 } })).pipe(
-          Effect.zipRight(request.ack),
+          Effect.andThen(request.ack),
           Effect.orDie
         )
       ),

@@ -1,4 +1,4 @@
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { putJobOrder } from "@microdcs/lua-scripts"
 import {
   DedupeStore,
@@ -105,7 +105,7 @@ const program = Effect.gen(function* () {
           const i = b * half + k
           return { id: `tp-${i % 1000}`, scope, doc: jobOrderDoc(`tp-${i}`), priority: 1, expectedVersion: -1 }
         }))
-        .pipe(Effect.flatMap((outcomes) => (outcomes.every(Either.isRight) ? Effect.void : Effect.dieMessage("a batched put failed")))),
+        .pipe(Effect.flatMap((outcomes) => (outcomes.every(Result.isSuccess) ? Effect.void : Effect.die(new Error("a batched put failed"))))),
     { concurrency: 2, discard: true }
   )
   const viaBatch = (Math.ceil(THROUGHPUT_OPS / half) * half) / ((performance.now() - batchedStart) / 1000)

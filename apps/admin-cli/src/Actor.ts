@@ -1,4 +1,4 @@
-import { Options } from "@effect/cli"
+import { Flag } from "effect/cli"
 import { hostname, userInfo } from "node:os"
 import { Effect, Option } from "effect"
 import { type Origin, originProblems } from "@microdcs/job-state"
@@ -20,9 +20,9 @@ const defaultActor = (): string => {
  * `--actor NAME`: who does this, recorded as the origin of the write (`cli:NAME`) in the job
  * order's history and the execution log. Default: the OS user name and host, `alice@host`.
  */
-export const actorOption = Options.text("actor").pipe(
-  Options.withDescription("who does this, recorded in the history and the execution log (default: user@host)"),
-  Options.optional
+export const actorOption = Flag.String("actor").pipe(
+  Flag.withDescription("who does this, recorded in the history and the execution log (default: user@host)"),
+  Flag.optional
 )
 
 /** The operator's origin; a bad `--actor` is a usage error listing every problem, before anything is written. */

@@ -7,7 +7,7 @@ import { Console } from "effect"
 export const colorsWanted = (stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean =>
   stream.isTTY === true && (env["NO_COLOR"] ?? "") === "" && env["TERM"] !== "dumb"
 
-// CSI sequences (colours, styles, cursor moves) as @effect/cli's help writes them.
+// CSI sequences (colours, styles, cursor moves) as effect/cli's help writes them.
 const ansiSequence = /\x1b\[[0-9;?]*[ -/]*[@-~]/g
 
 export const stripAnsi = (text: string): string => text.replace(ansiSequence, "")

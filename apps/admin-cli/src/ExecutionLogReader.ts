@@ -12,7 +12,7 @@ import { renderTable } from "./Table.js"
  */
 export const withExecutionLog = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
-    const url = yield* Config.option(Config.string("PG_URL"))
+    const url = yield* Config.option(Config.String("PG_URL"))
     const storage = Option.match(url, {
       onNone: () => withoutLogStorage,
       onSome: (u) => logStorageLayer.pipe(Layer.provideMerge(storageDatabase(Redacted.make(u))))

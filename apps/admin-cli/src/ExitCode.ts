@@ -58,7 +58,7 @@ export const exitCodeOf = (tag: string): ExitCode => {
     case "UnknownOutcome":
       return ExitCode.unavailable
     case "Refused":
-    case "QuitException":
+    case "QuitError":
       return ExitCode.refused
     case "Conflict":
     case "VersionConflict":

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Config, type ConfigError, Effect } from "effect"
+import { Config, Effect } from "effect"
 import type { IndexedFamily } from "@microdcs/store"
 import { UsageError } from "./ExitCode.js"
 
@@ -45,9 +45,9 @@ const load = (specifier: string): Effect.Effect<ReadonlyArray<IndexedFamily>, Us
   })
 
 /** The families of every extension named in `MICRODCS_EXTENSIONS` (none when it is unset or empty). */
-export const extensionFamilies: Effect.Effect<ReadonlyArray<IndexedFamily>, UsageError | ConfigError.ConfigError> = Effect.gen(
+export const extensionFamilies: Effect.Effect<ReadonlyArray<IndexedFamily>, UsageError | Config.ConfigError> = Effect.gen(
   function* () {
-    const named = yield* Config.string(EXTENSIONS_VARIABLE).pipe(Config.withDefault(""))
+    const named = yield* Config.String(EXTENSIONS_VARIABLE).pipe(Config.withDefault(""))
     const specifiers = named.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
     const loaded = yield* Effect.forEach(specifiers, load)
     return loaded.flat()

@@ -1,8 +1,9 @@
 /**
- * The global flags (`--json`, `--url`, `--prefix`) belong to the root command, and @effect/cli
- * only accepts a command's options before its subcommand. Operators type them anywhere
- * (`microdcs-admin scopes list --json`), so they are moved in front of the first subcommand
- * before parsing. Everything after `--` is left alone.
+ * The global flags (`--json`, `--url`, `--prefix`) belong to the root command. Operators type
+ * them anywhere (`microdcs-admin scopes list --json`); effect/cli accepts a shared flag before or
+ * after the subcommand, and @effect/cli (before it) only before, so they are moved in front of
+ * the first subcommand before parsing, and `--json` is known even when parsing fails (the error
+ * line follows it). Everything after `--` is left alone.
  */
 
 const booleanFlags = new Set(["--json"])

@@ -1,7 +1,7 @@
 import { Console, Context, Effect } from "effect"
 
 /** How results are printed: aligned tables for people, JSON for scripts (`--json`). */
-export class Output extends Context.Tag("@microdcs/admin-cli/Output")<Output, { readonly json: boolean }>() {}
+export class Output extends Context.Service<Output, { readonly json: boolean }>()("@microdcs/admin-cli/Output") {}
 
 /**
  * Prints one command result on stdout: `value` as JSON with `--json`, else the text `human`

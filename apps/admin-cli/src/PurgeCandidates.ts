@@ -1,4 +1,4 @@
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { ChangeStream, JobOrderRetention } from "@microdcs/store"
 
@@ -18,16 +18,16 @@ export const findCandidates = (scope: string) =>
   Effect.gen(function* () {
     const retention = yield* JobOrderRetention
     const found = yield* retention.scan(scope).pipe(
-      Stream.filterMap((d): Option.Option<Omit<PurgeCandidate, "lastChangeAt">> => {
+      Stream.filterMap((d): Result.Result<Omit<PurgeCandidate, "lastChangeAt">, void> => {
         const decoded = decodeJobOrderRecord(d.doc)
-        const state = Either.isRight(decoded) ? normalizedName(decoded.right.state) : null
+        const state = Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : null
         return d.expiresInMs !== null || state === "EndState"
-          ? Option.some({ id: d.id, version: d.version, state, expiresInMs: d.expiresInMs })
-          : Option.none()
+          ? Result.succeed({ id: d.id, version: d.version, state, expiresInMs: d.expiresInMs })
+          : Result.failVoid
       }),
       Stream.runCollect
     )
-    return Chunk.toArray(found).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   })
 
 /**

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { formatPath, type RecipeProblem, validateRecipe, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { canonicalRecipeDigest } from "@microdcs/store"
 import { renderTable } from "./Table.js"
@@ -21,14 +21,14 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 
 const looksLikeRecipe = (value: unknown): boolean => isObject(value) && ("Steps" in value || "steps" in value)
 
-const fromEither = (result: Either.Either<unknown, ReadonlyArray<RecipeProblem>>): RecipeCheck =>
-  Either.match(result, {
-    onLeft: (problems) => ({
+const fromEither = (result: Result.Result<unknown, ReadonlyArray<RecipeProblem>>): RecipeCheck =>
+  Result.match(result, {
+    onFailure: (problems) => ({
       recipe: "invalid",
       problems: problems.map((p) => ({ rule: p.rule, path: formatPath(p.path), message: p.message })),
       digest: null
     }),
-    onRight: (recipe) => ({ recipe: "valid", problems: [], digest: canonicalRecipeDigest(recipe) })
+    onSuccess: (recipe) => ({ recipe: "valid", problems: [], digest: canonicalRecipeDigest(recipe) })
   })
 
 /**

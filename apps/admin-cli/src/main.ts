@@ -1,55 +1,22 @@
-import { Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import { CliError, Command } from "effect/cli"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, ConfigError, Console, Effect, Exit, Logger, LogLevel } from "effect"
+import { Cause, Config, Console, Effect, Exit, References } from "effect"
 import packageJson from "../package.json" with { type: "json" }
 import { consoleFor } from "./Colors.js"
+import { command } from "./CommandTree.js"
 import { ExitCode, exitCodeOf } from "./ExitCode.js"
 import { hoistGlobalFlags } from "./GlobalFlags.js"
-import { root } from "./Root.js"
 import { printable } from "./Table.js"
-import { configCommand } from "./commands/Config.js"
-import { dedupeCommand } from "./commands/Dedupe.js"
-import { executionsCommand } from "./commands/Executions.js"
-import { indexCommand } from "./commands/Index.js"
-import { jobOrdersCommand } from "./commands/JobOrders.js"
-import { journalCommand } from "./commands/Journal.js"
-import { jobResponsesCommand } from "./commands/JobResponses.js"
-import { leasesCommand } from "./commands/Leases.js"
-import { publisherCommand } from "./commands/Publisher.js"
-import { purgeCommand } from "./commands/Purge.js"
-import { recipesCommand } from "./commands/Recipes.js"
-import { scopesCommand } from "./commands/Scopes.js"
-import { streamsCommand } from "./commands/Streams.js"
-import { triggersCommand } from "./commands/Triggers.js"
 
-const command = root.pipe(
-  Command.withDescription("Operator's tool for one microdcs island: inspect and repair its Valkey data."),
-  Command.withSubcommands([
-    scopesCommand,
-    jobOrdersCommand,
-    jobResponsesCommand,
-    executionsCommand,
-    recipesCommand,
-    configCommand,
-    streamsCommand,
-    dedupeCommand,
-    leasesCommand,
-    publisherCommand,
-    purgeCommand,
-    indexCommand,
-    journalCommand,
-    triggersCommand
-  ])
-)
-
-const cli = Command.run(command, { name: "microdcs-admin", version: packageJson.version })
+// The arguments after the runtime and the script; the command's name is the program's name.
+const cli = Command.runWith(command, { version: packageJson.version })
 
 const { argv, json } = hoistGlobalFlags(process.argv)
 
 const describe = (error: unknown): { readonly tag: string; readonly message: string } => {
-  // A ConfigError's message lacks the variable; its string form names it.
-  if (ConfigError.isConfigError(error)) return { tag: "ConfigError", message: `environment: ${String(error).replace(/^\(|\)$/g, "")}` }
+  // A ConfigError's cause names the variable on a line of its own ("Expected ...\n  at [\"VAR\"]"): one line here.
+  if (error instanceof Config.ConfigError) return { tag: "ConfigError", message: `environment: ${error.cause.message.replace(/\n\s*/g, " ")}` }
   const e = error as { readonly _tag?: unknown; readonly message?: unknown }
   const tag = typeof e._tag === "string" ? e._tag : "Error"
   const message = typeof e.message === "string" && e.message.length > 0 ? e.message : tag
@@ -65,20 +32,27 @@ const report = (tag: string, message: string, code: number) =>
     return code
   })
 
-const program = cli(argv).pipe(
+/**
+ * effect/cli already printed the help, with the usage problem on stderr. The help of a command
+ * group named without a subcommand (`microdcs-admin config`) is no error: exit 0, as before.
+ */
+const cliExit = (error: CliError.CliError): ExitCode =>
+  error._tag === "ShowHelp" && error.errors.length === 0 ? ExitCode.ok : ExitCode.usage
+
+const program = cli(argv.slice(2)).pipe(
   Effect.as<number>(ExitCode.ok),
-  Effect.catchAll((error) => {
-    // @effect/cli already printed the usage problem with the help text.
-    if (ValidationError.isValidationError(error)) return Effect.succeed(ExitCode.usage)
+  Effect.catch((error) => {
+    if (CliError.isCliError(error)) return Effect.succeed(cliExit(error))
     const { tag, message } = describe(error)
     return report(tag, message, exitCodeOf(tag))
   }),
-  Effect.catchAllDefect((defect) => report("Defect", `internal error: ${Cause.pretty(Cause.die(defect))}`, ExitCode.internal)),
+  Effect.catchDefect((defect) => report("Defect", `internal error: ${Cause.pretty(Cause.die(defect))}`, ExitCode.internal)),
   // The store logs reconnect attempts as warnings; on a CLI they would drown the one error line.
-  Logger.withMinimumLogLevel(LogLevel.Error),
-  // The help is coloured by @effect/cli; piped, redirected or with NO_COLOR it must be plain text.
-  (self) => Console.consoleWith((base) => Effect.withConsole(self, consoleFor(base, process, process.env))),
-  Effect.provide(NodeContext.layer)
+  // (`--log-level` still lowers it for the command.)
+  Effect.provideService(References.MinimumLogLevel, "Error"),
+  // The help is coloured by effect/cli on a terminal; piped, redirected or with NO_COLOR it must be plain text.
+  (self) => Console.consoleWith((base) => Effect.provideService(self, Console.Console, consoleFor(base, process, process.env))),
+  Effect.provide(NodeServices.layer)
 )
 
 NodeRuntime.runMain(program, {
@@ -86,7 +60,7 @@ NodeRuntime.runMain(program, {
   teardown: (exit, onExit) => {
     // The teardown is generic in the program's result; ours is always the exit code.
     const value: unknown = Exit.isSuccess(exit) ? exit.value : undefined
-    const code = typeof value === "number" ? value : Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? 130 : ExitCode.internal
+    const code = typeof value === "number" ? value : Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? 130 : ExitCode.internal
     // A non-zero code exits at once; on 0 the process ends by itself once the connection is closed.
     onExit(code)
   }

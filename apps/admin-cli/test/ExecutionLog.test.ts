@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { logValues, sampleExecution, sampleNode, writeExecution } from "@microdcs/execution-log/testing"
 import {
@@ -136,7 +136,7 @@ describe("executions tree", () => {
 })
 
 describe("recipes list", () => {
-  const digest = canonicalRecipeDigest((validateRecipe(recipe) as { right: unknown }).right)
+  const digest = canonicalRecipeDigest(Result.getOrThrow(validateRecipe(recipe)))
 
   it("every scope's recipes with their canonical SHA-256 digests; work masters without a recipe are left out", async () => {
     const [table, json] = await Promise.all([cli.run(["recipes", "list"]), cli.json(["recipes", "list"])])

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
@@ -26,16 +26,23 @@ const stateOf = (id: string) =>
     prefix,
     Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(id)), (stored) => {
       const decoded = decodeJobOrderRecord(stored.doc)
-      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
+      return Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : "malformed"
     })
   )
 
 describe("help and version", () => {
   it("lists nested commands once each (no 'config config'), and --version prints the package version", async () => {
-    const help = await cli.run(["--help"])
-    expect(help.code).toBe(0)
-    expect(help.stdout).toContain("config references list")
-    expect(help.stdout).not.toContain("config config")
+    // effect/cli's help lists a command's own subcommands; the nested ones show under their group's help.
+    const [help, group, nested] = await Promise.all([
+      cli.run(["--help"]),
+      cli.run(["config", "references", "--help"]),
+      cli.run(["config", "references", "list", "--help"])
+    ])
+    expect([help.code, group.code, nested.code]).toEqual([0, 0, 0])
+    expect(help.stdout).toMatch(/^\s+config\s+station configuration/m)
+    expect(group.stdout).toMatch(/^\s+list\s+the reference lists of a scope/m)
+    expect(nested.stdout).toContain("microdcs-admin config references list [flags]")
+    for (const text of [help.stdout, group.stdout, nested.stdout]) expect(text).not.toContain("config config")
     const version = await cli.run(["--version"])
     expect(version.stdout.trim()).toContain(packageJson.version)
     expect(packageJson.version).not.toBe("0.0.0")
@@ -45,12 +52,13 @@ describe("help and version", () => {
     const help = (await cli.run(["--help"])).stdout
     expect(help).not.toContain("A user-defined piece of text.")
     expect(help).not.toContain("A true or false value.")
-    const described = (option: string) => help.slice(help.indexOf(`\n${option}`) + 1).split("\n\n").slice(0, 2).join("\n")
-    expect(described("--url URL")).toMatch(/^--url URL\n\s+The island's Valkey: redis:\/\/\[user:password@\]host:port\[\/db\], or rediss:\/\/ for TLS\. Default: VALKEY_URL/)
-    expect(described("--prefix PREFIX")).toMatch(/^--prefix PREFIX\n\s+The island.s key prefix, .*Default: VALKEY_PREFIX, else microdcs/)
-    expect(described("--json")).toMatch(/^--json\n\s+Print machine-readable JSON/)
+    // effect/cli puts a flag and its description on one line.
+    const described = (option: string) => help.split("\n").find((line) => line.trimStart().startsWith(`${option} `))
+    expect(described("--url URL")).toMatch(/^\s*--url URL\s+The island's Valkey: redis:\/\/\[user:password@\]host:port\[\/db\], or rediss:\/\/ for TLS\. Default: VALKEY_URL/)
+    expect(described("--prefix PREFIX")).toMatch(/^\s*--prefix PREFIX\s+The island.s key prefix, .*Default: VALKEY_PREFIX, else microdcs/)
+    expect(described("--json")).toMatch(/^\s*--json\s+Print machine-readable JSON/)
     // A choice still lists its values.
-    expect(help).toContain("One of the following: sh, bash, fish, zsh")
+    expect(described("--completions")).toMatch(/\(choices: bash, zsh, fish, powershell, sh, pwsh\)$/)
   })
 
   it("writes no escape sequences when piped, even without NO_COLOR", async () => {
@@ -79,11 +87,16 @@ describe("help and version", () => {
     expect(stripAnsi("\x1b[0;1mUSAGE\x1b[0m")).toBe("USAGE")
   })
 
-  it("keeps colour on the stream that is a terminal", async () => {
+  it("keeps colour on the stream that is a terminal", () => {
     const lines: Array<string> = []
-    const base = { log: (...a: ReadonlyArray<unknown>) => Effect.sync(() => lines.push(`out:${a.join(" ")}`)), error: (...a: ReadonlyArray<unknown>) => Effect.sync(() => lines.push(`err:${a.join(" ")}`)) }
-    const console = consoleFor(base as never, { stdout: { isTTY: false }, stderr: { isTTY: true } }, {})
-    await Effect.runPromise(Effect.zipRight(console.log("\x1b[1mA\x1b[0m"), console.error("\x1b[1mB\x1b[0m")))
+    const base = {
+      ...globalThis.console,
+      log: (...a: ReadonlyArray<unknown>) => void lines.push(`out:${a.join(" ")}`),
+      error: (...a: ReadonlyArray<unknown>) => void lines.push(`err:${a.join(" ")}`)
+    }
+    const console = consoleFor(base, { stdout: { isTTY: false }, stderr: { isTTY: true } }, {})
+    console.log("\x1b[1mA\x1b[0m")
+    console.error("\x1b[1mB\x1b[0m")
     expect(lines).toEqual(["out:A", "err:\x1b[1mB\x1b[0m"])
   })
 })

@@ -1,5 +1,5 @@
 import { hostname, userInfo } from "node:os"
-import { Effect, Either, Exit, Layer, Scope } from "effect"
+import { Effect, Result, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { decodeJobOrderRecord, encodeJobOrderRecord, JobStates, normalizedName } from "@microdcs/job-state"
 import { InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
@@ -46,7 +46,7 @@ afterAll(async () => {
 })
 
 const stateOf = (id: string) =>
-  withStore(url, prefix, Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(id)), (s) => normalizedName(Either.getOrThrow(decodeJobOrderRecord(s.doc)).state)))
+  withStore(url, prefix, Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(id)), (s) => normalizedName(Result.getOrThrow(decodeJobOrderRecord(s.doc)).state)))
 
 const until = async <A>(read: () => Promise<A>, ok: (value: A) => boolean, what: string): Promise<A> => {
   const deadline = Date.now() + 20_000

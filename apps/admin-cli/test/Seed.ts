@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { encodeJobOrderRecord, type JobOrder, JobStates, type JobState } from "@microdcs/job-state"
 import { encodeOutboxEntry, RECIPE_SCHEMA_ID, start, validateRecipe } from "@microdcs/sfc"
 import {
@@ -102,8 +102,8 @@ const configuration = Effect.gen(function* () {
  */
 const execution = Effect.gen(function* () {
   const recipeValue = validateRecipe(recipe)
-  if (recipeValue._tag === "Left") return yield* Effect.dieMessage("the seed recipe is invalid")
-  const out = start({ jobId: "jo-2", scope: SCOPE, workMasterId: "wm-1", recipe: recipeValue.right }, Date.now())
+  if (Result.isFailure(recipeValue)) return yield* Effect.die(new Error("the seed recipe is invalid"))
+  const out = start({ jobId: "jo-2", scope: SCOPE, workMasterId: "wm-1", recipe: recipeValue.success }, Date.now())
   yield* (yield* SfcStateDao).compareAndSet({
     jobId: "jo-2", scope: SCOPE, expectedVersion: 0, doc: JSON.stringify(out.state),
     entries: [...out.outbox.map((e) => encodeOutboxEntry(e, 1)), { type: "tick", jobId: "jo-2" }],
@@ -145,5 +145,5 @@ export const seedIsland = (url: string, prefix: string): Promise<void> =>
   )
 
 /** Runs a store effect against the island (for the tests' own checks of what changed). */
-export const withStore = <A, E>(url: string, prefix: string, effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof storeLayer>>>) =>
+export const withStore = <A, E>(url: string, prefix: string, effect: Effect.Effect<A, E, Layer.Success<ReturnType<typeof storeLayer>>>) =>
   Effect.runPromise(effect.pipe(Effect.provide(storeLayer({ url, prefix }))))

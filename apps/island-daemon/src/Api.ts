@@ -1,10 +1,10 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Either } from "effect"
+import { HttpRouter, HttpServerRequest } from "effect/http"
+import { Effect, Result } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { listJobOrders } from "@microdcs/job-control"
 import { InvalidInput, JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import { jobOrderRow } from "./JobOrderRow.js"
-import { requireToken } from "./HttpAccess.js"
+import { requireToken, tokenRoute } from "./HttpAccess.js"
 import { withIsland } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"
 
@@ -40,7 +40,7 @@ const LIMIT_PROBLEM = "limit must be an integer from 1 to 1000"
 const islandReply = <E extends { readonly _tag: string }, R>(answer: Effect.Effect<ApiReply, E, R>) =>
   withIsland(
     answer.pipe(
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         Effect.succeed<ApiReply>(e instanceof InvalidInput ? badRequest(`${e.field}: ${e.message}`) : { status: 503, body: { error: e._tag, message: "store unavailable" } })
       ),
       Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
@@ -72,7 +72,7 @@ const jobOrder = Effect.gen(function* () {
     id,
     scope: doc.value.scope,
     version: doc.value.version,
-    state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null,
+    state: Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : null,
     document: JSON.parse(doc.value.doc) as unknown
   })
 })
@@ -106,14 +106,13 @@ const execution = Effect.gen(function* () {
  *   GET /api/scopes/{scope}/jobresponses?state=&cursor=&limit=
  *   GET /api/executions/{jobId}
  */
-export const apiRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/scopes", islandReply(scopes)),
-  HttpRouter.get("/api/scopes/:scope/joborders", islandReply(jobOrdersOfScope)),
-  HttpRouter.get("/api/joborders/:id", islandReply(jobOrder)),
-  HttpRouter.get("/api/scopes/:scope/jobresponses", islandReply(jobResponsesOfScope)),
-  HttpRouter.get("/api/executions/:jobId", islandReply(execution)),
-  HttpRouter.use(requireToken)
-)
+export const apiRoutes = [
+  tokenRoute("/api/scopes", islandReply(scopes)),
+  tokenRoute("/api/scopes/:scope/joborders", islandReply(jobOrdersOfScope)),
+  tokenRoute("/api/joborders/:id", islandReply(jobOrder)),
+  tokenRoute("/api/scopes/:scope/jobresponses", islandReply(jobResponsesOfScope)),
+  tokenRoute("/api/executions/:jobId", islandReply(execution))
+] as const
 
 /** Where the API's routes live: a path under it that no route matches is answered by `apiNotFound`. */
 export const API_PREFIX = "/api/"

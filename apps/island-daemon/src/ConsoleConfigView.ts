@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { canonicalRecipeDigest, JobAcceptanceDao, ReferenceListDao, ScopeRegistry, WorkMasterDao } from "@microdcs/store"
 import { formatPath, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { recipeGraph } from "./ConsoleGraph.js"
@@ -17,12 +17,12 @@ const workMasterOf = (id: string) =>
     const description = typeof parsed["Description"] === "string" ? parsed["Description"] : null
     const recipe = validateWorkMasterRecipe(parsed)
     if (recipe === undefined) return { id, version: doc.version, description, digest: null, graph: null, problems: [] as ReadonlyArray<string> }
-    if (Either.isLeft(recipe)) {
-      return { id, version: doc.version, description, digest: null, graph: null, problems: recipe.left.map((p) => `${formatPath(p.path)}: ${p.message}`) }
+    if (Result.isFailure(recipe)) {
+      return { id, version: doc.version, description, digest: null, graph: null, problems: recipe.failure.map((p) => `${formatPath(p.path)}: ${p.message}`) }
     }
     // The catalogue's digest, the one executions record: SHA-256 of the recipe's canonical JSON.
-    const digest = canonicalRecipeDigest(recipe.right)
-    const graph = yield* recipeGraph(digest, recipe.right).pipe(Effect.orElseSucceed(() => null))
+    const digest = canonicalRecipeDigest(recipe.success)
+    const graph = yield* recipeGraph(digest, recipe.success).pipe(Effect.orElseSucceed(() => null))
     return { id, version: doc.version, description, digest, graph, problems: [] as ReadonlyArray<string> }
   })
 

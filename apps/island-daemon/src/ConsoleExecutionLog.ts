@@ -18,4 +18,4 @@ export const executionLogFigures = Effect.gen(function* () {
   }
 })
 
-export type ExecutionLogFigures = Effect.Effect.Success<typeof executionLogFigures>
+export type ExecutionLogFigures = Effect.Success<typeof executionLogFigures>

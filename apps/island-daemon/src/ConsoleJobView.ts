@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, type Origin, transition } from "@microdcs/job-state"
 import { canonicalRecipeDigest, type StoredDocument } from "@microdcs/store"
 import { ChangeStream, JobOrderDao, JobResponseDao, SfcRecipes, SfcStateDao } from "@microdcs/store"
@@ -46,7 +46,7 @@ const historyOf = (scope: string, id: string) =>
         let reached: string | null = null
         if (entry.kind === "joborder" && isTrigger(entry.change)) {
           const moved = transition(history.state, entry.change)
-          if (Either.isRight(moved)) history.state = moved.right
+          if (Result.isSuccess(moved)) history.state = moved.success
           reached = normalizedName(history.state)
         }
         history.rows.push({ kind: entry.kind, change: entry.change, version: entry.version, ts: entry.ts, state: reached, origin: decodeOrigin(entry.origin) ?? null })
@@ -101,7 +101,7 @@ export const jobView = (id: string) =>
       id,
       scope: order.value.scope,
       version: order.value.version,
-      state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : null,
+      state: Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : null,
       document: parsed(order.value),
       history: history.rows,
       historyCut: history.cut,

@@ -1,9 +1,9 @@
 import { hostname } from "node:os"
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { Config, ConfigProvider, Effect, Option, Redacted, Result } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
 import type { RecipePins } from "@microdcs/job-control"
-import { allProblems, prefixProblem, tlsFiles, tlsProblems } from "./ConfigChecks.js"
+import { allProblems, checkedInt, checkedString, configFailures, everyProblem, invalidSetting, prefixProblem, reported, tlsFiles, tlsProblems } from "./ConfigChecks.js"
 import { type MqttSettings, mqttSettings } from "./MqttSettings.js"
 import { nonNegative, positive } from "./NumberSettings.js"
 import { pgDataDirSetting, pgUrlSetting, recipeDigestsSetting, resolvePgDataDir } from "./ExecutionLogConfig.js"
@@ -59,15 +59,11 @@ const rolesOf = (text: string): ReadonlySet<Role> => {
   return new Set((named.length > 0 ? named : allRoles).filter((r) => !left.has(r)))
 }
 
-// Validated before the default is applied: a validation after `withDefault` reports no variable name.
-const roles = Config.string("ISLAND_ROLES").pipe(
-  Config.validate({
-    message: `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")} (-role leaves one out)`,
-    validation: (text) => text.split(",").every((r) => (allRoles as ReadonlyArray<string>).includes(r.trim().replace(/^-/, "")))
-  }),
-  Config.withDefault(allRoles.join(",")),
-  Config.map(rolesOf)
-)
+const roles = checkedString("ISLAND_ROLES", (text) =>
+  text.split(",").every((r) => (allRoles as ReadonlyArray<string>).includes(r.trim().replace(/^-/, "")))
+    ? undefined
+    : `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")} (-role leaves one out)`
+).pipe(Config.withDefault(allRoles.join(",")), Config.map(rolesOf))
 
 /**
  * A check the store's own parser lets through: it takes a Sentinel entry without a port as port
@@ -75,30 +71,28 @@ const roles = Config.string("ISLAND_ROLES").pipe(
  * at start. Only read to fail early; the store's config reads the value.
  */
 const sentinelCheck = Config.option(
-  Config.string("VALKEY_SENTINELS").pipe(
-    Config.validate({
-      message: "VALKEY_SENTINELS must be a comma-separated list of host:port",
-      validation: (text) => text.split(",").every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:,[\]]+):\d{1,5}$/.test(entry.trim()))
-    })
+  checkedString("VALKEY_SENTINELS", (text) =>
+    text.split(",").every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:,[\]]+):\d{1,5}$/.test(entry.trim()))
+      ? undefined
+      : "VALKEY_SENTINELS must be a comma-separated list of host:port"
   )
 )
 
 /** The store takes any prefix and refuses a bad one only when it connects: checked here, by name. */
 const prefixCheck = Config.option(
-  Config.string("VALKEY_PREFIX").pipe(
-    Config.mapOrFail((prefix) => {
-      const problem = prefixProblem(prefix)
-      return problem === undefined ? Either.right(prefix) : Either.left(ConfigError.InvalidData([], `the key prefix ${problem}`))
-    })
-  )
+  checkedString("VALKEY_PREFIX", (prefix) => {
+    const problem = prefixProblem(prefix)
+    return problem === undefined ? undefined : `the key prefix ${problem}`
+  })
 )
 
 /** The store's settings plus the TLS files, which the store takes as PEM text. */
-const valkey: Config.Config<ValkeyOptions> = Config.all({ options: valkeyOptionsConfig, files: tlsFiles("VALKEY") }).pipe(
-  Config.mapOrFail(({ options, files }) => {
+const valkey: Config.Config<ValkeyOptions> = Config.all({ options: reported(valkeyOptionsConfig), files: reported(tlsFiles("VALKEY")) }).pipe(
+  Config.mapEffect((results) => everyProblem(results, Result.all(results))),
+  Config.mapEffect(({ options, files }) => {
     const usesTls = options.tls === true || (options.url?.startsWith("rediss:") ?? false)
     const problems = allProblems(tlsProblems("VALKEY", files, usesTls))
-    return problems === undefined ? Either.right({ options, files }) : Either.left(problems)
+    return problems === undefined ? Effect.succeed({ options, files }) : Effect.fail(problems)
   }),
   Config.map(({ options, files }) => ({
     ...options,
@@ -123,11 +117,11 @@ const positiveEngineSettings = [
 
 /** The engine reads its `SFC_*` integers unchecked; a zero or negative one would fail only inside the engine. */
 const engine = engineOptionsConfig.pipe(
-  Config.mapOrFail((options) => {
+  Config.mapEffect((options) => {
     const problems = allProblems(
-      positiveEngineSettings.filter(([field]) => !(options[field] > 0)).map(([, variable]) => ConfigError.InvalidData([variable], `${variable} must be a positive integer`))
+      positiveEngineSettings.filter(([field]) => !(options[field] > 0)).map(([, variable]) => invalidSetting(variable, `${variable} must be a positive integer`))
     )
-    return problems === undefined ? Either.right(options) : Either.left(problems)
+    return problems === undefined ? Effect.succeed(options) : Effect.fail(problems)
   })
 )
 
@@ -136,46 +130,47 @@ const engine = engineOptionsConfig.pipe(
  * fails with a `ConfigError` that names the variable.
  */
 export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
-  sentinelCheck,
-  prefixCheck,
-  valkey,
-  mqtt: mqttSettings,
-  instanceId: Config.string("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`)),
-  source: Config.option(Config.string("ISLAND_SOURCE")),
-  roles,
+  sentinelCheck: reported(sentinelCheck),
+  prefixCheck: reported(prefixCheck),
+  valkey: reported(valkey),
+  mqtt: reported(mqttSettings),
+  instanceId: reported(Config.String("ISLAND_INSTANCE_ID").pipe(Config.withDefault(`${hostname()}-${process.pid}`))),
+  source: reported(Config.option(Config.String("ISLAND_SOURCE"))),
+  roles: reported(roles),
   // Loopback unless asked: the API serves job documents, which are not for the whole network.
-  httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
-  httpPort: nonNegative("HTTP_PORT", 65535).pipe(Config.withDefault(8080)),
-  httpToken: Config.option(
-    // Validated as text (a check after Config.redacted reports no variable name), redacted at once.
-    Config.string("HTTP_TOKEN").pipe(
-      Config.validate({ message: "HTTP_TOKEN must not be empty", validation: (t) => t.length > 0 }),
-      Config.map((t) => Redacted.make(t))
-    )
+  httpHost: reported(Config.String("HTTP_HOST").pipe(Config.withDefault("127.0.0.1"))),
+  httpPort: reported(nonNegative("HTTP_PORT", 65535).pipe(Config.withDefault(8080))),
+  httpToken: reported(
+    // Checked as text (so the message is the daemon's, naming the variable), redacted at once.
+    Config.option(checkedString("HTTP_TOKEN", (t) => (t.length > 0 ? undefined : "HTTP_TOKEN must not be empty")).pipe(Config.map((t) => Redacted.make(t))))
   ),
-  shutdownGraceMs: positive("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
-  engine,
-  retentionMs: positive("JOB_RETENTION_MS").pipe(Config.withDefault(7 * 24 * 60 * 60 * 1000)),
-  defaultAcceptanceLimit: nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0)),
-  messageExpirySeconds: positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60)),
-  stateIndexIntervalMs: nonNegative("PUBLISH_STATE_INDEX_INTERVAL_MS", 3_600_000).pipe(Config.withDefault(1000)),
-  dedupeLeaseMs: positive("DEDUPE_LEASE_MS").pipe(Config.withDefault(60_000)),
-  dedupeDoneTtlMs: positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000)),
-  pgUrl: pgUrlSetting,
-  pgDataDir: pgDataDirSetting,
-  recipeDigests: recipeDigestsSetting,
-  journal: Config.all({
-    sweepIntervalMs: positive("JOURNAL_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
-    cacheBytes: nonNegative("JOURNAL_CACHE_BYTES").pipe(Config.withDefault(32 * 1024 * 1024))
-  }),
-  triggers: Config.all({
-    refreshIntervalMs: positive("TRIGGER_REFRESH_INTERVAL_MS").pipe(Config.withDefault(30_000)),
-    eventLevels: Config.integer("TRIGGER_EVENT_LEVELS").pipe(
-      Config.validate({ message: "TRIGGER_EVENT_LEVELS must be an integer from 1 to 8", validation: (n) => n >= 1 && n <= 8 }),
-      Config.withDefault(3)
-    )
-  })
+  shutdownGraceMs: reported(positive("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000))),
+  engine: reported(engine),
+  retentionMs: reported(positive("JOB_RETENTION_MS").pipe(Config.withDefault(7 * 24 * 60 * 60 * 1000))),
+  defaultAcceptanceLimit: reported(nonNegative("JOB_ACCEPTANCE_DEFAULT_LIMIT").pipe(Config.withDefault(0))),
+  messageExpirySeconds: reported(positive("PUBLISH_MESSAGE_EXPIRY_SECONDS").pipe(Config.withDefault(48 * 60 * 60))),
+  stateIndexIntervalMs: reported(nonNegative("PUBLISH_STATE_INDEX_INTERVAL_MS", 3_600_000).pipe(Config.withDefault(1000))),
+  dedupeLeaseMs: reported(positive("DEDUPE_LEASE_MS").pipe(Config.withDefault(60_000))),
+  dedupeDoneTtlMs: reported(positive("DEDUPE_DONE_TTL_MS").pipe(Config.withDefault(10 * 60_000))),
+  pgUrl: reported(pgUrlSetting),
+  pgDataDir: reported(pgDataDirSetting),
+  recipeDigests: reported(recipeDigestsSetting),
+  journal: reported(
+    Config.all({
+      sweepIntervalMs: positive("JOURNAL_SWEEP_INTERVAL_MS").pipe(Config.withDefault(60_000)),
+      cacheBytes: nonNegative("JOURNAL_CACHE_BYTES").pipe(Config.withDefault(32 * 1024 * 1024))
+    })
+  ),
+  triggers: reported(
+    Config.all({
+      refreshIntervalMs: positive("TRIGGER_REFRESH_INTERVAL_MS").pipe(Config.withDefault(30_000)),
+      eventLevels: checkedInt("TRIGGER_EVENT_LEVELS", (n) => (n >= 1 && n <= 8 ? undefined : "TRIGGER_EVENT_LEVELS must be an integer from 1 to 8")).pipe(
+        Config.withDefault(3)
+      )
+    })
+  )
 }).pipe(
+  Config.mapEffect((results) => everyProblem(results, Result.all(results))),
   Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, httpToken, ...c }) => ({
     ...c,
     httpToken: Option.getOrUndefined(httpToken),
@@ -186,17 +181,13 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   }))
 )
 
-/** The failures in a configuration error, each once: `VARIABLE: message`. */
-const failures = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
-  switch (error._op) {
-    case "And":
-    case "Or":
-      return [...failures(error.left), ...failures(error.right)]
-    default:
-      return [error.path.length > 0 ? `${error.path.join(".")}: ${error.message}` : error.message]
-  }
-}
+/** A one-line explanation of a configuration failure, naming the variables involved (each failure once). */
+export const describeConfigError = (error: Config.ConfigError): string => `invalid configuration: ${[...new Set(configFailures(error))].join("; ")}`
 
-/** A one-line explanation of a configuration failure, naming the variables involved. */
-export const describeConfigError = (error: ConfigError.ConfigError): string => `invalid configuration: ${[...new Set(failures(error))].join("; ")}`
+/**
+ * The environment the daemon reads its settings from, as it always has: a variable set to ""
+ * has that value (and is refused where a value must not be empty), it is not taken as unset.
+ * Read at the first lookup.
+ */
+export const daemonEnvironment = (): ConfigProvider.ConfigProvider => ConfigProvider.fromEnv({ preserveEmptyStrings: true })
 

@@ -18,7 +18,7 @@ export const treeLine = (row: TreeRow): string => {
 const storedTree = (executionId: string) =>
   Effect.gen(function* () {
     const store = yield* ExecutionLogStore
-    const storageOnly = { ...store, readExec: () => Effect.succeedNone } as unknown as ExecutionLogStore
+    const storageOnly = ExecutionLogStore.of({ ...store, readExec: () => Effect.succeedNone })
     return yield* executionTree(executionId).pipe(Effect.provideService(ExecutionLogStore, storageOnly))
   })
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { Deferred, Effect, Either, FiberId, Stream } from "effect"
+import { Deferred, Effect, Result, Stream } from "effect"
 import { type CloudEvent, makeCloudEvent, makeMqttConnection, type MqttConnectionService } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { fromStoredState, MethodEventTypes, normalizedName } from "@microdcs/job-state"
@@ -39,7 +39,7 @@ interface MesDeps {
 
 const replyFor = (d: MesDeps, key: string) => {
   let reply = d.replies.get(key)
-  if (reply === undefined) d.replies.set(key, (reply = Deferred.unsafeMake<CloudEvent>(FiberId.none)))
+  if (reply === undefined) d.replies.set(key, (reply = Deferred.makeUnsafe<CloudEvent>()))
   return reply
 }
 
@@ -49,8 +49,8 @@ const followReplies = (d: MesDeps) =>
     yield* (yield* d.mes.subscribe(d.replyTopic)).pipe(
       Stream.runForEach((m) =>
         Effect.sync(() => {
-          if (Either.isRight(m.decoded) && m.correlationData) Deferred.unsafeDone(replyFor(d, m.correlationData.toString("hex")), Effect.succeed(m.decoded.right))
-        }).pipe(Effect.zipRight(m.ack))
+          if (Result.isSuccess(m.decoded) && m.correlationData) Deferred.doneUnsafe(replyFor(d, m.correlationData.toString("hex")), Effect.succeed(m.decoded.success))
+        }).pipe(Effect.andThen(m.ack))
       ),
       Effect.forkScoped
     )
@@ -62,15 +62,15 @@ const followOrders = (d: MesDeps, orderFilter: string) =>
     yield* (yield* d.mes.subscribe(orderFilter)).pipe(
       Stream.runForEach((m) =>
         Effect.sync(() => {
-          if (Either.isLeft(m.decoded)) return
-          const data = m.decoded.right.data as { JobOrder?: { JobOrderID?: string }; State?: unknown } | undefined
+          if (Result.isFailure(m.decoded)) return
+          const data = m.decoded.success.data as { JobOrder?: { JobOrderID?: string }; State?: unknown } | undefined
           const id = data?.JobOrder?.JobOrderID
           const state = fromStoredState(data?.State)
-          if (!id || Either.isLeft(state) || d.ended.has(id)) return
-          const name = normalizedName(state.right)
+          if (!id || Result.isFailure(state) || d.ended.has(id)) return
+          const name = normalizedName(state.success)
           if (name.startsWith("Ended") || name === "Aborted") d.ended.set(id, { state: name, at: performance.now() })
-          if (d.ended.size >= d.jobs) Deferred.unsafeDone(d.allEnded, Effect.void)
-        }).pipe(Effect.zipRight(m.ack))
+          if (d.ended.size >= d.jobs) Deferred.doneUnsafe(d.allEnded, Effect.void)
+        }).pipe(Effect.andThen(m.ack))
       ),
       Effect.forkScoped
     )
@@ -87,7 +87,7 @@ const call = (d: MesDeps, type: string, data: unknown, extensions: Record<string
       correlationId
     })
     const answer = yield* Deferred.await(reply).pipe(
-      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`no reply to ${type}`) }),
+      Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(new Error(`no reply to ${type}`)) }),
       Effect.ensuring(Effect.sync(() => d.replies.delete(key)))
     )
     const status = (answer.data as { ReturnStatus?: number } | undefined)?.ReturnStatus
@@ -122,7 +122,7 @@ const submitJobs = (d: MesDeps, template: Record<string, unknown>) =>
     Array.from({ length: d.jobs }, (_, i) => `jo-axle-${String(i + 1).padStart(4, "0")}`),
     (id) =>
       Effect.sync(() => d.submittedAt.set(id, performance.now())).pipe(
-        Effect.zipRight(call(d, MethodEventTypes.StoreAndStart, { JobOrder: { ...template, JobOrderID: id } }))
+        Effect.andThen(call(d, MethodEventTypes.StoreAndStart, { JobOrder: { ...template, JobOrderID: id } }))
       ),
     { concurrency: 8, discard: true }
   )
@@ -159,7 +159,7 @@ export const runMes = (url: string, topics: { readonly prefix: string; readonly 
       replies: new Map(),
       ended: new Map(),
       submittedAt: new Map(),
-      allEnded: Deferred.unsafeMake<void>(FiberId.none)
+      allEnded: Deferred.makeUnsafe<void>()
     }
     yield* followReplies(d)
     yield* followOrders(d, `${topics.prefix}${discriminator}/${SCOPE}/order/+`)

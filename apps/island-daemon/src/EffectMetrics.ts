@@ -1,10 +1,10 @@
-import { Effect, Metric, MetricState } from "effect"
+import { Effect, Metric } from "effect"
 import { Counter, Gauge, type Registry } from "prom-client"
 
 /**
  * An Effect metric of a package (the poller, the publisher, the store, the execution log) shown on
  * `/metrics` under its own name: the packages count with Effect's process-wide metrics, the daemon
- * exports prom-client's. prom-client needs the labels up front; tags beyond them are summed over
+ * exports prom-client's. prom-client needs the labels up front; attributes beyond them are summed over
  * (a counter) or the last one read wins (a gauge).
  */
 export interface BridgedMetric {
@@ -14,20 +14,19 @@ export interface BridgedMetric {
   readonly type: "counter" | "gauge"
 }
 
-/** The labels of one Effect metric key, or undefined when it lacks one the bridge needs. */
-const labelsOf = (tags: Iterable<{ readonly key: string; readonly value: string }>, labelNames: ReadonlyArray<string>) => {
-  const byKey = new Map([...tags].map((t) => [t.key, t.value]))
+/** The labels of one Effect metric's attributes, or undefined when it lacks one the bridge needs. */
+const labelsOf = (attributes: Metric.Metric.AttributeSet | undefined, labelNames: ReadonlyArray<string>) => {
+  const byKey = new Map(Object.entries(attributes ?? {}))
   if (!labelNames.every((l) => byKey.has(l))) return undefined
   return Object.fromEntries(labelNames.map((l) => [l, byKey.get(l)!]))
 }
 
 /** Every current value of the Effect metric `name`, with its labels. */
 const readings = (spec: BridgedMetric): ReadonlyArray<{ readonly labels: Record<string, string>; readonly value: number }> =>
-  Effect.runSync(Metric.snapshot).flatMap((pair) => {
-    if (pair.metricKey.name !== spec.name) return []
-    const state = pair.metricState
-    const value = MetricState.isCounterState(state) ? Number(state.count) : MetricState.isGaugeState(state) ? Number(state.value) : undefined
-    const labels = labelsOf(pair.metricKey.tags, spec.labelNames)
+  Effect.runSync(Metric.snapshot).flatMap((snapshot) => {
+    if (snapshot.id !== spec.name) return []
+    const value = snapshot.type === "Counter" ? Number(snapshot.state.count) : snapshot.type === "Gauge" ? Number(snapshot.state.value) : undefined
+    const labels = labelsOf(snapshot.attributes, spec.labelNames)
     return value === undefined || labels === undefined ? [] : [{ labels, value }]
   })
 

@@ -18,7 +18,7 @@ const child = <S extends { readonly url: string; readonly stop: () => Promise<vo
       try: start,
       catch: (error) => new EmbeddedServerFailed({ server, message: error instanceof Error ? error.message : String(error) })
     }).pipe(Effect.tap((s) => Effect.logInfo(`embedded ${server} started`).pipe(Effect.annotateLogs({ url: s.url })))),
-    (s) => Effect.promise(() => s.stop()).pipe(Effect.zipRight(Effect.logInfo(`embedded ${server} stopped`)))
+    (s) => Effect.promise(() => s.stop()).pipe(Effect.andThen(Effect.logInfo(`embedded ${server} stopped`)))
   )
 
 /**

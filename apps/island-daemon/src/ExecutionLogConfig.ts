@@ -1,8 +1,9 @@
 import { accessSync, constants, type Stats, statSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { Config, Option, Redacted } from "effect"
 import { parseRecipePins, type RecipePins } from "@microdcs/job-control"
+import { checkedString, parsedString } from "./ConfigChecks.js"
 
 /**
  * The execution log's and the recipe catalogue's settings:
@@ -13,17 +14,13 @@ import { parseRecipePins, type RecipePins } from "@microdcs/job-control"
  *   recipe has another digest is refused when stored.
  */
 export const pgUrlSetting: Config.Config<Redacted.Redacted<string> | undefined> = Config.option(
-  // Checked as text (a check after Config.redacted reports no variable name), redacted at once.
-  Config.string("PG_URL").pipe(
-    Config.validate({ message: "PG_URL must look like postgres://user@host:port/database", validation: (s) => /^postgres(ql)?:\/\/./.test(s) }),
+  // Checked as text (so the message is the daemon's, naming the variable), redacted at once.
+  checkedString("PG_URL", (s) => (/^postgres(ql)?:\/\/./.test(s) ? undefined : "PG_URL must look like postgres://user@host:port/database")).pipe(
     Config.map((url) => Redacted.make(url))
   )
 ).pipe(Config.map(Option.getOrUndefined))
 
-export const recipeDigestsSetting: Config.Config<RecipePins> = Config.string("RECIPE_DIGESTS").pipe(
-  Config.mapOrFail((text) => Either.mapLeft(parseRecipePins(text), (problem) => ConfigError.InvalidData([], problem))),
-  Config.withDefault<RecipePins>(new Map())
-)
+export const recipeDigestsSetting: Config.Config<RecipePins> = parsedString("RECIPE_DIGESTS", parseRecipePins).pipe(Config.withDefault<RecipePins>(new Map()))
 
 /** `PG_DATA_DIR`'s value that keeps the embedded archive in memory, gone at exit: for tests and demos. */
 export const IN_MEMORY = "memory://"
@@ -68,15 +65,8 @@ export interface PgDataDirSetting {
 }
 
 export const pgDataDirSetting: Config.Config<PgDataDirSetting> = Config.all({
-  dir: Config.option(
-    Config.string("PG_DATA_DIR").pipe(
-      Config.mapOrFail((dir) => {
-        const problem = dataDirProblem(dir)
-        return problem === undefined ? Either.right(dir) : Either.left(ConfigError.InvalidData([], problem))
-      })
-    )
-  ).pipe(Config.map(Option.getOrUndefined)),
-  stateHome: Config.option(Config.string("XDG_STATE_HOME")).pipe(Config.map(Option.getOrUndefined))
+  dir: Config.option(checkedString("PG_DATA_DIR", dataDirProblem)).pipe(Config.map(Option.getOrUndefined)),
+  stateHome: Config.option(Config.String("XDG_STATE_HOME")).pipe(Config.map(Option.getOrUndefined))
 })
 
 /** A key prefix as one path segment: no `/`, and never `.` or `..`. */

@@ -1,5 +1,5 @@
 import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Deferred, Effect, Layer, type Redacted } from "effect"
 import { HttpContext, type IslandEndpoints } from "./HttpContext.js"
@@ -10,7 +10,7 @@ import { daemonApp } from "./HttpRoutes.js"
 const CLOSE_GRACE_MS = 5_000
 
 /**
- * The daemon's HTTP server (`@effect/platform`'s router on `@effect/platform-node`): `/healthz`
+ * The daemon's HTTP server (`effect/http`'s router on `@effect/platform-node`): `/healthz`
  * (the process is alive), `/readyz` (Valkey reachable, MQTT connected and subscribed, roles
  * running), `/metrics` (Prometheus text) and the read-only JSON API under `/api/`. Started before
  * the island connects, so `/healthz` answers at once while `/readyz` says why the island is not
@@ -45,7 +45,7 @@ export const serveHttp = (options: {
       })
     )
     const bound = Context.get(built, HttpServer.HttpServer).address
-    const address = { host: options.host, port: bound._tag === "TcpAddress" ? bound.port : options.port }
+    const address = { host: options.host, port: bound._tag === "UnixPathAddress" ? options.port : bound.port }
     yield* Effect.logInfo("http server listening").pipe(Effect.annotateLogs(address))
     return address
   })

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { Effect, Redacted } from "effect"
 import { HttpContext } from "./HttpContext.js"
 import { errorReply } from "./HttpReply.js"
@@ -18,7 +18,8 @@ const authorized = (authorization: string | undefined, token: Redacted.Redacted<
 
 /**
  * Wraps a route's handler: with a configured token, a request without it (or with another one)
- * gets 401 and the handler does not run. Applied to a whole route module with `HttpRouter.use`.
+ * gets 401 and the handler does not run. A route module applies it to each of its routes
+ * through `tokenRoute`.
  */
 export const requireToken = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.gen(function* () {
@@ -27,3 +28,7 @@ export const requireToken = <E, R>(handler: Effect.Effect<HttpServerResponse.Htt
     if (authorized(request.headers["authorization"], token)) return yield* handler
     return yield* errorReply(401, "unauthorized", "this path needs Authorization: Bearer {HTTP_TOKEN}", { "www-authenticate": 'Bearer realm="island"' })
   })
+
+/** A `GET` route whose handler runs behind `requireToken`. */
+export const tokenRoute = <E, R>(path: HttpRouter.PathInput, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  HttpRouter.route("GET", path, requireToken(handler))

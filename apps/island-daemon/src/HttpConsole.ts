@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { consoleAssets } from "./ConsoleAssets.js"
 import { errorReply } from "./HttpReply.js"
@@ -50,13 +50,13 @@ const asset = (pick: "script" | "stylesheet", contentType: string) =>
  *   GET /console/streams           streams, groups, pending, dead letters
  *   GET /console/app.js, /console/app.css
  */
-export const consoleRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/", page),
-  HttpRouter.get("/console", page),
-  HttpRouter.get("/console/scopes/:scope", page),
-  HttpRouter.get("/console/jobs/:id", page),
-  HttpRouter.get("/console/config", page),
-  HttpRouter.get("/console/streams", page),
-  HttpRouter.get("/console/app.js", asset("script", "text/javascript; charset=utf-8")),
-  HttpRouter.get("/console/app.css", asset("stylesheet", "text/css; charset=utf-8"))
-)
+export const consoleRoutes = [
+  HttpRouter.route("GET", "/", page),
+  HttpRouter.route("GET", "/console", page),
+  HttpRouter.route("GET", "/console/scopes/:scope", page),
+  HttpRouter.route("GET", "/console/jobs/:id", page),
+  HttpRouter.route("GET", "/console/config", page),
+  HttpRouter.route("GET", "/console/streams", page),
+  HttpRouter.route("GET", "/console/app.js", asset("script", "text/javascript; charset=utf-8")),
+  HttpRouter.route("GET", "/console/app.css", asset("stylesheet", "text/css; charset=utf-8"))
+] as const

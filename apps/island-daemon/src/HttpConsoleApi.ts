@@ -1,11 +1,10 @@
-import { HttpRouter } from "@effect/platform"
 import { Effect } from "effect"
 import { configView } from "./ConsoleConfigView.js"
 import { islandView } from "./ConsoleIslandView.js"
 import { jobView } from "./ConsoleJobView.js"
 import { scopeJobOrders } from "./ConsoleScopeView.js"
 import { streamsView } from "./ConsoleStreamsView.js"
-import { requireToken } from "./HttpAccess.js"
+import { tokenRoute } from "./HttpAccess.js"
 import { consoleEvents } from "./HttpConsoleEvents.js"
 import { badRequest, consoleReply, LIMIT_PROBLEM, notFound, ok, pageLimit, param, query } from "./HttpConsoleReply.js"
 import { HttpContext, withIsland } from "./HttpContext.js"
@@ -45,12 +44,11 @@ const job = Effect.gen(function* () {
  *   GET /api/console/streams
  *   GET /api/console/events?scope=&job=&figures=1&max=&after=   (Server-Sent Events)
  */
-export const consoleApiRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/console/island", consoleReply(island)),
-  HttpRouter.get("/api/console/scopes/:scope/joborders", consoleReply(scopeOrders)),
-  HttpRouter.get("/api/console/jobs/:id", consoleReply(job)),
-  HttpRouter.get("/api/console/config", consoleReply(Effect.map(configView, ok))),
-  HttpRouter.get("/api/console/streams", consoleReply(Effect.map(streamsView, ok))),
-  HttpRouter.get("/api/console/events", withIsland(consoleEvents)),
-  HttpRouter.use(requireToken)
-)
+export const consoleApiRoutes = [
+  tokenRoute("/api/console/island", consoleReply(island)),
+  tokenRoute("/api/console/scopes/:scope/joborders", consoleReply(scopeOrders)),
+  tokenRoute("/api/console/jobs/:id", consoleReply(job)),
+  tokenRoute("/api/console/config", consoleReply(Effect.map(configView, ok))),
+  tokenRoute("/api/console/streams", consoleReply(Effect.map(streamsView, ok))),
+  tokenRoute("/api/console/events", withIsland(consoleEvents))
+] as const

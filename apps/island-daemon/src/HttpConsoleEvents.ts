@@ -1,4 +1,4 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Deferred, Duration, Effect, Option, Schedule, Stream } from "effect"
 import { JobStates } from "@microdcs/job-state"
 import { ChangeStream, ScopeFiguresReader, ScopeRegistry, SfcStateDao, validateText } from "@microdcs/store"
@@ -56,10 +56,10 @@ const feedOf = Effect.gen(function* () {
 /** What one connection's functions share: its services, the feed asked for, and what it last saw. */
 interface FeedDeps {
   readonly feed: Feed
-  readonly changes: ChangeStream
-  readonly states: SfcStateDao
-  readonly registry: ScopeRegistry
-  readonly figuresReader: ScopeFiguresReader
+  readonly changes: ChangeStream["Service"]
+  readonly states: SfcStateDao["Service"]
+  readonly registry: ScopeRegistry["Service"]
+  readonly figuresReader: ScopeFiguresReader["Service"]
   readonly cursors: Map<string, string>
   lastVersion: number | null
   lastFigures: string
@@ -157,7 +157,7 @@ const feedStream = (feed: Feed) =>
     const news = Stream.fromSchedule(Schedule.spaced(Duration.millis(TICK_MS))).pipe(
       Stream.takeWhile(() => island() !== undefined),
       Stream.mapEffect(() => poll(s)),
-      Stream.flattenIterables
+      Stream.flattenIterable
     )
     return Stream.concat(Stream.make(hello), news)
   })
@@ -166,19 +166,19 @@ const feedStream = (feed: Feed) =>
 export const consoleEvents = Effect.gen(function* () {
   const { closing } = yield* HttpContext
   const request = yield* HttpServerRequest.HttpServerRequest
-  const parsed = yield* Effect.either(feedOf)
-  if (parsed._tag === "Left") {
-    const e = parsed.left
+  const parsed = yield* Effect.result(feedOf)
+  if (parsed._tag === "Failure") {
+    const e = parsed.failure
     return yield* errorReply(400, "bad-request", "field" in e ? `${e.field}: ${e.message}` : String(e))
   }
-  const feed = parsed.right
+  const feed = parsed.success
   const headers = { "content-type": "text/event-stream", "x-accel-buffering": "no" }
   if (request.method === "HEAD") return HttpServerResponse.empty({ status: 200, headers })
   const services = yield* Effect.context<ChangeStream | SfcStateDao | ScopeRegistry | ScopeFiguresReader>()
   const events: Stream.Stream<Uint8Array, unknown> = yield* feedStream(feed).pipe(Effect.orElseSucceed(() => Stream.empty))
   const body = (feed.max === undefined ? events : Stream.take(events, feed.max)).pipe(
     // A store failure ends the feed: the page connects again and reads the view anew.
-    Stream.catchAll(() => Stream.empty),
+    Stream.catch(() => Stream.empty),
     Stream.interruptWhen(Deferred.await(closing)),
     Stream.provideContext(services)
   )

@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect } from "effect"
 import { InvalidInput } from "@microdcs/store"
 import { withIsland } from "./HttpContext.js"
@@ -27,7 +27,7 @@ export const param = (name: string) => Effect.map(HttpRouter.params, (params) =>
 export const consoleReply = <E extends { readonly _tag: string }, R>(answer: Effect.Effect<ConsoleReply, E, R>) =>
   withIsland(
     answer.pipe(
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         Effect.succeed<ConsoleReply>(
           e instanceof InvalidInput ? badRequest(`${e.field}: ${e.message}`) : { status: 503, body: { error: e._tag, message: "store unavailable" } }
         )

@@ -33,7 +33,7 @@ export const makeIslandEndpoints = (config: DaemonConfig) =>
   })
 
 /** What every route module may read; the server provides it. */
-export class HttpContext extends Context.Tag("@microdcs/island-daemon/HttpContext")<
+export class HttpContext extends Context.Service<
   HttpContext,
   {
     readonly metrics: Metrics
@@ -44,7 +44,7 @@ export class HttpContext extends Context.Tag("@microdcs/island-daemon/HttpContex
     /** Done once the server begins to close: a long-lived answer (a stream) ends then. */
     readonly closing: Deferred.Deferred<void>
   }
->() {}
+>()("@microdcs/island-daemon/HttpContext") {}
 
 /**
  * Runs a handler that reads the island's services over the running island; 503 while it starts

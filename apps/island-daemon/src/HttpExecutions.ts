@@ -1,7 +1,7 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter } from "effect/http"
 import { Effect } from "effect"
 import { ExecutionLookup } from "@microdcs/execution-log"
-import { requireToken } from "./HttpAccess.js"
+import { tokenRoute } from "./HttpAccess.js"
 import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
 /**
@@ -24,4 +24,4 @@ const tree = Effect.gen(function* () {
  *
  *   GET /api/executions/{id}/tree
  */
-export const executionRoutes = HttpRouter.empty.pipe(HttpRouter.get("/api/executions/:id/tree", logReply(tree)), HttpRouter.use(requireToken))
+export const executionRoutes = [tokenRoute("/api/executions/:id/tree", logReply(tree))] as const

@@ -1,4 +1,4 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter } from "effect/http"
 import { Effect } from "effect"
 import { HttpContext } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"
@@ -7,9 +7,10 @@ import { jsonReply } from "./HttpReply.js"
  * The probes, open without a token: `/healthz` answers while the process runs, `/readyz` 200
  * only when every readiness check of the running island passes (503 while it starts or stops).
  */
-export const healthRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/healthz", jsonReply(200, { status: "alive" })),
-  HttpRouter.get(
+export const healthRoutes = [
+  HttpRouter.route("GET", "/healthz", jsonReply(200, { status: "alive" })),
+  HttpRouter.route(
+    "GET",
     "/readyz",
     Effect.gen(function* () {
       const island = (yield* HttpContext).island()
@@ -19,4 +20,4 @@ export const healthRoutes = HttpRouter.empty.pipe(
       return yield* jsonReply(ready ? 200 : 503, { ready, ...report })
     })
   )
-)
+] as const

@@ -1,7 +1,7 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Effect } from "effect"
 import { formatDuration, Journal, journalConfigJson, journalSummary } from "@microdcs/journal"
-import { requireToken } from "./HttpAccess.js"
+import { tokenRoute } from "./HttpAccess.js"
 import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
 /**
@@ -31,7 +31,7 @@ const journalReply = storeReadReply({
   more: { JournalUnreadable: { status: 500, error: "unreadable-config" } }
 })
 
-const figuresOf = (journal: Journal, scope: string, name: string) =>
+const figuresOf = (journal: Journal["Service"], scope: string, name: string) =>
   Effect.map(journal.figures(scope), (all) => all.find((f) => f.journal === name))
 
 const journals = Effect.gen(function* () {
@@ -104,10 +104,9 @@ const counter = Effect.gen(function* () {
 })
 
 /** The journal routes, behind the token when one is set. */
-export const journalRoutes = HttpRouter.empty.pipe(
-  HttpRouter.get("/api/journals", journalReply(journals)),
-  HttpRouter.get("/api/journals/:scope/:journal", journalReply(oneJournal)),
-  HttpRouter.get("/api/journals/:scope/:journal/recall", journalReply(recall)),
-  HttpRouter.get("/api/journals/:scope/:journal/counters/:counter", journalReply(counter)),
-  HttpRouter.use(requireToken)
-)
+export const journalRoutes = [
+  tokenRoute("/api/journals", journalReply(journals)),
+  tokenRoute("/api/journals/:scope/:journal", journalReply(oneJournal)),
+  tokenRoute("/api/journals/:scope/:journal/recall", journalReply(recall)),
+  tokenRoute("/api/journals/:scope/:journal/counters/:counter", journalReply(counter))
+] as const

@@ -1,7 +1,7 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "effect/http"
 import { Effect } from "effect"
 import { recipeCatalogue } from "@microdcs/job-control"
-import { requireToken } from "./HttpAccess.js"
+import { tokenRoute } from "./HttpAccess.js"
 import { logReply } from "./HttpExecutions.js"
 import { RecipePinning } from "./RecipePinning.js"
 
@@ -20,4 +20,4 @@ const catalogue = Effect.gen(function* () {
  *
  *   GET /api/recipes?scope=
  */
-export const recipeRoutes = HttpRouter.empty.pipe(HttpRouter.get("/api/recipes", logReply(catalogue)), HttpRouter.use(requireToken))
+export const recipeRoutes = [tokenRoute("/api/recipes", logReply(catalogue))] as const

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "effect/http"
 
 /**
  * How the daemon answers: always JSON (`HttpServerResponse.json`, `application/json`), never

@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cause, Deferred, Effect } from "effect"
 import { API_PREFIX, apiNotFound, apiRoutes } from "./Api.js"
 import { HttpContext } from "./HttpContext.js"
@@ -13,10 +13,21 @@ import { metricsRoutes } from "./HttpMetrics.js"
 import { commonHeaders, errorReply } from "./HttpReply.js"
 
 /**
- * Every route of the daemon, one module per group. A new group (the console's pages, an event
- * stream) is one more router here; the read-only test walks this list.
+ * Every route of the daemon (`HttpRouter.Route`s, each with its `method` and `path`), one module
+ * per group. A new group (the console's pages, an event stream) is one more list here; the
+ * read-only test walks this list.
  */
-export const daemonRoutes = HttpRouter.concatAll(healthRoutes, metricsRoutes, apiRoutes, consoleRoutes, consoleApiRoutes, journalRoutes, executionRoutes, recipeRoutes, triggerRoutes)
+export const daemonRoutes = [
+  ...healthRoutes,
+  ...metricsRoutes,
+  ...apiRoutes,
+  ...consoleRoutes,
+  ...consoleApiRoutes,
+  ...journalRoutes,
+  ...executionRoutes,
+  ...recipeRoutes,
+  ...triggerRoutes
+] as const
 
 /** The methods the server answers: nothing it serves changes the island. */
 export const readMethods: ReadonlyArray<string> = ["GET", "HEAD"]
@@ -32,13 +43,16 @@ const notFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =
   request.url.startsWith(API_PREFIX) ? apiNotFound : errorReply(404, "not-found")
 )
 
+/** The router's failure for a path no route matches (answered by `notFound`). */
+const isRouteNotFound = (e: unknown): boolean => HttpServerError.isHttpServerError(e) && e.reason._tag === "RouteNotFound"
+
 /** A failure no route handled: logged, and 500 (an interrupted request, a client gone, has no answer). */
 const internalError = <E>(cause: Cause.Cause<E>) =>
-  Cause.isInterruptedOnly(cause)
+  Cause.hasInterruptsOnly(cause)
     ? Effect.failCause(cause)
     : Effect.logError("http request failed").pipe(
         Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-        Effect.zipRight(errorReply(500, "internal", String(Cause.squash(cause))))
+        Effect.andThen(errorReply(500, "internal", String(Cause.squash(cause))))
       )
 
 /** Adds the common headers, and `Connection: close` once the server is closing. */
@@ -55,13 +69,14 @@ const finish = (response: HttpServerResponse.HttpServerResponse) =>
  * closes it asks the client to close the connection so none lingers idle.
  */
 export const daemonApp = Effect.gen(function* () {
-  const routed = yield* HttpRouter.toHttpApp(daemonRoutes).pipe(HttpRouter.withRouterConfig(routerConfig))
+  // The router reads its configuration when it is built.
+  const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll(daemonRoutes)).pipe(Effect.provideService(HttpRouter.RouterConfig, routerConfig))
   return Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!readMethods.includes(request.method)) return yield* errorReply(405, "method-not-allowed", undefined, { allow: readMethods.join(", ") })
-    return yield* routed.pipe(Effect.catchTag("RouteNotFound", () => notFound))
+    return yield* routed.pipe(Effect.catchIf(isRouteNotFound, () => notFound))
   }).pipe(
-    Effect.catchAllCause(internalError),
+    Effect.catchCause(internalError),
     Effect.flatMap(finish)
   )
 })

@@ -39,7 +39,7 @@ export const storeReadReply =
   <E extends { readonly _tag: string; readonly message?: string }, R>(answer: Effect.Effect<Reply, E, R>) =>
     withIsland(
       answer.pipe(
-        Effect.catchAll((e) => Effect.succeed(failureReply(tags, e))),
+        Effect.catch((e) => Effect.succeed(failureReply(tags, e))),
         Effect.flatMap((reply) => jsonReply(reply.status, reply.body))
       )
     )

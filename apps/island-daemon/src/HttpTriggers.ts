@@ -1,7 +1,6 @@
-import { HttpRouter } from "@effect/platform"
 import { Effect } from "effect"
 import { TriggerStore } from "@microdcs/store"
-import { requireToken } from "./HttpAccess.js"
+import { tokenRoute } from "./HttpAccess.js"
 import { type Reply, storeReadReply } from "./HttpStoreReply.js"
 
 /** The list has no not-found or corrupt case: a row that does not read back is listed as unreadable. */
@@ -18,4 +17,4 @@ const triggers = Effect.gen(function* () {
  *
  *   GET /api/triggers
  */
-export const triggerRoutes = HttpRouter.empty.pipe(HttpRouter.get("/api/triggers", triggerReply(triggers)), HttpRouter.use(requireToken))
+export const triggerRoutes = [tokenRoute("/api/triggers", triggerReply(triggers))] as const

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { StorageStart } from "@microdcs/execution-log"
 import { jobControlLayer } from "@microdcs/job-control"
@@ -111,7 +111,7 @@ const definedOnly = <T extends Record<string, unknown>>(values: T): { [K in keyo
  */
 const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
   const attempt = Effect.gen(function* () {
-    const own = yield* Scope.make(ExecutionStrategy.sequential)
+    const own = yield* Scope.make("sequential")
     const context = yield* Layer.buildWithScope(layer, own).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)))
     return { own, context }
   })
@@ -130,7 +130,7 @@ const buildWhenReachable = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
     ),
     Effect.retry({
       while: isTransient,
-      schedule: Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+      schedule: Schedule.min([Schedule.exponential(Duration.millis(200)), Schedule.spaced(Duration.seconds(5))])
     })
   )
   return Effect.uninterruptibleMask((restore) =>

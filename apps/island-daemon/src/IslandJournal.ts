@@ -53,7 +53,7 @@ const failureText = (cause: Cause.Cause<unknown>): string => {
  * then, and saying nothing would pass it off as an event no journal wants.
  */
 export const journalStationEvents =
-  (journal: Journal, metrics: Metrics, inFlight?: JournalRecordsInFlightService) =>
+  (journal: Journal["Service"], metrics: Metrics, inFlight?: JournalRecordsInFlightService) =>
   (event: CloudEvent, scope: string): Effect.Effect<Effect.Effect<void> | void> =>
     // Most events are of no journal: those cost a look at the configurations in memory, no timer.
     Effect.matchEffect(journal.journalsOf(scope), {
@@ -68,19 +68,19 @@ export const journalStationEvents =
 /** A station event the journal did not take: counted, and a warning that says why; it goes to the engine all the same. */
 const notJournaled = (metrics: Metrics, event: CloudEvent, scope: string, error: string) =>
   Effect.sync(() => metrics.recordJournal("record", "failed")).pipe(
-    Effect.zipRight(Effect.logWarning("station event not journaled; it goes to the engine all the same")),
+    Effect.andThen(Effect.logWarning("station event not journaled; it goes to the engine all the same")),
     Effect.annotateLogs({ type: event.type, id: event.id, scope, error })
   )
 
-const recordEvent = (journal: Journal, metrics: Metrics, event: CloudEvent, scope: string) =>
+const recordEvent = (journal: Journal["Service"], metrics: Metrics, event: CloudEvent, scope: string) =>
   journal.record(journalEventOf(event), { scope }).pipe(
-    Effect.timeoutFail({ duration: RECORD_TIMEOUT, onTimeout: () => ({ _tag: "Timeout", message: `no answer within ${Duration.format(RECORD_TIMEOUT)}` }) }),
+    Effect.timeoutOrElse({ duration: RECORD_TIMEOUT, orElse: () => Effect.fail({ _tag: "Timeout", message: `no answer within ${Duration.format(RECORD_TIMEOUT)}` }) }),
     Effect.flatMap((recorded) => Effect.sync(() => recorded.forEach((r) => metrics.recordJournal("record", r.status)))),
-    Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : notJournaled(metrics, event, scope, failureText(cause))))
+    Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : notJournaled(metrics, event, scope, failureText(cause))))
   )
 
 /** One sweep, its figures counted; a failure is logged and counted, and the next round tries again. */
-const sweepOnce = (journal: Journal, metrics: Metrics) =>
+const sweepOnce = (journal: Journal["Service"], metrics: Metrics) =>
   journal.sweep().pipe(
     Effect.tap((summary) =>
       Effect.sync(() => {
@@ -88,11 +88,11 @@ const sweepOnce = (journal: Journal, metrics: Metrics) =>
         if (summary.bucketsSubtracted > 0) metrics.recordJournal("sweep", "subtracted", summary.bucketsSubtracted)
       })
     ),
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause)
         : Effect.sync(() => metrics.recordJournal("sweep", "failed")).pipe(
-            Effect.zipRight(Effect.logWarning("journal sweep failed; trying again at the next round")),
+            Effect.andThen(Effect.logWarning("journal sweep failed; trying again at the next round")),
             Effect.annotateLogs({ error: failureText(cause) })
           )
     )
@@ -104,15 +104,15 @@ const sweepOnce = (journal: Journal, metrics: Metrics) =>
  * background, and with `sweep` the expiry sweep every `JOURNAL_SWEEP_INTERVAL_MS`.
  */
 export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
-  Layer.scopedDiscard(
+  Layer.effectDiscard(
     Effect.gen(function* () {
       const journal = yield* Journal
       // A journal key of another type must not keep the island from starting: logged, counted, and
       // until the next nudge or reconnect reloads them, station events count as not journaled.
       yield* journal.watch.pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.sync(() => metrics.recordJournal("reload", "failed")).pipe(
-            Effect.zipRight(Effect.logError("journal configurations not loaded; nothing is journaled until they reload")),
+            Effect.andThen(Effect.logError("journal configurations not loaded; nothing is journaled until they reload")),
             Effect.annotateLogs({ error: `${error._tag}: ${error.message}` })
           )
         )
@@ -125,7 +125,7 @@ export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
       yield* exportUnreadableJournals(metrics, journal)
       yield* journal.warm.pipe(
         Effect.tap((warmed) => Effect.logDebug("journal cache warmed").pipe(Effect.annotateLogs({ ...warmed }))),
-        Effect.catchAllCause((cause) => Effect.logWarning("journal cache not warmed").pipe(Effect.annotateLogs({ error: failureText(cause) }))),
+        Effect.catchCause((cause) => Effect.logWarning("journal cache not warmed").pipe(Effect.annotateLogs({ error: failureText(cause) }))),
         Effect.forkScoped
       )
       if (config.roles.has("sweep")) {
@@ -147,7 +147,7 @@ export const journalRunning = (config: DaemonConfig, metrics: Metrics) =>
  * failed load (logged there) does not keep the engine from starting.
  */
 export const journaledMqttStation = (metrics: Metrics, options: StationIngressOptions) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.gen(function* () {
       const journal = yield* Journal
       const inFlight = yield* JournalRecordsInFlight
@@ -158,4 +158,4 @@ export const journaledMqttStation = (metrics: Metrics, options: StationIngressOp
 
 /** The job control ingress that also takes the journal's configuration event (`...config.journal.v1`). */
 export const journalingJobControlIngress = (metrics: Metrics, options: JobControlIngressOptions) =>
-  Layer.unwrapEffect(Effect.map(Journal, (journal) => JobControlIngress({ ...options, extraRequests: journalConfigRequests(journal, metrics) })))
+  Layer.unwrap(Effect.map(Journal, (journal) => JobControlIngress({ ...options, extraRequests: journalConfigRequests(journal, metrics) })))

@@ -53,7 +53,7 @@ export const journalConfigProblems = (request: JobControlRequest): ReadonlyArray
 }
 
 /** The journal configuration handler for `JobControlIngress({ extraRequests })`. */
-export const journalConfigRequests = (journal: Journal, metrics: Metrics): Readonly<Record<string, ExtraRequestHandler>> => ({
+export const journalConfigRequests = (journal: Journal["Service"], metrics: Metrics): Readonly<Record<string, ExtraRequestHandler>> => ({
   [JOURNAL_CONFIG_EVENT_TYPE]: {
     refuse: (request) => {
       const problems = journalConfigProblems(request)

@@ -18,14 +18,14 @@ export interface JournalRecordsInFlightService {
   readonly settled: (scope: string) => Effect.Effect<void>
 }
 
-export class JournalRecordsInFlight extends Context.Tag("@microdcs/island-daemon/JournalRecordsInFlight")<JournalRecordsInFlight, JournalRecordsInFlightService>() {
+export class JournalRecordsInFlight extends Context.Service<JournalRecordsInFlight, JournalRecordsInFlightService>()("@microdcs/island-daemon/JournalRecordsInFlight") {
   /** Records still running when the layer closes are interrupted (and count as ended). */
-  static readonly layer = Layer.scoped(
+  static readonly layer = Layer.effect(
     JournalRecordsInFlight,
     Effect.gen(function* () {
       const scope = yield* Effect.scope
       // Scopes are few and long-lived: their sets stay, empty, once their records ended.
-      const inFlight = new Map<string, Set<Fiber.RuntimeFiber<void>>>()
+      const inFlight = new Map<string, Set<Fiber.Fiber<void>>>()
       // The fibers' exits, not finalizers inside them: a fiber interrupted before it began (the
       // layer closing) runs none of its own code, but it ends, and its observers hear of it.
       const start = (scopeName: string, record: Effect.Effect<void>) =>

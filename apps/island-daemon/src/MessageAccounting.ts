@@ -31,11 +31,11 @@ export const accountedConnection = (connection: MqttConnectionService, observe: 
     const received = performance.now()
     const entry = { reason: undefined as string | undefined }
     let counted = false
-    const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
+    const type = message.decoded._tag === "Success" ? message.decoded.success.type : "undecodable"
     const tracked: IncomingMessage = {
       ...message,
       ack: message.ack.pipe(
-        Effect.zipRight(
+        Effect.andThen(
           Effect.sync(() => {
             if (counted) return
             counted = true

@@ -1,4 +1,4 @@
-import { Effect, Runtime } from "effect"
+import { Effect } from "effect"
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client"
 import type { ScopeRegistry, Valkey } from "@microdcs/store"
 import { exportExecutionLogCounters } from "./ExecutionLogMetrics.js"
@@ -99,11 +99,11 @@ const refresh = (store: StoreFiguresCache): Promise<void> => {
 /** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
 const followStore = (store: StoreFiguresCache) =>
   Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<Valkey | ScopeRegistry>()
+    const runtime = yield* Effect.context<Valkey | ScopeRegistry>()
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         store.last = undefined
-        store.readStore = () => Runtime.runPromise(runtime)(readStoreFigures.pipe(Effect.timeout("5 seconds")))
+        store.readStore = () => Effect.runPromiseWith(runtime)(readStoreFigures.pipe(Effect.timeout("5 seconds")))
       }),
       () => Effect.sync(() => void (store.readStore = undefined))
     )

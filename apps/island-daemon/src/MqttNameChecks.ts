@@ -1,5 +1,6 @@
-import { ConfigError, Either } from "effect"
+import { type Config, Result } from "effect"
 import { commandFilters, responseTopic, sharedCommandFilters, validateClientId } from "@microdcs/cloudevents-mqtt"
+import { allProblems, invalidSetting } from "./ConfigChecks.js"
 import type { DaemonConfig } from "./DaemonConfig.js"
 
 /**
@@ -18,16 +19,16 @@ const topicVariables: Readonly<Record<string, string>> = {
 }
 
 /** Every problem, by variable, or `undefined` when the names are fine. */
-export const mqttNamesProblem = (config: DaemonConfig): ConfigError.ConfigError | undefined => {
-  const problems: Array<ConfigError.ConfigError> = []
+export const mqttNamesProblem = (config: DaemonConfig): Config.ConfigError | undefined => {
+  const problems: Array<Config.ConfigError> = []
   const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
   const filters = config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup)
-  if (Either.isLeft(filters)) problems.push(ConfigError.InvalidData([topicVariables[filters.left.part] ?? "MQTT_TOPIC_PREFIX"], filters.left.message))
+  if (Result.isFailure(filters)) problems.push(invalidSetting(topicVariables[filters.failure.part] ?? "MQTT_TOPIC_PREFIX", filters.failure.message))
   // The instance id names the MQTT client `island-{id}`.
-  if (Either.isLeft(validateClientId(`island-${config.instanceId}`))) {
-    problems.push(ConfigError.InvalidData(["ISLAND_INSTANCE_ID"], `must be 1 to 121 of A-Z a-z 0-9 . _ - (it names the MQTT client island-{id}), got '${config.instanceId}'`))
+  if (Result.isFailure(validateClientId(`island-${config.instanceId}`))) {
+    problems.push(invalidSetting("ISLAND_INSTANCE_ID", `must be 1 to 121 of A-Z a-z 0-9 . _ - (it names the MQTT client island-{id}), got '${config.instanceId}'`))
   }
-  return problems.length === 0 ? undefined : problems.reduce((a, b) => ConfigError.And(a, b))
+  return allProblems(problems)
 }
 
 /**
@@ -35,4 +36,4 @@ export const mqttNamesProblem = (config: DaemonConfig): ConfigError.ConfigError 
  * (`P/replies/{instanceId}/probe`), one level below anything the island or a station subscribes to.
  */
 export const intakeProbeTopic = (config: DaemonConfig): string | undefined =>
-  Either.getOrUndefined(Either.map(responseTopic({ prefix: config.mqtt.topicPrefix }, config.instanceId), (topic) => `${topic}/probe`))
+  Result.getOrUndefined(Result.map(responseTopic({ prefix: config.mqtt.topicPrefix }, config.instanceId), (topic) => `${topic}/probe`))

@@ -1,5 +1,5 @@
-import { Config, Either, Option, type Redacted } from "effect"
-import { allProblems, tlsFiles, tlsProblems } from "./ConfigChecks.js"
+import { Config, Effect, Option, type Redacted, Result } from "effect"
+import { allProblems, checkedString, everyProblem, reported, tlsFiles, tlsProblems } from "./ConfigChecks.js"
 import { nonNegative, positive } from "./NumberSettings.js"
 
 /** PEM files for a TLS connection (read at start). */
@@ -51,34 +51,40 @@ export interface MqttSettings {
 const isTlsMqttUrl = (url: string | undefined) => url !== undefined && /^(mqtts|ssl|wss):/.test(url)
 
 /** The MQTT settings (`MQTT_*`), the TLS files read and checked against the URL. */
+/** An optional positive integer: unset is `undefined`. */
+const optionalPositive = (name: string) => Config.option(positive(name)).pipe(Config.map(Option.getOrUndefined))
+
+/** The MQTT settings (`MQTT_*`), the TLS files read and checked against the URL; every problem reported. */
 export const mqttSettings: Config.Config<MqttSettings> = Config.all({
-  url: Config.option(
-    Config.string("MQTT_URL").pipe(
-      Config.validate({ message: "MQTT_URL must look like mqtt://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
+  url: reported(
+    Config.option(checkedString("MQTT_URL", (s) => (/^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) ? undefined : "MQTT_URL must look like mqtt://host:port")))
+  ),
+  username: reported(Config.option(Config.String("MQTT_USERNAME"))),
+  password: reported(Config.option(Config.Redacted("MQTT_PASSWORD"))),
+  tls: reported(tlsFiles("MQTT")),
+  topicPrefix: reported(
+    checkedString("MQTT_TOPIC_PREFIX", (s) => (s.length > 0 && !/[+#\0]/.test(s) ? undefined : "MQTT_TOPIC_PREFIX must not contain + # or a NUL")).pipe(
+      Config.withDefault("microdcs")
     )
   ),
-  username: Config.option(Config.string("MQTT_USERNAME")),
-  password: Config.option(Config.redacted("MQTT_PASSWORD")),
-  tls: tlsFiles("MQTT"),
-  topicPrefix: Config.string("MQTT_TOPIC_PREFIX").pipe(
-    Config.withDefault("microdcs"),
-    Config.validate({ message: "MQTT_TOPIC_PREFIX must not contain + # or a NUL", validation: (s) => s.length > 0 && !/[+#\0]/.test(s) })
+  discriminator: reported(Config.option(Config.String("MQTT_DISCRIMINATOR"))),
+  wildcardLevels: reported(nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1))),
+  sharedGroup: reported(Config.option(Config.String("MQTT_SHARED_GROUP"))),
+  sessionExpirySeconds: reported(Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS"))),
+  limits: reported(
+    Config.all({
+      maxPayloadBytes: optionalPositive("MQTT_MAX_PAYLOAD_BYTES"),
+      maxPacketBytes: optionalPositive("MQTT_MAX_PACKET_BYTES"),
+      receiveMaximum: optionalPositive("MQTT_RECEIVE_MAXIMUM"),
+      maxNestingDepth: optionalPositive("MQTT_MAX_NESTING_DEPTH")
+    })
   ),
-  discriminator: Config.option(Config.string("MQTT_DISCRIMINATOR")),
-  wildcardLevels: nonNegative("MQTT_WILDCARD_LEVELS").pipe(Config.withDefault(1)),
-  sharedGroup: Config.option(Config.string("MQTT_SHARED_GROUP")),
-  sessionExpirySeconds: Config.option(nonNegative("MQTT_SESSION_EXPIRY_SECONDS")),
-  limits: Config.all({
-    maxPayloadBytes: Config.option(positive("MQTT_MAX_PAYLOAD_BYTES")).pipe(Config.map(Option.getOrUndefined)),
-    maxPacketBytes: Config.option(positive("MQTT_MAX_PACKET_BYTES")).pipe(Config.map(Option.getOrUndefined)),
-    receiveMaximum: Config.option(positive("MQTT_RECEIVE_MAXIMUM")).pipe(Config.map(Option.getOrUndefined)),
-    maxNestingDepth: Config.option(positive("MQTT_MAX_NESTING_DEPTH")).pipe(Config.map(Option.getOrUndefined))
-  }),
-  intakeProbeMs: Config.option(positive("MQTT_INTAKE_PROBE_MS")).pipe(Config.map(Option.getOrUndefined))
+  intakeProbeMs: reported(optionalPositive("MQTT_INTAKE_PROBE_MS"))
 }).pipe(
-  Config.mapOrFail((m) => {
+  Config.mapEffect((results) => everyProblem(results, Result.all(results))),
+  Config.mapEffect((m) => {
     const problems = allProblems(tlsProblems("MQTT", m.tls, isTlsMqttUrl(Option.getOrUndefined(m.url))))
-    return problems === undefined ? Either.right(m) : Either.left(problems)
+    return problems === undefined ? Effect.succeed(m) : Effect.fail(problems)
   }),
   Config.map((m) => ({
     url: Option.getOrUndefined(m.url),

@@ -1,4 +1,4 @@
-import { Cause, Clock, Effect, Either, Exit, Option } from "effect"
+import { Cause, Clock, Effect, Result, Exit, Option } from "effect"
 import { commandFilters, MqttConnection, type MqttConnectionService, sharedCommandFilters, unshared } from "@microdcs/cloudevents-mqtt"
 import { stationEventsFilter } from "@microdcs/island-mqtt"
 import { Publisher, type PublisherService } from "@microdcs/publisher"
@@ -24,11 +24,11 @@ const failing = (reason: string): RoleHealth => ({ ok: false, reason })
  * Runs one check's read with a short timeout; a failure of any kind (a typed error, a reply
  * the store treats as a defect such as WRONGTYPE) becomes its one-line text.
  */
-const attempt = <A, E, R>(read: Effect.Effect<A, E, R>): Effect.Effect<Either.Either<A, string>, never, R> =>
+const attempt = <A, E, R>(read: Effect.Effect<A, E, R>): Effect.Effect<Result.Result<A, string>, never, R> =>
   read.pipe(
     Effect.timeout("1 second"),
     Effect.exit,
-    Effect.map((exit) => (Exit.isSuccess(exit) ? Either.right(exit.value) : Either.left(causeText(exit.cause))))
+    Effect.map((exit) => (Exit.isSuccess(exit) ? Result.succeed(exit.value) : Result.fail(causeText(exit.cause))))
   )
 
 const causeText = (cause: Cause.Cause<unknown>): string => {
@@ -43,12 +43,12 @@ const LEASE_FREE_GRACE_MS = 10_000
 /** What the readiness checks share: the island's services, the filters its roles need, and how long the lease has been free. */
 interface ReadinessDeps {
   readonly config: DaemonConfig
-  readonly health: StoreHealth
-  readonly heartbeat: SfcHeartbeat
+  readonly health: StoreHealth["Service"]
+  readonly heartbeat: SfcHeartbeat["Service"]
   readonly connection: MqttConnectionService
   readonly publisher: Option.Option<PublisherService>
-  readonly lease: PublisherLease
-  readonly storage: Effect.Effect.Success<typeof storageReadiness>
+  readonly lease: PublisherLease["Service"]
+  readonly storage: Effect.Success<typeof storageReadiness>
   readonly commandFilterList: ReadonlyArray<string>
   readonly stationFilter: string | undefined
   readonly heartbeatMaxAgeMs: number
@@ -67,8 +67,8 @@ const sweepHealth = (d: ReadinessDeps) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const beat = yield* attempt(d.heartbeat.last)
-    if (Either.isLeft(beat)) return failing(`cannot read the timer sweep heartbeat (${beat.left})`)
-    const at = Option.getOrElse(beat.right, () => Number.NaN)
+    if (Result.isFailure(beat)) return failing(`cannot read the timer sweep heartbeat (${beat.failure})`)
+    const at = Option.getOrElse(beat.success, () => Number.NaN)
     if (!Number.isFinite(at)) return failing("the timer sweep has not written its heartbeat")
     return now - at <= d.heartbeatMaxAgeMs ? ok : failing(`the timer sweep heartbeat is ${Math.round((now - at) / 1000)} s old`)
   })
@@ -81,9 +81,9 @@ const publishingHealth = (d: ReadinessDeps) =>
       return ok
     }
     const holder = yield* attempt(d.lease.holder)
-    if (Either.isLeft(holder)) return failing(`cannot read the publisher lease (${holder.left})`)
+    if (Result.isFailure(holder)) return failing(`cannot read the publisher lease (${holder.failure})`)
     const now = yield* Clock.currentTimeMillis
-    if (Option.isSome(holder.right) && holder.right.value !== d.config.instanceId) {
+    if (Option.isSome(holder.success) && holder.success.value !== d.config.instanceId) {
       d.leaseFreeSince = undefined
       return ok
     }
@@ -113,14 +113,14 @@ const readinessReport = (d: ReadinessDeps) =>
     const roles = yield* roleHealths(d, subscriptions)
     const needsSubscriptions = d.config.roles.has("job-control") || d.config.roles.has("engine")
     const checks = {
-      valkey: Either.isRight(ping),
+      valkey: Result.isSuccess(ping),
       mqtt: status === "connected",
       subscribed: !needsSubscriptions || subscriptions.length > 0,
       intake: !intake.stalled,
       roles: Object.values(roles).every((r) => r.ok)
     }
     const problems = [
-      ...(Either.isLeft(ping) ? [`valkey: ${ping.left}`] : []),
+      ...(Result.isFailure(ping) ? [`valkey: ${ping.failure}`] : []),
       ...(status === "connected" ? [] : [`mqtt: ${status}`]),
       ...(intake.stalled ? [`mqtt intake stalled: ${intake.reason ?? "the broker delivers nothing"}; reconnecting`] : []),
       ...Object.entries(roles).flatMap(([role, health]) => (health.ok ? [] : [`${role}: ${health.reason}`]))
@@ -132,8 +132,8 @@ const readinessReport = (d: ReadinessDeps) =>
 const subscriptionFiltersOf = (config: DaemonConfig) => {
   const topics = { prefix: config.mqtt.topicPrefix, discriminator: config.mqtt.discriminator, wildcardLevels: config.mqtt.wildcardLevels }
   return {
-    commandFilterList: Either.getOrElse(config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup), () => []),
-    stationFilter: Either.getOrUndefined(stationEventsFilter(topics))
+    commandFilterList: Result.getOrElse(config.mqtt.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, config.mqtt.sharedGroup), () => []),
+    stationFilter: Result.getOrUndefined(stationEventsFilter(topics))
   }
 }
 

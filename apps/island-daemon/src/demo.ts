@@ -8,7 +8,7 @@
  * counter). DEMO_JOBS sets the batch size (default 50).
  */
 import { Effect } from "effect"
-import { daemonConfig } from "./DaemonConfig.js"
+import { daemonConfig, daemonEnvironment } from "./DaemonConfig.js"
 import { demoLogging } from "./DemoLogging.js"
 import { startIsland } from "./Island.js"
 import { printStoredTree } from "./DemoExecutionTree.js"
@@ -31,7 +31,7 @@ const useDemoEnvironment = () => {
   process.env["PG_DATA_DIR"] ??= "memory://"
 }
 
-type DemoStation = Effect.Effect.Success<ReturnType<typeof startDemoStation>>
+type DemoStation = Effect.Success<ReturnType<typeof startDemoStation>>
 
 const printSummary = (summary: DemoSummary, station: DemoStation) => {
   console.log("")
@@ -59,7 +59,7 @@ const printJournal = Effect.gen(function* () {
 })
 
 /** Waits for Ctrl-C (or SIGTERM). */
-const untilStopped = Effect.async<void>((resume) => {
+const untilStopped = Effect.callback<void>((resume) => {
   const stop = () => resume(Effect.void)
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
@@ -71,7 +71,7 @@ const untilStopped = Effect.async<void>((resume) => {
 
 const program = Effect.gen(function* () {
   useDemoEnvironment()
-  const island = yield* startIsland(yield* daemonConfig)
+  const island = yield* startIsland(yield* daemonConfig.parse(daemonEnvironment()))
   const topics = { prefix: island.config.mqtt.topicPrefix, discriminator: island.config.mqtt.discriminator }
   console.log(`island up: Valkey ${island.config.valkey.url}, MQTT ${island.config.mqtt.url}, HTTP http://${island.http.host}:${island.http.port}`)
   console.log(`console: http://${island.http.host}:${island.http.port}/ (the island's web pages, while the demo runs; DEMO_STAY=1 keeps it up after the summary)`)

@@ -9,15 +9,43 @@
  * variable) or a server that refused the island (wrong credentials, missing grants, untrusted
  * certificate: retrying cannot help), 1 for anything else.
  */
-import { Cause, Effect, Exit, Fiber, Layer, Logger, LogLevel } from "effect"
-import { type DaemonConfig, daemonConfig, describeConfigError } from "./DaemonConfig.js"
+import { Cause, Effect, Exit, Fiber, Formatter, Layer, Logger, type LogLevel, References } from "effect"
+import { type DaemonConfig, daemonConfig, daemonEnvironment, describeConfigError } from "./DaemonConfig.js"
 
-const logLevel = (): LogLevel.LogLevel => {
-  const wanted = (process.env["LOG_LEVEL"] ?? "info").toLowerCase()
-  return LogLevel.allLevels.find((l) => l.label.toLowerCase() === wanted) ?? LogLevel.Info
+/** `LOG_LEVEL`'s names (any case), the level labels of effect 3: `off` logs nothing. */
+const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  all: "All",
+  fatal: "Fatal",
+  error: "Error",
+  warn: "Warn",
+  info: "Info",
+  debug: "Debug",
+  trace: "Trace",
+  off: "None"
 }
 
-const logging = Layer.merge(Logger.json, Logger.minimumLogLevel(logLevel()))
+const logLevel = (): LogLevel.LogLevel => logLevels[(process.env["LOG_LEVEL"] ?? "info").toLowerCase()] ?? "Info"
+
+/**
+ * One JSON line per entry on stdout, with the fields the daemon has always written:
+ * `{message, logLevel, timestamp, cause?, annotations, spans, fiberId}` (effect 4's own JSON logger
+ * names the level `level`).
+ */
+const jsonLogger = Logger.withConsoleLog(
+  Logger.map(Logger.formatStructured, (entry) =>
+    Formatter.formatJson({
+      message: entry.message,
+      logLevel: entry.level,
+      timestamp: entry.timestamp,
+      cause: entry.cause,
+      annotations: entry.annotations,
+      spans: entry.spans,
+      fiberId: entry.fiberId
+    })
+  )
+)
+
+const logging = Layer.merge(Logger.layer([jsonLogger]), Layer.succeed(References.MinimumLogLevel, logLevel()))
 
 /** Exits on the first signal; the island is started only with a valid configuration. */
 const run = (config: DaemonConfig) =>
@@ -50,7 +78,7 @@ const start = (config: DaemonConfig) => {
   fiber.addObserver((exit) => {
     // Interrupted only (a signal): a clean stop. A failure that came with interruptions (a
     // layer that failed while its siblings were being interrupted) is still a failure.
-    if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) process.exit(0)
+    if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) process.exit(0)
     const refused = refusalMessage(exit.cause)
     if (refused !== undefined) {
       process.stderr.write(`${refused}\n`)
@@ -66,7 +94,7 @@ const start = (config: DaemonConfig) => {
  * it, or a package refused a value the configuration checks let through.
  */
 const refusalMessage = (cause: Cause.Cause<unknown>): string | undefined => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (failure._tag === "None" || typeof failure.value !== "object" || failure.value === null) return undefined
   const error = failure.value as { _tag?: unknown; message?: unknown; server?: unknown; field?: unknown; part?: unknown }
   if (error._tag === "StartRefused") return `island not started: ${String(error.server)}: ${String(error.message)}`
@@ -77,7 +105,7 @@ const refusalMessage = (cause: Cause.Cause<unknown>): string | undefined => {
 }
 
 // The process ends inside the callback (or runs until a signal); nothing is left to handle its promise.
-void Effect.runPromiseExit(daemonConfig).then(async (exit) => {
+void Effect.runPromiseExit(daemonConfig.parse(daemonEnvironment())).then(async (exit) => {
   if (Exit.isSuccess(exit)) {
     const { mqttNamesProblem } = await import("./MqttNameChecks.js")
     const problem = mqttNamesProblem(exit.value)
@@ -85,7 +113,7 @@ void Effect.runPromiseExit(daemonConfig).then(async (exit) => {
     process.stderr.write(`${describeConfigError(problem)}\n`)
     process.exit(2)
   }
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   process.stderr.write(`${failure._tag === "Some" ? describeConfigError(failure.value) : Cause.pretty(exit.cause)}\n`)
   process.exit(2)
 })

@@ -87,8 +87,7 @@ describe("configuration errors", () => {
 })
 
 /** The configuration read in-process from exactly these variables. */
-const configFrom = (env: Record<string, string>) =>
-  Effect.runPromise(Effect.withConfigProvider(daemonConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+const configFrom = (env: Record<string, string>) => Effect.runPromise(daemonConfig.parse(ConfigProvider.fromEnvRecord(env)))
 
 describe("configuration defaults and secrets", () => {
   it("serves HTTP on the loopback interface unless HTTP_HOST says otherwise, without a token by default", async () => {

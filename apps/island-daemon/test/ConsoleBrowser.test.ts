@@ -46,7 +46,7 @@ let context: BrowserContext
 let profile: string
 const prefix = randomPrefix("console")
 const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
-let scope: Scope.CloseableScope
+let scope: Scope.Closeable
 
 const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope | never>) =>
   runtime.runPromise(Effect.provideService(effect as Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope>, Scope.Scope, scope))

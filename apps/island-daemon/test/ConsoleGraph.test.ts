@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { validateWorkMasterRecipe } from "@microdcs/sfc"
 import { recipeGraph } from "../src/ConsoleGraph.js"
@@ -7,8 +7,8 @@ import { fixture } from "./IslandKit.js"
 /** The recipe graph's layout (server side, elkjs): what the pages draw. */
 const axle = () => {
   const recipe = validateWorkMasterRecipe(fixture("work-master-axle.json"))
-  if (recipe === undefined || Either.isLeft(recipe)) throw new Error("the axle fixture has no valid recipe")
-  return recipe.right
+  if (recipe === undefined || Result.isFailure(recipe)) throw new Error("the axle fixture has no valid recipe")
+  return recipe.success
 }
 
 const inside = (inner: { x: number; y: number; width: number; height: number }, outer: typeof inner) =>

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { inject } from "vitest"
 import { type CloudEvent, type IncomingMessage, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
@@ -43,14 +43,14 @@ const makeMes = (prefix: string) =>
     const replyTopic = `${prefix}/replies/mes-${randomUUID().slice(0, 8)}`
     const replies: Array<IncomingMessage> = []
     yield* (yield* connection.subscribe(replyTopic)).pipe(
-      Stream.runForEach((m) => Effect.sync(() => replies.push(m)).pipe(Effect.zipRight(m.ack))),
+      Stream.runForEach((m) => Effect.sync(() => replies.push(m)).pipe(Effect.andThen(m.ack))),
       Effect.forkScoped
     )
     const send = (topicPrefix: string, event: CloudEvent, correlationId: string = randomUUID()) =>
       Effect.as(connection.publish(`${topicPrefix}/${SCOPE}/commands`, event, { responseTopic: replyTopic, correlationId }), correlationId)
     const repliesTo = (correlationId: string): ReadonlyArray<CloudEvent> => {
       const wanted = Buffer.from(correlationId.replaceAll("-", ""), "hex")
-      return replies.flatMap((m) => (m.correlationData?.equals(wanted) && Either.isRight(m.decoded) ? [m.decoded.right] : []))
+      return replies.flatMap((m) => (m.correlationData?.equals(wanted) && Result.isSuccess(m.decoded) ? [m.decoded.success] : []))
     }
     return { send, repliesTo } as const
   })

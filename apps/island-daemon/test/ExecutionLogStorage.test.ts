@@ -242,7 +242,7 @@ describe("the recipe catalogue", () => {
       const log = console.log
       console.log = (line: string) => void printed.push(line)
       yield* Effect.ensuring(
-        Effect.zipRight(printStoredTree("jo-demo"), printStoredTree("jo-none")),
+        Effect.andThen(printStoredTree("jo-demo"), printStoredTree("jo-none")),
         Effect.sync(() => void (console.log = log))
       )
       expect(printed).toEqual([
@@ -260,7 +260,7 @@ describe("the recipe catalogue", () => {
   it("ISLAND_ROLES: storage is a role of its own, on by default; -role leaves one out", async () => {
     const rolesOf = (value: string | undefined) =>
       Effect.runPromise(
-        Effect.withConfigProvider(daemonConfig, ConfigProvider.fromMap(new Map(Object.entries({ VALKEY_URL: "redis://127.0.0.1:1", MQTT_URL: "mqtt://127.0.0.1:1", ...(value === undefined ? {} : { ISLAND_ROLES: value }) }))))
+        daemonConfig.parse(ConfigProvider.fromEnvRecord({ VALKEY_URL: "redis://127.0.0.1:1", MQTT_URL: "mqtt://127.0.0.1:1", ...(value === undefined ? {} : { ISLAND_ROLES: value }) }))
       ).then((c) => [...c.roles].sort())
     expect(await rolesOf(undefined)).toContain("storage")
     expect(await rolesOf("-storage")).not.toContain("storage")

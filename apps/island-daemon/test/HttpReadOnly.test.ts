@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { JobStates, MethodEventTypes } from "@microdcs/job-state"
 import { JOURNAL_CONFIG_EVENT_TYPE } from "@microdcs/journal"
@@ -79,10 +79,11 @@ afterAll(async () => {
 
 describe("HTTP is read-only", () => {
   it("every registered route is a GET", () => {
-    const routes = Chunk.toReadonlyArray(daemonRoutes.routes)
+    const routes = daemonRoutes
     expect(routes.length).toBeGreaterThan(0)
     for (const route of routes) expect(route.method, route.path).toBe("GET")
-    expect(Chunk.size(daemonRoutes.mounts)).toBe(0)
+    // No mounted app: no wildcard route hands a whole subtree to one handler the walk below cannot see.
+    expect(routes.filter((route) => route.path === "*" || route.path.endsWith("/*")).map((route) => route.path)).toEqual([])
   })
 
   it.live(
@@ -90,7 +91,7 @@ describe("HTTP is read-only", () => {
     () =>
       Effect.gen(function* () {
         const d = reader!
-        const paths = Chunk.toReadonlyArray(daemonRoutes.routes).map((route) => concretePath(route.path))
+        const paths = daemonRoutes.map((route) => concretePath(route.path))
         const before = yield* snapshot
         expect(Object.keys(before).length).toBeGreaterThan(0)
         for (const path of paths) {

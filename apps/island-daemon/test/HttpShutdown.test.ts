@@ -48,8 +48,8 @@ describe("HTTP server shutdown", () => {
       Effect.gen(function* () {
         const metrics = makeMetrics()
         const scope = yield* Scope.make()
-        yield* metrics.followStore.pipe(Scope.extend(scope))
-        const { port } = yield* serveHttp({ host: "127.0.0.1", port: 0, metrics, endpoints: () => undefined }).pipe(Scope.extend(scope))
+        yield* metrics.followStore.pipe(Scope.provide(scope))
+        const { port } = yield* serveHttp({ host: "127.0.0.1", port: 0, metrics, endpoints: () => undefined }).pipe(Scope.provide(scope))
         const agent = new Agent({ keepAlive: true })
         expect((yield* Effect.promise(() => get(port, "/healthz", agent))).status).toBe(200)
 
@@ -57,7 +57,7 @@ describe("HTTP server shutdown", () => {
         yield* Effect.flatMap(Valkey, (v) => unsafeCommand(v, "pause", (c) => c.call("CLIENT", "PAUSE", "2500", "ALL")))
         const inFlight = get(port, "/metrics", agent)
         yield* Effect.sleep("1 second")
-        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
 
         const answer = yield* Effect.promise(() => inFlight)
         expect(answer.status).toBe(200)

@@ -40,7 +40,7 @@ const watchReadiness = (d: DaemonProcess) =>
     const poll = Effect.promise(() => d.get("/readyz")).pipe(
       Effect.tap((reply) => Effect.sync(() => seen.push({ status: reply.status, body: reply.json() as Readiness }))),
       Effect.ignore,
-      Effect.zipRight(Effect.sleep("50 millis")),
+      Effect.andThen(Effect.sleep("50 millis")),
       Effect.forever
     )
     yield* Effect.forkScoped(poll)

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { Duration, Effect, Either, Schedule, Stream } from "effect"
+import { Duration, Effect, Result, Schedule, Stream } from "effect"
 import { type CloudEvent, type IncomingMessage, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
@@ -24,7 +24,7 @@ export const eventually = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, t
   check.pipe(
     Effect.flatMap((value) => (value === undefined ? Effect.fail("not yet" as const) : Effect.succeed(value))),
     Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), while: (e) => e === "not yet" }),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`${what} not reached within ${timeoutMs} ms`) })
+    Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.fail(new Error(`${what} not reached within ${timeoutMs} ms`)) })
   )
 
 /**
@@ -39,7 +39,7 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
     const commandTopic = `${prefix}/${scope}/commands`
     const replies: Array<IncomingMessage> = []
     yield* (yield* connection.subscribe(replyTopic)).pipe(
-      Stream.runForEach((m) => Effect.sync(() => replies.push(m)).pipe(Effect.zipRight(m.ack))),
+      Stream.runForEach((m) => Effect.sync(() => replies.push(m)).pipe(Effect.andThen(m.ack))),
       Effect.forkScoped
     )
 
@@ -57,7 +57,7 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
     /** Every reply received so far to `correlationId`, decoded. */
     const repliesTo = (correlationId: string): ReadonlyArray<CloudEvent> => {
       const wanted = Buffer.from(correlationId.replaceAll("-", ""), "hex")
-      return replies.flatMap((m) => (m.correlationData?.equals(wanted) && Either.isRight(m.decoded) ? [m.decoded.right] : []))
+      return replies.flatMap((m) => (m.correlationData?.equals(wanted) && Result.isSuccess(m.decoded) ? [m.decoded.success] : []))
     }
 
     /** Waits for the reply to `correlationId`. */
@@ -76,7 +76,7 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
     return { connection, replies, send, repliesTo, replyTo, ok } as const
   })
 
-export type Mes = Effect.Effect.Success<ReturnType<typeof makeMes>>
+export type Mes = Effect.Success<ReturnType<typeof makeMes>>
 
 /** The station configuration and the axle work master, as apps/island-daemon/src/DemoMes.ts sends them. */
 export const configureAxleStation = (mes: Mes, workMaster: Record<string, unknown> = fixture("work-master-axle.json")) =>
@@ -97,7 +97,7 @@ export const jobOrderOf = (id: string) =>
   Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(
     Effect.map((doc) => {
       const decoded = decodeJobOrderRecord(doc.doc)
-      return { state: Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed", version: doc.version }
+      return { state: Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : "malformed", version: doc.version }
     }),
     Effect.catchTag("NotFound", () => Effect.succeed(undefined))
   )
@@ -188,10 +188,10 @@ export const batchProblems = (ids: ReadonlyArray<string>) =>
       const order = yield* jobOrderOf(id)
       if (order?.state !== "Ended_Completed") problems.push(`${id}: job order is ${order?.state}`)
       else problems.push(...historyProblems(id, changes, order.version))
-      const response = yield* Effect.either(responses.byOrder(id))
-      if (Either.isLeft(response)) problems.push(`${id}: no job response (${response.left._tag})`)
-      else if (response.right.id !== `${id}-response` || response.right.state !== "Ended_Completed") {
-        problems.push(`${id}: job response ${response.right.id} in ${response.right.state}`)
+      const response = yield* Effect.result(responses.byOrder(id))
+      if (Result.isFailure(response)) problems.push(`${id}: no job response (${response.failure._tag})`)
+      else if (response.success.id !== `${id}-response` || response.success.state !== "Ended_Completed") {
+        problems.push(`${id}: job response ${response.success.id} in ${response.success.state}`)
       }
       const listed = completed.filter((r) => r === `${id}-response`).length
       if (listed !== 1) problems.push(`${id}: listed ${listed} times in Ended_Completed`)

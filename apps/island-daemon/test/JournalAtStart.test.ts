@@ -43,7 +43,7 @@ const counterTotal = (d: DaemonProcess, tool = TOOL) =>
 /** Waits until the tool's `torque_1h` reads `total`; the failure says what it reads instead. */
 const counterReaches = (d: DaemonProcess, total: number, tool = TOOL) =>
   eventually(Effect.map(counterTotal(d, tool), (read) => (read === total ? read : undefined)), 20_000, `counter torque_1h at ${total}`).pipe(
-    Effect.catchAll(() => Effect.flatMap(counterTotal(d, tool), (read) => Effect.fail(new Error(`counter torque_1h of ${tool} reads ${read}, not ${total}`))))
+    Effect.catch(() => Effect.flatMap(counterTotal(d, tool), (read) => Effect.fail(new Error(`counter torque_1h of ${tool} reads ${read}, not ${total}`))))
   )
 
 const torqueEvent = (tool: string, i: number) =>
@@ -69,7 +69,7 @@ describe("the journal at start-up", () => {
         // A clean stop: the subscriptions stay in the persistent session, which collects what comes meanwhile.
         yield* Effect.promise(() => daemon!.stop("SIGTERM"))
 
-        const topic = yield* stationEventsTopic({ prefix, wildcardLevels: 1 }, SCOPE)
+        const topic = yield* Effect.fromResult(stationEventsTopic({ prefix, wildcardLevels: 1 }, SCOPE))
         for (let i = 0; i < EVENTS; i++) yield* mes.connection.publish(topic, torqueEvent(TOOL, i), { qos: 1 })
 
         daemon = yield* Effect.promise(() => spawnDaemon(env()))
@@ -93,7 +93,7 @@ describe("the journal at start-up", () => {
       Effect.gen(function* () {
         const mes = yield* makeMes(broker.url, prefix)
         const first = yield* startConfigured(mes)
-        const topic = yield* stationEventsTopic({ prefix, wildcardLevels: 1 }, SCOPE)
+        const topic = yield* Effect.fromResult(stationEventsTopic({ prefix, wildcardLevels: 1 }, SCOPE))
         const burst = Array.from({ length: BURST }, (_, i) => ({ _tag: "Publish" as const, topic, event: torqueEvent(BURST_TOOL, i), options: { qos: 1 as const } }))
         // The first part lands, the daemon dies while the rest arrives: some journaled, some not, some not yet acknowledged.
         yield* mes.connection.publishAll(burst.slice(0, BURST / 2))

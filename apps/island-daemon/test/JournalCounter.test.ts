@@ -194,7 +194,7 @@ describe("the journal in the daemon", () => {
         const legacy = { name: "legacy", types: ["com.example.station.legacy.v1"], searchKeys: [{ name: "tool", path: "data.tool_id" }], retention: { maxAge: "1h", reference: "event" } }
         expect(status(yield* configEvent(mes, legacy))).toBe(ReturnStatus.NO_ERROR)
         // Reported two hours late: journaled (no job waits for it, the engine ignores it), then swept.
-        const topic = yield* stationEventsTopic({ prefix, wildcardLevels: 1 }, SCOPE)
+        const topic = yield* Effect.fromResult(stationEventsTopic({ prefix, wildcardLevels: 1 }, SCOPE))
         yield* mes.connection.publish(
           topic,
           makeCloudEvent({ source: "urn:test:station-7", type: "com.example.station.legacy.v1", subject: SCOPE, time: new Date(Date.now() - 2 * 3_600_000), data: { tool_id: TOOL } }),

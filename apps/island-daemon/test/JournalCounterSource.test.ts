@@ -135,7 +135,7 @@ describe("the journal counter source", () => {
       const logger = Logger.make(({ message }) => void logged.push(String(message)))
       const hook = journalStationEvents(journal, metrics)
       const event = makeCloudEvent({ source: "urn:test:station-7", type: TORQUE, subject: SCOPE, data: { tool_id: "nutrunner-3", torque_ok: false } })
-      yield* hook(event, SCOPE).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      yield* hook(event, SCOPE).pipe(Effect.provide(Logger.layer([logger])))
       expect(logged).toEqual([expect.stringContaining("not journaled")])
       expect(yield* Effect.promise(() => metrics.scrape())).toMatch(/microdcs_journal_total\{operation="record",outcome="failed"\} 1/)
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { inject } from "vitest"
 import { Journal, JournalClock, JournalOptions } from "@microdcs/journal"
 import { CounterSource, type CounterRequest } from "@microdcs/sfc"
@@ -67,15 +67,16 @@ describe("journal records in flight", () => {
       yield* journal.reload()
       // A record held back until the test lets it go: the store being slow, deterministically.
       const gate = yield* Deferred.make<void>()
-      const recorded = Deferred.await(gate).pipe(Effect.zipRight(journal.record(nok("evt-1"), { scope: SCOPE })), Effect.orDie, Effect.asVoid)
+      const recorded = Deferred.await(gate).pipe(Effect.andThen(journal.record(nok("evt-1"), { scope: SCOPE })), Effect.orDie, Effect.asVoid)
       const end = yield* inFlight.start(SCOPE, recorded)
-      const read = yield* Effect.fork(source.read(request(SCOPE)))
-      const ended = yield* Effect.fork(end)
+      const read = yield* Effect.forkChild(source.read(request(SCOPE)))
+      const ended = yield* Effect.forkChild(end)
       // Another scope has nothing in flight: its read does not wait.
       expect(yield* source.read(request("line-2"))).toEqual({})
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
-      expect(Option.isNone(yield* Fiber.poll(read))).toBe(true)
-      expect(Option.isNone(yield* Fiber.poll(ended))).toBe(true)
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      // Neither has an exit yet: both still wait.
+      expect(read.pollUnsafe()).toBeUndefined()
+      expect(ended.pollUnsafe()).toBeUndefined()
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(read)).toEqual({ nok_torque_1h: 1 })
       yield* Fiber.join(ended)
@@ -90,9 +91,10 @@ describe("journal records in flight", () => {
       yield* yield* inFlight.start(SCOPE, Effect.die("the store went away"))
       yield* inFlight.settled(SCOPE)
       const scope = yield* Scope.make()
-      const own = Context.get(yield* Layer.buildWithScope(JournalRecordsInFlight.layer, scope), JournalRecordsInFlight)
+      // A registry of its own (fresh: a build inside the provided layer would share that one).
+      const own = Context.get(yield* Layer.buildWithScope(Layer.fresh(JournalRecordsInFlight.layer), scope), JournalRecordsInFlight)
       const end = yield* own.start(SCOPE, Effect.never)
-      const waiting = yield* Effect.fork(own.settled(SCOPE))
+      const waiting = yield* Effect.forkChild(own.settled(SCOPE))
       yield* Scope.close(scope, Exit.void)
       yield* end
       yield* Fiber.join(waiting)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Ref } from "effect"
+import { Deferred, Effect, Result, Fiber, Layer, Ref } from "effect"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { JobResponseDao, SfcStateDao, storeLayer } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, type SentinelTopology, startMosquitto, startSentinelTopology } from "@microdcs/test-utils"
@@ -54,15 +54,15 @@ describe("Sentinel failover through the daemon", () => {
           Effect.gen(function* () {
             for (let i = 0; !(yield* Deferred.isDone(stop)); i++) {
               const id = `jo-dsf-${s}-${String(i).padStart(4, "0")}`
-              const reply = yield* Effect.either(mes.replyTo(yield* mes.send(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(id) }), 30_000))
-              const status = Either.isRight(reply) ? (reply.right.data as { ReturnStatus?: number } | undefined)?.ReturnStatus : undefined
-              const outcome = Either.isLeft(reply) ? "no reply" : `ReturnStatus ${status}`
+              const reply = yield* Effect.result(mes.replyTo(yield* mes.send(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(id) }), 30_000))
+              const status = Result.isSuccess(reply) ? (reply.success.data as { ReturnStatus?: number } | undefined)?.ReturnStatus : undefined
+              const outcome = Result.isFailure(reply) ? "no reply" : `ReturnStatus ${status}`
               outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
               if (status === ReturnStatus.NO_ERROR) yield* Ref.update(accepted, (ids) => [...ids, id])
               else yield* Effect.sleep("100 millis")
             }
           })
-        const senders = yield* Effect.forkAll(Array.from({ length: SENDERS }, (_, s) => sender(s)))
+        const senders = yield* Effect.forEach(Array.from({ length: SENDERS }, (_, s) => s), (s) => Effect.forkChild(sender(s)))
         const acceptMore = (more: number) =>
           Effect.gen(function* () {
             const target = (yield* Ref.get(accepted)).length + more
@@ -82,7 +82,7 @@ describe("Sentinel failover through the daemon", () => {
         yield* Effect.promise(() => topology.waitForReplicas(1))
         yield* acceptMore(20)
         yield* Deferred.succeed(stop, undefined)
-        yield* Fiber.join(senders)
+        yield* Fiber.joinAll(senders)
 
         const ids = yield* Ref.get(accepted)
         const responses = yield* JobResponseDao
@@ -92,7 +92,7 @@ describe("Sentinel failover through the daemon", () => {
           const lost: Array<string> = []
           for (const id of ids) {
             if ((yield* jobOrderOf(id)) === undefined) lost.push(`${id}: no job order`)
-            else if (Either.isLeft(yield* Effect.either(executions.get(id))) && Either.isLeft(yield* Effect.either(responses.byOrder(id)))) {
+            else if (Result.isFailure(yield* Effect.result(executions.get(id))) && Result.isFailure(yield* Effect.result(responses.byOrder(id)))) {
               lost.push(`${id}: neither an execution nor a job response`)
             }
           }
@@ -100,7 +100,7 @@ describe("Sentinel failover through the daemon", () => {
         })
         // An execution ends between the two reads: a second look settles it.
         let lost = yield* missing
-        if (lost.length > 0) lost = yield* Effect.zipRight(Effect.sleep("1 second"), missing)
+        if (lost.length > 0) lost = yield* Effect.andThen(Effect.sleep("1 second"), missing)
         expect(lost, `acknowledged job orders lost: ${lost.length} of ${ids.length}`).toEqual([])
       }).pipe(
         Effect.scoped,

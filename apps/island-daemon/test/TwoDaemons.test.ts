@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { inject } from "vitest"
 import { TRIGGER_CONFIG_EVENT_TYPE } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
@@ -43,8 +43,8 @@ const triggerEditsAnnouncedOnce = (mes: Mes, prefix: string) =>
     yield* (yield* mes.connection.subscribe(`${prefix}/triggers`)).pipe(
       Stream.runForEach((m) =>
         Effect.sync(() => {
-          if (Either.isRight(m.decoded) && m.decoded.right.type === "dag.triggers.changed") announced.push(m.decoded.right.data as (typeof announced)[number])
-        }).pipe(Effect.zipRight(m.ack))
+          if (Result.isSuccess(m.decoded) && m.decoded.success.type === "dag.triggers.changed") announced.push(m.decoded.success.data as (typeof announced)[number])
+        }).pipe(Effect.andThen(m.ack))
       ),
       Effect.forkScoped
     )

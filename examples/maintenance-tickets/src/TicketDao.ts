@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { KeyFamilyError, KeyPartError } from "@microdcs/keyschema"
 import {
   type ConnectionError,
@@ -178,8 +178,8 @@ const byStatus = (deps: TicketDeps, scope: string, status: TicketStatus): ByStat
   })
 
 /** Maintenance tickets: the generic document DAO from a spec, plus `changeStatus` and `byStatus`. */
-export class TicketDao extends Effect.Service<TicketDao>()("@microdcs/example-maintenance-tickets/TicketDao", {
-  effect: Effect.gen(function* () {
+export class TicketDao extends Context.Service<TicketDao>()("@microdcs/example-maintenance-tickets/TicketDao", {
+  make: Effect.gen(function* () {
     const deps = yield* ticketDeps(yield* Valkey)
     return {
       ...ticketDocuments(deps),
@@ -187,4 +187,7 @@ export class TicketDao extends Effect.Service<TicketDao>()("@microdcs/example-ma
       byStatus: (scope: string, status: TicketStatus) => byStatus(deps, scope, status)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

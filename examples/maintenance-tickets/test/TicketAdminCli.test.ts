@@ -36,7 +36,7 @@ const admin = (args: ReadonlyArray<string>): Promise<Run> =>
   })
 
 /** Runs an effect on this test's island, with the ticket family registered. */
-const onIsland = <A, E>(effect: Effect.Effect<A, E, IndexMaintenance | Layer.Layer.Success<ReturnType<typeof ticketIsland>>>) =>
+const onIsland = <A, E>(effect: Effect.Effect<A, E, IndexMaintenance | Layer.Success<ReturnType<typeof ticketIsland>>>) =>
   Effect.runPromise(
     Effect.scoped(
       effect.pipe(
@@ -47,7 +47,7 @@ const onIsland = <A, E>(effect: Effect.Effect<A, E, IndexMaintenance | Layer.Lay
 
 describe("microdcs-admin index with MICRODCS_EXTENSIONS naming the example", () => {
   it("check reports the broken ticket index (exit 1), rebuild repairs it", async () => {
-    const expected = await onIsland(Effect.zipRight(seedTickets, breakTicketIndexes))
+    const expected = await onIsland(Effect.andThen(seedTickets, breakTicketIndexes))
 
     const checked = await admin(["index", "check", "--json"])
     expect(checked.code, checked.stderr).toBe(1)

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { IPublishPacket } from "mqtt"
 import { attributeProblem, CONTEXT_ATTRIBUTES, correlationProblem, isAttributeName, isRfc3339, RESERVED_NAMES } from "./Attributes.js"
 import { bytesToUuid, type CloudEvent, uuidToBytes } from "./CloudEvent.js"
@@ -33,11 +33,11 @@ export interface EncodedMessage {
   readonly properties: PublishProperties
 }
 
-const encodeError = (kind: CodecErrorKind, message: string) => Either.left(new EncodeError({ kind, message }))
-const decodeError = (kind: CodecErrorKind, message: string) => Either.left(new DecodeError({ kind, message }))
+const encodeError = (kind: CodecErrorKind, message: string) => Result.fail(new EncodeError({ kind, message }))
+const decodeError = (kind: CodecErrorKind, message: string) => Result.fail(new DecodeError({ kind, message }))
 
 /** The payload and MQTT properties of an event, or why it cannot be sent. Never throws. */
-export const encode = (event: CloudEvent, options: EncodeOptions = {}): Either.Either<EncodedMessage, EncodeError> => {
+export const encode = (event: CloudEvent, options: EncodeOptions = {}): Result.Result<EncodedMessage, EncodeError> => {
   const attributes = attributeProblem(event)
   if (attributes) return encodeError("attributes", attributes)
   const correlationid = event.extensions["correlationid"]
@@ -49,8 +49,8 @@ export const encode = (event: CloudEvent, options: EncodeOptions = {}): Either.E
     const choice = codecFor(event.datacontenttype ?? "application/json")
     if (choice._tag === "unsupported") return encodeError("content-type", choice.reason)
     const serialized = serializeData(choice.codec, event.data)
-    if (Either.isLeft(serialized)) return encodeError("payload", `data does not serialise: ${serialized.left}`)
-    payload = serialized.right
+    if (Result.isFailure(serialized)) return encodeError("payload", `data does not serialise: ${serialized.failure}`)
+    payload = serialized.success
   }
   const max = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
   if (payload.length > max) return encodeError("too-large", `payload of ${payload.length} bytes is over the limit of ${max}`)
@@ -65,7 +65,7 @@ export const encode = (event: CloudEvent, options: EncodeOptions = {}): Either.E
   }
   const correlationData =
     options.correlationData !== undefined ? Buffer.from(options.correlationData) : correlationid !== undefined ? uuidToBytes(correlationid) : undefined
-  return Either.right({
+  return Result.succeed({
     payload,
     properties: {
       userProperties,
@@ -88,9 +88,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * The CloudEvent attributes among the user properties. Names that are not CloudEvents attribute
  * names (other MQTT metadata) are ignored; a repeated attribute is ambiguous and refused.
  */
-const readAttributes = (userProperties: unknown): Either.Either<Map<string, string>, DecodeError> => {
+const readAttributes = (userProperties: unknown): Result.Result<Map<string, string>, DecodeError> => {
   const attributes = new Map<string, string>()
-  if (userProperties === undefined) return Either.right(attributes)
+  if (userProperties === undefined) return Result.succeed(attributes)
   if (!isRecord(userProperties)) return decodeError("attributes", "user properties are not a map")
   for (const [name, value] of Object.entries(userProperties)) {
     if (!isAttributeName(name)) continue
@@ -101,14 +101,14 @@ const readAttributes = (userProperties: unknown): Either.Either<Map<string, stri
     if (problem) return decodeError("attributes", `attribute ${name} ${problem}`)
     attributes.set(name, value)
   }
-  return Either.right(attributes)
+  return Result.succeed(attributes)
 }
 
 /** The correlation id from Correlation Data (authoritative) or, from other senders, a user property. */
-const readCorrelation = (data: unknown, property: string | undefined): Either.Either<string | undefined, DecodeError> => {
+const readCorrelation = (data: unknown, property: string | undefined): Result.Result<string | undefined, DecodeError> => {
   if (data === undefined) {
     if (property !== undefined && correlationProblem(property)) return decodeError("correlation", `correlationid is not a UUID: ${property}`)
-    return Either.right(property?.toLowerCase())
+    return Result.succeed(property?.toLowerCase())
   }
   if (!(data instanceof Uint8Array)) return decodeError("correlation", "correlation data is not bytes")
   const uuid = bytesToUuid(data)
@@ -116,7 +116,7 @@ const readCorrelation = (data: unknown, property: string | undefined): Either.Ei
   if (property !== undefined && property.toLowerCase() !== uuid) {
     return decodeError("correlation", `correlationid ${property} disagrees with the correlation data ${uuid}`)
   }
-  return Either.right(uuid)
+  return Result.succeed(uuid)
 }
 
 const requiredProblem = (attributes: Map<string, string>): string | undefined => {
@@ -137,15 +137,15 @@ export const decode = (
   payload: Uint8Array,
   properties: IPublishPacket["properties"] | undefined,
   options: DecodeOptions = {}
-): Either.Either<CloudEvent, DecodeError> => {
+): Result.Result<CloudEvent, DecodeError> => {
   if (!(payload instanceof Uint8Array)) return decodeError("payload", `payload on ${topic} is not bytes`)
   const max = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
   if (payload.length > max) return decodeError("too-large", `payload of ${payload.length} bytes on ${topic} is over the limit of ${max}`)
   const props: Record<string, unknown> = isRecord(properties) ? properties : {}
 
   const attributesRead = readAttributes(props["userProperties"])
-  if (Either.isLeft(attributesRead)) return Either.left(attributesRead.left)
-  const attributes = attributesRead.right
+  if (Result.isFailure(attributesRead)) return Result.fail(attributesRead.failure)
+  const attributes = attributesRead.success
 
   const contentTypeProperty = props["contentType"]
   if (contentTypeProperty !== undefined && typeof contentTypeProperty !== "string") return decodeError("content-type", "content type is not a string")
@@ -156,7 +156,7 @@ export const decode = (
   if (choice._tag === "unsupported") return decodeError("content-type", `${choice.reason} on ${topic}`)
 
   const correlation = readCorrelation(props["correlationData"], attributes.get("correlationid"))
-  if (Either.isLeft(correlation)) return Either.left(correlation.left)
+  if (Result.isFailure(correlation)) return Result.fail(correlation.failure)
 
   const problem = requiredProblem(attributes)
   if (problem) return decodeError("attributes", `${problem} on ${topic}`)
@@ -164,19 +164,19 @@ export const decode = (
   let data: unknown = undefined
   if (payload.length > 0) {
     const parsed = parsePayload(choice.codec, payload, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)
-    if (Either.isLeft(parsed)) return decodeError("payload", `${choice.codec} payload on ${topic} does not parse: ${parsed.left}`)
-    data = parsed.right
+    if (Result.isFailure(parsed)) return decodeError("payload", `${choice.codec} payload on ${topic} does not parse: ${parsed.failure}`)
+    data = parsed.success
   }
 
   const extensions: Record<string, string> = {}
   for (const [name, value] of attributes) if (!RESERVED_NAMES.has(name) && name !== "correlationid") extensions[name] = value
-  if (correlation.right !== undefined) extensions["correlationid"] = correlation.right
+  if (correlation.success !== undefined) extensions["correlationid"] = correlation.success
 
   const optional = (name: string) => {
     const value = attributes.get(name)
     return value === undefined ? {} : { [name]: value }
   }
-  return Either.right({
+  return Result.succeed({
     specversion: "1.0",
     id: attributes.get("id") ?? "",
     source: attributes.get("source") ?? "",

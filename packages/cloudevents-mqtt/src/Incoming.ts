@@ -1,4 +1,4 @@
-import type { Effect, Either } from "effect"
+import type { Effect, Result } from "effect"
 import type { PublishProperties } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
 import type { DecodeError } from "./Errors.js"
@@ -13,7 +13,7 @@ import type { DecodeError } from "./Errors.js"
  */
 export interface IncomingMessage {
   readonly topic: string
-  readonly decoded: Either.Either<CloudEvent, DecodeError>
+  readonly decoded: Result.Result<CloudEvent, DecodeError>
   readonly responseTopic?: string | undefined
   /** Raw MQTT Correlation Data, as received (a reply echoes it verbatim). */
   readonly correlationData?: Buffer | undefined

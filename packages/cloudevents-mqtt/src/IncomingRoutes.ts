@@ -1,4 +1,4 @@
-import { Effect, Option, Queue } from "effect"
+import { Effect, Queue } from "effect"
 import type { IPublishPacket } from "mqtt"
 import { decode, type DecodeOptions, type PublishProperties } from "./Binary.js"
 import type { IncomingMessage } from "./Incoming.js"
@@ -97,9 +97,9 @@ const routesFor = (routes: ReadonlyArray<Route>, topic: string, ids: ReadonlyArr
 }
 
 const deliver = (found: ReadonlyArray<Route>, message: IncomingMessage) => {
-  if (found.length === 1) return Queue.unsafeOffer(found[0]!.queue, message)
+  if (found.length === 1) return Queue.offerUnsafe(found[0]!.queue, message)
   const ackFor = sharedAck(message.ack, found.length)
-  for (const route of found) Queue.unsafeOffer(route.queue, { ...message, ack: ackFor() })
+  for (const route of found) Queue.offerUnsafe(route.queue, { ...message, ack: ackFor() })
 }
 
 /** The client's message sink: each received copy to its streams, or to `unrouted` until its subscription exists. */
@@ -115,7 +115,7 @@ export const routeIncoming = (
   const found = routesFor(incoming.routes, topic, ids)
   // Receive Maximum bounds only QoS 1 and 2. A QoS 0 flood is held to the same count and the
   // rest dropped, which QoS 0 (at most once) allows, before it is even decoded.
-  if (packet.qos === 0 && found.some((route) => Option.getOrElse(route.queue.unsafeSize(), () => 0) >= incoming.receiveMaximum)) return
+  if (packet.qos === 0 && found.some((route) => Queue.sizeUnsafe(route.queue) >= incoming.receiveMaximum)) return
   if (found.length === 0 && ids.length > 0 && ids.every((id) => retired.has(id))) {
     // A copy for a subscription we ended, sent before the broker saw the UNSUBSCRIBE: any other
     // matching subscription has a copy of its own. Acknowledged so it frees its in-flight slot.
@@ -140,7 +140,7 @@ export const addRoute = (incoming: IncomingRoutes, filter: string, queue: Queue.
     const message = unrouted[i]
     const ids = message ? subscriptionIdsOf(message.properties) : []
     if (message && topicMatches(filter, message.topic) && (ids.length === 0 || ids.includes(id))) {
-      Queue.unsafeOffer(queue, message)
+      Queue.offerUnsafe(queue, message)
       unrouted.splice(i, 1)
     } else i++
   }

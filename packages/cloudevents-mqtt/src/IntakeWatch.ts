@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Deferred, Duration, Effect, Either, Option, type Scope, Stream, SubscriptionRef } from "effect"
+import { Deferred, Duration, Effect, Result, Option, type Scope, Stream, SubscriptionRef } from "effect"
 import type { IncomingMessage } from "./Incoming.js"
 
 /**
@@ -52,7 +52,7 @@ interface Watch {
 /** Acknowledges every probe at once and tells the one awaited that it came back. */
 const answerProbes = (watch: Watch) =>
   Stream.runForEach(watch.deps.probes, (message) =>
-    Effect.zipRight(
+    Effect.andThen(
       message.ack,
       Effect.suspend(() => {
         const expected = watch.expected
@@ -66,13 +66,13 @@ const probe = (watch: Watch): Effect.Effect<ProbeOutcome> =>
     const expected = { nonce: randomUUID(), arrived: yield* Deferred.make<void>() }
     watch.expected = expected
     // Not taken by the broker (away, refused): not a question of the intake; the connection's status tells.
-    if (Either.isLeft(yield* Effect.either(watch.deps.publishProbe(Buffer.from(expected.nonce))))) return "not-sent"
+    if (Result.isFailure(yield* Effect.result(watch.deps.publishProbe(Buffer.from(expected.nonce))))) return "not-sent"
     return Option.isSome(yield* Effect.option(Effect.timeout(Deferred.await(expected.arrived), watch.period))) ? "arrived" : "missing"
   })
 
 const flowing = (watch: Watch) =>
   Effect.flatMap(SubscriptionRef.get(watch.health), (h) =>
-    h.stalled ? Effect.zipRight(SubscriptionRef.set(watch.health, { stalled: false, reconnects: h.reconnects }), Effect.logInfo("mqtt intake flowing again")) : Effect.void
+    h.stalled ? Effect.andThen(SubscriptionRef.set(watch.health, { stalled: false, reconnects: h.reconnects }), Effect.logInfo("mqtt intake flowing again")) : Effect.void
   )
 
 const stalled = (watch: Watch, reason: string) =>
@@ -100,11 +100,21 @@ const look = (watch: Watch, seen: number) =>
     return after
   })
 
+/** A look every period, for as long as the watch runs. */
+const lookEvery = (watch: Watch, received: number) =>
+  Effect.gen(function* () {
+    let seen = received
+    while (true) {
+      yield* Effect.sleep(watch.period)
+      seen = yield* look(watch, seen)
+    }
+  })
+
 /** Runs the watch in the current scope; its health now and as it changes. */
 export const watchIntake = (deps: IntakeWatchDeps): Effect.Effect<SubscriptionRef.SubscriptionRef<IntakeHealth>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const watch: Watch = { deps, period: Duration.millis(deps.periodMs), health: yield* SubscriptionRef.make<IntakeHealth>({ stalled: false, reconnects: 0 }), expected: undefined }
     yield* Effect.forkScoped(answerProbes(watch))
-    yield* Effect.forkScoped(Effect.iterate(deps.received(), { while: () => true, body: (seen) => Effect.zipRight(Effect.sleep(watch.period), look(watch, seen)) }))
+    yield* Effect.forkScoped(lookEvery(watch, deps.received()))
     return watch.health
   })

@@ -1,4 +1,4 @@
-import { Duration, Effect, Redacted, Runtime, type Scope, SubscriptionRef } from "effect"
+import { Duration, Effect, Redacted, type Scope, SubscriptionRef } from "effect"
 import { connect, type IClientOptions, type MqttClient } from "mqtt"
 import { MqttConnectError } from "./Errors.js"
 import { type AckState, ackHandlerOf, deferred, type MessageSink, sendPacketOf } from "./ManualAck.js"
@@ -170,7 +170,7 @@ const awaitConnack = (
 }
 
 const firstConnect = (deps: ClientDeps, clientOptions: IClientOptions): Effect.Effect<MqttClient, MqttConnectError> =>
-  Effect.async<MqttClient, MqttConnectError>((resume) => {
+  Effect.callback<MqttClient, MqttConnectError>((resume) => {
     let c: MqttClient
     try {
       c = connect(deps.options.url, clientOptions)
@@ -183,9 +183,9 @@ const firstConnect = (deps: ClientDeps, clientOptions: IClientOptions): Effect.E
     listen(deps, c)
     return awaitConnack(deps, c, resume)
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: Duration.millis(deps.options.connectTimeoutMs ?? mqttDefaults.connectTimeoutMs),
-      onTimeout: () => new MqttConnectError({ url: deps.url, message: `no connection in time${deps.state.lastError ? `: ${deps.state.lastError}` : ""}` })
+      orElse: () => Effect.fail(new MqttConnectError({ url: deps.url, message: `no connection in time${deps.state.lastError ? `: ${deps.state.lastError}` : ""}` }))
     })
   )
 
@@ -199,7 +199,7 @@ const close = (deps: ClientDeps, c: MqttClient) =>
     // A release runs uninterruptibly, where a timeout could not stop the wait: hence `interruptible`.
     const ended = c.connected
       ? yield* Effect.interruptible(
-          Effect.async<boolean>((resume) => {
+          Effect.callback<boolean>((resume) => {
             c.end(false, {}, () => resume(Effect.succeed(true)))
           })
         ).pipe(Effect.timeout(Duration.seconds(2)), Effect.orElseSucceed(() => false))
@@ -215,7 +215,7 @@ const close = (deps: ClientDeps, c: MqttClient) =>
 
 const clientDepsOf = (options: MqttOptions, clientId: string, sink: MessageSink) =>
   Effect.gen(function* () {
-    const run = Runtime.runFork(yield* Effect.runtime<never>())
+    const run = Effect.runForkWith(yield* Effect.context<never>())
     return {
       options,
       clientId,

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Either, Layer, type Scope, type Stream, SubscriptionRef } from "effect"
+import { Context, Duration, Effect, Result, Layer, type Scope, type Stream, SubscriptionRef } from "effect"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
 import { type InvalidTopic, type MqttConnectError, MqttPublishError, type MqttSubscribeError } from "./Errors.js"
@@ -76,10 +76,10 @@ export interface MqttConnectionService {
   readonly publishAll: (messages: ReadonlyArray<OutgoingMessage>) => Effect.Effect<ReadonlyArray<PublishFailure | undefined>>
 }
 
-export class MqttConnection extends Context.Tag("@microdcs/cloudevents-mqtt/MqttConnection")<MqttConnection, MqttConnectionService>() {
+export class MqttConnection extends Context.Service<MqttConnection, MqttConnectionService>()("@microdcs/cloudevents-mqtt/MqttConnection") {
   /** The service over one connection; the client ends when the layer is released. */
   static readonly layer = (options: MqttOptions): Layer.Layer<MqttConnection, MqttConnectError | InvalidTopic> =>
-    Layer.scoped(MqttConnection, makeMqttConnection(options))
+    Layer.effect(MqttConnection, makeMqttConnection(options))
 }
 
 const intakeUnwatched: IntakeHealth = { stalled: false, reconnects: 0 }
@@ -101,12 +101,12 @@ const noResponseTopic = (request: IncomingMessage, event: CloudEvent) =>
 const publish = (deps: ConnectionDeps, topic: string, event: CloudEvent, opts: PublishOptions = {}): Effect.Effect<void, PublishFailure> =>
   Effect.suspend(() => {
     const prepared = preparePublish(deps.maxPayloadBytes, topic, event, opts)
-    return Either.isLeft(prepared) ? Effect.fail(prepared.left) : send(deps.sender, prepared.right)
+    return Result.isFailure(prepared) ? Effect.fail(prepared.failure) : send(deps.sender, prepared.success)
   })
 
 const publishRaw = (deps: ConnectionDeps, topic: string, payload: Buffer, opts: PublishRawOptions = {}) =>
   Effect.gen(function* () {
-    yield* validateTopicName(topic)
+    yield* Effect.fromResult(validateTopicName(topic))
     const problem = opts.properties === undefined ? undefined : propertiesProblem(opts.properties)
     if (problem !== undefined) return yield* Effect.fail(new MqttPublishError({ topic, reason: "rejected", message: `not sent: ${problem}` }))
     yield* send(deps.sender, { topic, payload, options: { qos: opts.qos ?? 1, retain: opts.retain ?? false, ...(opts.properties ? { properties: opts.properties } : {}) } })
@@ -115,8 +115,8 @@ const publishRaw = (deps: ConnectionDeps, topic: string, payload: Buffer, opts: 
 const reply = (deps: ConnectionDeps, request: IncomingMessage, event: CloudEvent): Effect.Effect<void, PublishFailure> =>
   Effect.suspend(() => {
     const prepared = prepareReplyTo(deps.maxPayloadBytes, request, event)
-    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-    return prepared.right === undefined ? noResponseTopic(request, event) : send(deps.sender, prepared.right)
+    if (Result.isFailure(prepared)) return Effect.fail(prepared.failure)
+    return prepared.success === undefined ? noResponseTopic(request, event) : send(deps.sender, prepared.success)
   })
 
 const publishAll = (deps: ConnectionDeps, messages: ReadonlyArray<OutgoingMessage>): Effect.Effect<ReadonlyArray<PublishFailure | undefined>> =>
@@ -130,9 +130,9 @@ const publishAll = (deps: ConnectionDeps, messages: ReadonlyArray<OutgoingMessag
         message._tag === "Publish"
           ? preparePublish(deps.maxPayloadBytes, message.topic, message.event, message.options)
           : prepareReplyTo(deps.maxPayloadBytes, message.request, message.event)
-      if (Either.isLeft(prepared)) outcomes[i] = prepared.left
-      else if (prepared.right !== undefined) {
-        batch.push(prepared.right)
+      if (Result.isFailure(prepared)) outcomes[i] = prepared.failure
+      else if (prepared.success !== undefined) {
+        batch.push(prepared.success)
         places.push(i)
       } else if (message._tag === "Reply") skipped.push(noResponseTopic(message.request, message.event))
     })
@@ -143,23 +143,23 @@ const publishAll = (deps: ConnectionDeps, messages: ReadonlyArray<OutgoingMessag
             errors.forEach((error, k) => (outcomes[places[k]!] = error))
             return outcomes
           })
-    return skipped.length === 0 ? sent : Effect.zipRight(Effect.all(skipped, { discard: true }), sent)
+    return skipped.length === 0 ? sent : Effect.andThen(Effect.all(skipped, { discard: true }), sent)
   })
 
 /** The intake watch on its probe topic; a probe subscription the broker refuses leaves the intake unwatched (logged). */
 const watchOwnIntake = (deps: ConnectionDeps, topic: string) =>
   Effect.gen(function* () {
     const { live, options } = deps
-    yield* validateTopicName(topic)
-    const probes = yield* Effect.either(subscribe(deps, topic))
-    if (Either.isLeft(probes)) {
-      yield* Effect.logWarning("mqtt intake probe not subscribed; the intake is not watched").pipe(Effect.annotateLogs({ topic, error: probes.left.message }))
+    yield* Effect.fromResult(validateTopicName(topic))
+    const probes = yield* Effect.result(subscribe(deps, topic))
+    if (Result.isFailure(probes)) {
+      yield* Effect.logWarning("mqtt intake probe not subscribed; the intake is not watched").pipe(Effect.annotateLogs({ topic, error: probes.failure.message }))
       return yield* SubscriptionRef.make<IntakeHealth>(intakeUnwatched)
     }
     return yield* watchIntake({
       periodMs: options.intakeProbeMs ?? mqttDefaults.intakeProbeMs,
       receiveMaximum: deps.receiveMaximum,
-      probes: probes.right,
+      probes: probes.success,
       publishProbe: (payload) => publishRaw(deps, topic, payload, { qos: 1 }),
       connected: Effect.map(SubscriptionRef.get(live.status), (s) => s === "connected"),
       hasIntake: () => deps.incoming.routes.some((r) => r.filter !== topic),
@@ -186,10 +186,12 @@ const connectionDepsOf = (options: MqttOptions, clientId: string): Effect.Effect
 
 export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConnectionService, MqttConnectError | InvalidTopic, Scope.Scope> =>
   Effect.gen(function* () {
-    const clientId = options.clientId !== undefined ? yield* validateClientId(options.clientId) : yield* uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
+    const clientId = yield* Effect.fromResult(
+      options.clientId !== undefined ? validateClientId(options.clientId) : uniqueClientId(options.clientIdBase ?? mqttDefaults.clientIdBase)
+    )
     // A caller's bug, not a condition to handle: mqtt.js would silently announce other limits.
     const limits = limitsProblem(options)
-    if (limits !== undefined) return yield* Effect.dieMessage(limits)
+    if (limits !== undefined) return yield* Effect.die(new Error(limits))
     const deps = yield* connectionDepsOf(options, clientId)
     const { live, incoming } = deps
     const probeTopic = options.intakeProbeTopic
@@ -197,8 +199,8 @@ export const makeMqttConnection = (options: MqttOptions): Effect.Effect<MqttConn
     return {
       clientId,
       status: SubscriptionRef.get(live.status),
-      statusChanges: live.status.changes,
-      sessions: live.sessions.changes,
+      statusChanges: SubscriptionRef.changes(live.status),
+      sessions: SubscriptionRef.changes(live.sessions),
       subscriptions: Effect.sync(() => incoming.routes.flatMap((r) => (r.filter === probeTopic ? [] : [r.filter]))),
       intake: SubscriptionRef.get(intake),
       publish: (topic, event, opts) => publish(deps, topic, event, opts),

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Either, Redacted } from "effect"
+import { Config, Effect, Redacted, Schema, SchemaIssue } from "effect"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
 
 /** How to reach the broker and how the session behaves. Every field but `url` has a default. */
@@ -117,6 +117,8 @@ export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "max
   return undefined
 }
 
+const invalidConfig = (message: string) => new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
+
 /**
  * Reads {@link MqttOptions} from the environment: `MQTT_URL` (required), `MQTT_CLIENT_ID_BASE`,
  * `MQTT_USERNAME`, `MQTT_PASSWORD`, `MQTT_CLEAN`, `MQTT_SESSION_EXPIRY_SECONDS`,
@@ -124,20 +126,21 @@ export const limitsProblem = (options: Pick<MqttOptions, "receiveMaximum" | "max
  * `MQTT_MAX_NESTING_DEPTH`, `MQTT_RECEIVE_MAXIMUM`.
  */
 export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
-  url: Config.string("MQTT_URL").pipe(
-    Config.validate({ message: "expected mqtt://host:port or mqtts://host:port", validation: (s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) })
+  url: Config.schema(
+    Schema.String.check(Schema.makeFilter((s) => /^(mqtts?|tcp|ssl|wss?):\/\/./.test(s) || "expected mqtt://host:port or mqtts://host:port")),
+    "MQTT_URL"
   ),
-  clientIdBase: Config.string("MQTT_CLIENT_ID_BASE").pipe(Config.withDefault(mqttDefaults.clientIdBase)),
-  username: Config.option(Config.string("MQTT_USERNAME")),
-  password: Config.option(Config.redacted("MQTT_PASSWORD")),
-  clean: Config.boolean("MQTT_CLEAN").pipe(Config.withDefault(mqttDefaults.clean)),
-  sessionExpirySeconds: Config.integer("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(mqttDefaults.sessionExpirySeconds)),
-  keepaliveSeconds: Config.integer("MQTT_KEEPALIVE_SECONDS").pipe(Config.withDefault(mqttDefaults.keepaliveSeconds)),
-  connectTimeoutMs: Config.integer("MQTT_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(mqttDefaults.connectTimeoutMs)),
-  maxPayloadBytes: Config.integer("MQTT_MAX_PAYLOAD_BYTES").pipe(Config.withDefault(256 * 1024)),
-  maxPacketBytes: Config.option(Config.integer("MQTT_MAX_PACKET_BYTES")),
-  maxNestingDepth: Config.option(Config.integer("MQTT_MAX_NESTING_DEPTH")),
-  receiveMaximum: Config.integer("MQTT_RECEIVE_MAXIMUM").pipe(Config.withDefault(mqttDefaults.receiveMaximum))
+  clientIdBase: Config.String("MQTT_CLIENT_ID_BASE").pipe(Config.withDefault(mqttDefaults.clientIdBase)),
+  username: Config.option(Config.String("MQTT_USERNAME")),
+  password: Config.option(Config.Redacted("MQTT_PASSWORD")),
+  clean: Config.Boolean("MQTT_CLEAN").pipe(Config.withDefault(mqttDefaults.clean)),
+  sessionExpirySeconds: Config.Int("MQTT_SESSION_EXPIRY_SECONDS").pipe(Config.withDefault(mqttDefaults.sessionExpirySeconds)),
+  keepaliveSeconds: Config.Int("MQTT_KEEPALIVE_SECONDS").pipe(Config.withDefault(mqttDefaults.keepaliveSeconds)),
+  connectTimeoutMs: Config.Int("MQTT_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(mqttDefaults.connectTimeoutMs)),
+  maxPayloadBytes: Config.Int("MQTT_MAX_PAYLOAD_BYTES").pipe(Config.withDefault(256 * 1024)),
+  maxPacketBytes: Config.option(Config.Int("MQTT_MAX_PACKET_BYTES")),
+  maxNestingDepth: Config.option(Config.Int("MQTT_MAX_NESTING_DEPTH")),
+  receiveMaximum: Config.Int("MQTT_RECEIVE_MAXIMUM").pipe(Config.withDefault(mqttDefaults.receiveMaximum))
 }).pipe(
   Config.map((c) => ({
     ...c,
@@ -146,9 +149,9 @@ export const mqttOptionsConfig: Config.Config<MqttOptions> = Config.all({
     maxPacketBytes: c.maxPacketBytes._tag === "Some" ? c.maxPacketBytes.value : undefined,
     maxNestingDepth: c.maxNestingDepth._tag === "Some" ? c.maxNestingDepth.value : undefined
   })),
-  Config.mapOrFail((c) => {
+  Config.mapEffect((c) => {
     const problem = limitsProblem(c)
-    return problem === undefined ? Either.right(c) : Either.left(ConfigError.InvalidData([], `MQTT limits: ${problem}`))
+    return problem === undefined ? Effect.succeed(c) : Effect.fail(invalidConfig(`MQTT limits: ${problem}`))
   })
 )
 

@@ -1,5 +1,5 @@
 import { decode as decodeMsgpack, encode as encodeMsgpack } from "@msgpack/msgpack"
-import { Either } from "effect"
+import { Result } from "effect"
 import { jsonNestsDeeperThan, msgpackNestsDeeperThan } from "./NestingDepth.js"
 
 /** How the data of an event is serialised, chosen by its content type. */
@@ -34,32 +34,32 @@ const message = (error: unknown): string => (error instanceof Error ? error.mess
  * Parses a payload; the reason on failure. Never throws. A payload nested deeper than `maxDepth`
  * is refused before it is parsed, and no MessagePack length may claim more than the payload holds.
  */
-export const parsePayload = (codec: Codec, payload: Uint8Array, maxDepth: number): Either.Either<unknown, string> => {
+export const parsePayload = (codec: Codec, payload: Uint8Array, maxDepth: number): Result.Result<unknown, string> => {
   try {
     if (codec === "json") {
-      if (jsonNestsDeeperThan(payload, maxDepth)) return Either.left(`nests deeper than ${maxDepth} levels`)
-      return Either.right(JSON.parse(utf8.decode(payload)))
+      if (jsonNestsDeeperThan(payload, maxDepth)) return Result.fail(`nests deeper than ${maxDepth} levels`)
+      return Result.succeed(JSON.parse(utf8.decode(payload)))
     }
-    if (msgpackNestsDeeperThan(payload, maxDepth)) return Either.left(`nests deeper than ${maxDepth} levels`)
+    if (msgpackNestsDeeperThan(payload, maxDepth)) return Result.fail(`nests deeper than ${maxDepth} levels`)
     // A plain Uint8Array view, so binary values come back as Uint8Array rather than Buffer.
     const bytes = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength)
     const most = payload.byteLength
-    return Either.right(decodeMsgpack(bytes, { maxStrLength: most, maxBinLength: most, maxArrayLength: most, maxMapLength: most, maxExtLength: most }))
+    return Result.succeed(decodeMsgpack(bytes, { maxStrLength: most, maxBinLength: most, maxArrayLength: most, maxMapLength: most, maxExtLength: most }))
   } catch (error) {
-    return Either.left(message(error))
+    return Result.fail(message(error))
   }
 }
 
 /** Serialises data; the reason on failure (a BigInt or a cycle for JSON, a function, ...). Never throws. */
-export const serializeData = (codec: Codec, data: unknown): Either.Either<Buffer, string> => {
+export const serializeData = (codec: Codec, data: unknown): Result.Result<Buffer, string> => {
   try {
     if (codec === "msgpack") {
       const bytes = encodeMsgpack(data)
-      return Either.right(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+      return Result.succeed(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
     }
     const text: string | undefined = JSON.stringify(data)
-    return text === undefined ? Either.left(`${typeof data} is not JSON`) : Either.right(Buffer.from(text, "utf8"))
+    return text === undefined ? Result.fail(`${typeof data} is not JSON`) : Result.succeed(Buffer.from(text, "utf8"))
   } catch (error) {
-    return Either.left(message(error))
+    return Result.fail(message(error))
   }
 }

@@ -5,7 +5,7 @@ import type { Prepared } from "./PublishPreparation.js"
 
 /**
  * Sending prepared messages and waiting for their PUBACKs. The PUBACK timeout is a timer inside
- * the one async step, not `Effect.timeoutFail`: that races a second fiber on every publish, which
+ * the one async step, not `Effect.timeoutOrElse`: that races a second fiber on every publish, which
  * cost more than the publish itself. A batch shares the step and the timer: the messages go out
  * together and are waited for together.
  */
@@ -96,7 +96,7 @@ const publishErrorOf = (live: LiveClient, topic: string, error: Error) =>
 
 /** Hands the batch to the client in one go; one outcome per message, `undefined` once its PUBACK came. */
 export const sendAll = (sender: PublishSender, batch: ReadonlyArray<Prepared>): Effect.Effect<Outcomes> =>
-  Effect.async<Outcomes>((resume) => {
+  Effect.callback<Outcomes>((resume) => {
     const { live } = sender
     if (sender.released || live.isClosing()) {
       return resume(Effect.succeed(batch.map(({ topic }) => new MqttPublishError({ topic, reason: "closed", message: "connection is closing" }))))

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { IClientPublishOptions } from "mqtt"
 import { encode, type PublishProperties } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
@@ -52,12 +52,12 @@ export const propertiesProblem = (properties: PublishProperties): string | undef
   return undefined
 }
 
-const expiryProperty = (topic: string, seconds: number | undefined): Either.Either<{ messageExpiryInterval?: number }, MqttPublishError> =>
+const expiryProperty = (topic: string, seconds: number | undefined): Result.Result<{ messageExpiryInterval?: number }, MqttPublishError> =>
   seconds === undefined
-    ? Either.right({})
+    ? Result.succeed({})
     : Number.isInteger(seconds) && seconds > 0 && seconds <= 0xffffffff
-      ? Either.right({ messageExpiryInterval: seconds })
-      : Either.left(new MqttPublishError({ topic, reason: "rejected", message: `messageExpirySeconds must be an integer from 1 to 4294967295, not ${seconds}` }))
+      ? Result.succeed({ messageExpiryInterval: seconds })
+      : Result.fail(new MqttPublishError({ topic, reason: "rejected", message: `messageExpirySeconds must be an integer from 1 to 4294967295, not ${seconds}` }))
 
 // Both run for every message sent: plain code with early returns, no generator per call.
 
@@ -67,26 +67,26 @@ export const preparePublish = (
   topic: string,
   event: CloudEvent,
   opts: PublishOptions = {}
-): Either.Either<Prepared, PublishFailure> => {
+): Result.Result<Prepared, PublishFailure> => {
   const topicChecked = validateTopicName(topic)
-  if (Either.isLeft(topicChecked)) return Either.left(topicChecked.left)
+  if (Result.isFailure(topicChecked)) return Result.fail(topicChecked.failure)
   if (opts.responseTopic !== undefined) {
     const responseChecked = validateTopicName(opts.responseTopic)
-    if (Either.isLeft(responseChecked)) return Either.left(responseChecked.left)
+    if (Result.isFailure(responseChecked)) return Result.fail(responseChecked.failure)
   }
   const withCorrelation =
     opts.correlationId === undefined ? event : { ...event, extensions: { ...event.extensions, correlationid: opts.correlationId } }
   const encoded = encode(withCorrelation, { maxPayloadBytes })
-  if (Either.isLeft(encoded)) return Either.left(encoded.left)
+  if (Result.isFailure(encoded)) return Result.fail(encoded.failure)
   const expiry = expiryProperty(topic, opts.messageExpirySeconds)
-  if (Either.isLeft(expiry)) return Either.left(expiry.left)
-  return Either.right({
+  if (Result.isFailure(expiry)) return Result.fail(expiry.failure)
+  return Result.succeed({
     topic,
-    payload: encoded.right.payload,
+    payload: encoded.success.payload,
     options: {
       qos: opts.qos ?? 1,
       retain: opts.retain ?? false,
-      properties: { ...encoded.right.properties, ...expiry.right, ...(opts.responseTopic !== undefined ? { responseTopic: opts.responseTopic } : {}) }
+      properties: { ...encoded.success.properties, ...expiry.success, ...(opts.responseTopic !== undefined ? { responseTopic: opts.responseTopic } : {}) }
     }
   })
 }
@@ -96,13 +96,13 @@ export const prepareReplyTo = (
   maxPayloadBytes: number,
   request: IncomingMessage,
   event: CloudEvent
-): Either.Either<Prepared | undefined, PublishFailure> => {
+): Result.Result<Prepared | undefined, PublishFailure> => {
   const responseTopic = request.responseTopic
-  if (responseTopic === undefined) return Either.right(undefined)
+  if (responseTopic === undefined) return Result.succeed(undefined)
   const checked = validateResponseTopic(responseTopic)
-  if (Either.isLeft(checked)) return Either.left(checked.left)
+  if (Result.isFailure(checked)) return Result.fail(checked.failure)
   const prepared = prepareReply(request, event)
   const encoded = encode(prepared.event, { maxPayloadBytes, correlationData: prepared.correlationData })
-  if (Either.isLeft(encoded)) return Either.left(encoded.left)
-  return Either.right({ topic: responseTopic, payload: encoded.right.payload, options: { qos: 1, retain: false, properties: encoded.right.properties } })
+  if (Result.isFailure(encoded)) return Result.fail(encoded.failure)
+  return Result.succeed({ topic: responseTopic, payload: encoded.success.payload, options: { qos: 1, retain: false, properties: encoded.success.properties } })
 }

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { bytesToUuid, type CloudEvent, makeCloudEvent } from "./CloudEvent.js"
 import type { CodecErrorKind } from "./Errors.js"
 import type { IncomingMessage } from "./Incoming.js"
@@ -17,7 +17,7 @@ export interface PreparedReply {
  * it forwards could have passed on what mosquitto would refuse from us.
  */
 export const requestIdOf = (request: IncomingMessage): string | undefined => {
-  const id: unknown = Either.isRight(request.decoded) ? request.decoded.right.id : request.properties.userProperties?.["id"]
+  const id: unknown = Result.isSuccess(request.decoded) ? request.decoded.success.id : request.properties.userProperties?.["id"]
   if (typeof id !== "string" || id.length === 0) return undefined
   return isMqttString(id) ? id : toMqttString(id)
 }

@@ -29,7 +29,7 @@ export interface SubscriptionDeps {
 // It is an acquire, which runs uninterruptibly: `interruptible` lets the timeout end the wait.
 const sendSubscribe = (deps: SubscriptionDeps, filter: string, qos: 0 | 1, subscriptionIdentifier: number) =>
   Effect.interruptible(
-    Effect.async<void, MqttSubscribeError>((resume) => {
+    Effect.callback<void, MqttSubscribeError>((resume) => {
       deps.live.client.subscribe(filter, { qos, properties: { subscriptionIdentifier } }, (error, granted) => {
         const refused = granted?.find((g) => g.qos >= 128)
         if (error || refused) resume(Effect.fail(new MqttSubscribeError({ filter, message: error?.message ?? `SUBACK reason code ${refused?.qos}` })))
@@ -37,7 +37,7 @@ const sendSubscribe = (deps: SubscriptionDeps, filter: string, qos: 0 | 1, subsc
       })
     })
   ).pipe(
-    Effect.timeoutFail({ duration: deps.publishTimeout, onTimeout: () => new MqttSubscribeError({ filter, message: "no SUBACK in time" }) })
+    Effect.timeoutOrElse({ duration: deps.publishTimeout, orElse: () => Effect.fail(new MqttSubscribeError({ filter, message: "no SUBACK in time" })) })
   )
 
 // Disconnected, mqtt.js queues the UNSUBSCRIBE and calls back only at the next connection attempt
@@ -46,7 +46,7 @@ const sendSubscribe = (deps: SubscriptionDeps, filter: string, qos: 0 | 1, subsc
 // `interruptible` the timeout could not end the wait.
 const sendUnsubscribe = (live: LiveClient, filter: string) =>
   Effect.interruptible(
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       if (live.isClosing()) return resume(Effect.void)
       const connected = live.client.connected
       live.client.unsubscribe(filter, () => resume(Effect.void))
@@ -57,7 +57,7 @@ const sendUnsubscribe = (live: LiveClient, filter: string) =>
 const unsubscribeUnlessKept = (deps: SubscriptionDeps, route: Route, opts: SubscribeOptions) =>
   opts.keepInSession
     ? Effect.void
-    : Effect.zipRight(
+    : Effect.andThen(
         Effect.sync(() => retireRoute(deps.incoming, route)),
         sendUnsubscribe(deps.live, route.filter)
       )
@@ -68,7 +68,7 @@ export const subscribe = (
   opts: SubscribeOptions = {}
 ): Effect.Effect<Stream.Stream<IncomingMessage>, InvalidTopic | MqttSubscribeError, Scope.Scope> =>
   Effect.gen(function* () {
-    yield* validateFilter(filter)
+    yield* Effect.fromResult(validateFilter(filter))
     const queue = yield* Effect.acquireRelease(Queue.unbounded<IncomingMessage>(), Queue.shutdown)
     // The route exists before SUBSCRIBE, so retained messages sent right after the SUBACK find it.
     const route = yield* Effect.acquireRelease(

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidTopic } from "./Errors.js"
 import { mqttStringProblem, toMqttString } from "./MqttString.js"
 
@@ -21,7 +21,7 @@ export interface TopicConfig {
 /** Most `+` levels a command subscription may have: each level is one more SUBSCRIBE. */
 export const MAX_WILDCARD_LEVELS = 8
 
-const invalid = (part: string, value: string, message: string) => Either.left(new InvalidTopic({ part, value, message }))
+const invalid = (part: string, value: string, message: string) => Result.fail(new InvalidTopic({ part, value, message }))
 
 /** A topic or part quoted in a message: it may be hostile input, and messages end up in logs and error replies. */
 const toLogText = (text: string) => toMqttString(text, 200)
@@ -33,29 +33,29 @@ const levelProblem = (level: string): string | undefined => {
 }
 
 /** One or more `/`-separated levels without wildcards, empty levels, what MQTT strings may not hold, or a leading `$`. */
-export const validateLevels = (part: string, value: string): Either.Either<string, InvalidTopic> => {
+export const validateLevels = (part: string, value: string): Result.Result<string, InvalidTopic> => {
   if (value.startsWith("$")) return invalid(part, value, `${part} '${toLogText(value)}' starts with $, which is reserved for the broker`)
   for (const level of value.split("/")) {
     const problem = levelProblem(level)
     if (problem) return invalid(part, value, `${part} '${toLogText(value)}' ${problem}`)
   }
-  return Either.right(value)
+  return Result.succeed(value)
 }
 
 /** Exactly one level. */
-export const validateLevel = (part: string, value: string): Either.Either<string, InvalidTopic> =>
+export const validateLevel = (part: string, value: string): Result.Result<string, InvalidTopic> =>
   value.includes("/") ? invalid(part, value, `${part} '${value}' must be one topic level (no /)`) : validateLevels(part, value)
 
 const base = (config: TopicConfig) =>
-  Either.gen(function* () {
+  Result.gen(function* () {
     const prefix = yield* validateLevels("prefix", config.prefix)
     const discriminator = config.discriminator === undefined ? undefined : yield* validateLevel("discriminator", config.discriminator)
     return { prefix, tail: discriminator === undefined ? "" : `/${discriminator}` }
   })
 
 /** Command filters: `P/commands`, `P/+/commands`, ... up to the configured wildcard levels (with `/D`). */
-export const commandFilters = (config: TopicConfig): Either.Either<ReadonlyArray<string>, InvalidTopic> =>
-  Either.gen(function* () {
+export const commandFilters = (config: TopicConfig): Result.Result<ReadonlyArray<string>, InvalidTopic> =>
+  Result.gen(function* () {
     const { prefix, tail } = yield* base(config)
     const levels = config.wildcardLevels ?? 0
     if (!Number.isInteger(levels) || levels < 0 || levels > MAX_WILDCARD_LEVELS) {
@@ -65,28 +65,28 @@ export const commandFilters = (config: TopicConfig): Either.Either<ReadonlyArray
   })
 
 /** `$share/{group}/{filter}`: the broker hands each message to one member of the group. */
-export const sharedFilter = (group: string, filter: string): Either.Either<string, InvalidTopic> =>
-  Either.map(validateLevel("group", group), (g) => `$share/${g}/${filter}`)
+export const sharedFilter = (group: string, filter: string): Result.Result<string, InvalidTopic> =>
+  Result.map(validateLevel("group", group), (g) => `$share/${g}/${filter}`)
 
 /** The command filters as shared subscriptions of `group`. */
-export const sharedCommandFilters = (config: TopicConfig, group: string): Either.Either<ReadonlyArray<string>, InvalidTopic> =>
-  Either.flatMap(commandFilters(config), (filters) => Either.all(filters.map((f) => sharedFilter(group, f))))
+export const sharedCommandFilters = (config: TopicConfig, group: string): Result.Result<ReadonlyArray<string>, InvalidTopic> =>
+  Result.flatMap(commandFilters(config), (filters) => Result.all(filters.map((f) => sharedFilter(group, f))))
 
 /** `P/{subject with . as /}[/D]/events`. */
-export const eventsTopic = (config: TopicConfig, subject: string): Either.Either<string, InvalidTopic> =>
-  Either.gen(function* () {
+export const eventsTopic = (config: TopicConfig, subject: string): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
     const { prefix, tail } = yield* base(config)
     const path = yield* validateLevels("subject", subject.replaceAll(".", "/"))
     return `${prefix}/${path}${tail}/events`
   })
 
 /** `P[/D]/metadata`, where the island's retained metadata lives. */
-export const metadataTopic = (config: TopicConfig): Either.Either<string, InvalidTopic> =>
-  Either.map(base(config), ({ prefix, tail }) => `${prefix}${tail}/metadata`)
+export const metadataTopic = (config: TopicConfig): Result.Result<string, InvalidTopic> =>
+  Result.map(base(config), ({ prefix, tail }) => `${prefix}${tail}/metadata`)
 
 /** `P/replies/{instanceId}`: each instance has its own, so replies never land at a sibling. */
-export const responseTopic = (config: TopicConfig, instanceId: string): Either.Either<string, InvalidTopic> =>
-  Either.gen(function* () {
+export const responseTopic = (config: TopicConfig, instanceId: string): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
     const { prefix } = yield* base(config)
     const id = yield* validateLevel("instanceId", instanceId)
     return `${prefix}/replies/${id}`
@@ -97,24 +97,24 @@ export const responseTopic = (config: TopicConfig, instanceId: string): Either.E
  * of one process) never take over each other's session. The base is what MQTT 5 guarantees every
  * broker accepts, plus `.`, `_` and `-`.
  */
-export const uniqueClientId = (clientIdBase: string): Either.Either<string, InvalidTopic> =>
+export const uniqueClientId = (clientIdBase: string): Result.Result<string, InvalidTopic> =>
   /^[A-Za-z0-9._-]{1,64}$/.test(clientIdBase)
-    ? Either.right(`${clientIdBase}-${randomBytes(8).toString("hex")}`)
+    ? Result.succeed(`${clientIdBase}-${randomBytes(8).toString("hex")}`)
     : invalid("clientIdBase", clientIdBase, `client id base '${clientIdBase}' must be 1 to 64 of A-Z a-z 0-9 . _ -`)
 
 /** An exact client id (for a persistent session): the same characters as a base, at most 128. */
-export const validateClientId = (clientId: string): Either.Either<string, InvalidTopic> =>
+export const validateClientId = (clientId: string): Result.Result<string, InvalidTopic> =>
   /^[A-Za-z0-9._-]{1,128}$/.test(clientId)
-    ? Either.right(clientId)
+    ? Result.succeed(clientId)
     : invalid("clientId", clientId, `client id '${clientId}' must be 1 to 128 of A-Z a-z 0-9 . _ -`)
 
 /** A topic to publish to: non-empty, no wildcards, a valid MQTT string (no NUL or control character, at most 65535 bytes). */
-export const validateTopicName = (topic: string): Either.Either<string, InvalidTopic> => {
+export const validateTopicName = (topic: string): Result.Result<string, InvalidTopic> => {
   if (topic.length === 0) return invalid("topic", topic, "topic is empty")
   if (/[+#]/.test(topic)) return invalid("topic", topic, `topic '${toLogText(topic)}' contains a wildcard`)
   const problem = mqttStringProblem(topic)
   if (problem) return invalid("topic", topic, `topic '${toLogText(topic)}' ${problem}`)
-  return Either.right(topic)
+  return Result.succeed(topic)
 }
 
 /**
@@ -122,10 +122,10 @@ export const validateTopicName = (topic: string): Either.Either<string, InvalidT
  * broker's own (`$SYS/...`, `$share/...`). The broker refuses a publish there (PUBACK 135), so
  * the reply could never be delivered.
  */
-export const validateResponseTopic = (topic: string): Either.Either<string, InvalidTopic> =>
+export const validateResponseTopic = (topic: string): Result.Result<string, InvalidTopic> =>
   topic.startsWith("$")
     ? invalid("responseTopic", topic, `response topic '${toLogText(topic)}' starts with $, which is reserved for the broker`)
-    : Either.mapLeft(validateTopicName(topic), (error) => new InvalidTopic({ ...error, part: "responseTopic" }))
+    : Result.mapError(validateTopicName(topic), (error) => new InvalidTopic({ ...error, part: "responseTopic" }))
 
 /** The filter without a `$share/{group}/` prefix: what topics it matches. */
 export const unshared = (filter: string): string => {
@@ -134,7 +134,7 @@ export const unshared = (filter: string): string => {
 }
 
 /** A filter to subscribe to: `+` and `#` only as whole levels, `#` last; a `$share/{group}/` form is allowed. */
-export const validateFilter = (filter: string): Either.Either<string, InvalidTopic> => {
+export const validateFilter = (filter: string): Result.Result<string, InvalidTopic> => {
   if (filter.startsWith("$share/") && !/^\$share\/[^/+#]+\/./s.test(filter)) {
     return invalid("filter", filter, `shared filter '${filter}' must be $share/{group}/{filter}`)
   }
@@ -146,7 +146,7 @@ export const validateFilter = (filter: string): Either.Either<string, InvalidTop
   if (filter.length === 0) return invalid("filter", filter, "filter is empty")
   const problem = mqttStringProblem(filter)
   if (problem) return invalid("filter", filter, `filter '${toLogText(filter)}' ${problem}`)
-  return Either.right(filter)
+  return Result.succeed(filter)
 }
 
 /** MQTT matching: `+` is one level, `#` the rest (parent included); wildcards never match a leading `$`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { type CloudEvent, decode, encode, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
 
@@ -18,7 +18,7 @@ const full = (datacontenttype: string, data: unknown): CloudEvent =>
   })
 
 const roundTrip = (event: CloudEvent) => {
-  const encoded = Either.getOrThrow(encode(event))
+  const encoded = Result.getOrThrow(encode(event))
   return { encoded, decoded: decode("t/commands", encoded.payload, encoded.properties) }
 }
 
@@ -32,7 +32,7 @@ describe("binary mode round trip", () => {
     expect(encoded.properties.userProperties).not.toHaveProperty("datacontenttype")
     expect(encoded.properties.userProperties).toMatchObject({ specversion: "1.0", id: event.id, method: "PUT", causationid: "previous-event-1" })
     expect(JSON.parse(encoded.payload.toString())).toEqual(event.data)
-    expect(decoded).toEqual(Either.right(event))
+    expect(decoded).toEqual(Result.succeed(event))
   })
 
   it("keeps every attribute kind with MessagePack data, binary data included", () => {
@@ -40,7 +40,7 @@ describe("binary mode round trip", () => {
     const { encoded, decoded } = roundTrip(event)
     expect(encoded.properties.contentType).toBe("application/msgpack")
     expect(encoded.payload[0]! & 0xf0).toBe(0x80) // a fixmap: MessagePack, not JSON text
-    expect(decoded).toEqual(Either.right(event))
+    expect(decoded).toEqual(Result.succeed(event))
   })
 
   it("sends an event without data as an empty payload", () => {
@@ -48,7 +48,7 @@ describe("binary mode round trip", () => {
     const { encoded, decoded } = roundTrip(event)
     expect(encoded.payload.length).toBe(0)
     expect(encoded.properties.contentType).toBeUndefined()
-    expect(decoded).toEqual(Either.right(event))
+    expect(decoded).toEqual(Result.succeed(event))
   })
 
   it("round-trips generated events", () => {
@@ -68,7 +68,7 @@ describe("binary mode round trip", () => {
     fc.assert(
       fc.property(event, (input) => {
         const e = makeCloudEvent(input)
-        const decoded = Either.getOrThrow(roundTrip(e).decoded)
+        const decoded = Result.getOrThrow(roundTrip(e).decoded)
         // JSON has no -0: compare through JSON for the data, exactly for everything else.
         expect({ ...decoded, data: JSON.stringify(decoded.data) }).toEqual({ ...e, data: JSON.stringify(e.data) })
       })
@@ -77,10 +77,10 @@ describe("binary mode round trip", () => {
 })
 
 describe("decode errors", () => {
-  const good = Either.getOrThrow(encode(full("application/json", { a: 1 })))
+  const good = Result.getOrThrow(encode(full("application/json", { a: 1 })))
   const kind = (payload: Uint8Array, properties: Record<string, unknown>, maxPayloadBytes?: number) => {
     const result = decode("t", payload, properties, { maxPayloadBytes })
-    return Either.isLeft(result) ? result.left.kind : "ok"
+    return Result.isFailure(result) ? result.failure.kind : "ok"
   }
 
   it("too-large: a payload over the limit (default 256 KiB)", () => {
@@ -154,7 +154,7 @@ describe("decode errors", () => {
     fc.assert(
       fc.property(payload, properties, fc.option(fc.nat(300), { nil: undefined }), (bytes, props, maxPayloadBytes) => {
         const result = decode("t", bytes as Uint8Array, props as never, { maxPayloadBytes })
-        expect(Either.isEither(result)).toBe(true)
+        expect(Result.isResult(result)).toBe(true)
       }),
       { numRuns: 2000 }
     )
@@ -165,7 +165,7 @@ describe("encode errors", () => {
   const base = makeCloudEvent({ source: "s", type: "t", data: { a: 1 } })
   const kind = (event: CloudEvent, maxPayloadBytes?: number) => {
     const result = encode(event, { maxPayloadBytes })
-    return Either.isLeft(result) ? result.left.kind : "ok"
+    return Result.isFailure(result) ? result.failure.kind : "ok"
   }
 
   it("refuses what could not travel or would not decode", () => {

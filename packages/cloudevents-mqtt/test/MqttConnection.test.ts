@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -19,14 +19,14 @@ const connect = (options: Partial<MqttOptions> = {}) =>
 
 /** The next n messages, failing the test (instead of hanging) when they do not come. */
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("5 seconds"))
 
 const event = (data: unknown, extra: Partial<Parameters<typeof makeCloudEvent>[0]> = {}) =>
   makeCloudEvent({ source: "urn:test", type: "org.opcfoundation.ISA95-JOBCONTROL_V2.Start.v2", subject: "line-1/jo-1", data, ...extra })
 
 const eventOf = (message: IncomingMessage | undefined): CloudEvent => {
   if (!message) throw new Error("no message")
-  return Either.getOrThrow(message.decoded)
+  return Result.getOrThrow(message.decoded)
 }
 
 describe("MqttConnection", () => {
@@ -46,9 +46,9 @@ describe("MqttConnection", () => {
         Stream.runForEach((request) =>
           responder
             .reply(request, makeCloudEvent({ source: "urn:island", type: "org.opcfoundation.ISA95-JOBCONTROL_V2.Start.v2.reply", data: { status: 1 } }))
-            .pipe(Effect.zipRight(request.ack))
+            .pipe(Effect.andThen(request.ack))
         ),
-        Effect.fork
+        Effect.forkChild
       )
       const correlationId = randomUUID()
       const request = event({ JobOrderID: "jo-1" })
@@ -83,8 +83,8 @@ describe("MqttConnection", () => {
         }
       })
       const [request] = yield* take(requests, 1)
-      expect(Either.isLeft(request!.decoded) && request!.decoded.left.kind).toBe("correlation")
-      const error = Either.isLeft(request!.decoded) ? request!.decoded.left : undefined
+      expect(Result.isFailure(request!.decoded) && request!.decoded.failure.kind).toBe("correlation")
+      const error = Result.isFailure(request!.decoded) ? request!.decoded.failure : undefined
       yield* island.reply(request!, makeErrorReply({ source: "urn:island", type: "error.v1", kind: error!.kind, message: error!.message }))
       yield* request!.ack
       const [reply] = yield* take(replies, 1)
@@ -171,7 +171,6 @@ describe("MqttConnection", () => {
         Stream.take(10),
         Stream.tap(({ m }) => m.ack),
         Stream.runCollect,
-        Effect.map(Chunk.toArray),
         Effect.timeout("5 seconds")
       )
       expect(new Set(received.map(({ m }) => eventOf(m).id))).toEqual(new Set(sent.map((e) => e.id)))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import { connect as connectRaw } from "mqtt"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -13,7 +13,7 @@ const connect = (options: Partial<MqttOptions> = {}) =>
   makeMqttConnection({ url: broker.url, clientIdBase: "limits", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })
 
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("10 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("10 seconds"))
 
 /** Every status the connection goes through from now on. */
 const statusLog = (statusChanges: Stream.Stream<MqttStatus>) =>
@@ -63,7 +63,7 @@ describe("MqttConnection limits", () => {
       const replies = yield* mes.subscribe(`${prefix}/replies/mes`)
       yield* mes.publishRaw(`${prefix}/commands`, Buffer.from('{"JobOrderID":"jo-\\tx"}'), { properties: request(prefix) })
       const [incoming] = yield* take(requests, 1)
-      const id = (Either.getOrThrow(incoming!.decoded).data as { JobOrderID: string }).JobOrderID
+      const id = (Result.getOrThrow(incoming!.decoded).data as { JobOrderID: string }).JobOrderID
       expect(id).toBe("jo-\tx")
       yield* island.reply(incoming!, makeErrorReply({ source: "urn:island", type: "error.v1", kind: "UnknownJobOrder", message: `job order ${id} not found` }))
       yield* incoming!.ack
@@ -72,7 +72,7 @@ describe("MqttConnection limits", () => {
       // One more round trip on the same connection: mosquitto did not drop it.
       yield* island.publish(`${prefix}/replies/mes`, makeCloudEvent({ source: "urn:island", type: "after.v1" }))
       const [after] = yield* take(replies, 1)
-      expect(Either.getOrThrow(after!.decoded).type).toBe("after.v1")
+      expect(Result.getOrThrow(after!.decoded).type).toBe("after.v1")
       expect(yield* island.status).toBe("connected")
       expect(seen).not.toContain("reconnecting")
     }).pipe(Effect.scoped)
@@ -81,12 +81,12 @@ describe("MqttConnection limits", () => {
   it.live("an event with a control character in an attribute is refused before it is sent", () =>
     Effect.gen(function* () {
       const island = yield* connect()
-      const result = yield* Effect.either(island.publish(`${randomPrefix()}/x`, makeCloudEvent({ source: "urn:island", type: "t", extensions: { jobid: "jo-\tx" } })))
-      expect(Either.isLeft(result) && result.left._tag).toBe("EncodeError")
-      const topic = yield* Effect.either(island.publishRaw(`${randomPrefix()}/a\tb`, Buffer.from("x")))
-      expect(Either.isLeft(topic) && topic.left._tag).toBe("InvalidTopic")
-      const property = yield* Effect.either(island.publishRaw(`${randomPrefix()}/x`, Buffer.from("x"), { properties: { userProperties: { id: "jo-\tx" } } }))
-      expect(Either.isLeft(property) && property.left).toMatchObject({ _tag: "MqttPublishError", reason: "rejected" })
+      const result = yield* Effect.result(island.publish(`${randomPrefix()}/x`, makeCloudEvent({ source: "urn:island", type: "t", extensions: { jobid: "jo-\tx" } })))
+      expect(Result.isFailure(result) && result.failure._tag).toBe("EncodeError")
+      const topic = yield* Effect.result(island.publishRaw(`${randomPrefix()}/a\tb`, Buffer.from("x")))
+      expect(Result.isFailure(topic) && topic.failure._tag).toBe("InvalidTopic")
+      const property = yield* Effect.result(island.publishRaw(`${randomPrefix()}/x`, Buffer.from("x"), { properties: { userProperties: { id: "jo-\tx" } } }))
+      expect(Result.isFailure(property) && property.failure).toMatchObject({ _tag: "MqttPublishError", reason: "rejected" })
       expect(yield* island.status).toBe("connected")
     }).pipe(Effect.scoped)
   )
@@ -99,11 +99,11 @@ describe("MqttConnection limits", () => {
       const requests = yield* island.subscribe(`${prefix}/commands`)
       yield* mes.publishRaw(`${prefix}/commands`, Buffer.alloc(0), { properties: { ...request(prefix), responseTopic: "$SYS/x" } })
       const [incoming] = yield* take(requests, 1)
-      const replied = yield* Effect.either(island.reply(incoming!, makeCloudEvent({ source: "urn:island", type: "reply.v1" })))
-      expect(Either.isLeft(replied) && replied.left).toMatchObject({ _tag: "InvalidTopic", part: "responseTopic" })
+      const replied = yield* Effect.result(island.reply(incoming!, makeCloudEvent({ source: "urn:island", type: "reply.v1" })))
+      expect(Result.isFailure(replied) && replied.failure).toMatchObject({ _tag: "InvalidTopic", part: "responseTopic" })
       // The broker's own answer: PUBACK 135 (not authorized), a refusal, not a timeout.
-      const refused = yield* Effect.either(island.publish("$SYS/x", makeCloudEvent({ source: "urn:island", type: "t" })))
-      expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "MqttPublishError", reason: "rejected", reasonCode: 135 })
+      const refused = yield* Effect.result(island.publish("$SYS/x", makeCloudEvent({ source: "urn:island", type: "t" })))
+      expect(Result.isFailure(refused) && refused.failure).toMatchObject({ _tag: "MqttPublishError", reason: "rejected", reasonCode: 135 })
       expect(yield* island.status).toBe("connected")
     }).pipe(Effect.scoped)
   )
@@ -121,8 +121,8 @@ describe("MqttConnection limits", () => {
       yield* mes.publishRaw(`${prefix}/commands`, Buffer.from("1"), { properties: request(prefix, "small") })
       const received = yield* take(requests, 2)
       expect(received.map((m) => m.properties.userProperties?.["id"])).toEqual(["over", "small"])
-      expect(Either.isLeft(received[0]!.decoded) && received[0]!.decoded.left.kind).toBe("too-large")
-      expect(Either.isRight(received[1]!.decoded)).toBe(true)
+      expect(Result.isFailure(received[0]!.decoded) && received[0]!.decoded.failure.kind).toBe("too-large")
+      expect(Result.isSuccess(received[1]!.decoded)).toBe(true)
       for (const message of received) yield* message.ack
       expect(seen).not.toContain("reconnecting")
     }).pipe(Effect.scoped)
@@ -149,11 +149,11 @@ describe("MqttConnection limits", () => {
       for (let i = 0; i < 3; i++) yield* mes.publishRaw(`${prefix}/commands`, Buffer.from("1"), { properties: request(prefix, `small-${i}`) })
       const received: Array<unknown> = []
       yield* requests.pipe(
-        Stream.tap((m) => Effect.zipRight(m.ack, Effect.sync(() => received.push(m.properties.userProperties?.["id"])))),
+        Stream.tap((m) => Effect.andThen(m.ack, Effect.sync(() => received.push(m.properties.userProperties?.["id"])))),
         Stream.take(3),
         Stream.runDrain,
         Effect.timeout("20 seconds"),
-        Effect.catchTag("TimeoutException", () => Effect.fail(new Error(`received ${JSON.stringify(received)}, not the 3 small ones`)))
+        Effect.catchTag("TimeoutError", () => Effect.fail(new Error(`received ${JSON.stringify(received)}, not the 3 small ones`)))
       )
       expect(received).toEqual(["small-0", "small-1", "small-2"])
       const intake = yield* island.intake

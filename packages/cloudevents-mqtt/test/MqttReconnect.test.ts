@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { makeCloudEvent, makeMqttConnection, type MqttStatus } from "@microdcs/cloudevents-mqtt"
 import { reconnectDelay } from "@microdcs/cloudevents-mqtt/testing"
@@ -35,8 +35,8 @@ describe("reconnect", () => {
       // The new broker knows nothing of us: mqtt.js subscribes again after the reconnect.
       const event = makeCloudEvent({ source: "urn:test", type: "t", data: { after: "restart" } })
       yield* conn.publish(topic, event)
-      const [message] = yield* messages.pipe(Stream.take(1), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
-      expect(message && Either.getOrThrow(message.decoded)).toEqual(event)
+      const [message] = yield* messages.pipe(Stream.take(1), Stream.runCollect, Effect.timeout("5 seconds"))
+      expect(message && Result.getOrThrow(message.decoded)).toEqual(event)
       yield* message!.ack
     }).pipe(Effect.scoped)
   )
@@ -53,9 +53,9 @@ describe("reconnect", () => {
           const conn = yield* makeMqttConnection({ url: broker.url, reconnectMinMs: 50, publishTimeoutMs: 600_000 })
           yield* stop
           yield* waitFor(conn.statusChanges, "reconnecting")
-          const publishing = yield* Effect.forkDaemon(Effect.flip(conn.publish("a/b", makeCloudEvent({ source: "s", type: "t" }))))
+          const publishing = yield* Effect.forkDetach(Effect.flip(conn.publish("a/b", makeCloudEvent({ source: "s", type: "t" }))))
           // The publish runs up to its wait for the PUBACK in one go, before the scope closes.
-          yield* Effect.repeatN(Effect.yieldNow(), 3)
+          yield* Effect.repeat(Effect.yieldNow, { times: 3 })
           return publishing
         })
       )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { encode, isMqttString, makeCloudEvent, makeErrorReply, mqttStringProblem, toMqttString, validateResponseTopic, validateTopicName } from "@microdcs/cloudevents-mqtt"
 
@@ -40,7 +40,7 @@ describe("MQTT strings", () => {
 
   it("an error reply quoting hostile input encodes to properties the broker accepts", () => {
     const reply = makeErrorReply({ source: "urn:island", type: "error.v1", kind: "Unknown\u0001Kind", message: "job order jo-\tx\u0000\ud800 not found" })
-    const encoded = Either.getOrThrow(encode(reply))
+    const encoded = Result.getOrThrow(encode(reply))
     for (const value of Object.values(encoded.properties.userProperties ?? {})) {
       for (const text of [value].flat()) expect(mqttStringProblem(text)).toBeUndefined()
     }
@@ -56,18 +56,18 @@ describe("MQTT strings", () => {
       { ...base, datacontenttype: "application/json\n" }
     ]) {
       const result = encode(event)
-      expect(Either.isLeft(result) && result.left.kind).toBe("attributes")
+      expect(Result.isFailure(result) && result.failure.kind).toBe("attributes")
     }
   })
 
   it("topics and response topics with control characters, and response topics of the broker, are refused", () => {
-    expect(Either.isLeft(validateTopicName("a/\tb"))).toBe(true)
-    expect(Either.isLeft(validateTopicName("a/\u0085"))).toBe(true)
-    expect(Either.isRight(validateTopicName("$SYS/x"))).toBe(true) // a topic name; the broker decides
+    expect(Result.isFailure(validateTopicName("a/\tb"))).toBe(true)
+    expect(Result.isFailure(validateTopicName("a/\u0085"))).toBe(true)
+    expect(Result.isSuccess(validateTopicName("$SYS/x"))).toBe(true) // a topic name; the broker decides
     for (const bad of ["$SYS/x", "$share/g/x", "a/+", "a/#", "", "a\u0000", "a/\tb"]) {
       const result = validateResponseTopic(bad)
-      expect(Either.isLeft(result) && result.left.part, JSON.stringify(bad)).toBe("responseTopic")
+      expect(Result.isFailure(result) && result.failure.part, JSON.stringify(bad)).toBe("responseTopic")
     }
-    expect(Either.isRight(validateResponseTopic("mes/replies/1"))).toBe(true)
+    expect(Result.isSuccess(validateResponseTopic("mes/replies/1"))).toBe(true)
   })
 })

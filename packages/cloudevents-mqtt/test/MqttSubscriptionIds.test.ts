@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -12,9 +12,9 @@ const connect = (options: Partial<MqttOptions> = {}) =>
   makeMqttConnection({ url: broker.url, clientIdBase: "subid", reconnectMinMs: 100, connectTimeoutMs: 5000, ...options })
 
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("5 seconds"))
 
-const idOf = (message: IncomingMessage | undefined) => (message ? Either.getOrThrow(message.decoded).id : undefined)
+const idOf = (message: IncomingMessage | undefined) => (message ? Result.getOrThrow(message.decoded).id : undefined)
 
 const event = (n: number) => makeCloudEvent({ source: "urn:test", type: "com.example.tick.v1", data: { n } })
 
@@ -27,7 +27,7 @@ const nothingBefore = (stream: Stream.Stream<IncomingMessage>, markerId: string)
     Stream.takeUntil((m) => idOf(m) === markerId),
     Stream.tap((m) => m.ack),
     Stream.runCollect,
-    Effect.map((all) => Chunk.toArray(all).map(idOf)),
+    Effect.map((all) => all.map(idOf)),
     Effect.timeout("5 seconds")
   )
 
@@ -59,8 +59,8 @@ describe("overlapping subscriptions (MQTT 5 subscription identifiers)", () => {
       yield* conn.publish(`${prefix}/other/line-1/events`, wideOnly)
       const marker = event(3)
       yield* conn.publish(`${prefix}/station/line-1/events`, marker)
-      const fromStation = yield* Effect.fork(nothingBefore(station, marker.id))
-      const fromAll = yield* Effect.fork(nothingBefore(all, marker.id))
+      const fromStation = yield* Effect.forkChild(nothingBefore(station, marker.id))
+      const fromAll = yield* Effect.forkChild(nothingBefore(all, marker.id))
       expect(yield* Fiber.join(fromStation)).toEqual([sent.id, marker.id])
       expect(yield* Fiber.join(fromAll)).toEqual([sent.id, wideOnly.id, marker.id])
     }).pipe(Effect.scoped)
@@ -126,8 +126,8 @@ describe("overlapping subscriptions (MQTT 5 subscription identifiers)", () => {
       const fromNarrow = yield* conn.subscribe(narrow, { keepInSession: true })
       const marker = event(2)
       yield* publisher.publish(`${prefix}/station/line-1/events`, marker)
-      const wideIds = yield* Effect.fork(nothingBefore(fromWide, marker.id))
-      const narrowIds = yield* Effect.fork(nothingBefore(fromNarrow, marker.id))
+      const wideIds = yield* Effect.forkChild(nothingBefore(fromWide, marker.id))
+      const narrowIds = yield* Effect.forkChild(nothingBefore(fromNarrow, marker.id))
       expect(yield* Fiber.join(wideIds)).toEqual([sent.id, marker.id])
       expect(yield* Fiber.join(narrowIds)).toEqual([sent.id, marker.id])
     }).pipe(Effect.scoped)
@@ -143,8 +143,8 @@ describe("overlapping subscriptions (MQTT 5 subscription identifiers)", () => {
       yield* conn.publish(`${prefix}/a/commands`, sent)
       const marker = event(2)
       yield* conn.publish(`${prefix}/a/commands`, marker)
-      const a = yield* Effect.fork(nothingBefore(shared, marker.id))
-      const b = yield* Effect.fork(nothingBefore(plain, marker.id))
+      const a = yield* Effect.forkChild(nothingBefore(shared, marker.id))
+      const b = yield* Effect.forkChild(nothingBefore(plain, marker.id))
       expect(yield* Fiber.join(a)).toEqual([sent.id, marker.id])
       expect(yield* Fiber.join(b)).toEqual([sent.id, marker.id])
     }).pipe(Effect.scoped)

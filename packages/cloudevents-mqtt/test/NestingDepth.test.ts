@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { encode as encodeMsgpack } from "@msgpack/msgpack"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { decode, encode, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
 
 const properties = (contentType: string) =>
-  Either.getOrThrow(encode(makeCloudEvent({ source: "urn:mes", type: "t", datacontenttype: contentType, data: 1 }))).properties
+  Result.getOrThrow(encode(makeCloudEvent({ source: "urn:mes", type: "t", datacontenttype: contentType, data: 1 }))).properties
 
 const decodeAs = (contentType: string, payload: Uint8Array, maxNestingDepth?: number) =>
   decode("t/commands", payload, properties(contentType), { maxNestingDepth })
@@ -27,26 +27,26 @@ describe("nesting depth", () => {
   it("refuses deep JSON before parsing it, with a payload error that says why", () => {
     const deep = Buffer.from("[".repeat(100_000) + "]".repeat(100_000))
     const result = decodeAs("application/json", deep)
-    expect(Either.isLeft(result) && result.left.kind).toBe("payload")
-    expect(Either.isLeft(result) && result.left.message).toContain("nests deeper than 64 levels")
+    expect(Result.isFailure(result) && result.failure.kind).toBe("payload")
+    expect(Result.isFailure(result) && result.failure.message).toContain("nests deeper than 64 levels")
     // Unclosed is refused just the same, and so is an object chain.
-    expect(Either.isLeft(decodeAs("application/json", Buffer.from('{"a":'.repeat(1000))))).toBe(true)
+    expect(Result.isFailure(decodeAs("application/json", Buffer.from('{"a":'.repeat(1000))))).toBe(true)
   })
 
   it("refuses deep MessagePack before decoding it", () => {
     const result = decodeAs("application/msgpack", deepMsgpack(100_000))
-    expect(Either.isLeft(result) && result.left.message).toContain("nests deeper than 64 levels")
+    expect(Result.isFailure(result) && result.failure.message).toContain("nests deeper than 64 levels")
     const maps = Buffer.from(encodeMsgpack(nested(65)))
-    expect(Either.isLeft(decodeAs("application/msgpack", maps))).toBe(true)
+    expect(Result.isFailure(decodeAs("application/msgpack", maps))).toBe(true)
   })
 
   it("accepts nesting up to the limit, and brackets inside strings do not count", () => {
-    expect(Either.isRight(decodeAs("application/json", Buffer.from(JSON.stringify(nested(64)))))).toBe(true)
-    expect(Either.isLeft(decodeAs("application/json", Buffer.from(JSON.stringify(nested(65)))))).toBe(true)
-    expect(Either.isRight(decodeAs("application/msgpack", Buffer.from(encodeMsgpack(nested(64)))))).toBe(true)
-    expect(Either.isRight(decodeAs("application/json", Buffer.from(JSON.stringify({ s: "[[[[\\\"{{{{".repeat(100) }))))).toBe(true)
-    expect(Either.isRight(decodeAs("application/json", Buffer.from(JSON.stringify(nested(10))), 10))).toBe(true)
-    expect(Either.isLeft(decodeAs("application/json", Buffer.from(JSON.stringify(nested(11))), 10))).toBe(true)
+    expect(Result.isSuccess(decodeAs("application/json", Buffer.from(JSON.stringify(nested(64)))))).toBe(true)
+    expect(Result.isFailure(decodeAs("application/json", Buffer.from(JSON.stringify(nested(65)))))).toBe(true)
+    expect(Result.isSuccess(decodeAs("application/msgpack", Buffer.from(encodeMsgpack(nested(64)))))).toBe(true)
+    expect(Result.isSuccess(decodeAs("application/json", Buffer.from(JSON.stringify({ s: "[[[[\\\"{{{{".repeat(100) }))))).toBe(true)
+    expect(Result.isSuccess(decodeAs("application/json", Buffer.from(JSON.stringify(nested(10))), 10))).toBe(true)
+    expect(Result.isFailure(decodeAs("application/json", Buffer.from(JSON.stringify(nested(11))), 10))).toBe(true)
   })
 
   it("the scan agrees with the parsed depth for generated JSON and MessagePack", () => {
@@ -55,9 +55,9 @@ describe("nesting depth", () => {
     fc.assert(
       fc.property(fc.jsonValue({ depthSize: "large", maxDepth: 12 }), fc.integer({ min: 1, max: 12 }), (value, max) => {
         const expected = depthOf(value) <= max
-        expect(Either.isRight(decodeAs("application/json", Buffer.from(JSON.stringify(value)), max))).toBe(expected)
+        expect(Result.isSuccess(decodeAs("application/json", Buffer.from(JSON.stringify(value)), max))).toBe(expected)
         if (!JSON.stringify(value).includes('"__proto__"')) {
-          expect(Either.isRight(decodeAs("application/msgpack", Buffer.from(encodeMsgpack(value)), max))).toBe(expected)
+          expect(Result.isSuccess(decodeAs("application/msgpack", Buffer.from(encodeMsgpack(value)), max))).toBe(expected)
         }
       }),
       { numRuns: 1000, seed: 22 }
@@ -68,7 +68,7 @@ describe("nesting depth", () => {
     // array32 claiming 2^32 - 1 items, map32 claiming as many pairs, str32 claiming 4 GiB.
     for (const bytes of [[0xdd, 0xff, 0xff, 0xff, 0xff, 0x01], [0xdf, 0xff, 0xff, 0xff, 0xff, 0x01], [0xdb, 0xff, 0xff, 0xff, 0xff, 0x61]]) {
       const result = decodeAs("application/msgpack", Uint8Array.from(bytes))
-      expect(Either.isLeft(result) && result.left.kind).toBe("payload")
+      expect(Result.isFailure(result) && result.failure.kind).toBe("payload")
     }
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream } from "effect"
+import { Effect, Result, Fiber, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -10,7 +10,7 @@ const broker = mosquittoForFile()
 const connect = (clientIdBase: string) => makeMqttConnection({ url: broker.url, clientIdBase, reconnectMinMs: 100, connectTimeoutMs: 5000 })
 
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
-  stream.pipe(Stream.take(n), Stream.runCollect, Effect.map(Chunk.toArray), Effect.timeout("5 seconds"))
+  stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("5 seconds"))
 
 const event = (n: number) => makeCloudEvent({ source: "urn:test", type: "com.example.status.v1", subject: "line-1", data: { n } })
 
@@ -23,8 +23,8 @@ describe("MqttConnection.publishAll", () => {
       const requests = yield* island.subscribe(`${prefix}/commands`)
       const replies = yield* mes.subscribe(`${prefix}/replies/mes`)
       const events = yield* mes.subscribe(`${prefix}/events`)
-      const gotEvents = yield* Effect.fork(take(events, 3))
-      const gotReply = yield* Effect.fork(take(replies, 1))
+      const gotEvents = yield* Effect.forkChild(take(events, 3))
+      const gotReply = yield* Effect.forkChild(take(replies, 1))
 
       const correlationId = randomUUID()
       const request = event(0)
@@ -42,8 +42,8 @@ describe("MqttConnection.publishAll", () => {
 
       expect(outcomes.map((o) => o?._tag)).toEqual([undefined, undefined, "InvalidTopic", undefined, undefined])
       const [reply] = yield* Fiber.join(gotReply)
-      expect(Either.getOrThrow(reply!.decoded).extensions).toMatchObject({ correlationid: correlationId, causationid: request.id })
-      const received = (yield* Fiber.join(gotEvents)).map((m) => (Either.getOrThrow(m.decoded).data as { n: number }).n)
+      expect(Result.getOrThrow(reply!.decoded).extensions).toMatchObject({ correlationid: correlationId, causationid: request.id })
+      const received = (yield* Fiber.join(gotEvents)).map((m) => (Result.getOrThrow(m.decoded).data as { n: number }).n)
       expect(received).toEqual([1, 2, 3])
       yield* reply!.ack
     }).pipe(Effect.scoped)

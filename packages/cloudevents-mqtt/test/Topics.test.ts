@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import {
   commandFilters,
@@ -15,21 +15,21 @@ import {
   validateTopicName
 } from "@microdcs/cloudevents-mqtt"
 
-const failure = <A>(result: Either.Either<A, { part: string; _tag: string }>) =>
-  Either.isLeft(result) ? { tag: result.left._tag, part: result.left.part } : "ok"
+const failure = <A>(result: Result.Result<A, { part: string; _tag: string }>) =>
+  Result.isFailure(result) ? { tag: result.failure._tag, part: result.failure.part } : "ok"
 
 describe("topics", () => {
   const config = { prefix: "plant/island", discriminator: "d1", wildcardLevels: 2 }
 
   it("derives command filters, shared filters, events, metadata and reply topics", () => {
-    expect(Either.getOrThrow(commandFilters(config))).toEqual(["plant/island/d1/commands", "plant/island/+/d1/commands", "plant/island/+/+/d1/commands"])
-    expect(Either.getOrThrow(commandFilters({ prefix: "p" }))).toEqual(["p/commands"])
-    expect(Either.getOrThrow(sharedCommandFilters({ prefix: "p", wildcardLevels: 1 }, "g"))).toEqual(["$share/g/p/commands", "$share/g/p/+/commands"])
-    expect(Either.getOrThrow(eventsTopic(config, "line-1.cell-2"))).toBe("plant/island/line-1/cell-2/d1/events")
-    expect(Either.getOrThrow(eventsTopic({ prefix: "p" }, "line-1"))).toBe("p/line-1/events")
-    expect(Either.getOrThrow(metadataTopic(config))).toBe("plant/island/d1/metadata")
-    expect(Either.getOrThrow(metadataTopic({ prefix: "p" }))).toBe("p/metadata")
-    expect(Either.getOrThrow(responseTopic(config, "instance-7"))).toBe("plant/island/replies/instance-7")
+    expect(Result.getOrThrow(commandFilters(config))).toEqual(["plant/island/d1/commands", "plant/island/+/d1/commands", "plant/island/+/+/d1/commands"])
+    expect(Result.getOrThrow(commandFilters({ prefix: "p" }))).toEqual(["p/commands"])
+    expect(Result.getOrThrow(sharedCommandFilters({ prefix: "p", wildcardLevels: 1 }, "g"))).toEqual(["$share/g/p/commands", "$share/g/p/+/commands"])
+    expect(Result.getOrThrow(eventsTopic(config, "line-1.cell-2"))).toBe("plant/island/line-1/cell-2/d1/events")
+    expect(Result.getOrThrow(eventsTopic({ prefix: "p" }, "line-1"))).toBe("p/line-1/events")
+    expect(Result.getOrThrow(metadataTopic(config))).toBe("plant/island/d1/metadata")
+    expect(Result.getOrThrow(metadataTopic({ prefix: "p" }))).toBe("p/metadata")
+    expect(Result.getOrThrow(responseTopic(config, "instance-7"))).toBe("plant/island/replies/instance-7")
   })
 
   it("refuses wildcards, NUL, empty levels and $ in topic parts with InvalidTopic naming the part", () => {
@@ -55,9 +55,9 @@ describe("topics", () => {
     fc.assert(
       fc.property(fc.string(), (subject) => {
         const topic = eventsTopic({ prefix: "p" }, subject)
-        if (Either.isRight(topic)) {
-          expect(topic.right).not.toMatch(/[+#\u0000]/)
-          expect(topic.right.split("/").every((level) => level.length > 0)).toBe(true)
+        if (Result.isSuccess(topic)) {
+          expect(topic.success).not.toMatch(/[+#\u0000]/)
+          expect(topic.success.split("/").every((level) => level.length > 0)).toBe(true)
         }
       })
     )
@@ -74,7 +74,7 @@ describe("topics", () => {
   })
 
   it("gives every connection its own client id", () => {
-    const ids = new Set(Array.from({ length: 100 }, () => Either.getOrThrow(uniqueClientId("island-1"))))
+    const ids = new Set(Array.from({ length: 100 }, () => Result.getOrThrow(uniqueClientId("island-1"))))
     expect(ids.size).toBe(100)
     for (const id of ids) expect(id).toMatch(/^island-1-[0-9a-f]{16}$/)
     expect(failure(uniqueClientId("bad id"))).toEqual({ tag: "InvalidTopic", part: "clientIdBase" })

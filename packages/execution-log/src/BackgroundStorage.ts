@@ -1,5 +1,5 @@
-import { type SqlClient, SqlError } from "@effect/sql"
-import { Context, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Schedule, Scope } from "effect"
+import { type SqlClient, SqlError } from "effect/sql"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, Scope } from "effect"
 import { describeSqlFailure, isDatabaseUnavailable } from "./DatabaseOutage.js"
 import type { EmbeddedPostgresFailed } from "./EmbeddedPostgres.js"
 import { LogStorage, logStorageLayer, type LogStorageService } from "./LogStorage.js"
@@ -13,17 +13,21 @@ export type StartFailure = SqlError.SqlError | EmbeddedPostgresFailed
  * refused the start for good (a wrong password, a database that does not exist), so whoever runs
  * it can end with the reason; it never completes otherwise.
  */
-export class StorageStart extends Context.Tag("@microdcs/execution-log/StorageStart")<
+export class StorageStart extends Context.Service<
   StorageStart,
   { readonly failure: Effect.Effect<never, StartFailure> }
->() {}
+>()("@microdcs/execution-log/StorageStart") {}
 
 /** A start failure a database coming up cures: no server yet, an outage, an embedded database still held by a stopping process. */
 const isTransient = (error: StartFailure): boolean => error._tag === "EmbeddedPostgresFailed" || isDatabaseUnavailable(error)
 
 const describe = (error: StartFailure): string => (error._tag === "SqlError" ? describeSqlFailure(error) : `${error._tag}: ${error.message}`)
 
-const notStarted = new SqlError.SqlError({ message: "the execution log's database is not started yet" })
+const notStartedMessage = "the execution log's database is not started yet"
+// A connection failure without a SQLSTATE: an outage, as `isDatabaseUnavailable` reads it.
+const notStarted = new SqlError.SqlError({
+  reason: new SqlError.ConnectionError({ cause: new Error(notStartedMessage), message: notStartedMessage, operation: "connect" })
+})
 
 /** `LogStorage` over a service that is there once the database started: until then every call fails as an outage would. */
 const whenStarted = (started: Deferred.Deferred<LogStorageService>): LogStorageService => {
@@ -42,7 +46,7 @@ const whenStarted = (started: Deferred.Deferred<LogStorageService>): LogStorageS
 /** One try: the database and the table in a scope of their own, closed again if the try fails. */
 const startOnce = (database: Layer.Layer<SqlClient.SqlClient, StartFailure>, parent: Scope.Scope) =>
   Effect.gen(function* () {
-    const own = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+    const own = yield* Scope.fork(parent, "sequential")
     const context = yield* Layer.buildWithScope(logStorageLayer.pipe(Layer.provide(database)), own).pipe(
       Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void))
     )
@@ -60,21 +64,21 @@ const startOnce = (database: Layer.Layer<SqlClient.SqlClient, StartFailure>, par
 export const backgroundLogStorage = (
   database: Layer.Layer<SqlClient.SqlClient, StartFailure>
 ): Layer.Layer<LogStorage | StorageAvailability | StorageStart> =>
-  Layer.scopedContext(
+  Layer.effectContext(
     Effect.gen(function* () {
       const scope = yield* Effect.scope
       const availability = yield* makeStorageAvailability({ _tag: "Starting" })
       const started = yield* Deferred.make<LogStorageService>()
       const refused = yield* Deferred.make<never, StartFailure>()
-      const retry = Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+      const retry = Schedule.min([Schedule.exponential(Duration.millis(200)), Schedule.spaced(Duration.seconds(5))])
       const start = startOnce(database, scope).pipe(
         Effect.tapError((error) => (isTransient(error) ? availability.startFailed(describe(error)) : Effect.void)),
         Effect.retry({ schedule: retry, while: isTransient }),
-        Effect.flatMap((service) => Effect.zipRight(Deferred.succeed(started, service), availability.available)),
-        Effect.catchAll((error) =>
+        Effect.flatMap((service) => Effect.andThen(Deferred.succeed(started, service), availability.available)),
+        Effect.catch((error) =>
           Effect.logError("execution log storage: the database refused the start").pipe(
             Effect.annotateLogs({ error: describe(error) }),
-            Effect.zipRight(Deferred.fail(refused, error))
+            Effect.andThen(Deferred.fail(refused, error))
           )
         )
       )

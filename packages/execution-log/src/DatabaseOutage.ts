@@ -1,5 +1,5 @@
-import type { SqlError } from "@effect/sql"
-import { Duration, Effect, Option, Schedule } from "effect"
+import type { SqlError } from "effect/sql"
+import { Duration, Effect, Option, Predicate, Schedule } from "effect"
 import { StorageAvailability } from "./StorageAvailability.js"
 
 /**
@@ -12,6 +12,16 @@ const OUTAGE_CLASSES = ["08", "53", "57", "58"]
 const SQLSTATE = /^[0-9A-Z]{5}$/
 
 /**
+ * A field of the driver's error under the `SqlError` (its reason's `cause`): the server's error
+ * fields (`code` is the SQLSTATE, `message` its text), or the socket's error (`code` such as
+ * `ECONNREFUSED`).
+ */
+const driverField = (error: SqlError.SqlError, field: "code" | "message"): unknown => {
+  const cause = error.reason.cause
+  return Predicate.hasProperty(cause, field) ? cause[field] : undefined
+}
+
+/**
  * Whether a failure means the database is not there (down, restarting, unreachable, not started
  * yet) rather than that it refused the statement. A failure without a SQLSTATE never got an
  * answer from a server: connection refused or reset, a timeout, a database still starting. A
@@ -19,15 +29,16 @@ const SQLSTATE = /^[0-9A-Z]{5}$/
  * value it cannot store): trying again at once would get the same answer.
  */
 export const isDatabaseUnavailable = (error: SqlError.SqlError): boolean => {
-  const code = (error.cause as { readonly code?: unknown } | null | undefined)?.code
+  const code = driverField(error, "code")
   return typeof code === "string" && SQLSTATE.test(code) ? OUTAGE_CLASSES.some((c) => code.startsWith(c)) : true
 }
 
 /** The first line of a failure, with the code that says what kind it is. */
 export const describeSqlFailure = (error: SqlError.SqlError): string => {
-  const cause = error.cause as { readonly code?: unknown; readonly message?: unknown } | null | undefined
-  const detail = typeof cause?.message === "string" && cause.message !== "" ? `: ${cause.message}` : ""
-  const code = cause?.code === undefined ? "" : ` (${String(cause.code)})`
+  const message = driverField(error, "message")
+  const detail = typeof message === "string" && message !== "" ? `: ${message}` : ""
+  const sqlState = driverField(error, "code")
+  const code = sqlState === undefined ? "" : ` (${String(sqlState)})`
   return `${error.message}${detail}${code}`.split("\n")[0]!.slice(0, 300)
 }
 
@@ -50,10 +61,11 @@ export const waitOutOutage = <A, R>(
   backoff: OutageBackoff = {}
 ): Effect.Effect<A, SqlError.SqlError, R> =>
   Effect.flatMap(Effect.serviceOption(StorageAvailability), (availability) => {
-    const report = <X>(f: (a: StorageAvailability["Type"]) => Effect.Effect<X>) => Option.match(availability, { onNone: () => Effect.void, onSome: f })
-    const schedule = Schedule.exponential(Duration.millis(backoff.initialMs ?? 100)).pipe(
-      Schedule.union(Schedule.spaced(Duration.millis(backoff.maxMs ?? 2000)))
-    )
+    const report = <X>(f: (a: StorageAvailability["Service"]) => Effect.Effect<X>) => Option.match(availability, { onNone: () => Effect.void, onSome: f })
+    const schedule = Schedule.min([
+      Schedule.exponential(Duration.millis(backoff.initialMs ?? 100)),
+      Schedule.spaced(Duration.millis(backoff.maxMs ?? 2000))
+    ])
     return effect.pipe(
       Effect.tapError((error) => (isDatabaseUnavailable(error) ? report((a) => a.waiting(describeSqlFailure(error))) : Effect.void)),
       Effect.retry({ schedule, while: isDatabaseUnavailable }),

@@ -1,5 +1,5 @@
-import type { SqlError } from "@effect/sql"
-import { Context, Data, Effect, Either, Layer, Option } from "effect"
+import type { SqlError } from "effect/sql"
+import { Context, Data, Effect, Result, Layer, Option } from "effect"
 import { ExecutionLogStore } from "@microdcs/store"
 import { ExecutionNotFound, executionTree, type ExecutionTreeError, type TreeRow } from "./ExecutionTree.js"
 import { decodeExecution, type ExecutionRecord } from "./LogRecord.js"
@@ -36,13 +36,13 @@ export interface ExecutionLookupService {
 }
 
 /** Resolves an operator's id (an execution or a job) to execution trees. */
-export class ExecutionLookup extends Context.Tag("@microdcs/execution-log/ExecutionLookup")<ExecutionLookup, ExecutionLookupService>() {}
+export class ExecutionLookup extends Context.Service<ExecutionLookup, ExecutionLookupService>()("@microdcs/execution-log/ExecutionLookup") {}
 
-const decoded = (key: string, bytes: Uint8Array) => Either.getOrUndefined(decodeExecution(key, bytes))
+const decoded = (key: string, bytes: Uint8Array) => Result.getOrUndefined(decodeExecution(key, bytes))
 
 /** What the lookup's functions share: the log's keys and values in Valkey, and its storage. */
 interface LookupDeps {
-  readonly store: ExecutionLogStore
+  readonly store: ExecutionLogStore["Service"]
   readonly storage: LogStorageService
 }
 
@@ -131,7 +131,7 @@ export const executionLookupLayer: Layer.Layer<ExecutionLookup, never, Execution
 export const withoutLogStorage: Layer.Layer<LogStorage> = Layer.succeed(LogStorage, {
   hasDatabase: false,
   ensureTable: Effect.void,
-  upsert: () => Effect.dieMessage("no execution log storage is configured"),
+  upsert: () => Effect.die(new Error("no execution log storage is configured")),
   readPrefix: () => Effect.succeed([]),
   readKeys: () => Effect.succeed([]),
   execRecordsContaining: () => Effect.succeed([])

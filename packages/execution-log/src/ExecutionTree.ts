@@ -1,5 +1,5 @@
-import { Data, Effect, Either, Option } from "effect"
-import type { SqlError } from "@effect/sql"
+import { Data, Effect, Result, Option } from "effect"
+import type { SqlError } from "effect/sql"
 import { type ConnectionError, ExecutionLogStore, type InvalidInput, type WrongType } from "@microdcs/store"
 import { decodeExecution, decodeNode, type ExecutionRecord, type LogRecordInvalid, type NodeRecord } from "./LogRecord.js"
 import { LogStorage, type LogStorageService } from "./LogStorage.js"
@@ -32,11 +32,11 @@ interface LoadedExecution {
   readonly nodes: ReadonlyArray<NodeRecord>
 }
 
-const decoded = <A>(result: Either.Either<A, LogRecordInvalid>) => (Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left))
+const decoded = <A>(result: Result.Result<A, LogRecordInvalid>) => (Result.isSuccess(result) ? Effect.succeed(result.success) : Effect.fail(result.failure))
 
 /** What a tree's reads share: the log in Valkey and its storage. */
 interface TreeDeps {
-  readonly store: ExecutionLogStore
+  readonly store: ExecutionLogStore["Service"]
   readonly storage: LogStorageService
 }
 

@@ -1,5 +1,5 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { Array as Arr, Context, Effect, Layer } from "effect"
 
 /** The one table of the log in PostgreSQL. */
 export const LOG_TABLE = "execution_log"
@@ -52,8 +52,8 @@ export interface LogStorageService {
   readonly execRecordsContaining: (prefix: string, needle: Uint8Array) => Effect.Effect<ReadonlyArray<StoredValue>, SqlError.SqlError>
 }
 
-/** The execution log's table in PostgreSQL, over the `SqlClient` of `@effect/sql` (`@effect/sql-pg` in practice). */
-export class LogStorage extends Context.Tag("@microdcs/execution-log/LogStorage")<LogStorage, LogStorageService>() {}
+/** The execution log's table in PostgreSQL, over the `SqlClient` of `effect/sql` (`@effect/sql-pg` in practice). */
+export class LogStorage extends Context.Service<LogStorage, LogStorageService>()("@microdcs/execution-log/LogStorage") {}
 
 interface RawRow {
   readonly key: string
@@ -61,7 +61,15 @@ interface RawRow {
   readonly committed_at: Date
 }
 
-const toRow = (r: RawRow): StoredRow => ({ key: r.key, value: r.value, committedAt: r.committed_at })
+/**
+ * The bytes as a `Buffer` of their own, as the reads returned them before: `@effect/sql-pg` decodes
+ * `bytea` to a `Uint8Array` view into its read buffer (which it would keep alive).
+ */
+const ownBytes = (value: Uint8Array): Buffer => Buffer.from(value)
+
+const toRow = (r: RawRow): StoredRow => ({ key: r.key, value: ownBytes(r.value), committedAt: r.committed_at })
+
+const toValue = (r: StoredValue): StoredValue => ({ key: r.key, value: ownBytes(r.value) })
 
 export const makeLogStorage: Effect.Effect<LogStorageService, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -78,8 +86,7 @@ export const makeLogStorage: Effect.Effect<LogStorageService, SqlError.SqlError,
       // The last value of a key wins, as a second commit of it would.
       const byKey = new Map(rows.map((r) => [r.key, r.value]))
       const unique = [...byKey].map(([key, value]) => ({ key, value }))
-      for (let i = 0; i < unique.length; i += ROWS_PER_STATEMENT) {
-        const part = unique.slice(i, i + ROWS_PER_STATEMENT)
+      for (const part of Arr.chunksOf(unique, ROWS_PER_STATEMENT)) {
         yield* sql`insert into ${table} ${sql.insert(part)}
           on conflict (key) do update set value = excluded.value, committed_at = now()`
       }
@@ -105,7 +112,9 @@ export const makeLogStorage: Effect.Effect<LogStorageService, SqlError.SqlError,
     // Only a prefix of U+10FFFF characters has no bound: no island's log prefix is one.
     const bound = prefixUpperBound(prefix) ?? "\u{10ffff}"
     return sql<StoredValue>`select key, value from ${table}
-      where key >= ${prefix} and key < ${bound} and right(key, 5) = ':exec' and position(${needle} in value) > 0`
+      where key >= ${prefix} and key < ${bound} and right(key, 5) = ':exec' and position(${needle} in value) > 0`.pipe(
+      Effect.map((rows) => rows.map(toValue))
+    )
   }
 
   yield* ensureTable

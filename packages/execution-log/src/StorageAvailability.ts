@@ -24,10 +24,10 @@ export interface StorageAvailabilityService {
 }
 
 /** The storage database's state, shared by what starts it, the role that commits into it and readiness. */
-export class StorageAvailability extends Context.Tag("@microdcs/execution-log/StorageAvailability")<
+export class StorageAvailability extends Context.Service<
   StorageAvailability,
   StorageAvailabilityService
->() {}
+>()("@microdcs/execution-log/StorageAvailability") {}
 
 /** Moves to `Waiting` when `from` allows it (keeping `since` of a wait under way); logs the start of a wait once. */
 const toWaiting = (ref: Ref.Ref<StorageState>, reason: string, from: (was: StorageState) => boolean) =>

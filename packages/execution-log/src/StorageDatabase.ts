@@ -1,14 +1,14 @@
 import type { PgClient } from "@effect/sql-pg"
-import type { SqlClient, SqlError } from "@effect/sql"
+import type { SqlClient, SqlError } from "effect/sql"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { embeddedPostgres, type EmbeddedPostgresFailed, type EmbeddedPostgresOptions } from "./EmbeddedPostgres.js"
 
 /** Connections to the embedded PGlite: it runs one query at a time, more would only queue. */
 const EMBEDDED_CONNECTIONS = 4
 
-/** The database's client: `@effect/sql-pg` (with `pg`) is loaded when a database is opened, not with this package. */
-const pgClient = (config: PgClient.PgClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("@effect/sql-pg")), (sqlPg) => sqlPg.PgClient.layer(config)))
+/** The database's client: `@effect/sql-pg` (it speaks the wire protocol itself) is loaded when a database is opened, not with this package. */
+const pgClient = (config: PgClient.PgPoolConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.unwrap(Effect.map(Effect.promise(() => import("@effect/sql-pg")), (sqlPg) => sqlPg.PgClient.layer(config)))
 
 /**
  * The storage role's database: PostgreSQL at `url` through `@effect/sql-pg`, or, with no URL,
@@ -22,7 +22,7 @@ export const storageDatabase = (
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError | EmbeddedPostgresFailed> =>
   url !== undefined
     ? pgClient({ url: typeof url === "string" ? Redacted.make(url) : url, applicationName: "microdcs-storage" })
-    : Layer.unwrapScoped(
+    : Layer.unwrap(
         Effect.gen(function* () {
           const pg = yield* embeddedPostgres(embedded)
           yield* Effect.logInfo("execution log storage: embedded PGlite").pipe(Effect.annotateLogs({ host: pg.host, port: pg.port, dataDir: pg.dataDir }))
@@ -31,10 +31,10 @@ export const storageDatabase = (
       )
 
 /** `PG_URL` from the environment (redacted), or none: then the embedded default. */
-export const pgUrlConfig: Config.Config<Option.Option<Redacted.Redacted>> = Config.option(Config.redacted("PG_URL"))
+export const pgUrlConfig: Config.Config<Option.Option<Redacted.Redacted>> = Config.option(Config.Redacted("PG_URL"))
 
 /** {@link storageDatabase} with the URL from `PG_URL`. */
 export const storageDatabaseFromEnv: Layer.Layer<
   PgClient.PgClient | SqlClient.SqlClient,
-  SqlError.SqlError | EmbeddedPostgresFailed | import("effect/ConfigError").ConfigError
-> = Layer.unwrapEffect(Effect.map(pgUrlConfig, (url) => storageDatabase(Option.getOrUndefined(url))))
+  SqlError.SqlError | EmbeddedPostgresFailed | Config.ConfigError
+> = Layer.unwrap(Effect.map(pgUrlConfig, (url) => storageDatabase(Option.getOrUndefined(url))))

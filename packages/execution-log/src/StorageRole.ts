@@ -1,4 +1,4 @@
-import { SqlError } from "@effect/sql"
+import { SqlError } from "effect/sql"
 import { Context, Effect, Layer, Metric, Option } from "effect"
 import { makePoller, type Poller, type PollerEntry, type PollerSettings } from "@microdcs/poller"
 import { EXECUTION_LOG_COMMIT_KIND, ExecutionLogStore, type ValkeyStreams, type Valkey } from "@microdcs/store"
@@ -10,7 +10,7 @@ import { makeStorageAvailability, StorageAvailability } from "./StorageAvailabil
 /** The consumer group of the storage role on `dag:commits:{scope}`. */
 export const STORAGE_GROUP = "storage"
 
-/** Commit requests refused (a key outside `{prefix}:dag:log:`, or no readable key list); tagged `reason`. */
+/** Commit requests refused (a key outside `{prefix}:dag:log:`, or no readable key list); attribute `reason`. */
 export const refusedCounter = Metric.counter("microdcs_execution_log_refused_total", {
   description: "Execution log commit requests refused: nothing of them written"
 })
@@ -51,7 +51,7 @@ export const commitBatch = (entries: ReadonlyArray<PollerEntry>, outageBackoff: 
         for (const key of judged.keys) keys.add(key)
         continue
       }
-      yield* Metric.increment(Metric.tagged(refusedCounter, "reason", judged.reason))
+      yield* Metric.update(Metric.withAttributes(refusedCounter, { reason: judged.reason }), 1)
       yield* Effect.logWarning(`execution log commit refused: ${judged.message}`).pipe(
         Effect.annotateLogs({ scope: entry.scope, entry: entry.id, key: judged.key ?? "" })
       )
@@ -64,16 +64,20 @@ export const commitBatch = (entries: ReadonlyArray<PollerEntry>, outageBackoff: 
       const value = values[i]
       if (value !== undefined) rows.push({ key, value })
     }
-    if (rows.length < wanted.length) yield* Metric.incrementBy(missingCounter, wanted.length - rows.length)
+    if (rows.length < wanted.length) yield* Metric.update(missingCounter, wanted.length - rows.length)
     yield* waitOutOutage(storage.upsert(rows), outageBackoff).pipe(
-      // The dead letter's error then says what the database refused (the SqlError's own message does not).
-      Effect.mapError((error) => new SqlError.SqlError({ cause: error.cause, message: describeSqlFailure(error) }))
+      // The dead letter's error then says what the database refused (the SqlError's own message does not):
+      // the driver's error stays the cause; only the text is read past here, not the reason's kind.
+      Effect.mapError((error) => {
+        const { cause, operation } = error.reason
+        return new SqlError.SqlError({ reason: new SqlError.UnknownError({ cause, message: describeSqlFailure(error), operation }) })
+      })
     )
-    yield* Metric.incrementBy(committedCounter, rows.length)
+    yield* Metric.update(committedCounter, rows.length)
   })
 
 /** The running storage role: its poller (stats, scopes). */
-export class StorageRole extends Context.Tag("@microdcs/execution-log/StorageRole")<StorageRole, Poller>() {}
+export class StorageRole extends Context.Service<StorageRole, Poller>()("@microdcs/execution-log/StorageRole") {}
 
 /**
  * The storage role, scoped: consumes `dag:commits:{scope}` of every scope
@@ -106,5 +110,5 @@ export const makeStorageRole = ({ outageBackoff, ...options }: StorageRoleOption
  */
 export const storageRoleLayer = (
   options: StorageRoleOptions = {}
-): Layer.Layer<StorageRole, Effect.Effect.Error<ReturnType<typeof makeStorageRole>>, Valkey | ValkeyStreams | LogStorage> =>
-  Layer.scoped(StorageRole, makeStorageRole(options)).pipe(Layer.provide(ExecutionLogStore.Default))
+): Layer.Layer<StorageRole, Effect.Error<ReturnType<typeof makeStorageRole>>, Valkey | ValkeyStreams | LogStorage> =>
+  Layer.effect(StorageRole, makeStorageRole(options)).pipe(Layer.provide(ExecutionLogStore.Default))

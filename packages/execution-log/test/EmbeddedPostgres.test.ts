@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Layer } from "effect"
 import { type EmbeddedPostgres, LogStorage, logStorageLayer, startEmbeddedPostgres, storageDatabase } from "@microdcs/execution-log"
 

@@ -88,7 +88,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("executi
       const key = yield* store.execKey("garbled")
       yield* store.write([{ key, value: new TextEncoder().encode(`{"v":99}`) }])
       const exit = yield* Effect.exit(executionTree("garbled"))
-      expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "LogRecordInvalid", key } } })
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { reasons: [{ _tag: "Fail", error: { _tag: "LogRecordInvalid", key } }] } })
     }),
     TEST_TIMEOUT_MS
   )

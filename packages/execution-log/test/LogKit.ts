@@ -18,12 +18,12 @@ import {
 export { until } from "@microdcs/test-utils"
 
 /** The embedded PostgreSQL of this test file, for its URL (the killed child connects to it). */
-export class TestPg extends Context.Tag("test/TestPg")<TestPg, EmbeddedPostgres>() {}
+export class TestPg extends Context.Service<TestPg, EmbeddedPostgres>()("test/TestPg") {}
 
 /** One embedded PGlite, the store's log service and the SQL table over the run's Valkey with `prefix`. */
 export const logWorld = (prefix: string) => {
-  const pg = Layer.scoped(TestPg, embeddedPostgres())
-  const sql = Layer.unwrapEffect(Effect.map(TestPg, (p) => storageDatabase(p.url)))
+  const pg = Layer.effect(TestPg, embeddedPostgres())
+  const sql = Layer.unwrap(Effect.map(TestPg, (p) => storageDatabase(p.url)))
   return Layer.mergeAll(ExecutionLogStore.Default, ValkeyStreams.Default).pipe(
     Layer.provideMerge(testValkey({ prefix })),
     Layer.merge(logStorageLayer.pipe(Layer.provideMerge(sql))),
@@ -47,7 +47,7 @@ export const storedBytes = (keys: ReadonlyArray<string>) =>
 export const valkeyBytes = (keys: ReadonlyArray<string>) => Effect.flatMap(ExecutionLogStore, (s) => s.readValues(keys))
 
 /** A counter's count (these tests run one after the other in one process: deltas are theirs). */
-export const countOf = (counter: Metric.Metric.Counter<number>) => Effect.map(Metric.value(counter), (state) => state.count)
+export const countOf = (counter: Metric.Metric<number, Metric.CounterState<number>>) => Effect.map(Metric.value(counter), (state) => state.count)
 
 /** Pending commit requests of the storage group in a scope. */
 export const pendingIn = (scope: string) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { boundDetail, decodeExecution, decodeNode, encodeExecution, encodeNode } from "@microdcs/execution-log"
 import { execution, node } from "./LogKit.js"
 
@@ -8,9 +8,9 @@ describe("the log's value encoding", () => {
     const exec = execution("e.b1.p1.1", 3, { parent: { executionId: "e", seq: 1 } })
     const bytes = encodeExecution(exec)
     expect(JSON.parse(new TextDecoder().decode(bytes))).toMatchObject({ v: 1 })
-    expect(decodeExecution("k", bytes)).toEqual(Either.right(exec))
+    expect(decodeExecution("k", bytes)).toEqual(Result.succeed(exec))
     const n = node(7, { kind: "branch", children: ["e.b1.p1.1"], detail: { n: "日本" } })
-    expect(decodeNode("k", encodeNode(n))).toEqual(Either.right(n))
+    expect(decodeNode("k", encodeNode(n))).toEqual(Result.succeed(n))
   })
 
   it("refuses bytes that are no record: bad UTF-8, no JSON object, another version, another shape", () => {
@@ -21,8 +21,8 @@ describe("the log's value encoding", () => {
       [encodeNode(node(1)), "not an execution record"]
     ]
     for (const [bytes, message] of cases) {
-      expect(decodeExecution("the-key", bytes)).toMatchObject({ _tag: "Left", left: { _tag: "LogRecordInvalid", key: "the-key" } })
-      expect(Either.getLeft(decodeExecution("the-key", bytes)).pipe((o) => (o._tag === "Some" ? o.value.message : ""))).toContain(message)
+      expect(decodeExecution("the-key", bytes)).toMatchObject({ _tag: "Failure", failure: { _tag: "LogRecordInvalid", key: "the-key" } })
+      expect(Result.getFailure(decodeExecution("the-key", bytes)).pipe((o) => (o._tag === "Some" ? o.value.message : ""))).toContain(message)
     }
   })
 

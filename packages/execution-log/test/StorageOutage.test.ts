@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect, layer } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { randomPrefix } from "@microdcs/test-utils"
 import { testValkey } from "@microdcs/testkit"
@@ -28,9 +28,9 @@ interface StoppablePg {
   readonly stop: Effect.Effect<void>
   readonly start: Effect.Effect<void>
 }
-class TestPg extends Context.Tag("test/StoppablePg")<TestPg, StoppablePg>() {}
+class TestPg extends Context.Service<TestPg, StoppablePg>()("test/StoppablePg") {}
 
-const stoppablePg = Layer.scoped(
+const stoppablePg = Layer.effect(
   TestPg,
   Effect.gen(function* () {
     const dataDir = yield* Effect.acquireRelease(
@@ -52,7 +52,7 @@ const stoppablePg = Layer.scoped(
 /** The role's world over the stoppable PostgreSQL; `SqlClient` for what a test does past the role. */
 const world = Layer.mergeAll(ExecutionLogStore.Default, ValkeyStreams.Default, DeadLetterRedrive.Default).pipe(
   Layer.provideMerge(testValkey({ prefix })),
-  Layer.merge(logStorageLayer.pipe(Layer.provideMerge(Layer.unwrapEffect(Effect.map(TestPg, (pg) => storageDatabase(pg.url)))))),
+  Layer.merge(logStorageLayer.pipe(Layer.provideMerge(Layer.unwrap(Effect.map(TestPg, (pg) => storageDatabase(pg.url)))))),
   Layer.merge(storageAvailabilityLayer()),
   Layer.provideMerge(stoppablePg)
 )

@@ -52,7 +52,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
       const otherIsland = `other-${prefix}:dag:log:refused.e1:exec`
       yield* unsafeCommand(valkey, "set foreign", (c) => c.set(otherIsland, Buffer.from(encodeExecution(execution("refused.e1", 1)))))
       const jobOrder = yield* valkey.key("jobOrder", { id: "jo-1" })
-      const before = yield* countOf(Metric.tagged(refusedCounter, "reason", "foreign-key"))
+      const before = yield* countOf(Metric.withAttributes(refusedCounter, { reason: "foreign-key" }))
       yield* startRole()
 
       yield* store.commit("line-2", [own[0]!, otherIsland, own[1]!])
@@ -63,7 +63,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
       yield* until(storedBytes(later), (rows) => rows.size === later.length, { what: "the later request stored" })
 
       expect((yield* storedBytes([...own, otherIsland, jobOrder])).size).toBe(0)
-      expect((yield* countOf(Metric.tagged(refusedCounter, "reason", "foreign-key"))) - before).toBe(2)
+      expect((yield* countOf(Metric.withAttributes(refusedCounter, { reason: "foreign-key" }))) - before).toBe(2)
       yield* until(pendingIn("line-2"), (n) => n === 0, { what: "refused requests acknowledged, not retried" })
       yield* unsafeCommand(valkey, "cleanup", (c) => c.del(otherIsland))
     }).pipe(Effect.scoped),
@@ -111,7 +111,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
           const said = Effect.runSync(Queue.unbounded<number>())
           let err = ""
           proc.stdout.on("data", (chunk: Buffer) => {
-            for (const m of chunk.toString().matchAll(/^mid-batch (\d+)$/gm)) Queue.unsafeOffer(said, Number(m[1]))
+            for (const m of chunk.toString().matchAll(/^mid-batch (\d+)$/gm)) Queue.offerUnsafe(said, Number(m[1]))
           })
           proc.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
           return { proc, said, stderr: () => err }
@@ -119,7 +119,7 @@ layer(logWorld(prefix), { timeout: 60_000, excludeTestServices: true })("the sto
         ({ proc }) => Effect.sync(() => void (proc.exitCode === null && proc.kill("SIGKILL")))
       )
       const upserted = yield* Queue.take(child.said).pipe(
-        Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never reached the middle of a batch: ${child.stderr()}`) })
+        Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never reached the middle of a batch: ${child.stderr()}`)) })
       )
       expect(upserted).toBeGreaterThan(0)
       const partial = (yield* storedBytes(keys)).size

@@ -22,8 +22,8 @@ const halfway = Layer.effect(
     upsert: (rows: Parameters<typeof real.upsert>[0]) => {
       const half = rows.slice(0, Math.ceil(rows.length / 2))
       return real.upsert(half).pipe(
-        Effect.zipRight(Effect.sync(() => console.log(`mid-batch ${half.length}`))),
-        Effect.zipRight(Effect.never)
+        Effect.andThen(Effect.sync(() => console.log(`mid-batch ${half.length}`))),
+        Effect.andThen(Effect.never)
       )
     }
   }))
@@ -34,9 +34,9 @@ const layer = Layer.mergeAll(ExecutionLogStore.Default, ValkeyStreams.Default).p
 
 Effect.runFork(
   makeStorageRole({ consumer: env("CONSUMER"), fallbackIntervalMs: 200, claimIdleMs: 120_000, batchSize: 100 }).pipe(
-    Effect.zipRight(Effect.never),
+    Effect.andThen(Effect.never),
     Effect.scoped,
     Effect.provide(layer),
-    Effect.tapErrorCause(Effect.logError)
+    Effect.tapCause(Effect.logError)
   )
 )

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import {
   type CloudEvent,
   eventsTopic,
@@ -31,7 +31,7 @@ export interface AnswerDeps {
   readonly onPublishDropped: ((what: "reply" | "status event", reason: PublishDropReason) => void) | undefined
   // The events topic of a scope, built once per scope (the topic config is fixed): a status
   // event is sent for nearly every request. Bounded: past MAX_CACHED_TOPICS scopes it starts over.
-  readonly eventsTopics: Map<string, Either.Either<string, InvalidTopic>>
+  readonly eventsTopics: Map<string, Result.Result<string, InvalidTopic>>
 }
 
 const MAX_CACHED_TOPICS = 1000
@@ -63,9 +63,9 @@ const publishing = (deps: AnswerDeps, what: "reply" | "status event", effect: Ef
   effect.pipe(
     retryFailed({ schedule: deps.schedule, while: retriable }),
     Effect.as(true),
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.sync(() => deps.onPublishDropped?.(what, dropReasonOf(error))).pipe(
-        Effect.zipRight(Effect.logWarning(`${what} not sent; dropped`)),
+        Effect.andThen(Effect.logWarning(`${what} not sent; dropped`)),
         Effect.annotateLogs({ error: logText(error.message), reason: dropReasonOf(error) }),
         Effect.as(false)
       )
@@ -81,7 +81,7 @@ const settleReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingM
 export const sendReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, event: CloudEvent) =>
   settleReply(deps, record, message, deps.mqtt.reply(message, event))
 
-const eventsTopicOf = ({ eventsTopics, topics }: AnswerDeps, scope: string): Either.Either<string, InvalidTopic> => {
+const eventsTopicOf = ({ eventsTopics, topics }: AnswerDeps, scope: string): Result.Result<string, InvalidTopic> => {
   const cached = eventsTopics.get(scope)
   if (cached !== undefined) return cached
   const topic = eventsTopic(topics, scope)
@@ -125,10 +125,10 @@ export const sendAnswer = (
   const outgoing: Array<OutgoingMessage> = [{ _tag: "Reply", request: message, event: reply }]
   for (const status of statuses) {
     const topic = eventsTopicOf(deps, status.scope)
-    if (Either.isLeft(topic)) {
-      unsendable.push(Effect.logWarning("status event has no valid topic").pipe(Effect.annotateLogs({ scope: status.scope, error: topic.left.message })))
-    } else outgoing.push({ _tag: "Publish", topic: topic.right, event: statusEvent(deps.source, request, status), options: { qos: 1 } })
+    if (Result.isFailure(topic)) {
+      unsendable.push(Effect.logWarning("status event has no valid topic").pipe(Effect.annotateLogs({ scope: status.scope, error: topic.failure.message })))
+    } else outgoing.push({ _tag: "Publish", topic: topic.success, event: statusEvent(deps.source, request, status), options: { qos: 1 } })
   }
   const sent = Effect.flatMap(deps.mqtt.publishAll(outgoing), (outcomes) => settleBatch(deps, record, message, outgoing, outcomes))
-  return unsendable.length === 0 ? sent : Effect.zipRight(Effect.all(unsendable, { discard: true }), sent)
+  return unsendable.length === 0 ? sent : Effect.andThen(Effect.all(unsendable, { discard: true }), sent)
 }

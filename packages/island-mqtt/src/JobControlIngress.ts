@@ -1,4 +1,4 @@
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { type CloudEvent, commandFilters, type IncomingMessage, MqttConnection, sharedCommandFilters, type TopicConfig } from "@microdcs/cloudevents-mqtt"
 import {
   admissionTarget,
@@ -64,7 +64,7 @@ const annotate = (message: IncomingMessage, event?: CloudEvent) =>
 
 /** What the ingress's functions share: answering's dependencies, job control, the claim holder and the options. */
 interface IngressDeps extends AnswerDeps {
-  readonly jobControl: JobControl
+  readonly jobControl: JobControl["Service"]
   /** This instance's claim holder, named in its dedupe claims. */
   readonly holder: string
   readonly options: JobControlIngressOptions
@@ -128,7 +128,7 @@ const claimAndRun = (
       Effect.logError("request processed after its dedupe lease ran out; no reply sent").pipe(
         annotate(message, event),
         Effect.annotateLogs({ error: error.message }),
-        Effect.zipRight(Effect.sync(() => noteOutcome(record, "lease-lost"))),
+        Effect.andThen(Effect.sync(() => noteOutcome(record, "lease-lost"))),
         Effect.as(undefined)
       )
     )
@@ -139,11 +139,11 @@ const claimAndRun = (
 const answerDuplicate = (deps: IngressDeps, record: RequestRecord, message: IncomingMessage, event: CloudEvent, stored: string | undefined) => {
   noteOutcome(record, "duplicate")
   const kept = stored === undefined ? undefined : decodeStoredReply(stored)
-  if (kept !== undefined && Either.isRight(kept)) return sendReply(deps, record, message, kept.right)
+  if (kept !== undefined && Result.isSuccess(kept)) return sendReply(deps, record, message, kept.success)
   const acknowledged = Effect.logDebug("duplicate request acknowledged without processing").pipe(annotate(message, event))
   if (kept === undefined) return acknowledged
-  return Effect.zipRight(
-    Effect.logWarning("kept reply unreadable; duplicate not answered").pipe(annotate(message, event), Effect.annotateLogs({ error: kept.left })),
+  return Effect.andThen(
+    Effect.logWarning("kept reply unreadable; duplicate not answered").pipe(annotate(message, event), Effect.annotateLogs({ error: kept.failure })),
     acknowledged
   )
 }
@@ -169,22 +169,22 @@ const answerOutcome = (
 
 const handle = (deps: IngressDeps, message: IncomingMessage, record: RequestRecord) =>
   Effect.gen(function* () {
-    if (Either.isLeft(message.decoded)) return yield* refuseUndecodable(deps, record, message, message.decoded.left.kind, message.decoded.left.message)
-    const event = message.decoded.right
+    if (Result.isFailure(message.decoded)) return yield* refuseUndecodable(deps, record, message, message.decoded.failure.kind, message.decoded.failure.message)
+    const event = message.decoded.success
     const request = toJobControlRequest(event)
     const extra = extraRequestOf(deps.options, event.type)
     const refusal = extra?.refuse?.(request)
     if (refusal !== undefined) return yield* refuseEarly(deps, record, message, event, refusal)
     // Parsed once: `JobControl.handle` finds this parse of the same request object.
     const parsed = extra === undefined ? parsedRequest(request) : undefined
-    if (extra === undefined && (parsed === undefined || Either.isLeft(parsed.command))) {
+    if (extra === undefined && (parsed === undefined || Result.isFailure(parsed.command))) {
       // Refused before the store is touched (unknown type, no subject, malformed payload):
       // no dedupe claim either, so nothing at all is written.
       const { reply } = yield* deps.jobControl.handle(request)
       return yield* refuseEarly(deps, record, message, event, reply)
     }
     // A Store or StoreAndStart: the claim reads the job order's admission in its round trip.
-    const admitJobOrder = parsed !== undefined && Either.isRight(parsed.command) ? admissionTarget(parsed.command.right) : undefined
+    const admitJobOrder = parsed !== undefined && Result.isSuccess(parsed.command) ? admissionTarget(parsed.command.success) : undefined
     const outcome = yield* claimAndRun(deps, record, message, event, answeredBy(deps, event, request, extra), admitJobOrder)
     if (outcome === undefined) return
     return yield* answerOutcome(deps, record, message, event, outcome)
@@ -217,7 +217,7 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
   Effect.gen(function* () {
     const deps = yield* ingressDepsOf(options)
     const { mqtt, topics } = deps
-    const filters = options.sharedGroup === undefined ? yield* commandFilters(topics) : yield* sharedCommandFilters(topics, options.sharedGroup)
+    const filters = yield* Effect.fromResult(options.sharedGroup === undefined ? commandFilters(topics) : sharedCommandFilters(topics, options.sharedGroup))
     // One worker over every filter, so `concurrency` bounds the ingress as a whole.
     // Kept in the session: requests sent while this instance restarts wait for it in the broker.
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
@@ -227,4 +227,4 @@ export const runJobControlIngress = (options: JobControlIngressOptions) =>
   })
 
 /** {@link runJobControlIngress} as a layer; it needs `MqttConnection`, `JobControl` and the store's `DedupeStore` and `ClaimHolders`. */
-export const JobControlIngress = (options: JobControlIngressOptions) => Layer.scopedDiscard(runJobControlIngress(options))
+export const JobControlIngress = (options: JobControlIngressOptions) => Layer.effectDiscard(runJobControlIngress(options))

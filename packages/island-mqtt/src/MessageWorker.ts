@@ -1,4 +1,4 @@
-import { Duration, Effect, Fiber, FiberSet, Ref, Schedule, type Scope, Stream } from "effect"
+import { Duration, Effect, Fiber, FiberSet, Ref, Schedule, type Scope, Semaphore, Stream } from "effect"
 import type { IncomingMessage } from "@microdcs/cloudevents-mqtt"
 
 /** How one subscription's messages are worked off. */
@@ -53,10 +53,10 @@ export const holdDelayMs = (options: WorkerOptions, retryAfterMs: number, holds:
 
 /** Capped exponential backoff with jitter: the wait before trying a failed message again. */
 export const retrySchedule = (options: WorkerOptions) =>
-  Schedule.exponential(Duration.millis(options.retryMinMs ?? workerDefaults.retryMinMs)).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(options.retryMaxMs ?? workerDefaults.retryMaxMs))),
-    Schedule.jittered
-  )
+  Schedule.min([
+    Schedule.exponential(Duration.millis(options.retryMinMs ?? workerDefaults.retryMinMs)),
+    Schedule.spaced(Duration.millis(options.retryMaxMs ?? workerDefaults.retryMaxMs))
+  ]).pipe(Schedule.jittered)
 
 /**
  * `Effect.retry(effect, options)`, but the retry machinery (a schedule driver and its state) is
@@ -66,7 +66,7 @@ export const retrySchedule = (options: WorkerOptions) =>
 export const retryFailed =
   <E>(options: { readonly schedule: Schedule.Schedule<unknown, E>; readonly while?: ((error: E) => boolean) | undefined }) =>
   <A, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.catchAll(attempt, (first) => {
+    Effect.catch(attempt, (first) => {
       // The retry starts from the failure already seen, so its first wait is the schedule's first.
       let replayed = false
       const again = Effect.suspend(() => {
@@ -86,7 +86,7 @@ interface Worker<E, R> {
   readonly schedule: ReturnType<typeof retrySchedule>
   // Closing the scope interrupts whatever outlived the grace period.
   readonly inFlight: FiberSet.FiberSet
-  readonly permits: Effect.Semaphore
+  readonly permits: Semaphore.Semaphore
   // Set when shutdown begins: a held message then stays unacknowledged instead of starting again.
   readonly closing: Ref.Ref<boolean>
 }
@@ -95,7 +95,7 @@ interface Worker<E, R> {
 // handler would inherit the mask, so it is made interruptible again (for the grace limit).
 const start = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number): Effect.Effect<unknown, never, R> =>
   Effect.uninterruptibleMask((restore) =>
-    restore(w.permits.take(1)).pipe(Effect.zipRight(FiberSet.run(w.inFlight, Effect.interruptible(process(w, message, received, holds)))))
+    restore(w.permits.take(1)).pipe(Effect.andThen(FiberSet.run(w.inFlight, Effect.interruptible(process(w, message, received, holds)))))
   )
 
 /** Held: the slot is free again; wait outside it, then queue for one like a new message. */
@@ -103,31 +103,31 @@ const retryHeld = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: nu
   FiberSet.run(
     w.inFlight,
     Effect.sleep(Duration.millis(holdDelayMs(w.options, held.retryAfterMs, holds))).pipe(
-      Effect.zipRight(Ref.get(w.closing)),
+      Effect.andThen(Ref.get(w.closing)),
       Effect.flatMap((stopping) => (stopping ? Effect.void : start(w, message, received, holds + 1)))
     )
   ).pipe(Effect.asVoid)
 
 const process = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: number, holds: number): Effect.Effect<void, never, R> => {
   const { name, options } = w
-  const type = message.decoded._tag === "Right" ? message.decoded.right.type : "undecodable"
+  const type = message.decoded._tag === "Success" ? message.decoded.success.type : "undecodable"
   const report = (outcome: WorkerOutcome) => Effect.sync(() => options.onOutcome?.(type, outcome, (performance.now() - received) / 1000))
   return w.handle(message).pipe(
     Effect.tapError((error) =>
       Effect.logWarning(`${name}: message not processed, trying again`).pipe(
         Effect.annotateLogs({ topic: message.topic, error: String(error) }),
-        Effect.zipRight(report("retry"))
+        Effect.andThen(report("retry"))
       )
     ),
     retryFailed({ schedule: w.schedule }),
     Effect.flatMap((outcome) =>
       isHold(outcome)
         ? Effect.as(report("held"), outcome)
-        : message.ack.pipe(Effect.zipRight(report("ok")), Effect.as(undefined))
+        : message.ack.pipe(Effect.andThen(report("ok")), Effect.as(undefined))
     ),
     // A defect is a bug: log it and leave the message unacknowledged for a later session.
-    Effect.catchAllCause((cause) =>
-      Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.zipRight(report("failed")), Effect.as(undefined))
+    Effect.catchCause((cause) =>
+      Effect.logError(`${name}: message handler failed`, cause).pipe(Effect.andThen(report("failed")), Effect.as(undefined))
     ),
     Effect.ensuring(w.permits.release(1)),
     Effect.flatMap((held) => (held === undefined ? Effect.void : retryHeld(w, message, received, holds, held)))
@@ -135,7 +135,7 @@ const process = <E, R>(w: Worker<E, R>, message: IncomingMessage, received: numb
 }
 
 /** Stops taking messages and gives the in-flight ones the grace period; what is left is interrupted with the scope. */
-const drain = <E, R>(w: Worker<E, R>, readers: ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>) =>
+const drain = <E, R>(w: Worker<E, R>, readers: ReadonlyArray<Fiber.Fiber<unknown, unknown>>) =>
   Effect.gen(function* () {
     const grace = Duration.millis(w.options.shutdownGraceMs ?? workerDefaults.shutdownGraceMs)
     yield* Ref.set(w.closing, true)
@@ -182,12 +182,12 @@ export const runWorker = <E, R>(
       name, handle, options, concurrency,
       schedule: retrySchedule(options),
       inFlight: yield* FiberSet.make(),
-      permits: yield* Effect.makeSemaphore(concurrency),
+      permits: yield* Semaphore.make(concurrency),
       closing: yield* Ref.make(false)
     }
     // A reader per stream rather than `Stream.mergeAll`: merging cost about 11 µs of CPU per
     // message, more than the rest of the worker's own steps.
-    const sources: ReadonlyArray<Stream.Stream<IncomingMessage>> = Stream.StreamTypeId in messages ? [messages as Stream.Stream<IncomingMessage>] : (messages as ReadonlyArray<Stream.Stream<IncomingMessage>>)
+    const sources: ReadonlyArray<Stream.Stream<IncomingMessage>> = Stream.isStream(messages) ? [messages] : messages
     const readers = yield* Effect.forEach(sources, (source) =>
       source.pipe(
         Stream.runForEach((message) => start(w, message, performance.now(), 0)),

@@ -1,4 +1,4 @@
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { type CloudEvent, type InvalidTopic, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
 import { type CommandEntry, CommandNotSent, StationPort } from "@microdcs/sfc"
 import { stationCommandTopic, type StationTopicConfig } from "./StationTopics.js"
@@ -43,7 +43,7 @@ export const commandEvent = (source: string, command: CommandEntry): CloudEvent 
  * any instance may answer (replies are routed by correlation id through Valkey), otherwise this
  * instance's `P/replies/{instanceId}`.
  */
-export const stationReplyTopic = (options: MqttStationOptions): Either.Either<string, InvalidTopic> =>
+export const stationReplyTopic = (options: MqttStationOptions): Result.Result<string, InvalidTopic> =>
   responseTopic(options.topics, options.sharedGroup ?? options.instanceId)
 
 /**
@@ -54,10 +54,10 @@ export const stationReplyTopic = (options: MqttStationOptions): Either.Either<st
 export const makeMqttStationPort = (options: MqttStationOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
-    const replies = yield* stationReplyTopic(options)
+    const replies = yield* Effect.fromResult(stationReplyTopic(options))
     const send = (command: CommandEntry) =>
       Effect.gen(function* () {
-        const topic = yield* stationCommandTopic(options.topics, command.subject)
+        const topic = yield* Effect.fromResult(stationCommandTopic(options.topics, command.subject))
         yield* mqtt.publish(topic, commandEvent(options.source, command), { qos: 1, responseTopic: replies })
       }).pipe(Effect.mapError((error) => new CommandNotSent({ correlationId: command.correlationId, message: error.message })))
     return StationPort.of({ send })

@@ -1,4 +1,4 @@
-import { Effect, Either, FiberRef, LogLevel } from "effect"
+import { Effect, LogLevel, References, Result } from "effect"
 import { type IncomingMessage, requestIdOf, scopeOf, toMqttString } from "@microdcs/cloudevents-mqtt"
 
 /**
@@ -17,8 +17,8 @@ export type ReplyFate = "sent" | "dropped" | "none"
 
 /**
  * What the handler noted about the request it handles, for its log line. Handed to the handler
- * as a plain value rather than kept in a FiberRef: `Effect.locally` and a FiberRef read per note
- * cost more per request than the rest of the bookkeeping.
+ * as a plain value rather than kept in a fiber reference: `Effect.provideService` and a reference
+ * read per note cost more per request than the rest of the bookkeeping.
  */
 export interface RequestRecord {
   outcome: RequestOutcome
@@ -51,7 +51,7 @@ const attribute = (message: IncomingMessage, name: string): string | undefined =
 
 /** Type, scope and id of a request, also of one that did not decode (from its user properties). */
 export const requestFields = (message: IncomingMessage) => {
-  const event = Either.getOrUndefined(message.decoded)
+  const event = Result.getOrUndefined(message.decoded)
   const subject = event?.subject ?? attribute(message, "subject")
   return {
     type: logText(event?.type ?? attribute(message, "type")) ?? "(none)",
@@ -61,8 +61,8 @@ export const requestFields = (message: IncomingMessage) => {
 }
 
 /** Debug for a request answered as asked (processed or a duplicate, no refusal), info otherwise. */
-const requestLogLevel = (record: Pick<RequestRecord, "outcome" | "kind">): LogLevel.LogLevel =>
-  (record.outcome === "processed" || record.outcome === "duplicate") && record.kind === undefined ? LogLevel.Debug : LogLevel.Info
+const requestLogLevel = (record: Pick<RequestRecord, "outcome" | "kind">): LogLevel.Severity =>
+  (record.outcome === "processed" || record.outcome === "duplicate") && record.kind === undefined ? "Debug" : "Info"
 
 /**
  * Runs `handle` for one message and logs the line once it succeeded. `skip` tells results that
@@ -77,10 +77,10 @@ export const logRequest = <A, E, R>(message: IncomingMessage, handle: (record: R
       Effect.tap((result) => {
         if (skip(result)) return Effect.void
         const level = requestLogLevel(record)
-        return Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
-          LogLevel.lessThan(level, minimum)
+        return References.MinimumLogLevel.use((minimum) =>
+          LogLevel.isLessThan(level, minimum)
             ? Effect.void
-            : Effect.logWithLevel(level, "job control request").pipe(
+            : Effect.logWithLevel(level)("job control request").pipe(
                 Effect.annotateLogs({
                   ...requestFields(message),
                   outcome: record.outcome,

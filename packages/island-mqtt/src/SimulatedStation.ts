@@ -1,4 +1,4 @@
-import { Effect, Either, FiberSet, Schedule, type Scope, Stream } from "effect"
+import { Effect, Result, FiberSet, Schedule, type Scope, Stream } from "effect"
 import {
   type CloudEvent,
   type IncomingMessage,
@@ -80,7 +80,7 @@ interface StationDeps {
 
 const emit = (s: StationDeps, scope: string, type: string, data: unknown, extra: { readonly jobId?: string; readonly id?: string } = {}) =>
   Effect.gen(function* () {
-    const topic = yield* stationEventsTopic(s.options.topics, scope)
+    const topic = yield* Effect.fromResult(stationEventsTopic(s.options.topics, scope))
     const event = makeCloudEvent({ source: s.source, type, subject: scope, data, id: extra.id, extensions: extra.jobId !== undefined ? { jobid: extra.jobId } : {} })
     yield* s.mqtt.publish(topic, event, { qos: 1 })
     s.emitted.push({ scope, type, jobId: extra.jobId })
@@ -88,8 +88,8 @@ const emit = (s: StationDeps, scope: string, type: string, data: unknown, extra:
 
 const answer = (s: StationDeps, message: IncomingMessage) =>
   Effect.gen(function* () {
-    if (Either.isLeft(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.left.message }))
-    const command = commandOf(message.decoded.right, message.responseTopic)
+    if (Result.isFailure(message.decoded)) return yield* Effect.logWarning("simulated station: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.failure.message }))
+    const command = commandOf(message.decoded.success, message.responseTopic)
     s.commands.push(command)
     const reply = s.options.onCommand ? s.options.onCommand(command) : {}
     if (reply === "silent") return
@@ -101,21 +101,21 @@ const answer = (s: StationDeps, message: IncomingMessage) =>
         : makeErrorReply({ source: s.source, type, subject: command.scope, kind: "StationError", message: reply.error })
     yield* s.mqtt.reply(message, { ...base, datacontenttype: "application/json", data: reply.data ?? {} })
   }).pipe(
-    Effect.zipRight(message.ack),
-    Effect.catchAllCause((cause) => Effect.logWarning("simulated station could not answer", cause))
+    Effect.andThen(message.ack),
+    Effect.catchCause((cause) => Effect.logWarning("simulated station could not answer", cause))
   )
 
 type EventProducer = (jobId: string, scope: string) => unknown
 
 /** The waits of every scope and event type, read at once. */
-const waitsOf = (states: SfcStateDao, scopes: ReadonlyArray<string>, types: ReadonlyArray<readonly [string, EventProducer]>) =>
+const waitsOf = (states: SfcStateDao["Service"], scopes: ReadonlyArray<string>, types: ReadonlyArray<readonly [string, EventProducer]>) =>
   Effect.forEach(
     scopes,
     (scope) => Effect.forEach(types, ([type, produce]) => Effect.map(states.waiting(scope, type, 100), (jobs) => ({ scope, type, produce, jobs })), { concurrency: "unbounded" }),
     { concurrency: "unbounded" }
   )
 
-type Waits = Effect.Effect.Success<ReturnType<typeof waitsOf>>
+type Waits = Effect.Success<ReturnType<typeof waitsOf>>
 
 /** The events for waits not answered yet whose producer has data now; each is marked answered. */
 const dueEvents = (marks: Set<string>, waits: Waits) => {
@@ -137,12 +137,12 @@ const dueEvents = (marks: Set<string>, waits: Waits) => {
 // event published at once (each QoS 1 publish waits for its PUBACK). One after the other,
 // a round with n new waits took n + 2 round trips, and the last job in it waited for all of
 // them: under load that was most of the time a job spent on a pull step.
-const emitRound = (s: StationDeps, states: SfcStateDao, scopes: ScopeRegistry) => {
+const emitRound = (s: StationDeps, states: SfcStateDao["Service"], scopes: ScopeRegistry["Service"]) => {
   const types = Object.entries(s.options.events ?? {})
   return Effect.gen(function* () {
     const due = dueEvents(s.marks, yield* waitsOf(states, yield* scopes.list, types))
     yield* Effect.forEach(due, ({ scope, type, jobId, data }) => emit(s, scope, type, data, { jobId }), { concurrency: "unbounded", discard: true })
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("simulated station event round failed", cause)))
 }
 
 /**
@@ -159,7 +159,7 @@ export const makeSimulatedStation = (
     const mqtt = yield* makeMqttConnection({ url: options.url, clientIdBase: "station", reconnectMinMs: 100 })
     const s: StationDeps = { options, source: options.source ?? DEFAULT_SOURCE, mqtt, commands: [], emitted: [], marks: new Set() }
     const answering = yield* FiberSet.make()
-    const inbox = yield* mqtt.subscribe(yield* stationCommandFilter(options.topics), { qos: 1 })
+    const inbox = yield* mqtt.subscribe(yield* Effect.fromResult(stationCommandFilter(options.topics)), { qos: 1 })
     yield* inbox.pipe(Stream.runForEach((message) => FiberSet.run(answering, answer(s, message))), Effect.forkScoped)
     const round = emitRound(s, yield* SfcStateDao, yield* ScopeRegistry)
     if (Object.keys(options.events ?? {}).length > 0) {

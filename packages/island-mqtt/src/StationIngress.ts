@@ -1,4 +1,4 @@
-import { Effect, Either, Layer, Option, Stream } from "effect"
+import { Effect, Layer, LogLevel, Option, References, Result, Stream } from "effect"
 import { type CloudEvent, type IncomingMessage, MqttConnection, scopeOf, sharedFilter } from "@microdcs/cloudevents-mqtt"
 import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc"
 import { SfcCorrelations } from "@microdcs/store"
@@ -36,9 +36,9 @@ export const stationFailure = (event: CloudEvent): string | undefined => {
 /** What the station ingress's functions share. */
 interface StationIngressDeps {
   readonly options: StationIngressOptions
-  readonly events: SfcEvents
-  readonly correlations: SfcCorrelations
-  readonly executions: Executions
+  readonly events: SfcEvents["Service"]
+  readonly correlations: SfcCorrelations["Service"]
+  readonly executions: Executions["Service"]
 }
 
 /** The scope of the job a correlation id belongs to (for replies that carry no subject). */
@@ -70,11 +70,11 @@ const dropped = (what: string, message: IncomingMessage, annotations: Record<str
 
 const handle = (deps: StationIngressDeps, kind: "reply" | "event", message: IncomingMessage) =>
   Effect.gen(function* () {
-    if (Either.isLeft(message.decoded)) {
-      const { kind: problem, message: reason } = message.decoded.left
+    if (Result.isFailure(message.decoded)) {
+      const { kind: problem, message: reason } = message.decoded.failure
       return yield* dropped("station message is not a CloudEvent we accept; dropped", message, { problem, reason })
     }
-    const event = message.decoded.right
+    const event = message.decoded.success
     const correlationId = kind === "reply" ? event.extensions["correlationid"] : undefined
     const scope =
       scopeOf(event) ??
@@ -87,9 +87,10 @@ const handle = (deps: StationIngressDeps, kind: "reply" | "event", message: Inco
     // Awaited whatever the ingest's outcome: a retry then starts the hook again, not beside it.
     const outcome = yield* deps.events.ingest(input).pipe(Effect.ensuring(after))
     // Every station message: the line (and its annotations, ~12 µs) only when debug lines are wanted.
-    yield* Effect.whenLogLevel(
-      Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag })),
-      "Debug"
+    yield* References.MinimumLogLevel.use((minimum) =>
+      LogLevel.isLessThan("Debug", minimum)
+        ? Effect.void
+        : Effect.logDebug("station message ingested").pipe(Effect.annotateLogs({ topic: message.topic, id: event.id, outcome: outcome._tag }))
     )
   }).pipe(
     // A value the store refuses (a bad scope, a result over the size limit) will not get
@@ -120,15 +121,15 @@ export const runStationIngress = (options: StationIngressOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
     const deps: StationIngressDeps = { options, events: yield* SfcEvents, correlations: yield* SfcCorrelations, executions: yield* Executions }
-    const replyTopic = yield* stationReplyTopic(options)
-    const replyFilter = options.sharedGroup === undefined ? replyTopic : yield* sharedFilter(options.sharedGroup, replyTopic)
+    const replyTopic = yield* Effect.fromResult(stationReplyTopic(options))
+    const replyFilter = options.sharedGroup === undefined ? replyTopic : yield* Effect.fromResult(sharedFilter(options.sharedGroup, replyTopic))
     // Kept in the session (no UNSUBSCRIBE at shutdown), as job control's: a graceful restart
     // would otherwise tell the broker to drop what arrives while this instance is away.
     const replies = yield* mqtt.subscribe(replyFilter, { qos: 1, keepInSession: true })
     // Not shared: every instance ingests every event (the applied-event record makes the extra
     // copies no-ops). A station emits a pull event once; a share handed to a member that then
     // crashes would be lost with its session, and no resend brings it back.
-    const stationEvents = yield* mqtt.subscribe(yield* stationEventsFilter(options.topics), { qos: 1, keepInSession: true })
+    const stationEvents = yield* mqtt.subscribe(yield* Effect.fromResult(stationEventsFilter(options.topics)), { qos: 1, keepInSession: true })
     yield* runWorker(
       "station ingress",
       Stream.merge(replies, stationEvents),
@@ -138,7 +139,7 @@ export const runStationIngress = (options: StationIngressOptions) =>
   })
 
 /** {@link runStationIngress} as a layer; it needs `MqttConnection`, `SfcEvents`, `Executions` and `SfcCorrelations`. */
-export const StationIngress = (options: StationIngressOptions) => Layer.scopedDiscard(runStationIngress(options))
+export const StationIngress = (options: StationIngressOptions) => Layer.effectDiscard(runStationIngress(options))
 
 /**
  * The station side of an engine instance over MQTT: `StationPort` for push commands and the

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { type InvalidTopic, type TopicConfig, validateLevel, validateLevels } from "@microdcs/cloudevents-mqtt"
 
 /**
@@ -20,7 +20,7 @@ export interface StationTopicConfig extends TopicConfig {
 export const DEFAULT_STATION_LEVEL = "station"
 
 const base = (config: StationTopicConfig) =>
-  Either.gen(function* () {
+  Result.gen(function* () {
     const prefix = yield* validateLevels("prefix", config.prefix)
     const level = yield* validateLevel("stationLevel", config.stationLevel ?? DEFAULT_STATION_LEVEL)
     const discriminator = config.discriminator === undefined ? undefined : yield* validateLevel("discriminator", config.discriminator)
@@ -28,30 +28,30 @@ const base = (config: StationTopicConfig) =>
   })
 
 /** `P/S/{scope}[/D]/command`: where the island sends a push command for a scope. */
-export const stationCommandTopic = (config: StationTopicConfig, scope: string): Either.Either<string, InvalidTopic> =>
-  Either.gen(function* () {
+export const stationCommandTopic = (config: StationTopicConfig, scope: string): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
     const { root, tail } = yield* base(config)
     return `${root}/${yield* validateLevel("scope", scope)}${tail}/command`
   })
 
 /** `P/S/+[/D]/command`: what a station (or the simulated one) subscribes to for every scope. */
-export const stationCommandFilter = (config: StationTopicConfig): Either.Either<string, InvalidTopic> =>
-  Either.map(base(config), ({ root, tail }) => `${root}/+${tail}/command`)
+export const stationCommandFilter = (config: StationTopicConfig): Result.Result<string, InvalidTopic> =>
+  Result.map(base(config), ({ root, tail }) => `${root}/+${tail}/command`)
 
 /** `P/S/{scope}[/D]/events`: where a station publishes its pull events. */
-export const stationEventsTopic = (config: StationTopicConfig, scope: string): Either.Either<string, InvalidTopic> =>
-  Either.gen(function* () {
+export const stationEventsTopic = (config: StationTopicConfig, scope: string): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
     const { root, tail } = yield* base(config)
     return `${root}/${yield* validateLevel("scope", scope)}${tail}/events`
   })
 
 /** `P/S/+[/D]/events`: the island's subscription to the events of every station. */
-export const stationEventsFilter = (config: StationTopicConfig): Either.Either<string, InvalidTopic> =>
-  Either.map(base(config), ({ root, tail }) => `${root}/+${tail}/events`)
+export const stationEventsFilter = (config: StationTopicConfig): Result.Result<string, InvalidTopic> =>
+  Result.map(base(config), ({ root, tail }) => `${root}/+${tail}/events`)
 
 /** The scope level of a station topic (`P/S/{scope}[/D]/...`), for events that carry no subject. */
 export const scopeOfStationTopic = (config: StationTopicConfig, topic: string): string | undefined => {
-  const parts = Either.getOrUndefined(base(config))
+  const parts = Result.getOrUndefined(base(config))
   if (parts === undefined || !topic.startsWith(`${parts.root}/`)) return undefined
   const scope = topic.slice(parts.root.length + 1).split("/", 1)[0]
   return scope !== undefined && scope.length > 0 ? scope : undefined

@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { CloudEvent } from "@microdcs/cloudevents-mqtt"
 
 /**
@@ -17,14 +17,14 @@ const StoredReplyEvent = Schema.Struct({
   datacontenttype: Schema.optional(Schema.String),
   dataschema: Schema.optional(Schema.String),
   data: Schema.optional(Schema.Unknown),
-  extensions: Schema.Record({ key: Schema.String, value: Schema.String })
+  extensions: Schema.Record(Schema.String, Schema.String)
 })
 
-const decodeText = Schema.decodeUnknownEither(Schema.parseJson(StoredReplyEvent))
+const decodeText = Schema.decodeUnknownResult(Schema.fromJsonString(StoredReplyEvent))
 
 /** The JSON text of a reply event, to keep with the done mark. */
 export const encodeStoredReply = (event: CloudEvent): string => JSON.stringify(event)
 
 /** The kept reply event, or why the stored text is not one (a corrupted entry: send nothing). */
-export const decodeStoredReply = (text: string): Either.Either<CloudEvent, string> =>
-  Either.mapLeft(decodeText(text), (error) => error.message)
+export const decodeStoredReply = (text: string): Result.Result<CloudEvent, string> =>
+  Result.mapError(decodeText(text), (error) => error.message)

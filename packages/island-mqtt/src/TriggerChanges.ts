@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Layer, Stream } from "effect"
+import { Duration, Effect, Result, Layer, Stream } from "effect"
 import { type InvalidTopic, makeCloudEvent, MqttConnection, type TopicConfig, validateLevel, validateLevels } from "@microdcs/cloudevents-mqtt"
 import { type TriggerChange, TriggerChangeAnnouncer, TriggerCatalog } from "@microdcs/job-control"
 
@@ -9,8 +9,8 @@ export const TRIGGERS_CHANGED_TYPE = "dag.triggers.changed" as const
  * `P[/D]/triggers`: where trigger edits are announced. A topic of its own, beside the metadata,
  * so no scope's events topic (`P/{scope}/events`) can be mistaken for it.
  */
-export const triggerChangesTopic = (config: TopicConfig): Either.Either<string, InvalidTopic> =>
-  Either.gen(function* () {
+export const triggerChangesTopic = (config: TopicConfig): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
     const prefix = yield* validateLevels("prefix", config.prefix)
     const tail = config.discriminator === undefined ? "" : `/${yield* validateLevel("discriminator", config.discriminator)}`
     return `${prefix}${tail}/triggers`
@@ -36,7 +36,7 @@ export const MqttTriggerAnnouncer = (options: TriggerAnnouncerOptions) =>
     TriggerChangeAnnouncer,
     Effect.gen(function* () {
       const mqtt = yield* MqttConnection
-      const topic = yield* triggerChangesTopic(options.topics)
+      const topic = yield* Effect.fromResult(triggerChangesTopic(options.topics))
       const timeout = Duration.millis(options.timeoutMs ?? 2_000)
       type Dropped = { readonly _tag: string; readonly message: string }
       const publish = (change: TriggerChange): Effect.Effect<void, Dropped> =>
@@ -50,10 +50,10 @@ export const MqttTriggerAnnouncer = (options: TriggerAnnouncerOptions) =>
       const announce = (change: TriggerChange): Effect.Effect<void> =>
         publish(change)
           .pipe(
-            Effect.timeoutFail({ duration: timeout, onTimeout: (): Dropped => ({ _tag: "Timeout", message: `no PUBACK within ${Duration.format(timeout)}` }) }),
-            Effect.catchAll((error) =>
+            Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail<Dropped>({ _tag: "Timeout", message: `no PUBACK within ${Duration.format(timeout)}` }) }),
+            Effect.catch((error) =>
               Effect.sync(() => options.onDropped?.(error._tag)).pipe(
-                Effect.zipRight(Effect.logWarning("trigger change not announced on MQTT; the nudge and the refresh still carry it")),
+                Effect.andThen(Effect.logWarning("trigger change not announced on MQTT; the nudge and the refresh still carry it")),
                 Effect.annotateLogs({ trigger: change.id, error: error.message })
               )
             )
@@ -71,11 +71,11 @@ export const runTriggerChangesListener = (options: { readonly topics: TopicConfi
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
     const catalog = yield* TriggerCatalog
-    const changes = yield* mqtt.subscribe(yield* triggerChangesTopic(options.topics), { qos: 1 })
+    const changes = yield* mqtt.subscribe(yield* Effect.fromResult(triggerChangesTopic(options.topics)), { qos: 1 })
     yield* changes.pipe(
       Stream.runForEach((message) =>
         Effect.gen(function* () {
-          if (Either.isRight(message.decoded) && message.decoded.right.type === TRIGGERS_CHANGED_TYPE) yield* catalog.changed
+          if (Result.isSuccess(message.decoded) && message.decoded.success.type === TRIGGERS_CHANGED_TYPE) yield* catalog.changed
           yield* message.ack
         })
       ),
@@ -83,4 +83,4 @@ export const runTriggerChangesListener = (options: { readonly topics: TopicConfi
     )
   })
 
-export const TriggerChangesListener = (options: { readonly topics: TopicConfig }) => Layer.scopedDiscard(runTriggerChangesListener(options))
+export const TriggerChangesListener = (options: { readonly topics: TopicConfig }) => Layer.effectDiscard(runTriggerChangesListener(options))

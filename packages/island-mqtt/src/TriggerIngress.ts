@@ -1,4 +1,4 @@
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import {
   eventsTopic,
   type IncomingMessage,
@@ -32,12 +32,12 @@ export const DEFAULT_TRIGGER_EVENT_LEVELS = 3
 export const MAX_TRIGGER_EVENT_LEVELS = 8
 
 /** `P/+[/D]/events`, `P/+/+[/D]/events`, ... up to `levels`: every events topic of the island. */
-export const triggerEventFilters = (config: TopicConfig, levels: number = DEFAULT_TRIGGER_EVENT_LEVELS): Either.Either<ReadonlyArray<string>, InvalidTopic> =>
-  Either.gen(function* () {
+export const triggerEventFilters = (config: TopicConfig, levels: number = DEFAULT_TRIGGER_EVENT_LEVELS): Result.Result<ReadonlyArray<string>, InvalidTopic> =>
+  Result.gen(function* () {
     const prefix = yield* validateLevels("prefix", config.prefix)
     const tail = config.discriminator === undefined ? "" : `/${yield* validateLevel("discriminator", config.discriminator)}`
     if (!Number.isInteger(levels) || levels < 1 || levels > MAX_TRIGGER_EVENT_LEVELS) {
-      return yield* Either.left(new InvalidTopic({ part: "eventLevels", value: String(levels), message: `eventLevels must be an integer from 1 to ${MAX_TRIGGER_EVENT_LEVELS}` }))
+      return yield* Result.fail(new InvalidTopic({ part: "eventLevels", value: String(levels), message: `eventLevels must be an integer from 1 to ${MAX_TRIGGER_EVENT_LEVELS}` }))
     }
     return Array.from({ length: levels }, (_, n) => `${prefix}${"/+".repeat(n + 1)}${tail}/events`)
   })
@@ -62,8 +62,8 @@ export const runTriggerIngress = (options: TriggerIngressOptions) =>
     const handle = (message: IncomingMessage) =>
       Effect.gen(function* () {
         // Not CloudEvents we can read: nobody's trigger, and nobody's to answer here.
-        if (Either.isLeft(message.decoded)) return
-        const event = message.decoded.right
+        if (Result.isFailure(message.decoded)) return
+        const event = message.decoded.success
         const scope = scopeOf(event) ?? scopeOfStationTopic(topics, message.topic)
         const outcomes = yield* starts.start({ source: event.source, id: event.id, type: event.type, subject: event.subject, scope }, source)
         for (const outcome of outcomes) {
@@ -74,20 +74,20 @@ export const runTriggerIngress = (options: TriggerIngressOptions) =>
           )
           for (const status of outcome.statusEvents) {
             const topic = eventsTopic(topics, status.scope)
-            if (Either.isLeft(topic)) continue
+            if (Result.isFailure(topic)) continue
             // Best effort, as job control's: the job order is stored and the publisher shows it anyway.
-            yield* mqtt.publish(topic.right, statusEvent(source, event, status), { qos: 1 }).pipe(
-              Effect.catchAll((error) => Effect.logWarning("triggered job order's status event not sent").pipe(Effect.annotateLogs({ error: logText(error.message) })))
+            yield* mqtt.publish(topic.success, statusEvent(source, event, status), { qos: 1 }).pipe(
+              Effect.catch((error) => Effect.logWarning("triggered job order's status event not sent").pipe(Effect.annotateLogs({ error: logText(error.message) })))
             )
           }
         }
       })
 
-    const filters = yield* triggerEventFilters(topics, options.eventLevels)
+    const filters = yield* Effect.fromResult(triggerEventFilters(topics, options.eventLevels))
     // Kept in the session: events that arrive while this instance restarts wait for it in the broker.
     const streams = yield* Effect.forEach(filters, (filter) => mqtt.subscribe(filter, { qos: 1, keepInSession: true }))
     yield* runWorker("trigger ingress", streams, handle, options)
   })
 
 /** {@link runTriggerIngress} as a layer; it needs `MqttConnection` and `TriggerStarts` (with its catalog and `JobControl`). */
-export const TriggerIngress = (options: TriggerIngressOptions) => Layer.scopedDiscard(runTriggerIngress(options))
+export const TriggerIngress = (options: TriggerIngressOptions) => Layer.effectDiscard(runTriggerIngress(options))

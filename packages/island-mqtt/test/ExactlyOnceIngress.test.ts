@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { ChangeStream, DedupeStore } from "@microdcs/store"
@@ -86,8 +86,8 @@ describe("JobControlIngress exactly once", () => {
       const probe = yield* makeMqttConnection({ url: broker.url, ...session })
       const inbox = yield* probe.subscribe(`${prefix}/+/commands`)
       yield* mes.send(mes.request(MethodEventTypes.Store, jobOrder("jo-sentinel")))
-      const [first] = Chunk.toArray(yield* inbox.pipe(Stream.take(1), Stream.runCollect, Effect.timeout("5 seconds")))
-      expect(first && Either.isRight(first.decoded) ? first.decoded.right.id : undefined).toBe(request.id)
+      const [first] = yield* inbox.pipe(Stream.take(1), Stream.runCollect, Effect.timeout("5 seconds"))
+      expect(first && Result.isSuccess(first.decoded) ? first.decoded.success.id : undefined).toBe(request.id)
       expect(yield* jobOrderState("jo-held")).toBeUndefined()
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, HashMap, Layer, List, Logger, LogLevel, Stream } from "effect"
+import { Context, Effect, Layer, Logger, References, Stream } from "effect"
 import { MqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
 import { ERROR_REPLY_TYPE, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
@@ -32,7 +32,7 @@ const startIsland = (prefix: string, settings: { mqtt?: Partial<MqttOptions>; in
 
 const jobOrder = (id: string, extra: Record<string, unknown> = {}) => ({ JobOrder: { JobOrderID: id, Priority: 1, ...extra } })
 
-type Mes = Effect.Effect.Success<ReturnType<typeof makeMes>>
+type Mes = Effect.Success<ReturnType<typeof makeMes>>
 
 /** Sends bytes as a Store request's payload (what the MES's own encoder would refuse to send); the correlation id is returned. */
 const rawStore = (mes: Mes, payload: Buffer, id: string = randomUUID()) =>
@@ -57,12 +57,12 @@ interface LogLine {
 
 /** A logger that keeps every line, to check what the ingress logs. */
 const capturingLogger = (lines: Array<LogLine>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, logLevel, message }) => {
-      lines.push({ message: List.isList(message) ? List.toArray(message)[0] : Array.isArray(message) ? message[0] : message, level: logLevel.label, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+  Logger.layer([
+    Logger.make(({ fiber, logLevel, message }) => {
+      // The level as v3's label spelled it (DEBUG, INFO), which the assertions below use.
+      lines.push({ message: Array.isArray(message) ? message[0] : message, level: logLevel.toUpperCase(), annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } })
     })
-  )
+  ])
 
 describe("JobControlIngress under hostile input", () => {
   it.live("a refusal quoting an id with a control character is answered (escaped) and the island's connection stays up", () => {
@@ -159,7 +159,7 @@ describe("JobControlIngress under hostile input", () => {
       expect(byId(unknown.id)).toMatchObject({ outcome: "refused", kind: "UnknownType" })
       expect(String(byId(unknown.id)?.["type"]).length).toBeLessThanOrEqual(200)
       expect(byId("bad-1")).toMatchObject({ type: MethodEventTypes.Store, outcome: "refused", kind: "payload" })
-    }).pipe(Effect.scoped, Effect.provide(capturingLogger(lines)), Logger.withMinimumLogLevel(LogLevel.Debug))
+    }).pipe(Effect.scoped, Effect.provide(capturingLogger(lines)), Effect.provideService(References.MinimumLogLevel, "Debug"))
   })
 
   it.live("at info level a request answered as asked logs no line, a refused one still does", () => {
@@ -180,6 +180,6 @@ describe("JobControlIngress under hostile input", () => {
       )
       // Only the second Store (AlreadyExists, a refusal by the processor) is logged.
       expect(requestLines.map((line) => [line.level, line.annotations["id"], line.annotations["kind"]])).toEqual([["INFO", again.id, "AlreadyExists"]])
-    }).pipe(Effect.scoped, Effect.provide(capturingLogger(lines)), Logger.withMinimumLogLevel(LogLevel.Info))
+    }).pipe(Effect.scoped, Effect.provide(capturingLogger(lines)), Effect.provideService(References.MinimumLogLevel, "Info"))
   })
 })

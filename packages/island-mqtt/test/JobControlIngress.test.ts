@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Either, Fiber, Layer, Stream } from "effect"
+import { Deferred, Effect, Result, Fiber, Layer, Stream } from "effect"
 import { type IncomingMessage, makeMqttConnection, MSGPACK_CONTENT_TYPE } from "@microdcs/cloudevents-mqtt"
 import { ERROR_REPLY_TYPE, JobControl, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, ReturnStatus } from "@microdcs/job-state"
@@ -115,8 +115,8 @@ describe("JobControlIngress", () => {
       const inbox = yield* probe.subscribe(`${prefix}/+/commands`)
       const sentinel = mes.request(storeEvent, jobOrder("jo-sentinel"))
       yield* mes.send(sentinel)
-      const [first] = Chunk.toArray(yield* inbox.pipe(Stream.take(1), Stream.runCollect, Effect.timeout("5 seconds")))
-      expect(first && Either.isRight(first.decoded) ? first.decoded.right.id : undefined).toBe(sentinel.id)
+      const [first] = yield* inbox.pipe(Stream.take(1), Stream.runCollect, Effect.timeout("5 seconds"))
+      expect(first && Result.isSuccess(first.decoded) ? first.decoded.success.id : undefined).toBe(sentinel.id)
 
       expect(mes.repliesTo(correlationId)).toHaveLength(2)
       expect(yield* storeChanges("jo-dup")).toBe(1)
@@ -222,8 +222,8 @@ describe("JobControlIngress", () => {
       const gated = Layer.effect(
         JobControl,
         Effect.map(JobControl, (real) =>
-          JobControl.make({
-            handle: (request) => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Deferred.await(proceed)), Effect.zipRight(real.handle(request)))
+          JobControl.of({
+            handle: (request) => Deferred.succeed(started, undefined).pipe(Effect.andThen(Deferred.await(proceed)), Effect.andThen(real.handle(request)))
           })
         )
       ).pipe(Layer.provide(jobControlLayer()))
@@ -231,7 +231,7 @@ describe("JobControlIngress", () => {
       const mes = yield* makeMes(broker.url, prefix)
       const correlationId = yield* mes.send(mes.request(storeEvent, jobOrder("jo-in-flight")))
       yield* Deferred.await(started)
-      const stopping = yield* Effect.fork(instance.stop)
+      const stopping = yield* Effect.forkChild(instance.stop)
       yield* Effect.sleep("100 millis")
       yield* Deferred.succeed(proceed, undefined)
       yield* Fiber.join(stopping)

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import {
   type CloudEvent,
   type IncomingMessage,
@@ -50,7 +50,7 @@ export const ingressLayer = (
   url: string,
   prefix: string,
   options: {
-    readonly jobControl?: Layer.Layer<JobControl, InvalidInput, Layer.Layer.Success<ReturnType<typeof storeFor>>>
+    readonly jobControl?: Layer.Layer<JobControl, InvalidInput, Layer.Success<ReturnType<typeof storeFor>>>
     readonly mqtt?: Partial<MqttOptions>
     readonly ingress?: Partial<JobControlIngressOptions>
   } = {}
@@ -68,7 +68,7 @@ export const flakyJobControl = (fail: (call: number) => boolean, calls: { count:
   Layer.effect(
     JobControl,
     Effect.map(JobControl, (real) =>
-      JobControl.make({
+      JobControl.of({
         handle: (request: JobControlRequest) =>
           Effect.suspend(() => {
             calls.count++
@@ -92,9 +92,9 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
     const replies: Array<IncomingMessage> = []
     const statusEvents: Array<CloudEvent> = []
     const collect = (into: (m: IncomingMessage) => void) => (stream: Stream.Stream<IncomingMessage>) =>
-      stream.pipe(Stream.runForEach((m) => Effect.sync(() => into(m)).pipe(Effect.zipRight(m.ack))), Effect.forkScoped)
+      stream.pipe(Stream.runForEach((m) => Effect.sync(() => into(m)).pipe(Effect.andThen(m.ack))), Effect.forkScoped)
     yield* collect((m) => replies.push(m))(yield* connection.subscribe(replyTopic))
-    yield* collect((m) => Either.isRight(m.decoded) && statusEvents.push(m.decoded.right))(yield* connection.subscribe(`${prefix}/+/events`))
+    yield* collect((m) => Result.isSuccess(m.decoded) && statusEvents.push(m.decoded.success))(yield* connection.subscribe(`${prefix}/+/events`))
 
     const request = (type: string, data: unknown, extra: Partial<Parameters<typeof makeCloudEvent>[0]> = {}) =>
       makeCloudEvent({ source: MES_SOURCE, type, subject: scope, data, ...extra })
@@ -111,7 +111,7 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
       eventually(
         Effect.sync(() => {
           const reply = repliesTo(correlationId)[0]
-          return reply && Either.isRight(reply.decoded) ? reply.decoded.right : undefined
+          return reply && Result.isSuccess(reply.decoded) ? reply.decoded.success : undefined
         })
       )
 
@@ -122,4 +122,4 @@ export const makeMes = (url: string, prefix: string, scope = SCOPE) =>
     return { connection, replyTopic, commandTopic, replies, statusEvents, request, send, repliesTo, replyTo, call } as const
   })
 
-export type Mes = Effect.Effect.Success<ReturnType<typeof makeMes>>
+export type Mes = Effect.Success<ReturnType<typeof makeMes>>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { isUuid, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { ConfigEventTypes, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes, ReturnStatus } from "@microdcs/job-state"
@@ -45,9 +45,11 @@ const station = (prefix: string, script: Omit<SimulatedStationOptions, "url" | "
   makeSimulatedStation({ url: broker.url, topics: topicsFor(prefix), ...script })
 
 const ok = (mes: Mes, type: string, data: unknown, extensions: Record<string, string> = {}) =>
-  Effect.tap(mes.call(type, data, { extensions }), (reply) => {
-    expect(reply.data, `${type}: ${JSON.stringify(reply.data)} ${reply.extensions["mdcserrormessage"] ?? ""}`).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
-  })
+  Effect.tap(mes.call(type, data, { extensions }), (reply) =>
+    Effect.sync(() => {
+      expect(reply.data, `${type}: ${JSON.stringify(reply.data)} ${reply.extensions["mdcserrormessage"] ?? ""}`).toMatchObject({ ReturnStatus: ReturnStatus.NO_ERROR })
+    })
+  )
 
 const recipeWorkMaster = (id: string, recipe: object) => ({ ID: id, dataschema: RECIPE_SCHEMA_ID, data: recipe })
 
@@ -152,11 +154,11 @@ describe("MQTT station port and station ingress", () => {
       yield* startInstance(islandWorld(prefix))
       // A bare station: it answers without a subject, and sends its reply twice.
       const bare = yield* makeMqttConnection({ url: broker.url, clientIdBase: "bare-station" })
-      const inbox = yield* bare.subscribe(Either.getOrThrow(stationCommandFilter(topicsFor(prefix))))
+      const inbox = yield* bare.subscribe(Result.getOrThrow(stationCommandFilter(topicsFor(prefix))))
       yield* inbox.pipe(
         Stream.runForEach((command) => {
           const reply = makeCloudEvent({ source: "urn:bare-station", type: "com.example.ping.v1.reply", data: { pong: 1 } })
-          return bare.reply(command, reply).pipe(Effect.zipRight(bare.reply(command, reply)), Effect.zipRight(command.ack))
+          return bare.reply(command, reply).pipe(Effect.andThen(bare.reply(command, reply)), Effect.andThen(command.ack))
         }),
         Effect.forkScoped
       )

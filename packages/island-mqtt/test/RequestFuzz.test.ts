@@ -1,7 +1,7 @@
 import { runInNewContext } from "node:vm"
 import { setFlagsFromString } from "node:v8"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import fc from "fast-check"
 import { CONFIG_KINDS, configEventType, decode, encode, type IncomingMessage, makeCloudEvent, mqttStringProblem, prepareReply, type PublishProperties } from "@microdcs/cloudevents-mqtt"
 import { parseRequest } from "@microdcs/job-control"
@@ -43,7 +43,7 @@ const deepMsgpack = fc.record({ depth: fc.integer({ min: 1, max: 100_000 }), hea
 const shaped = fc.record({ id: anyText, huge: fc.option(fc.integer({ min: 1, max: LIMIT - 200 }), { freq: 8, nil: undefined }), msgpack: fc.boolean() }).map(({ id, huge, msgpack }) => {
   const data = { JobOrderID: id, JobOrder: { JobOrderID: id, Priority: 1, ...(huge !== undefined ? { Description: "x".repeat(huge) } : {}) } }
   const packed = msgpack ? encode(makeCloudEvent({ source: "s", type: "t", datacontenttype: "application/msgpack", data }), { maxPayloadBytes: 2 * LIMIT }) : undefined
-  return packed !== undefined && Either.isRight(packed) ? packed.right.payload : Buffer.from(JSON.stringify(data))
+  return packed !== undefined && Result.isSuccess(packed) ? packed.success.payload : Buffer.from(JSON.stringify(data))
 })
 
 const payloads = fc.oneof(
@@ -81,8 +81,8 @@ const properties = fc.record(
 const expectSendableReply = (message: IncomingMessage, reply: ReturnType<typeof badInputReply>) => {
   const prepared = prepareReply(message, reply)
   const encoded = encode(prepared.event, { correlationData: prepared.correlationData })
-  if (Either.isLeft(encoded)) throw new Error(`the reply does not encode: ${encoded.left.message}`)
-  const { properties } = encoded.right
+  if (Result.isFailure(encoded)) throw new Error(`the reply does not encode: ${encoded.failure.message}`)
+  const { properties } = encoded.success
   const strings = [properties.contentType ?? "", ...Object.values(properties.userProperties ?? {}).flat()]
   for (const text of strings) expect(mqttStringProblem(text)).toBeUndefined()
 }
@@ -101,13 +101,13 @@ const handleOne = (payload: Buffer, props: PublishProperties) => {
     dup: false,
     ack: Effect.void
   }
-  if (Either.isLeft(decoded)) return expectSendableReply(message, badInputReply(SOURCE, decoded.left.kind, decoded.left.message))
-  const event = decoded.right
+  if (Result.isFailure(decoded)) return expectSendableReply(message, badInputReply(SOURCE, decoded.failure.kind, decoded.failure.message))
+  const event = decoded.success
   // What is accepted is stored as JSON text: it must survive JSON.stringify (a deep value would not).
   expect(() => JSON.stringify(event.data ?? null)).not.toThrow()
   const parsed = parseRequest(toJobControlRequest(event))
-  if (parsed !== undefined && Either.isLeft(parsed.command)) {
-    expectSendableReply(message, badInputReply(SOURCE, parsed.command.left.kind, parsed.command.left.message, event))
+  if (parsed !== undefined && Result.isFailure(parsed.command)) {
+    expectSendableReply(message, badInputReply(SOURCE, parsed.command.failure.kind, parsed.command.failure.message, event))
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Layer, Stream } from "effect"
+import { Deferred, Effect, Result, Layer, Stream } from "effect"
 import { type IncomingMessage, makeCloudEvent, makeMqttConnection, type MqttOptions } from "@microdcs/cloudevents-mqtt"
 import { type EngineOptions, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -48,9 +48,9 @@ const makeQuietStation = (prefix: string) =>
     const connection = yield* makeMqttConnection({ url: broker.url, clientIdBase: "quiet-station", connectTimeoutMs: 5000 })
     const commands: Array<IncomingMessage> = []
     const first = yield* Deferred.make<IncomingMessage>()
-    const inbox = yield* connection.subscribe(Either.getOrThrow(stationCommandFilter(topicsFor(prefix))))
+    const inbox = yield* connection.subscribe(Result.getOrThrow(stationCommandFilter(topicsFor(prefix))))
     yield* inbox.pipe(
-      Stream.runForEach((command) => Effect.sync(() => commands.push(command)).pipe(Effect.zipRight(Deferred.succeed(first, command)), Effect.zipRight(command.ack))),
+      Stream.runForEach((command) => Effect.sync(() => commands.push(command)).pipe(Effect.andThen(Deferred.succeed(first, command)), Effect.andThen(command.ack))),
       Effect.forkScoped
     )
     const answer = (command: IncomingMessage) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { commandFilters, makeCloudEvent, topicMatches } from "@microdcs/cloudevents-mqtt"
 import {
   commandEvent,
@@ -15,26 +15,26 @@ const config = { prefix: "plant/island", discriminator: "d1", wildcardLevels: 3 
 
 describe("station topics", () => {
   it("lays out commands and events under P/station/{scope}[/D]", () => {
-    expect(Either.getOrThrow(stationCommandTopic(config, "line-1"))).toBe("plant/island/station/line-1/d1/command")
-    expect(Either.getOrThrow(stationEventsTopic(config, "line-1"))).toBe("plant/island/station/line-1/d1/events")
-    expect(Either.getOrThrow(stationCommandFilter(config))).toBe("plant/island/station/+/d1/command")
-    expect(Either.getOrThrow(stationEventsFilter({ ...config, stationLevel: "cells" }))).toBe("plant/island/cells/+/d1/events")
+    expect(Result.getOrThrow(stationCommandTopic(config, "line-1"))).toBe("plant/island/station/line-1/d1/command")
+    expect(Result.getOrThrow(stationEventsTopic(config, "line-1"))).toBe("plant/island/station/line-1/d1/events")
+    expect(Result.getOrThrow(stationCommandFilter(config))).toBe("plant/island/station/+/d1/command")
+    expect(Result.getOrThrow(stationEventsFilter({ ...config, stationLevel: "cells" }))).toBe("plant/island/cells/+/d1/events")
     expect(scopeOfStationTopic(config, "plant/island/station/line-1/d1/events")).toBe("line-1")
     expect(scopeOfStationTopic(config, "elsewhere/line-1/events")).toBeUndefined()
   })
 
   it("never matches the island's own command filters", () => {
-    const filters = Either.getOrThrow(commandFilters(config))
+    const filters = Result.getOrThrow(commandFilters(config))
     for (const scope of ["line-1", "station", "commands", "a.b"]) {
-      const topic = Either.getOrThrow(stationCommandTopic(config, scope))
+      const topic = Result.getOrThrow(stationCommandTopic(config, scope))
       expect(filters.some((f) => topicMatches(f, topic)), topic).toBe(false)
-      expect(topicMatches(Either.getOrThrow(stationCommandFilter(config)), topic)).toBe(true)
+      expect(topicMatches(Result.getOrThrow(stationCommandFilter(config)), topic)).toBe(true)
     }
   })
 
   it("refuses a scope that would widen a subscription or span levels", () => {
     for (const scope of ["+", "#", "a/b", "", "$sys"]) {
-      expect(Either.isLeft(stationCommandTopic(config, scope)), scope).toBe(true)
+      expect(Result.isFailure(stationCommandTopic(config, scope)), scope).toBe(true)
     }
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Stream } from "effect"
+import { Effect, Result, Layer, Stream } from "effect"
 import { type CloudEvent, makeCloudEvent, MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobControl, jobControlLayer, TRIGGER_CONFIG_EVENT_TYPE, TriggerCatalog, triggerJobOrderId, TriggerStarts } from "@microdcs/job-control"
 import { ReturnStatus } from "@microdcs/job-state"
@@ -56,10 +56,10 @@ const untilHeld = (id: string, ok: (t: { version: number; enabled: boolean } | u
 
 describe("trigger ingress over MQTT", () => {
   it("watches every events topic up to the configured depth, with the discriminator", () => {
-    expect(Either.getOrThrow(triggerEventFilters({ prefix: "p" }))).toEqual(["p/+/events", "p/+/+/events", "p/+/+/+/events"])
-    expect(Either.getOrThrow(triggerEventFilters({ prefix: "p", discriminator: "d" }, 1))).toEqual(["p/+/d/events"])
-    expect(Either.isLeft(triggerEventFilters({ prefix: "p" }, 0))).toBe(true)
-    expect(Either.getOrThrow(triggerChangesTopic({ prefix: "a/b", discriminator: "d" }))).toBe("a/b/d/triggers")
+    expect(Result.getOrThrow(triggerEventFilters({ prefix: "p" }))).toEqual(["p/+/events", "p/+/+/events", "p/+/+/+/events"])
+    expect(Result.getOrThrow(triggerEventFilters({ prefix: "p", discriminator: "d" }, 1))).toEqual(["p/+/d/events"])
+    expect(Result.isFailure(triggerEventFilters({ prefix: "p" }, 0))).toBe(true)
+    expect(Result.getOrThrow(triggerChangesTopic({ prefix: "a/b", discriminator: "d" }))).toBe("a/b/d/triggers")
   })
 
   it.live("an edit by config event is live for the next event (no refresh), announced on MQTT; a redelivered event starts one job", () => {
@@ -68,9 +68,9 @@ describe("trigger ingress over MQTT", () => {
     return Effect.gen(function* () {
       const mes = yield* makeMes(broker.url, prefix)
       const announcements: Array<CloudEvent> = []
-      const changes = yield* mes.connection.subscribe(Either.getOrThrow(triggerChangesTopic(topicsFor(prefix))))
+      const changes = yield* mes.connection.subscribe(Result.getOrThrow(triggerChangesTopic(topicsFor(prefix))))
       yield* changes.pipe(
-        Stream.runForEach((m) => Effect.sync(() => Either.isRight(m.decoded) && announcements.push(m.decoded.right)).pipe(Effect.zipRight(m.ack))),
+        Stream.runForEach((m) => Effect.sync(() => Result.isSuccess(m.decoded) && announcements.push(m.decoded.success)).pipe(Effect.andThen(m.ack))),
         Effect.forkScoped
       )
       yield* putWorkMaster(SCOPE, { ID: "wm-restock" })
@@ -116,7 +116,7 @@ describe("trigger ingress over MQTT", () => {
       const valkey = yield* Valkey
       const key = yield* valkey.key("triggers", {})
       yield* unsafeCommand(valkey, "hset", (c) => c.hset(key, "t-off", JSON.stringify({ ...row, enabled: false, version: 2 })))
-      yield* mes.connection.publish(Either.getOrThrow(triggerChangesTopic(topicsFor(prefix))), makeCloudEvent({ source: "urn:test:admin", type: TRIGGERS_CHANGED_TYPE, data: {} }))
+      yield* mes.connection.publish(Result.getOrThrow(triggerChangesTopic(topicsFor(prefix))), makeCloudEvent({ source: "urn:test:admin", type: TRIGGERS_CHANGED_TYPE, data: {} }))
       yield* untilHeld("t-off", (t) => t?.enabled === false)
 
       const event = binEmpty("ev-off", SCOPE)

@@ -22,14 +22,14 @@ export const keepClaimHolder = (name: string): Effect.Effect<string, InvalidInpu
     const annotate = Effect.annotateLogs({ holder: liveness.holder })
     yield* Effect.acquireRelease(liveness.beat, () =>
       liveness.forget.pipe(
-        Effect.catchAll((error) => Effect.logWarning("cannot remove the claim holder's liveness key; it expires by itself").pipe(Effect.annotateLogs({ error: error.message }), annotate))
+        Effect.catch((error) => Effect.logWarning("cannot remove the claim holder's liveness key; it expires by itself").pipe(Effect.annotateLogs({ error: error.message }), annotate))
       )
     )
     // A failed renewal is logged and the next one tried: a holder cut off from Valkey for the
     // key's whole lifetime counts as dead, and its done marks then meet `LeaseLost`.
     const renew = liveness.beat.pipe(
-      Effect.catchAll((error) => Effect.logWarning("claim holder liveness renewal failed").pipe(Effect.annotateLogs({ error: error.message }), annotate))
+      Effect.catch((error) => Effect.logWarning("claim holder liveness renewal failed").pipe(Effect.annotateLogs({ error: error.message }), annotate))
     )
-    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(CLAIM_HOLDER_BEAT_MS)), renew)))
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(CLAIM_HOLDER_BEAT_MS)), renew)))
     return liveness.holder
   })

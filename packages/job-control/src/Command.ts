@@ -1,4 +1,4 @@
-import { Either, Option } from "effect"
+import { Result, Option } from "effect"
 import {
   asJobOrder,
   fromNormalizedName,
@@ -46,15 +46,15 @@ export type Command =
 
 const isJobOrderMethod = (method: Method): method is JobOrderMethod => methodPayload[method] === "JobOrder"
 
-const parseMethod = (method: Method, scope: string, data: unknown): Either.Either<Command, BadRequest> =>
-  Either.gen(function* () {
+const parseMethod = (method: Method, scope: string, data: unknown): Result.Result<Command, BadRequest> =>
+  Result.gen(function* () {
     const payload = yield* payloadObject(data)
     const comment = yield* readComment(payload)
     if (!isJobOrderMethod(method)) {
       return { _tag: "StateMethod", method, scope, jobOrderId: yield* readId(payload, "JobOrderID"), comment } as const
     }
     if (payload["JobOrder"] === undefined || payload["JobOrder"] === null) return yield* missing("JobOrder is required")
-    const jobOrder = yield* Either.mapLeft(asJobOrder(payload["JobOrder"]), (e) => new BadRequest({ kind: "MalformedPayload", message: e.message }))
+    const jobOrder = yield* Result.mapError(asJobOrder(payload["JobOrder"]), (e) => new BadRequest({ kind: "MalformedPayload", message: e.message }))
     yield* asId(jobOrder.JobOrderID, "JobOrder.JobOrderID")
     yield* ensureJson(jobOrder, "JobOrder")
     const references = yield* referencesOf(jobOrder)
@@ -65,20 +65,20 @@ const parseMethod = (method: Method, scope: string, data: unknown): Either.Eithe
  * The state a query asks for: a normalized name (`Ended_Completed`) or the OPC UA form, a list
  * of ISA95StateDataType (main state first, then the substate), read by their texts.
  */
-const stateOf = (value: unknown): Either.Either<StateName, BadRequest> => {
+const stateOf = (value: unknown): Result.Result<StateName, BadRequest> => {
   let name: string
   if (typeof value === "string") name = value
   else if (Array.isArray(value) && value.length > 0 && value.every((s) => isObject(s) && isObject(s["StateText"]) && typeof s["StateText"]["Text"] === "string")) {
     name = value.map((s) => (s as { StateText: { Text: string } }).StateText.Text).join("_")
   } else return malformed("JobOrderState must be a state name or a list of {StateText: {Text}, StateNumber}")
-  return Either.match(fromNormalizedName(name), {
-    onLeft: () => malformed(`JobOrderState '${name}' is not a job state`),
-    onRight: (state) => Either.right(normalizedName(state))
+  return Result.match(fromNormalizedName(name), {
+    onFailure: () => malformed(`JobOrderState '${name}' is not a job state`),
+    onSuccess: (state) => Result.succeed(normalizedName(state))
   })
 }
 
-const parseQuery = (query: Query, scope: string, data: unknown): Either.Either<Command, BadRequest> =>
-  Either.gen(function* () {
+const parseQuery = (query: Query, scope: string, data: unknown): Result.Result<Command, BadRequest> =>
+  Result.gen(function* () {
     const payload = yield* payloadObject(data)
     if (query === "RequestJobResponseByJobOrderID") {
       return { _tag: "ResponseByOrder", scope, jobOrderId: yield* readId(payload, "JobOrderID") } as const
@@ -95,7 +95,7 @@ const parseQuery = (query: Query, scope: string, data: unknown): Either.Either<C
 /** A parsed request and the type its reply carries. */
 export interface ParsedRequest {
   readonly replyType: string
-  readonly command: Either.Either<Command, BadRequest>
+  readonly command: Result.Result<Command, BadRequest>
 }
 
 /**
@@ -109,10 +109,10 @@ export const parseRequest = (request: JobControlRequest): ParsedRequest | undefi
   const replyType = replyTypeOf(request.type)
   const scope = scopeOf(request.subject)
   if (scope === undefined) {
-    return { replyType, command: Either.left(new BadRequest({ kind: "MissingSubject", message: "the subject must name the scope" })) }
+    return { replyType, command: Result.fail(new BadRequest({ kind: "MissingSubject", message: "the subject must name the scope" })) }
   }
   const scopeProblem = asId(scope, "subject scope")
-  if (Either.isLeft(scopeProblem)) return { replyType, command: Either.left(scopeProblem.left) }
+  if (Result.isFailure(scopeProblem)) return { replyType, command: Result.fail(scopeProblem.failure) }
   if (Option.isSome(config)) return { replyType, command: parseConfigCommand(config.value, scope, request.data, request.extensions) }
   if (Option.isNone(job)) return undefined // unreachable: one of the two matched above
   const kind = job.value

@@ -1,4 +1,4 @@
-import { Either, Option } from "effect"
+import { Result, Option } from "effect"
 import { isReferenceKind, type ReferenceKind, referenceKinds } from "@microdcs/keyschema"
 import { formatPath, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { BadRequest, ensureJson, isObject, malformed, missing, payloadObject, readCount, readId } from "./Payload.js"
@@ -25,7 +25,7 @@ export const ConfigEventTypes = Object.freeze(Object.fromEntries(configKinds.map
 const byType: ReadonlyMap<string, ConfigKind> = new Map(configKinds.map((kind) => [configEventType(kind), kind]))
 
 /** The configuration kind a CloudEvent type names; None for any other type. */
-export const parseConfigType = (type: string): Option.Option<ConfigKind> => Option.fromNullable(byType.get(type))
+export const parseConfigType = (type: string): Option.Option<ConfigKind> => Option.fromNullishOr(byType.get(type))
 
 /**
  * The id field of each reference list entry, as the ISA-95 data types name it
@@ -48,15 +48,15 @@ export type ConfigCommand =
   | { readonly _tag: "AcceptancePut"; readonly scope: string; readonly limit: number }
   | { readonly _tag: "AcceptanceDelete"; readonly scope: string }
 
-const actionOf = (extensions: Readonly<Record<string, string>>): Either.Either<ConfigAction, BadRequest> => {
+const actionOf = (extensions: Readonly<Record<string, string>>): Result.Result<ConfigAction, BadRequest> => {
   const method = (extensions["method"] ?? "PUT").toUpperCase()
   return method === "PUT" || method === "DELETE"
-    ? Either.right(method)
-    : Either.left(new BadRequest({ kind: "InvalidMethod", message: `method must be PUT or DELETE, got '${extensions["method"]}'` }))
+    ? Result.succeed(method)
+    : Result.fail(new BadRequest({ kind: "InvalidMethod", message: `method must be PUT or DELETE, got '${extensions["method"]}'` }))
 }
 
 /** One ISA-95 object or a list of them, each carrying `field`: the ids, without repeats. */
-const referenceIds = (data: unknown, kind: ReferenceKind): Either.Either<ReadonlyArray<string>, BadRequest> => {
+const referenceIds = (data: unknown, kind: ReferenceKind): Result.Result<ReadonlyArray<string>, BadRequest> => {
   if (data === undefined || data === null) return missing("the request carries no data")
   const entries: ReadonlyArray<unknown> = Array.isArray(data) ? data : [data]
   if (entries.length === 0) return malformed(`a ${kind} configuration needs at least one entry`)
@@ -65,10 +65,10 @@ const referenceIds = (data: unknown, kind: ReferenceKind): Either.Either<Readonl
   for (const [i, entry] of entries.entries()) {
     if (!isObject(entry)) return malformed(`entry ${i} must be an object with ${field}`)
     const id = readId(entry, field, Array.isArray(data) ? `[${i}].${field}` : field)
-    if (Either.isLeft(id)) return Either.left(id.left)
-    ids.push(id.right)
+    if (Result.isFailure(id)) return Result.fail(id.failure)
+    ids.push(id.success)
   }
-  return Either.right([...new Set(ids)])
+  return Result.succeed([...new Set(ids)])
 }
 
 /**
@@ -76,15 +76,15 @@ const referenceIds = (data: unknown, kind: ReferenceKind): Either.Either<Readonl
  * must carry a valid recipe; every problem is listed, so the sender can fix them in one go.
  */
 const workMasterDocument = (data: unknown) =>
-  Either.gen(function* () {
+  Result.gen(function* () {
     const document = yield* payloadObject(data)
     const id = yield* readId(document, "ID")
     yield* ensureJson(document, "the work master")
     const recipe = validateWorkMasterRecipe(document)
-    if (recipe !== undefined && Either.isLeft(recipe)) {
-      const problems = recipe.left
+    if (recipe !== undefined && Result.isFailure(recipe)) {
+      const problems = recipe.failure
       const list = problems.map((p) => (p.path.length > 0 ? `${formatPath(p.path)}: ${p.message}` : p.message)).join("; ")
-      return yield* Either.left(
+      return yield* Result.fail(
         new BadRequest({ kind: "InvalidRecipe", message: `work master ${id}: ${problems.length} recipe problem(s): ${list}`, problems })
       )
     }
@@ -93,7 +93,7 @@ const workMasterDocument = (data: unknown) =>
 
 /** The limit of a jobacceptance PUT: `{Limit: n}` (or OPC UA's `MaxDownloadableJobOrders`); 0 = unlimited. */
 const acceptanceLimit = (data: unknown) =>
-  Either.gen(function* () {
+  Result.gen(function* () {
     const payload = yield* payloadObject(data)
     const bounds = { min: 0, max: Number.MAX_SAFE_INTEGER }
     const limit = (yield* readCount(payload, "Limit", bounds)) ?? (yield* readCount(payload, "MaxDownloadableJobOrders", bounds))
@@ -106,8 +106,8 @@ export const parseConfigCommand = (
   scope: string,
   data: unknown,
   extensions: Readonly<Record<string, string>>
-): Either.Either<ConfigCommand, BadRequest> =>
-  Either.gen(function* () {
+): Result.Result<ConfigCommand, BadRequest> =>
+  Result.gen(function* () {
     const action = yield* actionOf(extensions)
     if (isReferenceKind(kind)) {
       return { _tag: "ReferenceConfig", scope, kind, action, ids: yield* referenceIds(data, kind) } as const

@@ -58,7 +58,7 @@ export type ExactlyOnceResult<A> =
 export type DedupeFailure = WrongType | InvalidInput | ConnectionError | LeaseLost
 
 /** This attempt's claim (taken over from a dead holder, when it left one), or `Held` while another holder's claim is live. */
-const claimEvent = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token: string) => {
+const claimEvent = <A>(dedupe: DedupeStore["Service"], options: ExactlyOnceOptions<A>, token: string) => {
   const { source, id } = options
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
   const claiming =
@@ -74,7 +74,7 @@ const claimEvent = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, toke
 }
 
 /** Marks the event done with the reply to keep; a reply the store refuses to keep (over the size limit) is dropped, not the done mark. */
-const markDone = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token: string, value: A) => {
+const markDone = <A>(dedupe: DedupeStore["Service"], options: ExactlyOnceOptions<A>, token: string, value: A) => {
   const { source, id } = options
   const doneTtlMs = options.doneTtlMs ?? DEFAULT_DONE_TTL_MS
   const reply = options.storedReply?.(value)
@@ -85,7 +85,7 @@ const markDone = <A>(dedupe: DedupeStore, options: ExactlyOnceOptions<A>, token:
         ? Effect.fail(refused)
         : Effect.logWarning("reply not kept with the done mark").pipe(
             Effect.annotateLogs({ source, id, error: refused.message }),
-            Effect.zipRight(dedupe.markDone(source, id, token, doneTtlMs))
+            Effect.andThen(dedupe.markDone(source, id, token, doneTtlMs))
           )
     )
   )
@@ -111,7 +111,7 @@ export const exactlyOnce = <A, E, R>(
     // A token per attempt: a redelivery handled by this same process is a different claimant.
     const token = options.holder === undefined ? randomUUID() : claimToken(options.holder)
     const release = dedupe.release(source, id, token).pipe(
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         // The lease still expires on its own; the redelivery just waits for it.
         Effect.logWarning("could not release the dedupe claim").pipe(Effect.annotateLogs({ source, id, error: String(error) }))
       )

@@ -1,4 +1,4 @@
-import { Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer, Result, Tracer } from "effect"
 import { mesOrigin, type Origin } from "@microdcs/job-state"
 import type { ClaimAdmission, InvalidInput } from "@microdcs/store"
 import type { JobControlFailure } from "./JobControlFailure.js"
@@ -17,7 +17,7 @@ import { makeTriggerConfig, TRIGGER_CONFIG_EVENT_TYPE } from "./TriggerConfigEve
 export type { JobControlFailure } from "./JobControlFailure.js"
 
 /** The tracer of a runtime that installed none: its spans are recorded nowhere. */
-const untraced = Effect.runSync(Effect.tracer)
+const untraced = Tracer.nativeTracer
 
 /**
  * The request's span, when a tracer is installed (an OpenTelemetry layer, say). Without one the
@@ -25,7 +25,7 @@ const untraced = Effect.runSync(Effect.tracer)
  * so the hot path skips it. No call-site stack trace: capturing one costs an Error per request.
  */
 const traced = <A, E, R>(effect: Effect.Effect<A, E, R>, request: JobControlRequest): Effect.Effect<A, E, R> =>
-  Effect.tracerWith((tracer) =>
+  Effect.flatMap(Effect.tracer, (tracer) =>
     tracer === untraced
       ? effect
       : Effect.withSpan(effect, "JobControl.handle", { attributes: { type: request.type, subject: request.subject ?? "" }, captureStackTrace: false })
@@ -44,8 +44,8 @@ const admittedFor = (command: Command, claimed: ClaimedEvent | undefined): Claim
  * of what it changed out. It knows nothing of MQTT; the binding maps CloudEvents to
  * {@link JobControlRequest} and the result back.
  */
-export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-control/JobControl", {
-  effect: Effect.gen(function* () {
+export class JobControl extends Context.Service<JobControl>()("@microdcs/job-control/JobControl", {
+  make: Effect.gen(function* () {
     const methods = yield* makeJobOrderMethods
     const queries = yield* makeQueries
     const config = yield* makeStationConfig
@@ -81,9 +81,9 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
         const unknown = new BadRequest({ kind: "UnknownType", message: `'${request.type}' is not a job control or station configuration type` })
         return Effect.succeed(toResult(ERROR_REPLY_TYPE, invalidRequest(unknown)))
       }
-      return Either.match(parsed.command, {
-        onLeft: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
-        onRight: (command) =>
+      return Result.match(parsed.command, {
+        onFailure: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
+        onSuccess: (command) =>
           run(command, requestOperationId(request), admittedFor(command, claimed), request.origin ?? mesOrigin(request.source)).pipe(
             // Stores validate before they write, so a refused value has written nothing.
             Effect.catchTag("InvalidInput", (e) =>
@@ -97,7 +97,10 @@ export class JobControl extends Effect.Service<JobControl>()("@microdcs/job-cont
 
     return { handle } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}
 
 /** The processor with the given settings; it still needs the store (`storeLayer` or `StoreServices` + `Valkey`). */
 export const jobControlLayer = (settings: Partial<JobControlSettings> = {}) =>

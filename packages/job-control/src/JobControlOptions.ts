@@ -50,7 +50,7 @@ export const validateSettings = (partial: Partial<JobControlSettings>): Effect.E
   })
 
 /** The job-control processor's settings, a service so the daemon sets them from its configuration. */
-export class JobControlOptions extends Context.Tag("@microdcs/job-control/JobControlOptions")<JobControlOptions, JobControlSettings>() {
+export class JobControlOptions extends Context.Service<JobControlOptions, JobControlSettings>()("@microdcs/job-control/JobControlOptions") {
   static readonly layer = (settings: Partial<JobControlSettings> = {}): Layer.Layer<JobControlOptions, InvalidInput> =>
     Layer.effect(JobControlOptions, validateSettings(settings))
 

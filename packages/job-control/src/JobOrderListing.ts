@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { type DecodedJobOrder, decodeJobOrderRecord, type MalformedJobOrder, normalizedName, priorityOf } from "@microdcs/job-state"
 import { type ConnectionError, type InvalidInput, JobOrderDao, type StoredDocument, type WrongType } from "@microdcs/store"
 
@@ -10,7 +10,7 @@ export interface ListedJobOrder {
   /** The document; `undefined` when the list names an id whose document is missing. */
   readonly stored: StoredDocument | undefined
   /** The decoded document; `undefined` with no document. */
-  readonly record: Either.Either<DecodedJobOrder, MalformedJobOrder> | undefined
+  readonly record: Result.Result<DecodedJobOrder, MalformedJobOrder> | undefined
   /** The normalized state (`Running`, `AllowedToStart_Ready`), `null` without a readable document. */
   readonly state: string | null
 }
@@ -39,7 +39,7 @@ const READ_BATCH = 200
 
 const listed = (id: string, listedPriority: number, stored: StoredDocument | undefined): ListedJobOrder => {
   const record = stored === undefined ? undefined : decodeJobOrderRecord(stored.doc)
-  return { id, listedPriority, stored, record, state: record !== undefined && Either.isRight(record) ? normalizedName(record.right.state) : null }
+  return { id, listedPriority, stored, record, state: record !== undefined && Result.isSuccess(record) ? normalizedName(record.success.state) : null }
 }
 
 /**
@@ -83,5 +83,5 @@ export const listedJobOrder = (scope: string, id: string): Effect.Effect<ListedJ
     const [stored] = yield* Effect.flatMap(JobOrderDao, (dao) => dao.getMany([id]))
     if (stored === undefined || stored.scope !== scope) return undefined
     const row = listed(id, 0, stored)
-    return row.record !== undefined && Either.isRight(row.record) ? { ...row, listedPriority: priorityOf(row.record.right.jobOrder) } : row
+    return row.record !== undefined && Result.isSuccess(row.record) ? { ...row, listedPriority: priorityOf(row.record.success.jobOrder) } : row
   })

@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import {
   type DecodedJobOrder,
   decodeJobOrderRecord,
@@ -40,7 +40,7 @@ interface Move {
   readonly origin: Origin
 }
 
-type Acceptance = Effect.Effect.Success<typeof makeAcceptance>
+type Acceptance = Effect.Success<typeof makeAcceptance>
 
 const limitMessage = (scope: string, e: LimitReached) =>
   `scope ${scope} accepts at most ${e.limit} job order(s) and already holds ${e.count}`
@@ -48,7 +48,7 @@ const limitMessage = (scope: string, e: LimitReached) =>
 /** What the job order methods work with. */
 interface MethodDeps {
   readonly valkey: ValkeyService
-  readonly jobOrders: JobOrderDao
+  readonly jobOrders: JobOrderDao["Service"]
   readonly options: JobControlSettings
   readonly acceptance: Acceptance
 }
@@ -113,11 +113,11 @@ const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefine
     const id = jobOrder.JobOrderID
     // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
     // claim already): judged in the old order (an existing id first, then the references, then the limit).
-    const { exists, limit: storedLimit } = yield* (admitted ?? deps.jobOrders.admission(id, scope))
+    const { exists, limit: storedLimit } = yield* (admitted === undefined ? deps.jobOrders.admission(id, scope) : Effect.fromResult(admitted))
     // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
     const moves = transition(JobStates.InitialState, method)
-    if (Either.isLeft(moves)) return yield* Effect.die(moves.left)
-    const target = moves.right
+    if (Result.isFailure(moves)) return yield* Effect.die(moves.failure)
+    const target = moves.success
     if (exists) {
       const landed = yield* ownEarlierWrite(deps, id, op)
       return Option.isSome(landed) ? moved(method, scope, id, target, landed.value) : alreadyExists(id)
@@ -164,24 +164,24 @@ const attempt = (deps: MethodDeps, move: Move, limit: number, references: { chec
     const { method, scope, jobOrderId: id } = move
     const current = yield* load(deps, id, scope)
     if (current === undefined) return unknownJobOrder(id, scope)
-    if (Either.isLeft(current.decoded)) {
-      return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "MalformedJobOrder", `job order ${id}: ${current.decoded.left.message}`, {
+    if (Result.isFailure(current.decoded)) {
+      return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "MalformedJobOrder", `job order ${id}: ${current.decoded.failure.message}`, {
         JobOrderID: id
       })
     }
-    const stored = current.decoded.right
+    const stored = current.decoded.success
     const next = transition(stored.state, method)
-    if (Either.isLeft(next)) {
+    if (Result.isFailure(next)) {
       const landed = yield* ownEarlierWrite(deps, id, move.op)
       if (Option.isSome(landed)) return succeeded({ JobOrderID: id }, [])
-      return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "InvalidJobOrderStatus", `job order ${id}: ${next.left.message}`, { JobOrderID: id })
+      return refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "InvalidJobOrderStatus", `job order ${id}: ${next.failure.message}`, { JobOrderID: id })
     }
     if (move.update && !references.checked) {
       const missing = yield* deps.acceptance.missingReferences(scope, move.update.references)
       if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
       references.checked = true
     }
-    return yield* putMove(deps, move, current.version, stored, next.right, limit)
+    return yield* putMove(deps, move, current.version, stored, next.success, limit)
   })
 
 /** Re-reads and retries while another writer moves the job order between our read and put (bounded). */

@@ -1,4 +1,4 @@
-import { Data, Either } from "effect"
+import { Data, Result } from "effect"
 import { checkKeyPart } from "@microdcs/keyschema"
 import type { RecipeProblem } from "@microdcs/sfc"
 
@@ -35,13 +35,13 @@ export class BadRequest extends Data.TaggedError("BadRequest")<{
 export const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-export const malformed = (message: string) => Either.left(new BadRequest({ kind: "MalformedPayload", message }))
-export const missing = (message: string) => Either.left(new BadRequest({ kind: "MissingField", message }))
+export const malformed = (message: string) => Result.fail(new BadRequest({ kind: "MalformedPayload", message }))
+export const missing = (message: string) => Result.fail(new BadRequest({ kind: "MissingField", message }))
 
 /** The request's `data` as an object. */
-export const payloadObject = (data: unknown): Either.Either<Readonly<Record<string, unknown>>, BadRequest> => {
+export const payloadObject = (data: unknown): Result.Result<Readonly<Record<string, unknown>>, BadRequest> => {
   if (data === undefined || data === null) return missing("the request carries no data")
-  return isObject(data) ? Either.right(data) : malformed("data must be a JSON object")
+  return isObject(data) ? Result.succeed(data) : malformed("data must be a JSON object")
 }
 
 /**
@@ -52,31 +52,31 @@ export const payloadObject = (data: unknown): Either.Either<Readonly<Record<stri
 // broker refuses them (mosquitto drops the connection), so such an id is refused at the door.
 const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/
 
-export const asId = (value: unknown, where: string): Either.Either<string, BadRequest> => {
+export const asId = (value: unknown, where: string): Result.Result<string, BadRequest> => {
   if (typeof value !== "string") return malformed(`${where} must be a string`)
   // The id is quoted (cut to 100 characters); the MQTT binding escapes what a broker refuses.
   if (controlCharacter.test(value)) return malformed(`${where} '${value.slice(0, 100)}' must not contain control characters`)
   const problem = checkKeyPart(where, value)
-  return problem ? malformed(problem.message) : Either.right(value)
+  return problem ? malformed(problem.message) : Result.succeed(value)
 }
 
 /** A required id field of an object. */
-export const readId = (object: Readonly<Record<string, unknown>>, field: string, where = field): Either.Either<string, BadRequest> =>
+export const readId = (object: Readonly<Record<string, unknown>>, field: string, where = field): Result.Result<string, BadRequest> =>
   object[field] === undefined || object[field] === null ? missing(`${where} is required`) : asId(object[field], where)
 
 /**
  * The optional `Comment` of a method: a string, or the OPC UA form, an array of LocalizedText
  * (the English entry wins, else the first). The job order record keeps one string.
  */
-export const readComment = (object: Readonly<Record<string, unknown>>): Either.Either<string | undefined, BadRequest> => {
+export const readComment = (object: Readonly<Record<string, unknown>>): Result.Result<string | undefined, BadRequest> => {
   const comment = object["Comment"]
-  if (comment === undefined || comment === null) return Either.right(undefined)
-  if (typeof comment === "string") return Either.right(comment)
+  if (comment === undefined || comment === null) return Result.succeed(undefined)
+  if (typeof comment === "string") return Result.succeed(comment)
   if (!Array.isArray(comment) || !comment.every((c) => isObject(c) && typeof c["Text"] === "string")) {
     return malformed("Comment must be a string or a list of {Text, Locale}")
   }
   const texts = comment as ReadonlyArray<{ readonly Text: string; readonly Locale?: unknown }>
-  return Either.right((texts.find((t) => t.Locale === "en") ?? texts[0])?.Text)
+  return Result.succeed((texts.find((t) => t.Locale === "en") ?? texts[0])?.Text)
 }
 
 /** An optional non-negative integer field; `undefined` when absent. */
@@ -84,11 +84,11 @@ export const readCount = (
   object: Readonly<Record<string, unknown>>,
   field: string,
   { min, max }: { readonly min: number; readonly max: number }
-): Either.Either<number | undefined, BadRequest> => {
+): Result.Result<number | undefined, BadRequest> => {
   const value = object[field]
-  if (value === undefined || value === null) return Either.right(undefined)
+  if (value === undefined || value === null) return Result.succeed(undefined)
   return typeof value === "number" && Number.isSafeInteger(value) && value >= min && value <= max
-    ? Either.right(value)
+    ? Result.succeed(value)
     : malformed(`${field} must be an integer from ${min} to ${max}`)
 }
 
@@ -96,10 +96,10 @@ export const readCount = (
  * A document we will store as JSON text must survive `JSON.stringify`: a msgpack payload can
  * decode to a BigInt, which would make the encoder throw half-way through a handler.
  */
-export const ensureJson = (value: unknown, where: string): Either.Either<void, BadRequest> => {
+export const ensureJson = (value: unknown, where: string): Result.Result<void, BadRequest> => {
   try {
     JSON.stringify(value)
-    return Either.void
+    return Result.void
   } catch (error) {
     return malformed(`${where} cannot be stored as JSON: ${error instanceof Error ? error.message : String(error)}`)
   }

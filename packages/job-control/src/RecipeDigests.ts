@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { validateWorkMasterRecipe } from "@microdcs/sfc"
 import { canonicalRecipeDigest } from "@microdcs/store"
 
@@ -15,11 +15,11 @@ const DIGEST = /^[0-9a-f]{64}$/
  * in hex of either case). The id is what comes before the last `=`, so an id may contain one.
  * Every problem is listed; an empty text pins nothing.
  */
-export const parseRecipePins = (text: string): Either.Either<RecipePins, string> => {
+export const parseRecipePins = (text: string): Result.Result<RecipePins, string> => {
   const pins = new Map<string, string>()
   const problems: Array<string> = []
   const entries = text.split(",").map((e) => e.trim())
-  if (entries.every((e) => e.length === 0)) return Either.right(pins)
+  if (entries.every((e) => e.length === 0)) return Result.succeed(pins)
   for (const [i, entry] of entries.entries()) {
     const at = entry.lastIndexOf("=")
     const id = at < 0 ? "" : entry.slice(0, at).trim()
@@ -29,7 +29,7 @@ export const parseRecipePins = (text: string): Either.Either<RecipePins, string>
     else if (pins.has(id) && pins.get(id) !== digest) problems.push(`entry ${i + 1}: ${id} is pinned twice, to different digests`)
     else pins.set(id, digest)
   }
-  return problems.length === 0 ? Either.right(pins) : Either.left(problems.join("; "))
+  return problems.length === 0 ? Result.succeed(pins) : Result.fail(problems.join("; "))
 }
 
 /** What a work master document says about its recipe's digest. */
@@ -45,7 +45,7 @@ export type WorkMasterDigest =
 export const workMasterDigest = (document: unknown): WorkMasterDigest => {
   const recipe = validateWorkMasterRecipe(document)
   if (recipe === undefined) return { _tag: "NoRecipe" }
-  return Either.isRight(recipe) ? { _tag: "Recipe", digest: canonicalRecipeDigest(recipe.right) } : { _tag: "Invalid", problems: recipe.left.length }
+  return Result.isSuccess(recipe) ? { _tag: "Recipe", digest: canonicalRecipeDigest(recipe.success) } : { _tag: "Invalid", problems: recipe.failure.length }
 }
 
 /** Why a work master may not be stored under the pins, naming both digests; `undefined` when it may. */

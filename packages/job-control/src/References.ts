@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { JobOrder } from "@microdcs/job-state"
 import type { ReferenceKind } from "@microdcs/keyschema"
 import { asId, type BadRequest, isObject, malformed } from "./Payload.js"
@@ -35,9 +35,9 @@ export const requirementFields: ReadonlyArray<RequirementField> = [
   { field: "PhysicalAssetRequirements", idField: "ID", kind: "physicalasset", required: true }
 ]
 
-const idsOf = (jobOrder: JobOrder, { field, idField, required }: RequirementField): Either.Either<ReadonlyArray<string>, BadRequest> => {
+const idsOf = (jobOrder: JobOrder, { field, idField, required }: RequirementField): Result.Result<ReadonlyArray<string>, BadRequest> => {
   const entries = jobOrder[field]
-  if (entries === undefined || entries === null) return Either.right([])
+  if (entries === undefined || entries === null) return Result.succeed([])
   if (!Array.isArray(entries) || !entries.every(isObject)) return malformed(`JobOrder.${field} must be a list of objects`)
   const ids: Array<string> = []
   for (const [i, entry] of (entries as ReadonlyArray<Readonly<Record<string, unknown>>>).entries()) {
@@ -47,15 +47,15 @@ const idsOf = (jobOrder: JobOrder, { field, idField, required }: RequirementFiel
       continue
     }
     const id = asId(value, `JobOrder.${field}[${i}].${idField}`)
-    if (Either.isLeft(id)) return Either.left(id.left)
-    ids.push(id.right)
+    if (Result.isFailure(id)) return Result.fail(id.failure)
+    ids.push(id.success)
   }
-  return Either.right([...new Set(ids)])
+  return Result.succeed([...new Set(ids)])
 }
 
 /** The referenced ids of a job order, or what is malformed about its requirement lists. */
-export const referencesOf = (jobOrder: JobOrder): Either.Either<JobOrderReferences, BadRequest> =>
-  Either.gen(function* () {
+export const referencesOf = (jobOrder: JobOrder): Result.Result<JobOrderReferences, BadRequest> =>
+  Result.gen(function* () {
     const lists: Array<{ kind: ReferenceKind; ids: ReadonlyArray<string> }> = []
     for (const requirement of requirementFields) {
       const ids = yield* idsOf(jobOrder, requirement)

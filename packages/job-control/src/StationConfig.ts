@@ -17,9 +17,9 @@ type Of<T extends ConfigCommand["_tag"]> = Extract<ConfigCommand, { readonly _ta
 /** What the station configuration writes through. */
 interface ConfigDeps {
   readonly valkey: ValkeyService
-  readonly references: ReferenceListDao
-  readonly workMasters: WorkMasterDao
-  readonly limits: JobAcceptanceDao
+  readonly references: ReferenceListDao["Service"]
+  readonly workMasters: WorkMasterDao["Service"]
+  readonly limits: JobAcceptanceDao["Service"]
   readonly options: JobControlSettings
 }
 

@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Queue, Ref, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Queue, Ref, Schedule, Semaphore } from "effect"
 import { type ConnectionError, Nudges, TRIGGER_NUDGE_KIND, TriggerStore, type WrongType } from "@microdcs/store"
 import { type CompiledTrigger, compileTrigger, matchingTriggers, type TriggerEvent } from "./TriggerMatch.js"
 import type { TriggerRow } from "@microdcs/store"
@@ -30,8 +30,8 @@ export interface TriggerCatalogService {
  * and on a periodic refresh, the fallback for a lost nudge. Reloads run one at a time; requests
  * that arrive during one are folded into the next.
  */
-export class TriggerCatalog extends Context.Tag("@microdcs/job-control/TriggerCatalog")<TriggerCatalog, TriggerCatalogService>() {
-  static readonly layer = (options: TriggerCatalogOptions = {}) => Layer.scoped(TriggerCatalog, makeTriggerCatalog(options))
+export class TriggerCatalog extends Context.Service<TriggerCatalog, TriggerCatalogService>()("@microdcs/job-control/TriggerCatalog") {
+  static readonly layer = (options: TriggerCatalogOptions = {}) => Layer.effect(TriggerCatalog, makeTriggerCatalog(options))
 }
 
 const logged = (what: string) => (error: WrongType | ConnectionError) =>
@@ -42,7 +42,7 @@ export const makeTriggerCatalog = (options: TriggerCatalogOptions = {}) =>
     const store = yield* TriggerStore
     const nudges = yield* Nudges
     const held = yield* Ref.make<ReadonlyArray<CompiledTrigger>>([])
-    const one = yield* Effect.makeSemaphore(1)
+    const one = yield* Semaphore.make(1)
 
     const load = Effect.gen(function* () {
       const { triggers, unreadable } = yield* store.list
@@ -55,23 +55,23 @@ export const makeTriggerCatalog = (options: TriggerCatalogOptions = {}) =>
     // Subscribed before the first load, so an edit made while loading is nudged, not missed.
     const wake = yield* Queue.sliding<void>(1)
     yield* nudges.listen(TRIGGER_NUDGE_KIND, options.connectionName ?? "triggers", {
-      onNudge: () => void Queue.unsafeOffer(wake, undefined),
-      onReconnect: () => void Queue.unsafeOffer(wake, undefined)
+      onNudge: () => void Queue.offerUnsafe(wake, undefined),
+      onReconnect: () => void Queue.offerUnsafe(wake, undefined)
     })
     yield* load
     yield* Queue.take(wake).pipe(
-      Effect.zipRight(load.pipe(Effect.catchAll(logged("nudge")))),
+      Effect.andThen(load.pipe(Effect.catch(logged("nudge")))),
       Effect.forever,
       Effect.forkScoped
     )
     const every = Duration.millis(options.refreshIntervalMs ?? DEFAULT_TRIGGER_REFRESH_MS)
-    yield* load.pipe(Effect.catchAll(logged("refresh")), Effect.repeat(Schedule.spaced(every)), Effect.delay(every), Effect.forkScoped)
+    yield* load.pipe(Effect.catch(logged("refresh")), Effect.repeat(Schedule.spaced(every)), Effect.delay(every), Effect.forkScoped)
 
     const triggers = Effect.map(Ref.get(held), (all) => all.map((t) => t.row))
     return {
       triggers,
       match: (event: TriggerEvent) => Effect.map(Ref.get(held), (all) => matchingTriggers(all, event)),
       changed: Queue.offer(wake, undefined).pipe(Effect.asVoid),
-      reload: load.pipe(Effect.catchAll(logged("reload")))
+      reload: load.pipe(Effect.catch(logged("reload")))
     } satisfies TriggerCatalogService
   })

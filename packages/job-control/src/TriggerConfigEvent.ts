@@ -28,10 +28,10 @@ export interface TriggerChange {
  * is down never fails an operator's edit. Optional: without it, an edit publishes only the nudge
  * and `TriggerEditRelay` (in a daemon) announces it.
  */
-export class TriggerChangeAnnouncer extends Context.Tag("@microdcs/job-control/TriggerChangeAnnouncer")<
+export class TriggerChangeAnnouncer extends Context.Service<
   TriggerChangeAnnouncer,
   { readonly announce: (change: TriggerChange) => Effect.Effect<void> }
->() {}
+>()("@microdcs/job-control/TriggerChangeAnnouncer") {}
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === "object" && value !== null && !Array.isArray(value)
 

@@ -14,7 +14,7 @@ const relayOne = (edit: TriggerEdit) =>
     const announcer = yield* TriggerChangeAnnouncer
     yield* announcer.announce({ id: edit.id, scope: edit.scope, change: edit.change, ...(edit.version === undefined ? {} : { version: edit.version }) })
   }).pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.logWarning("trigger edit not relayed; the nudge and the refresh still carry it").pipe(
         Effect.annotateLogs({ trigger: edit.id, edit: edit.edit, error: `${error._tag}: ${error.message}` })
       )
@@ -37,11 +37,11 @@ export const runTriggerEditRelay = (options: TriggerEditRelayOptions = {}) =>
     yield* nudges.listen(TRIGGER_NUDGE_KIND, options.connectionName ?? "trigger-relay", {
       onNudge: (message) => {
         const edit = parseTriggerEdit(message)
-        if (edit !== undefined && !edit.announced) Queue.unsafeOffer(edits, edit)
+        if (edit !== undefined && !edit.announced) Queue.offerUnsafe(edits, edit)
       }
     })
     yield* Queue.take(edits).pipe(Effect.flatMap(relayOne), Effect.forever, Effect.forkScoped)
   })
 
 /** {@link runTriggerEditRelay} for as long as the layer lives; needs the store's `Nudges` and `TriggerStore`, and an announcer. */
-export const TriggerEditRelay = (options: TriggerEditRelayOptions = {}) => Layer.scopedDiscard(runTriggerEditRelay(options))
+export const TriggerEditRelay = (options: TriggerEditRelayOptions = {}) => Layer.effectDiscard(runTriggerEditRelay(options))

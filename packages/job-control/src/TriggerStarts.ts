@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { ReturnStatus } from "@microdcs/job-state"
 import type { TriggerRow } from "@microdcs/store"
 import { JobControl, type JobControlFailure } from "./JobControl.js"
@@ -22,8 +22,8 @@ export type TriggerOutcome =
  * event meets its job order as taken and starts nothing twice. Transport-free: the MQTT
  * binding feeds it and publishes the status events.
  */
-export class TriggerStarts extends Effect.Service<TriggerStarts>()("@microdcs/job-control/TriggerStarts", {
-  effect: Effect.gen(function* () {
+export class TriggerStarts extends Context.Service<TriggerStarts>()("@microdcs/job-control/TriggerStarts", {
+  make: Effect.gen(function* () {
     const catalog = yield* TriggerCatalog
     const jobControl = yield* JobControl
 
@@ -47,4 +47,7 @@ export class TriggerStarts extends Effect.Service<TriggerStarts>()("@microdcs/jo
 
     return { start } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

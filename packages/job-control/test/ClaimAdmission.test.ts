@@ -1,4 +1,4 @@
-import { Effect, Either, Option, Tracer } from "effect"
+import { Effect, Result, Option, Tracer } from "effect"
 import { expect, layer } from "@effect/vitest"
 import { ClaimResult, DedupeStore, Valkey, WrongType } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
@@ -14,9 +14,9 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
       yield* handleOk(configRequest("jobacceptance", "adm-1", { Limit: 5 }))
       yield* store("adm-1", jobOrder("taken"))
       const taken = yield* dedupe.claimWithAdmission("urn:mes", "a-1", "tok-1", 5_000, { id: "taken", scope: "adm-1" })
-      expect(taken).toEqual(ClaimResult.Claimed({ key: taken.key, alreadyHeld: false, admission: Either.right({ exists: true, limit: Option.some(5) }) }))
+      expect(taken).toEqual(ClaimResult.Claimed({ key: taken.key, alreadyHeld: false, admission: Result.succeed({ exists: true, limit: Option.some(5) }) }))
       const fresh = yield* dedupe.claimWithAdmission("urn:mes", "a-2", "tok-2", 5_000, { id: "new", scope: "adm-unset" })
-      expect(fresh).toEqual(ClaimResult.Claimed({ key: fresh.key, alreadyHeld: false, admission: Either.right({ exists: false, limit: Option.none() }) }))
+      expect(fresh).toEqual(ClaimResult.Claimed({ key: fresh.key, alreadyHeld: false, admission: Result.succeed({ exists: false, limit: Option.none() }) }))
       // The same token again holds it already; a done event answers with the reply kept.
       const again = yield* dedupe.claimWithAdmission("urn:mes", "a-2", "tok-2", 5_000, { id: "new", scope: "adm-unset" })
       expect(again._tag === "Claimed" && again.alreadyHeld).toBe(true)
@@ -45,7 +45,7 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
       yield* unsafeCommand(valkey, "corrupt the job order", (c) => c.set(key, "not a hash"))
       const request = methodRequest("Store", "adm-3", { JobOrder: jobOrder("corrupt") })
       const parsed = parsedRequest(request)
-      const admitJobOrder = parsed !== undefined && Either.isRight(parsed.command) ? admissionTarget(parsed.command.right) : undefined
+      const admitJobOrder = parsed !== undefined && Result.isSuccess(parsed.command) ? admissionTarget(parsed.command.success) : undefined
       expect(admitJobOrder).toEqual({ id: "corrupt", scope: "adm-3" })
       const failed = yield* Effect.flip(exactlyOnce({ source: "urn:mes", id: "a-4", admitJobOrder }, (claimed) => jobControl.handle(request, claimed)))
       expect(failed).toBeInstanceOf(WrongType)
@@ -63,7 +63,7 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
       const run = (id: string, requestId: string) => {
         const request = { ...methodRequest("Store", "adm-4", { JobOrder: jobOrder(id) }), id: requestId }
         const parsed = parsedRequest(request)
-        const admitJobOrder = parsed !== undefined && Either.isRight(parsed.command) ? admissionTarget(parsed.command.right) : undefined
+        const admitJobOrder = parsed !== undefined && Result.isSuccess(parsed.command) ? admissionTarget(parsed.command.success) : undefined
         return exactlyOnce({ source: "urn:mes", id: requestId, admitJobOrder }, (claimed) => jobControl.handle(request, claimed)).pipe(
           Effect.map((outcome) => (outcome._tag === "Processed" ? { status: outcome.value.reply.data["ReturnStatus"], kind: outcome.value.reply.error?.kind } : outcome))
         )
@@ -79,12 +79,12 @@ layer(world())("JobControl.handle with a claim's reads", (it) => {
   it.effect("uses them only when they were read for the request's own job order", () =>
     Effect.gen(function* () {
       const jobControl = yield* JobControl
-      const takenElsewhere = { jobOrder: { id: "other", scope: "adm-5" }, read: Either.right({ exists: true, limit: Option.none() }) }
+      const takenElsewhere = { jobOrder: { id: "other", scope: "adm-5" }, read: Result.succeed({ exists: true, limit: Option.none() }) }
       const request = methodRequest("Store", "adm-5", { JobOrder: jobOrder("mine") })
       const result = yield* jobControl.handle(request, { admission: takenElsewhere })
       expect(result.reply.data["ReturnStatus"]).toBe(1)
       // Read for this job order, they are what the store method judges by.
-      const taken = { jobOrder: { id: "mine-2", scope: "adm-5" }, read: Either.right({ exists: true, limit: Option.none() }) }
+      const taken = { jobOrder: { id: "mine-2", scope: "adm-5" }, read: Result.succeed({ exists: true, limit: Option.none() }) }
       const refused = yield* jobControl.handle(methodRequest("Store", "adm-5", { JobOrder: jobOrder("mine-2") }), { admission: taken })
       expect(refused.reply.error?.kind).toBe("AlreadyExists")
     })
@@ -97,11 +97,10 @@ layer(world())("the JobControl.handle span", (it) => {
       const names: Array<string> = []
       const native = yield* Effect.tracer
       const recording = Tracer.make({
-        span: (name, parent, context, links, startTime, kind, options) => {
-          names.push(name)
-          return native.span(name, parent, context, links, startTime, kind, options)
-        },
-        context: (f) => f()
+        span: (options) => {
+          names.push(options.name)
+          return native.span(options)
+        }
       })
       yield* store("span-1", jobOrder("sp-1")).pipe(Effect.withTracer(recording))
       expect(names).toContain("JobControl.handle")

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { methods, MethodEventTypes, queries, QueryEventTypes } from "@microdcs/job-state"
@@ -44,7 +44,7 @@ describe("parseRequest (pure)", () => {
     const parsed = parseRequest(
       req(MethodEventTypes.Abort, { JobOrderID: "j", Comment: [{ Text: "Halt", Locale: "de" }, { Text: "Stop it", Locale: "en" }] })
     )
-    expect(parsed?.command).toEqual(Either.right({ _tag: "StateMethod", method: "Abort", scope: "s", jobOrderId: "j", comment: "Stop it" }))
+    expect(parsed?.command).toEqual(Result.succeed({ _tag: "StateMethod", method: "Abort", scope: "s", jobOrderId: "j", comment: "Stop it" }))
   })
 
   it("collects the referenced ids of a job order without repeats", () => {
@@ -58,7 +58,7 @@ describe("parseRequest (pure)", () => {
         }
       })
     )
-    expect(Either.getOrThrow(parsed!.command)).toMatchObject({
+    expect(Result.getOrThrow(parsed!.command)).toMatchObject({
       references: {
         lists: [
           { kind: "equipment", ids: ["e1"] },
@@ -80,7 +80,7 @@ describe("parseRequest (pure)", () => {
         (type, data, subject, method) => {
           const parsed = parseRequest(req(type, data, subject, { method }))
           expect(parsed).toBeDefined()
-          expect(Either.isEither(parsed!.command)).toBe(true)
+          expect(Result.isResult(parsed!.command)).toBe(true)
         }
       ),
       { numRuns: 3000 }

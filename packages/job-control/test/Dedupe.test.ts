@@ -1,4 +1,5 @@
-import { Deferred, Effect, Fiber, Ref, TestServices } from "effect"
+import { Deferred, Effect, Fiber, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { expect, layer } from "@effect/vitest"
 import { ClaimHolders, DedupeStore } from "@microdcs/store"
 import { until } from "@microdcs/test-utils"
@@ -32,8 +33,8 @@ layer(world())("exactlyOnce", (it) => {
     Effect.gen(function* () {
       const gate = yield* Deferred.make<void>()
       const started = yield* Deferred.make<void>()
-      const first = yield* Effect.fork(
-        exactlyOnce({ source: "urn:mes", id: "m-2", leaseMs: 5_000 }, Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(gate), "first")))
+      const first = yield* Effect.forkChild(
+        exactlyOnce({ source: "urn:mes", id: "m-2", leaseMs: 5_000 }, Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(gate), "first")))
       )
       yield* Deferred.await(started)
       const second = yield* exactlyOnce({ source: "urn:mes", id: "m-2" }, Effect.succeed("second"))
@@ -61,7 +62,7 @@ layer(world())("exactlyOnce", (it) => {
       // Retried as the lease's remaining time says, until it is no longer held (bounded).
       const retried = yield* until(exactlyOnce({ source: "urn:mes", id: "m-crash" }, process), (outcome) => outcome._tag !== "Held").pipe(
         // The lease runs out in real time.
-        TestServices.provideLive
+        TestClock.withLive
       )
       expect(retried).toEqual({ _tag: "Processed", value: 1 })
       expect(yield* Ref.get(runs)).toBe(1)
@@ -109,7 +110,7 @@ layer(world())("exactlyOnce", (it) => {
     Effect.gen(function* () {
       const dedupe = yield* DedupeStore
       const started = yield* Deferred.make<void>()
-      const fiber = yield* Effect.fork(exactlyOnce({ source: "urn:mes", id: "m-4" }, Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)))
+      const fiber = yield* Effect.forkChild(exactlyOnce({ source: "urn:mes", id: "m-4" }, Effect.andThen(Deferred.succeed(started, undefined), Effect.never)))
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       expect(yield* dedupe.leaseRemaining("urn:mes", "m-4")).toBe(0)
@@ -127,17 +128,17 @@ layer(world())("exactlyOnce", (it) => {
     })
   )
 
-  it.scoped("a live but slow holder is never taken over: its duplicate stays held past the liveness lifetime, then is a done duplicate", () =>
+  it.effect("a live but slow holder is never taken over: its duplicate stays held past the liveness lifetime, then is a done duplicate", () =>
     Effect.gen(function* () {
       const holder = yield* keepClaimHolder("slow")
       const waiter = yield* keepClaimHolder("waiter")
       const started = yield* Deferred.make<void>()
       // The handler outlives the liveness key's lifetime; the renewals go on beside it.
-      const slow = Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Effect.sleep(CLAIM_HOLDER_TTL_MS + 1_500), "slow"))
-      const first = yield* Effect.fork(exactlyOnce({ source: "urn:mes", id: "m-slow", holder }, slow))
+      const slow = Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Effect.sleep(CLAIM_HOLDER_TTL_MS + 1_500), "slow"))
+      const first = yield* Effect.forkChild(exactlyOnce({ source: "urn:mes", id: "m-slow", holder }, slow))
       yield* Deferred.await(started)
       const outcomes: Array<string> = []
-      while (first.unsafePoll() === null) {
+      while (first.pollUnsafe() === undefined) {
         const duplicate = yield* exactlyOnce({ source: "urn:mes", id: "m-slow", holder: waiter }, Effect.succeed("duplicate"))
         outcomes.push(duplicate._tag)
         if (duplicate._tag === "Held") expect(duplicate.remainingMs).toBeLessThanOrEqual(CLAIM_HOLDER_TTL_MS)
@@ -147,10 +148,10 @@ layer(world())("exactlyOnce", (it) => {
       expect(outcomes.length).toBeGreaterThan(10)
       expect(new Set(outcomes)).toEqual(new Set(["Held"]))
       expect(yield* exactlyOnce({ source: "urn:mes", id: "m-slow", holder: waiter }, Effect.succeed("duplicate"))).toEqual({ _tag: "Duplicate", reason: "done" })
-    }).pipe(TestServices.provideLive)
+    }).pipe(TestClock.withLive)
   )
 
-  it.scoped("a holder that died: its duplicate takes the claim over once the liveness key is gone, long before the lease ends, and the holder's late done mark is LeaseLost", () =>
+  it.effect("a holder that died: its duplicate takes the claim over once the liveness key is gone, long before the lease ends, and the holder's late done mark is LeaseLost", () =>
     Effect.gen(function* () {
       // The holder's last renewal, then nothing: it died right after it.
       const dead = yield* (yield* ClaimHolders).of("dead-run", CLAIM_HOLDER_TTL_MS)
@@ -158,10 +159,10 @@ layer(world())("exactlyOnce", (it) => {
       const release = yield* Deferred.make<void>()
       const claimed = yield* Deferred.make<void>()
       const runs = yield* Ref.make(0)
-      const zombie = yield* Effect.fork(
+      const zombie = yield* Effect.forkChild(
         exactlyOnce(
           { source: "urn:mes", id: "m-dead", holder: dead.holder, leaseMs: 60_000 },
-          Effect.zipRight(Deferred.succeed(claimed, undefined), Effect.zipRight(Deferred.await(release), Ref.updateAndGet(runs, (n) => n + 1)))
+          Effect.andThen(Deferred.succeed(claimed, undefined), Effect.andThen(Deferred.await(release), Ref.updateAndGet(runs, (n) => n + 1)))
         )
       )
       yield* Deferred.await(claimed)
@@ -177,10 +178,10 @@ layer(world())("exactlyOnce", (it) => {
       yield* Deferred.succeed(release, undefined)
       expect(yield* Effect.flip(Fiber.join(zombie))).toMatchObject({ _tag: "LeaseLost" })
       expect(yield* duplicate).toEqual({ _tag: "Duplicate", reason: "done" })
-    }).pipe(TestServices.provideLive)
+    }).pipe(TestClock.withLive)
   )
 
-  it.scoped("a process restarted under the same name is another holder: the dead run's claims are taken over", () =>
+  it.effect("a process restarted under the same name is another holder: the dead run's claims are taken over", () =>
     Effect.gen(function* () {
       const dedupe = yield* DedupeStore
       const liveness = yield* (yield* ClaimHolders).of("island-1.run-1", CLAIM_HOLDER_TTL_MS)
@@ -190,6 +191,6 @@ layer(world())("exactlyOnce", (it) => {
       expect(restarted).toMatch(/^island-1\./)
       expect(restarted).not.toBe(liveness.holder)
       expect(yield* exactlyOnce({ source: "urn:mes", id: "m-restart", holder: restarted }, Effect.succeed("again"))).toEqual({ _tag: "Processed", value: "again" })
-    }).pipe(TestServices.provideLive)
+    }).pipe(TestClock.withLive)
   )
 })

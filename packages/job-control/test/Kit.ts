@@ -52,10 +52,12 @@ export const handle = (req: JobControlRequest) => Effect.flatMap(JobControl, (jc
 
 /** Handles a request and checks it got NO_ERROR; a test's setup uses this to fail loudly. */
 export const handleOk = (req: JobControlRequest) =>
-  Effect.tap(handle(req), (result) => {
-    expect(result.reply.error, `${req.type}: ${JSON.stringify(result.reply.data)}`).toBeUndefined()
-    expect(result.reply.data["ReturnStatus"]).toBe(1)
-  })
+  Effect.tap(handle(req), (result) =>
+    Effect.sync(() => {
+      expect(result.reply.error, `${req.type}: ${JSON.stringify(result.reply.data)}`).toBeUndefined()
+      expect(result.reply.data["ReturnStatus"]).toBe(1)
+    })
+  )
 
 export const store = (scope: string, jobOrder: JobOrder, method: "Store" | "StoreAndStart" = "Store") =>
   handle(methodRequest(method, scope, { JobOrder: jobOrder }))

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { describe, expect, layer } from "@effect/vitest"
 import {
   allJobStates,
@@ -53,18 +53,18 @@ layer(world({ retentionMs: RETENTION_MS }))("every method from every state", (it
         if (expected !== ReturnStatus.NO_ERROR) {
           expect(result.reply.error?.kind).toBeTypeOf("string")
           expect(result.statusEvents).toEqual([])
-          if (before === undefined) expect(yield* Effect.either(dao.get(id))).toMatchObject({ _tag: "Left", left: { _tag: "NotFound" } })
+          if (before === undefined) expect(yield* Effect.result(dao.get(id))).toMatchObject({ _tag: "Failure", failure: { _tag: "NotFound" } })
           else expect((yield* dao.get(id)).version).toBe(before.version)
           return
         }
 
-        const target = Either.getOrThrow(transition(state, method))
+        const target = Result.getOrThrow(transition(state, method))
         const version = (before?.version ?? 0) + 1
         expect(result.reply.error).toBeUndefined()
         expect(result.statusEvents).toEqual([{ jobOrderId: id, scope: SCOPE, state: normalizedName(target), version, method }])
         const stored = yield* dao.get(id)
         expect(stored.version).toBe(version)
-        const record = Either.getOrThrow(decodeJobOrderRecord(stored.doc))
+        const record = Result.getOrThrow(decodeJobOrderRecord(stored.doc))
         expect(normalizedName(record.state)).toBe(normalizedName(target))
         expect(record.comment).toBe("by test")
         // Update replaces the document; every other method keeps it.

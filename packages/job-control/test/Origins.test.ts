@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Result, Layer, Option } from "effect"
 import { decodeJobOrderRecord, decodeOrigin } from "@microdcs/job-state"
 import { Executions, InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
 import { ChangeStream, decodeNode, ExecutionLogStore, JobOrderDao, type NodeRecord } from "@microdcs/store"
@@ -50,13 +50,13 @@ const untilNode = (jobId: string, kind: NodeRecord["kind"]) =>
       const executionId = Option.getOrUndefined(execution)?.state.log?.executionId
       if (executionId === undefined) return undefined
       const nodes = yield* Effect.flatMap(ExecutionLogStore, (log) => log.readNodes(executionId, 0, 100))
-      const decoded = nodes.flatMap((n) => Either.getOrElse(Either.map(decodeNode(n.key, n.value), (r) => [r]), () => []))
+      const decoded = nodes.flatMap((n) => Result.getOrElse(Result.map(decodeNode(n.key, n.value), (r) => [r]), () => []))
       return decoded.find((n) => n.kind === kind)
     })
   )
 
 const recordOrigin = (jobId: string) =>
-  Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(jobId)), (stored) => Either.getOrThrow(decodeJobOrderRecord(stored.doc)).origin)
+  Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(jobId)), (stored) => Result.getOrThrow(decodeJobOrderRecord(stored.doc)).origin)
 
 const start = (jobId: string) =>
   Effect.gen(function* () {

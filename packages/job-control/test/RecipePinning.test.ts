@@ -1,4 +1,4 @@
-import { Effect, Either, Exit } from "effect"
+import { Effect, Result, Exit } from "effect"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ReturnStatus } from "@microdcs/job-state"
 import { canonicalJson, canonicalRecipeDigest, WorkMasterDao } from "@microdcs/store"
@@ -27,7 +27,7 @@ describe("recipe digests", () => {
     expect(workMasterDigest(reordered(axle))).toEqual({ _tag: "Recipe", digest: axleDigest })
     expect(workMasterDigest(JSON.parse(JSON.stringify(axle, null, 4)))).toEqual({ _tag: "Recipe", digest: axleDigest })
     // The digest is over the recipe as the engine validated it.
-    expect(axleDigest).toBe(canonicalRecipeDigest((validateWorkMasterRecipe(axle) as Either.Right<never, unknown>).right))
+    expect(axleDigest).toBe(canonicalRecipeDigest((validateWorkMasterRecipe(axle) as Result.Success<never, unknown>).success))
     expect(axleDigest).toMatch(/^[0-9a-f]{64}$/)
     const changed = { ...axle, data: { ...axle.data, Steps: [...(axle.data["Steps"] as Array<unknown>), { Name: "Extra" }] } }
     expect(workMasterDigest(changed)).not.toEqual({ _tag: "Recipe", digest: axleDigest })
@@ -36,11 +36,11 @@ describe("recipe digests", () => {
 
   it("RECIPE_DIGESTS parses workMasterId=sha256 lists; every malformed entry is named", () => {
     const d = "a".repeat(64)
-    expect(parseRecipePins("")).toEqual(Either.right(new Map()))
-    expect(parseRecipePins(` wm-1=${d.toUpperCase()} , wm=2=${d}`)).toEqual(Either.right(new Map([["wm-1", d], ["wm=2", d]])))
+    expect(parseRecipePins("")).toEqual(Result.succeed(new Map()))
+    expect(parseRecipePins(` wm-1=${d.toUpperCase()} , wm=2=${d}`)).toEqual(Result.succeed(new Map([["wm-1", d], ["wm=2", d]])))
     const bad = parseRecipePins(`wm-1, =${d}, wm-2=abc, wm-3=${d}, wm-3=${"b".repeat(64)}`)
-    expect(Either.isLeft(bad)).toBe(true)
-    const text = Either.isLeft(bad) ? bad.left : ""
+    expect(Result.isFailure(bad)).toBe(true)
+    const text = Result.isFailure(bad) ? bad.failure : ""
     expect(text).toContain("entry 1 'wm-1' is not workMasterId=sha256")
     expect(text).toContain("entry 2")
     expect(text).toContain("entry 3 (wm-2): 'abc' is not a SHA-256 digest")
@@ -51,7 +51,7 @@ describe("recipe digests", () => {
     Effect.gen(function* () {
       const exit = yield* Effect.exit(Effect.provide(JobControlOptions, JobControlOptions.layer({ recipeDigests: new Map([["wm", "nope"]]) })))
       expect(Exit.isFailure(exit)).toBe(true)
-      expect(exit).toMatchObject({ cause: { error: { _tag: "InvalidInput", field: "recipeDigests" } } })
+      expect(exit).toMatchObject({ cause: { reasons: [{ _tag: "Fail", error: { _tag: "InvalidInput", field: "recipeDigests" } }] } })
     })
   )
 })

@@ -53,7 +53,7 @@ layer(world())("station configuration", (it) => {
       const deleted = yield* handleOk(configRequest("workmaster", "wm", { ID: "wm-plain" }, "DELETE"))
       expect(deleted.reply.data).toEqual({ ReturnStatus: 1, ID: "wm-plain", Removed: 1 })
       expect(yield* workMasters.isMember("wm", "wm-plain")).toBe(false)
-      expect((yield* Effect.either(workMasters.get("wm-plain")))._tag).toBe("Left")
+      expect((yield* Effect.result(workMasters.get("wm-plain")))._tag).toBe("Failure")
     })
   )
 

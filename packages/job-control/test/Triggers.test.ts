@@ -39,7 +39,7 @@ const untilHeld = (id: string, version: number) =>
   )
 
 /** A test over its own store (fresh prefix), catalog and processor, on the live clock. */
-const live = <E>(name: string, body: Effect.Effect<void, E, Layer.Layer.Success<ReturnType<typeof triggers>>>, refreshIntervalMs = 3_600_000) =>
+const live = <E>(name: string, body: Effect.Effect<void, E, Layer.Success<ReturnType<typeof triggers>>>, refreshIntervalMs = 3_600_000) =>
   it.live(name, () => body.pipe(Effect.provide(triggers(refreshIntervalMs))))
 
 describe("triggers", () => {

@@ -61,7 +61,7 @@ const byType: ReadonlyMap<string, JobControlRequest> = new Map<string, JobContro
  * The method or query a CloudEvent `type` names; None for any other type (exact match: a wrong
  * version or namespace is not a job control request).
  */
-export const parseRequestType = (type: string): Option.Option<JobControlRequest> => Option.fromNullable(byType.get(type))
+export const parseRequestType = (type: string): Option.Option<JobControlRequest> => Option.fromNullishOr(byType.get(type))
 
 /**
  * The status event every job order transition emits: the job-control ingress for

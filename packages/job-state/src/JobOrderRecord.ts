@@ -1,4 +1,4 @@
-import { Data, Either } from "effect"
+import { Data, Result } from "effect"
 import { fromStoredState, type JobState, type StoredState, toStoredState } from "./JobState.js"
 import { decodeOrigin, type Origin } from "./Origin.js"
 
@@ -38,20 +38,20 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Checks the fields the island relies on; never throws. */
-export const asJobOrder = (value: unknown): Either.Either<JobOrder, MalformedJobOrder> => {
-  if (!isObject(value)) return Either.left(new MalformedJobOrder({ message: "JobOrder must be an object" }))
+export const asJobOrder = (value: unknown): Result.Result<JobOrder, MalformedJobOrder> => {
+  if (!isObject(value)) return Result.fail(new MalformedJobOrder({ message: "JobOrder must be an object" }))
   if (typeof value["JobOrderID"] !== "string" || value["JobOrderID"].length === 0) {
-    return Either.left(new MalformedJobOrder({ message: "JobOrder.JobOrderID must be a non-empty string" }))
+    return Result.fail(new MalformedJobOrder({ message: "JobOrder.JobOrderID must be a non-empty string" }))
   }
   const priority = value["Priority"]
   if (priority !== undefined && (typeof priority !== "number" || !Number.isFinite(priority))) {
-    return Either.left(new MalformedJobOrder({ message: "JobOrder.Priority must be a number" }))
+    return Result.fail(new MalformedJobOrder({ message: "JobOrder.Priority must be a number" }))
   }
   const workMasters = value["WorkMasterID"]
   if (workMasters !== undefined && (!Array.isArray(workMasters) || !workMasters.every((w) => isObject(w) && typeof w["ID"] === "string"))) {
-    return Either.left(new MalformedJobOrder({ message: "JobOrder.WorkMasterID must be a list of {ID}" }))
+    return Result.fail(new MalformedJobOrder({ message: "JobOrder.WorkMasterID must be a list of {ID}" }))
   }
-  return Either.right(value as JobOrder)
+  return Result.succeed(value as JobOrder)
 }
 
 export const encodeJobOrderRecord = (jobOrder: JobOrder, state: JobState, comment?: string, origin?: Origin): string =>
@@ -62,23 +62,23 @@ export const encodeJobOrderRecord = (jobOrder: JobOrder, state: JobState, commen
     ...(origin !== undefined ? { Origin: origin } : {})
   })
 
-export const decodeJobOrderRecord = (text: string): Either.Either<DecodedJobOrder, MalformedJobOrder> => {
+export const decodeJobOrderRecord = (text: string): Result.Result<DecodedJobOrder, MalformedJobOrder> => {
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
-    return Either.left(new MalformedJobOrder({ message: "the job order document is not JSON" }))
+    return Result.fail(new MalformedJobOrder({ message: "the job order document is not JSON" }))
   }
-  if (!isObject(parsed)) return Either.left(new MalformedJobOrder({ message: "the job order document must be an object" }))
-  // Plain code, not Either.gen: the engine decodes a job order on every direct send.
+  if (!isObject(parsed)) return Result.fail(new MalformedJobOrder({ message: "the job order document must be an object" }))
+  // Plain code, not Result.gen: the engine decodes a job order on every direct send.
   const jobOrder = asJobOrder(parsed["JobOrder"])
-  if (Either.isLeft(jobOrder)) return Either.left(jobOrder.left)
+  if (Result.isFailure(jobOrder)) return Result.fail(jobOrder.failure)
   const state = fromStoredState(parsed["State"])
-  if (Either.isLeft(state)) return Either.left(new MalformedJobOrder({ message: state.left.message }))
+  if (Result.isFailure(state)) return Result.fail(new MalformedJobOrder({ message: state.failure.message }))
   const comment = typeof parsed["Comment"] === "string" ? parsed["Comment"] : undefined
   // An origin that does not read as one is left out, not an error: the record stays usable.
   const origin = parsed["Origin"] === undefined ? undefined : decodeOrigin(parsed["Origin"])
-  return Either.right({ jobOrder: jobOrder.right, state: state.right, ...(comment !== undefined ? { comment } : {}), ...(origin !== undefined ? { origin } : {}) })
+  return Result.succeed({ jobOrder: jobOrder.success, state: state.success, ...(comment !== undefined ? { comment } : {}), ...(origin !== undefined ? { origin } : {}) })
 }
 
 /** OPC UA priority of a job order (a higher value wins); 0 when absent. */

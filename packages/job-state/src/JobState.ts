@@ -1,4 +1,4 @@
-import { Data, Either } from "effect"
+import { Data, Result } from "effect"
 
 /**
  * The job-order states of ISA-95 / OPC UA Machinery Jobs. This table is the only
@@ -91,9 +91,9 @@ export const entryState = (main: MainState): JobState => {
 export const jobState = (main: MainState, sub?: string): JobState | undefined =>
   canonical.get(sub === undefined ? main : `${main}_${sub}`)
 
-export const fromNormalizedName = (name: string): Either.Either<JobState, MalformedJobState> => {
+export const fromNormalizedName = (name: string): Result.Result<JobState, MalformedJobState> => {
   const state = canonical.get(name)
-  return state ? Either.right(state) : Either.left(new MalformedJobState({ reason: `unknown state name '${name}'` }))
+  return state ? Result.succeed(state) : Result.fail(new MalformedJobState({ reason: `unknown state name '${name}'` }))
 }
 
 const entry = (text: string, number: number): StoredStateEntry => ({
@@ -130,35 +130,35 @@ const readEntry = (u: unknown, position: string): { text: string; number: number
  * {@link MalformedJobState}; it never falls back to a guess, because a wrong state would let a
  * method through that the real state forbids.
  */
-export const fromStoredState = (input: unknown): Either.Either<JobState, MalformedJobState> => {
-  if (!Array.isArray(input)) return Either.left(new MalformedJobState({ reason: "state is not a list" }))
+export const fromStoredState = (input: unknown): Result.Result<JobState, MalformedJobState> => {
+  if (!Array.isArray(input)) return Result.fail(new MalformedJobState({ reason: "state is not a list" }))
   if (input.length < 1 || input.length > 2) {
-    return Either.left(new MalformedJobState({ reason: `state list has ${input.length} entries, expected 1 or 2` }))
+    return Result.fail(new MalformedJobState({ reason: `state list has ${input.length} entries, expected 1 or 2` }))
   }
   const main = readEntry(input[0], "main state")
-  if (main instanceof MalformedJobState) return Either.left(main)
-  if (!isMainState(main.text)) return Either.left(new MalformedJobState({ reason: `unknown main state '${main.text}'` }))
+  if (main instanceof MalformedJobState) return Result.fail(main)
+  if (!isMainState(main.text)) return Result.fail(new MalformedJobState({ reason: `unknown main state '${main.text}'` }))
   if (stateTable[main.text].number !== main.number) {
-    return Either.left(new MalformedJobState({ reason: `${main.text} has number ${main.number}, expected ${stateTable[main.text].number}` }))
+    return Result.fail(new MalformedJobState({ reason: `${main.text} has number ${main.number}, expected ${stateTable[main.text].number}` }))
   }
   if (!isCompound(main.text)) {
     return input.length === 1
-      ? Either.right(canonical.get(main.text)!)
-      : Either.left(new MalformedJobState({ reason: `${main.text} has no substates` }))
+      ? Result.succeed(canonical.get(main.text)!)
+      : Result.fail(new MalformedJobState({ reason: `${main.text} has no substates` }))
   }
-  if (input.length === 1) return Either.left(new MalformedJobState({ reason: `${main.text} needs a substate` }))
+  if (input.length === 1) return Result.fail(new MalformedJobState({ reason: `${main.text} needs a substate` }))
   const sub = readEntry(input[1], "substate")
-  if (sub instanceof MalformedJobState) return Either.left(sub)
+  if (sub instanceof MalformedJobState) return Result.fail(sub)
   const substates = substatesOf(main.text)
   if (!Object.hasOwn(substates, sub.text)) {
-    return Either.left(new MalformedJobState({ reason: `'${sub.text}' is not a substate of ${main.text}` }))
+    return Result.fail(new MalformedJobState({ reason: `'${sub.text}' is not a substate of ${main.text}` }))
   }
   if (substates[sub.text] !== sub.number) {
-    return Either.left(
+    return Result.fail(
       new MalformedJobState({ reason: `${main.text}_${sub.text} has number ${sub.number}, expected ${substates[sub.text]}` })
     )
   }
-  return Either.right(canonical.get(`${main.text}_${sub.text}`)!)
+  return Result.succeed(canonical.get(`${main.text}_${sub.text}`)!)
 }
 
 /** No trigger leaves EndState: the job is retired and only kept for queries until its retention ends. */

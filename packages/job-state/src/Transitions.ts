@@ -1,4 +1,4 @@
-import { Data, Either } from "effect"
+import { Data, Result } from "effect"
 import {
   allJobStates,
   type CompoundState,
@@ -96,9 +96,9 @@ const moves: ReadonlyMap<StateName, ReadonlyMap<Trigger, JobState>> = new Map(
 const movesFrom = (state: JobState): ReadonlyMap<Trigger, JobState> => moves.get(normalizedName(state)) ?? new Map()
 
 /** The state `trigger` leads to from `state`, or {@link InvalidTransition} when the table forbids it. */
-export const transition = (state: JobState, trigger: Trigger): Either.Either<JobState, InvalidTransition> => {
+export const transition = (state: JobState, trigger: Trigger): Result.Result<JobState, InvalidTransition> => {
   const target = movesFrom(state).get(trigger)
-  return target ? Either.right(target) : Either.left(new InvalidTransition({ from: state, trigger }))
+  return target ? Result.succeed(target) : Result.fail(new InvalidTransition({ from: state, trigger }))
 }
 
 /** The triggers allowed in `state`, in table order (none in EndState). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   decodeJobOrderRecord,
   encodeJobOrderRecord,
@@ -15,11 +15,11 @@ describe("job order record", () => {
   it("round-trips the job order, its state and the comment", () => {
     const text = encodeJobOrderRecord(jobOrder, JobStates.AllowedToStart_Ready, "go")
     const decoded = decodeJobOrderRecord(text)
-    expect(Either.isRight(decoded)).toBe(true)
-    if (Either.isRight(decoded)) {
-      expect(decoded.right.jobOrder).toEqual(jobOrder)
-      expect(normalizedName(decoded.right.state)).toBe("AllowedToStart_Ready")
-      expect(decoded.right.comment).toBe("go")
+    expect(Result.isSuccess(decoded)).toBe(true)
+    if (Result.isSuccess(decoded)) {
+      expect(decoded.success.jobOrder).toEqual(jobOrder)
+      expect(normalizedName(decoded.success.state)).toBe("AllowedToStart_Ready")
+      expect(decoded.success.comment).toBe("go")
     }
     expect(JSON.parse(text).State).toEqual([
       { StateText: { Text: "AllowedToStart", Locale: "en" }, StateNumber: 2 },
@@ -43,6 +43,6 @@ describe("job order record", () => {
       JSON.stringify({ JobOrder: { JobOrderID: "a", WorkMasterID: [{}] }, State: [{ StateText: { Text: "Running", Locale: "en" }, StateNumber: 3 }] }),
       JSON.stringify({ JobOrder: { JobOrderID: "a" }, State: [{ StateText: { Text: "Flying", Locale: "en" }, StateNumber: 9 }] })
     ]
-    for (const text of bad) expect(Either.isLeft(decodeJobOrderRecord(text)), text).toBe(true)
+    for (const text of bad) expect(Result.isFailure(decodeJobOrderRecord(text)), text).toBe(true)
   })
 })

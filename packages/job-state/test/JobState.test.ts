@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   allJobStates,
   countsTowardLimit,
@@ -39,9 +39,9 @@ const entry = (Text: string, StateNumber: number) => ({ StateText: { Text, Local
 
 const malformed = (input: unknown): string => {
   const result = fromStoredState(input)
-  if (Either.isRight(result)) throw new Error(`accepted ${JSON.stringify(input)} as ${normalizedName(result.right)}`)
-  expect(result.left).toBeInstanceOf(MalformedJobState)
-  return result.left.reason
+  if (Result.isSuccess(result)) throw new Error(`accepted ${JSON.stringify(input)} as ${normalizedName(result.success)}`)
+  expect(result.failure).toBeInstanceOf(MalformedJobState)
+  return result.failure.reason
 }
 
 describe("states", () => {
@@ -67,10 +67,10 @@ describe("states", () => {
     expect(jobState("Interrupted", "Held")).toBe(JobStates.Interrupted_Held)
     expect(jobState("Interrupted", "Ready")).toBeUndefined()
     expect(jobState("Running", "Ready")).toBeUndefined()
-    for (const state of allJobStates) expect(Either.getOrThrow(fromNormalizedName(normalizedName(state)))).toBe(state)
-    expect(Either.isLeft(fromNormalizedName("Running_Ready"))).toBe(true)
-    expect(Either.isLeft(fromNormalizedName("NotAllowedToStart"))).toBe(true)
-    expect(Either.isLeft(fromNormalizedName("toString"))).toBe(true)
+    for (const state of allJobStates) expect(Result.getOrThrow(fromNormalizedName(normalizedName(state)))).toBe(state)
+    expect(Result.isFailure(fromNormalizedName("Running_Ready"))).toBe(true)
+    expect(Result.isFailure(fromNormalizedName("NotAllowedToStart"))).toBe(true)
+    expect(Result.isFailure(fromNormalizedName("toString"))).toBe(true)
   })
 
   it("compares states structurally with sameState", () => {
@@ -88,13 +88,13 @@ describe("states", () => {
 
 describe("stored state", () => {
   it.each(Object.entries(expectedNumbers))("writes and reads %s", (name, numbers) => {
-    const state = Either.getOrThrow(fromNormalizedName(name))
+    const state = Result.getOrThrow(fromNormalizedName(name))
     const parts = name.split("_")
     const stored = toStoredState(state)
     expect(stored).toEqual(parts.map((text, i) => entry(text, numbers[i]!)))
-    expect(Either.getOrThrow(fromStoredState(stored))).toBe(state)
+    expect(Result.getOrThrow(fromStoredState(stored))).toBe(state)
     // It survives the trip through the JSON document as well.
-    expect(Either.getOrThrow(fromStoredState(JSON.parse(JSON.stringify(stored))))).toBe(state)
+    expect(Result.getOrThrow(fromStoredState(JSON.parse(JSON.stringify(stored))))).toBe(state)
   })
 
   it("returns fresh entries on every call", () => {
@@ -142,7 +142,7 @@ describe("stored state", () => {
   })
 
   it("never throws, whatever it is given", () => {
-    fc.assert(fc.property(fc.anything(), (input) => Either.isEither(fromStoredState(input))), { numRuns: 1000 })
+    fc.assert(fc.property(fc.anything(), (input) => Result.isResult(fromStoredState(input))), { numRuns: 1000 })
   })
 
   it("accepts a (text, number) list exactly when it is a state's stored form", () => {
@@ -152,7 +152,7 @@ describe("stored state", () => {
     fc.assert(
       fc.property(stored, (pairs) => {
         const input = pairs.map(([text, number]) => entry(text, number))
-        return Either.isRight(fromStoredState(input)) === canonical.has(JSON.stringify(input))
+        return Result.isSuccess(fromStoredState(input)) === canonical.has(JSON.stringify(input))
       }),
       { numRuns: 2000 }
     )

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   decodeJobOrderRecord,
@@ -48,9 +48,9 @@ describe("origins", () => {
   it("the job order record keeps the last change's origin; one without, or a broken one, decodes without", () => {
     const jobOrder = { JobOrderID: "jo-1" }
     const withOrigin = decodeJobOrderRecord(encodeJobOrderRecord(jobOrder, JobStates.Running, undefined, { kind: "cli", id: "alice@host" }))
-    expect(Either.getOrThrow(withOrigin).origin).toEqual({ kind: "cli", id: "alice@host" })
-    expect(Either.getOrThrow(decodeJobOrderRecord(encodeJobOrderRecord(jobOrder, JobStates.Running))).origin).toBeUndefined()
+    expect(Result.getOrThrow(withOrigin).origin).toEqual({ kind: "cli", id: "alice@host" })
+    expect(Result.getOrThrow(decodeJobOrderRecord(encodeJobOrderRecord(jobOrder, JobStates.Running))).origin).toBeUndefined()
     const broken = JSON.stringify({ ...JSON.parse(encodeJobOrderRecord(jobOrder, JobStates.Running)), Origin: { kind: 1 } })
-    expect(Either.getOrThrow(decodeJobOrderRecord(broken)).origin).toBeUndefined()
+    expect(Result.getOrThrow(decodeJobOrderRecord(broken)).origin).toBeUndefined()
   })
 })

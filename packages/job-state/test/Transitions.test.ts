@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   admitsJob,
   allJobStates,
@@ -61,13 +61,13 @@ describe("transition table", () => {
     const result = transition(state, trigger)
     expect(isAllowed(state, trigger)).toBe(to !== undefined)
     if (to !== undefined) {
-      expect(normalizedName(Either.getOrThrow(result))).toBe(to)
+      expect(normalizedName(Result.getOrThrow(result))).toBe(to)
       return
     }
-    if (Either.isRight(result)) throw new Error(`${trigger} from ${normalizedName(state)} was allowed`)
-    expect(result.left).toBeInstanceOf(InvalidTransition)
-    expect(result.left).toMatchObject({ _tag: "InvalidTransition", from: state, trigger })
-    expect(result.left.message).toBe(`${trigger} is not allowed in state ${normalizedName(state)}`)
+    if (Result.isSuccess(result)) throw new Error(`${trigger} from ${normalizedName(state)} was allowed`)
+    expect(result.failure).toBeInstanceOf(InvalidTransition)
+    expect(result.failure).toMatchObject({ _tag: "InvalidTransition", from: state, trigger })
+    expect(result.failure.message).toBe(`${trigger} is not allowed in state ${normalizedName(state)}`)
   })
 
   it("lists the allowed triggers of each state in table order", () => {
@@ -80,14 +80,14 @@ describe("transition table", () => {
   })
 
   it("Update keeps the main state and resets the substate to Ready", () => {
-    expect(transition({ main: "AllowedToStart", sub: "Loaded" }, "Update")).toEqual(Either.right(JobStates.AllowedToStart_Ready))
+    expect(transition({ main: "AllowedToStart", sub: "Loaded" }, "Update")).toEqual(Result.succeed(JobStates.AllowedToStart_Ready))
     expect(transition({ main: "NotAllowedToStart", sub: "Waiting" }, "Update")).toEqual(
-      Either.right(JobStates.NotAllowedToStart_Ready)
+      Result.succeed(JobStates.NotAllowedToStart_Ready)
     )
   })
 
   it("accepts states built by hand, not only the package's instances", () => {
-    expect(transition({ main: "Running" }, "Pause")).toEqual(Either.right(JobStates.Interrupted_Suspended))
+    expect(transition({ main: "Running" }, "Pause")).toEqual(Result.succeed(JobStates.Interrupted_Suspended))
   })
 
   it("marks which triggers run acceptance, admit and retire a job", () => {
@@ -128,12 +128,12 @@ describe("random trigger sequences from InitialState", () => {
         for (const s of sequence) {
           const trigger = pick(state, s)
           const result = transition(state, trigger)
-          expect(Either.isRight(result)).toBe(isAllowed(state, trigger))
-          if (Either.isLeft(result)) {
-            expect(result.left.from).toBe(state)
+          expect(Result.isSuccess(result)).toBe(isAllowed(state, trigger))
+          if (Result.isFailure(result)) {
+            expect(result.failure.from).toBe(state)
             continue
           }
-          const next = result.right
+          const next = result.success
           expect(reachable.has(normalizedName(next))).toBe(true)
           expect(state.main).not.toBe("EndState")
           if (trigger === "Run") expect(state.main).toBe("AllowedToStart")
@@ -154,7 +154,7 @@ describe("random trigger sequences from InitialState", () => {
     const walk = (state: JobState, depth: number): void => {
       seen.add(normalizedName(state))
       if (depth === 0) return
-      for (const trigger of allowedTriggers(state)) walk(Either.getOrThrow(transition(state, trigger)), depth - 1)
+      for (const trigger of allowedTriggers(state)) walk(Result.getOrThrow(transition(state, trigger)), depth - 1)
     }
     walk(JobStates.InitialState, 6)
     expect([...seen].sort()).toEqual([...reachable].sort())

@@ -1,4 +1,4 @@
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Semaphore } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "@microdcs/store"
 import type { ConditionLanguage, JournalConfig } from "./JournalConfig.js"
 import type { JournalConfigStore, UnreadableConfig } from "./JournalConfigStore.js"
@@ -46,12 +46,12 @@ interface Held {
 }
 
 interface HeldDeps {
-  readonly store: JournalConfigStore
+  readonly store: JournalConfigStore["Service"]
   readonly conditions: ConditionLanguage | undefined
   readonly held: Held
   /** Completed by the first load of every scope, whether it succeeded or failed. */
   readonly settled: Deferred.Deferred<void>
-  readonly oneAtATime: Effect.Semaphore
+  readonly oneAtATime: Semaphore.Semaphore
 }
 
 const apply = (deps: HeldDeps, scope: string | undefined, results: ReadonlyArray<ScopeRead>): void => {
@@ -94,10 +94,8 @@ const reload = (deps: HeldDeps, scope?: string): Effect.Effect<void, InvalidInpu
       })
     )
     .pipe(
-      Effect.tapBoth({
-        onSuccess: () => (scope === undefined ? settle(deps, { _tag: "Loaded" }) : Effect.void),
-        onFailure: (error) => (scope === undefined ? loadFailed(deps, error) : Effect.void)
-      })
+      Effect.tapError((error) => (scope === undefined ? loadFailed(deps, error) : Effect.void)),
+      Effect.tap(() => (scope === undefined ? settle(deps, { _tag: "Loaded" }) : Effect.void))
     )
 
 /**
@@ -109,7 +107,7 @@ const whenLoaded = (deps: HeldDeps): Effect.Effect<void, JournalNotLoaded> =>
     const { state } = deps.held
     if (state._tag === "Loaded") return Effect.void
     if (state._tag === "Failed") return Effect.fail(new JournalNotLoaded({ scope: undefined, reason: state.reason }))
-    return Effect.zipRight(Deferred.await(deps.settled), whenLoaded(deps))
+    return Effect.andThen(Deferred.await(deps.settled), whenLoaded(deps))
   })
 
 /** Succeeds when the configurations of `scope` (of any scope, when absent) have been read; else says why not. */
@@ -135,10 +133,10 @@ const journal = (held: Held, scope: string, name: string): Effect.Effect<HeldJou
  * been read at all: until they are, "no journal here" cannot be told from "not read yet", and a
  * record then fails with `JournalNotLoaded` instead of journaling nothing without a word.
  */
-export const makeHeldConfigurations = (store: JournalConfigStore, conditions: ConditionLanguage | undefined) =>
+export const makeHeldConfigurations = (store: JournalConfigStore["Service"], conditions: ConditionLanguage | undefined) =>
   Effect.gen(function* () {
     const held: Held = { journals: new Map(), unreadable: new Map(), read: new Set(), state: { _tag: "Pending" } }
-    const deps: HeldDeps = { store, conditions, held, settled: yield* Deferred.make<void>(), oneAtATime: yield* Effect.makeSemaphore(1) }
+    const deps: HeldDeps = { store, conditions, held, settled: yield* Deferred.make<void>(), oneAtATime: yield* Semaphore.make(1) }
     return {
       reload: (scope?: string) => reload(deps, scope),
       loadFailed: (error: { readonly _tag: string; readonly message: string }) => loadFailed(deps, error),
@@ -155,4 +153,4 @@ export const makeHeldConfigurations = (store: JournalConfigStore, conditions: Co
   })
 
 /** The configurations one process holds, as {@link makeHeldConfigurations} makes them. */
-export type HeldConfigurations = Effect.Effect.Success<ReturnType<typeof makeHeldConfigurations>>
+export type HeldConfigurations = Effect.Success<ReturnType<typeof makeHeldConfigurations>>

@@ -1,4 +1,4 @@
-import { Effect, Runtime, type Scope } from "effect"
+import { Effect, type Scope, Context, Layer } from "effect"
 import { type ConnectionError, InvalidInput, Nudges, type StoreUnavailable, type WrongType } from "@microdcs/store"
 import { JournalCache } from "./JournalCache.js"
 import { JournalClock } from "./JournalClock.js"
@@ -35,9 +35,9 @@ type StoreError = InvalidInput | WrongType | ConnectionError
 const watch = ({ configs }: JournalDeps): Effect.Effect<void, InvalidInput | StoreUnavailable | WrongType | ConnectionError, Nudges | Scope.Scope> =>
   Effect.gen(function* () {
     const nudges = yield* Nudges
-    const runtime = yield* Effect.runtime<never>()
+    const runtime = yield* Effect.context<never>()
     const run = (effect: Effect.Effect<void, unknown>) =>
-      Runtime.runFork(runtime)(effect.pipe(Effect.catchAll((e) => Effect.logWarning("journal configuration reload failed").pipe(Effect.annotateLogs({ error: String(e) })))))
+      Effect.runForkWith(runtime)(effect.pipe(Effect.catch((e) => Effect.logWarning("journal configuration reload failed").pipe(Effect.annotateLogs({ error: String(e) })))))
     yield* nudges.listen("journal", "journal-config", { onNudge: (scope) => run(configs.reload(scope)), onReconnect: () => run(configs.reload()) })
     yield* configs.reload()
   }).pipe(Effect.tapError(configs.loadFailed))
@@ -186,8 +186,8 @@ const sweep = (deps: JournalDeps, sweepOptions: SweepOptions = {}): Effect.Effec
  * byte-bounded local cache warmed from the LRU journals, counters over their windows, and the
  * expiry sweep.
  */
-export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journal", {
-  effect: Effect.gen(function* () {
+export class Journal extends Context.Service<Journal>()("@microdcs/journal/Journal", {
+  make: Effect.gen(function* () {
     const store = yield* JournalStore
     const configStore = yield* JournalConfigStore
     const options = yield* JournalOptions
@@ -218,5 +218,7 @@ export class Journal extends Effect.Service<Journal>()("@microdcs/journal/Journa
       cache: { get bytes() { return cache.bytes }, get entries() { return cache.entries }, maxBytes: cache.maxBytes }
     } as const
   }),
-  dependencies: [JournalStore.Default, JournalConfigStore.Default]
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies.pipe(Layer.provide([JournalStore.Default, JournalConfigStore.Default]))
+}

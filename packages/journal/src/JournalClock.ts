@@ -5,11 +5,11 @@ import { Context, Layer } from "effect"
  * stamps. Counter expiry takes the time from here as a script argument, so a test moves the
  * clock instead of sleeping.
  */
-export class JournalClock extends Context.Reference<JournalClock>()("@microdcs/journal/JournalClock", {
-  defaultValue: (): { readonly now: () => number } => ({ now: () => Date.now() })
+export class JournalClock extends Context.Reference<{ readonly now: () => number }>("@microdcs/journal/JournalClock", {
+  defaultValue: () => ({ now: () => Date.now() })
 }) {
-  /** A clock that reads `now` (a test's movable time). */
-  static fixed(now: () => number): Layer.Layer<JournalClock> {
+  /** A clock that reads `now` (a test's movable time). A reference's layer provides no service identifier: `Layer<never>`. */
+  static fixed(now: () => number): Layer.Layer<never> {
     return Layer.succeed(JournalClock, { now })
   }
 }

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { checkKeyPart } from "@microdcs/keyschema"
 import { type ConnectionError, InvalidInput, typedCommand, Valkey, type ValkeyService, type WrongType, wrongTypeError } from "@microdcs/store"
 import { type ConditionLanguage, type JournalConfig, journalConfigJson, parseJournalConfig, scopeProblems } from "./JournalConfig.js"
@@ -104,8 +104,8 @@ const remove = (deps: ConfigStoreDeps, scope: string, journal: string): Effect.E
  * any), then one script stores it and nudges `nudge:journal` with the scope, so every process
  * holding the configuration in memory reloads that scope.
  */
-export class JournalConfigStore extends Effect.Service<JournalConfigStore>()("@microdcs/journal/JournalConfigStore", {
-  effect: Effect.gen(function* () {
+export class JournalConfigStore extends Context.Service<JournalConfigStore>()("@microdcs/journal/JournalConfigStore", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const keys = yield* journalKeysOf(valkey)
     const scopesKey = keys.key("journalScopes", {}) as string
@@ -118,4 +118,7 @@ export class JournalConfigStore extends Effect.Service<JournalConfigStore>()("@m
       remove: (scope: string, journal: string) => remove(deps, scope, journal)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -6,8 +6,8 @@ import type { JournalStore } from "./JournalStore.js"
 
 /** What the journal's functions share: its stores, settings, clock, local cache and held configurations. */
 export interface JournalDeps {
-  readonly store: JournalStore
-  readonly configStore: JournalConfigStore
+  readonly store: JournalStore["Service"]
+  readonly configStore: JournalConfigStore["Service"]
   readonly options: JournalSettings
   readonly clock: { readonly now: () => number }
   readonly cache: JournalCache

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { type ConnectionError, type FamilyBatch, type Inconsistency, type IndexContext, type IndexedFamily, KeyReads, type RepairTally, type WrongType } from "@microdcs/store"
 import { journalKeyFamilies } from "./JournalKeys.js"
 import { counterRepair, journalRecount, journalUnindex } from "./JournalScripts.js"
@@ -57,11 +57,11 @@ const totalKey = (ctx: IndexContext, c: Omit<Counted, "key">) => ctx.keys.key("c
 
 /** A bucket judged against its total's field: the total must be the sum of the bucket's amounts. */
 const judgeBucket = (b: Counted & { readonly value: string }, bucket: KeyReads.KeyRead<Readonly<Record<string, string>>>, total: KeyReads.KeyRead<string | null>, ctx: IndexContext): ReadonlyArray<JournalFinding> => {
-  if (Either.isLeft(bucket)) return [wrongType(bucket.left, b.scope)]
-  if (Either.isLeft(total)) return [wrongType(total.left, b.scope)]
-  const sum = Object.values(bucket.right).reduce((acc, amount) => acc + Number(amount), 0)
-  const found = total.right === null ? 0 : Number(total.right)
-  if (same(sum, found) && !(total.right === null && Object.keys(bucket.right).length > 0)) return []
+  if (Result.isFailure(bucket)) return [wrongType(bucket.failure, b.scope)]
+  if (Result.isFailure(total)) return [wrongType(total.failure, b.scope)]
+  const sum = Object.values(bucket.success).reduce((acc, amount) => acc + Number(amount), 0)
+  const found = total.success === null ? 0 : Number(total.success)
+  if (same(sum, found) && !(total.success === null && Object.keys(bucket.success).length > 0)) return []
   return [{
     fix: "total", scope: b.scope, journal: b.journal, counter: b.counter, value: b.value,
     problem: { kind: "wrong-score", key: totalKey(ctx, b), scope: b.scope, member: b.value, documentKey: b.key, expected: sum, found }
@@ -88,11 +88,11 @@ const inspectTotals = (ctx: IndexContext, handle: Handle) =>
       const findings: Array<JournalFinding> = []
       const values = totals.flatMap((t, i) => {
         const read = stored[i]!
-        if (Either.isLeft(read)) {
-          findings.push(wrongType(read.left, t.scope))
+        if (Result.isFailure(read)) {
+          findings.push(wrongType(read.failure, t.scope))
           return []
         }
-        return Object.entries(read.right).map(([value, total]) => ({ ...t, value, total: Number(total), bucket: ctx.keys.key("counterBucket", { scope: t.scope, journal: t.journal, counter: t.counter, value }) as string }))
+        return Object.entries(read.success).map(([value, total]) => ({ ...t, value, total: Number(total), bucket: ctx.keys.key("counterBucket", { scope: t.scope, journal: t.journal, counter: t.counter, value }) as string }))
       })
       const exists = yield* KeyReads.exist(ctx.valkey, values.map((v) => v.bucket))
       values.forEach((v, i) => {
@@ -106,7 +106,7 @@ const inspectTotals = (ctx: IndexContext, handle: Handle) =>
     })
   )
 
-const inspectCounters = (ctx: IndexContext, handle: Handle) => Effect.zipRight(inspectBuckets(ctx, handle), inspectTotals(ctx, handle))
+const inspectCounters = (ctx: IndexContext, handle: Handle) => Effect.andThen(inspectBuckets(ctx, handle), inspectTotals(ctx, handle))
 
 // Each journal's entry count (`journal:count`) against the fields of its payload hash.
 const inspectCounts = (ctx: IndexContext, handle: Handle) =>
@@ -117,20 +117,20 @@ const inspectCounts = (ctx: IndexContext, handle: Handle) =>
       const findings: Array<JournalFinding> = []
       const journals = countKeys.flatMap((c, i) => {
         const read = counts[i]!
-        if (Either.isLeft(read)) {
-          findings.push(wrongType(read.left, c.scope))
+        if (Result.isFailure(read)) {
+          findings.push(wrongType(read.failure, c.scope))
           return []
         }
-        return Object.entries(read.right).map(([journal, n]) => ({ ...c, journal, count: Number(n), payload: ctx.keys.key("journalPayload", { scope: c.scope, journal }) as string }))
+        return Object.entries(read.success).map(([journal, n]) => ({ ...c, journal, count: Number(n), payload: ctx.keys.key("journalPayload", { scope: c.scope, journal }) as string }))
       })
       const lengths = yield* KeyReads.hashLengths(ctx.valkey, journals.map((j) => j.payload))
       journals.forEach((j, i) => {
         const length = lengths[i]!
-        if (Either.isLeft(length)) return void findings.push(wrongType(length.left, j.scope))
-        if (length.right === j.count) return
+        if (Result.isFailure(length)) return void findings.push(wrongType(length.failure, j.scope))
+        if (length.success === j.count) return
         findings.push({
           fix: "count", scope: j.scope, journal: j.journal,
-          problem: { kind: "wrong-score", key: j.key, scope: j.scope, member: j.journal, documentKey: j.payload, expected: length.right, found: j.count }
+          problem: { kind: "wrong-score", key: j.key, scope: j.scope, member: j.journal, documentKey: j.payload, expected: length.success, found: j.count }
         })
       })
       yield* handle({ scanned: journals.length, findings })
@@ -149,17 +149,17 @@ const inspectIndexes = (ctx: IndexContext, handle: Handle) =>
       const findings: Array<JournalFinding> = []
       const pairs = indexes.flatMap((index, i) => {
         const read = members[i]!
-        if (Either.isLeft(read)) {
-          findings.push(wrongType(read.left, index.scope))
+        if (Result.isFailure(read)) {
+          findings.push(wrongType(read.failure, index.scope))
           return []
         }
-        return read.right.map((id) => ({ ...index, id }))
+        return read.success.map((id) => ({ ...index, id }))
       })
       const present = yield* KeyReads.hashFieldsExist(ctx.valkey, pairs.map((p) => ({ key: p.payload, field: p.id })))
       pairs.forEach((p, i) => {
         const read = present[i]!
-        if (Either.isLeft(read)) return void findings.push(wrongType(read.left, p.scope))
-        if (read.right) return
+        if (Result.isFailure(read)) return void findings.push(wrongType(read.failure, p.scope))
+        if (read.success) return
         findings.push({
           fix: "member", indexKey: p.key, payloadKey: p.payload, id: p.id,
           problem: { kind: "index-entry-without-document", key: p.key, scope: p.scope, member: p.id, documentKey: p.payload, expected: "hash", found: "none" }

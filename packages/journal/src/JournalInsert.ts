@@ -119,7 +119,7 @@ const writeEntry = (deps: JournalStoreDeps, config: JournalConfig, table: FieldT
       case "wrongtype":
         return yield* wrongTypeError(reply)
       case "invalid":
-        return yield* Effect.dieMessage(`journal-insert refused its own arguments: ${reply.what}`)
+        return yield* Effect.die(new Error(`journal-insert refused its own arguments: ${reply.what}`))
     }
   })
 

@@ -13,10 +13,10 @@ export interface JournalSettings {
 }
 
 /** The journal's settings; `JournalOptions.layer({ cacheBytes })` overrides the defaults. */
-export class JournalOptions extends Context.Reference<JournalOptions>()("@microdcs/journal/JournalOptions", {
-  defaultValue: (): JournalSettings => ({ cacheBytes: 32 * 1024 * 1024, warmIndexKeys: 1000, warmEntriesPerKey: 100 })
+export class JournalOptions extends Context.Reference<JournalSettings>("@microdcs/journal/JournalOptions", {
+  defaultValue: () => ({ cacheBytes: 32 * 1024 * 1024, warmIndexKeys: 1000, warmEntriesPerKey: 100 })
 }) {
-  static layer(settings: Partial<JournalSettings>): Layer.Layer<JournalOptions> {
+  static layer(settings: Partial<JournalSettings>): Layer.Layer<never> {
     return Layer.succeed(JournalOptions, { cacheBytes: 32 * 1024 * 1024, warmIndexKeys: 1000, warmEntriesPerKey: 100, ...settings })
   }
 }

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { type ConnectionError, type InvalidInput, typedPipeline, Valkey, type WrongType } from "@microdcs/store"
 import type { FieldTable } from "./EntryCodec.js"
 import { decodeStored, tableOf } from "./FieldTables.js"
@@ -37,8 +37,8 @@ type RecallBounds = { readonly limit: number; readonly since?: number | undefine
  * sweeps, each one script; the field tables of the journals it touched, in memory. Stateless
  * about configuration: every call takes the journal's `JournalConfig`.
  */
-export class JournalStore extends Effect.Service<JournalStore>()("@microdcs/journal/JournalStore", {
-  effect: Effect.gen(function* () {
+export class JournalStore extends Context.Service<JournalStore>()("@microdcs/journal/JournalStore", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const deps: JournalStoreDeps = { valkey, keys: yield* journalKeysOf(valkey), tables: new Map<string, FieldTable>() }
     return {
@@ -61,4 +61,7 @@ export class JournalStore extends Effect.Service<JournalStore>()("@microdcs/jour
       tableOf: (scope: string, journal: string) => tableOf(deps, scope, journal)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -31,4 +31,4 @@ export const checked = (name: string, value: string): Effect.Effect<string, Inva
 }
 
 export const journalParts = (scope: string, journal: string) =>
-  Effect.zipRight(checked("scope", scope), checked("journal", journal)).pipe(Effect.as({ scope, journal }))
+  Effect.andThen(checked("scope", scope), checked("journal", journal)).pipe(Effect.as({ scope, journal }))

@@ -12,7 +12,7 @@ export const movableClock = (start = Date.UTC(2026, 0, 5, 10, 0, 0)) => {
 }
 
 /** The journal over the run's server with its own prefix, clock and settings. */
-export const journalLayer = (prefix: string, clockLayer: Layer.Layer<JournalClock>, settings: Partial<JournalSettings> = {}) =>
+export const journalLayer = (prefix: string, clockLayer: ReturnType<typeof JournalClock.fixed>, settings: Partial<JournalSettings> = {}) =>
   Journal.Default.pipe(
     Layer.provide(Layer.mergeAll(clockLayer, JournalOptions.layer(settings))),
     Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix }))

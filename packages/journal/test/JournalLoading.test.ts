@@ -60,9 +60,9 @@ describe("journal configurations not loaded yet", () => {
       yield* Effect.scoped(
         Effect.gen(function* () {
           const journal = yield* Journal
-          const waiting = yield* Effect.fork(journal.whenLoaded)
+          const waiting = yield* Effect.forkChild(journal.whenLoaded)
           yield* Effect.sleep("50 millis")
-          expect(waiting.unsafePoll()).toBeNull()
+          expect(waiting.pollUnsafe()).toBeUndefined() // still waiting (v3: unsafePoll() was null)
           yield* journal.watch
           yield* Fiber.join(waiting)
           expect((yield* journal.journalsOf("s1")).map((c) => c.name)).toEqual(["torque"])

@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Effect, Exit, Fiber, Option, type Semaphore } from "effect"
 import type { BatchOutcome } from "./BatchOutcome.js"
 import type { PollerEntry } from "./PollerOptions.js"
 import type { Stats } from "./PollerStats.js"
@@ -27,7 +27,7 @@ export type BatchRunner<R> = (entries: ReadonlyArray<PollerEntry>, result: Batch
 /** What a runner shares with its poller. */
 export interface RunnerEnv {
   /** Bounds handlers (or batches) over all scopes. */
-  readonly permits: Effect.Semaphore
+  readonly permits: Semaphore.Semaphore
   readonly concurrency: number
   readonly stats: Stats
   /** True once shutdown began: start nothing more. */
@@ -46,7 +46,7 @@ export const describeError = (e: unknown): string => {
 }
 
 export const describeFailure = (cause: Cause.Cause<unknown>): string =>
-  Option.match(Cause.failureOption(cause), { onNone: () => clip(Cause.pretty(cause)), onSome: describeError })
+  Option.match(Cause.findErrorOption(cause), { onNone: () => clip(Cause.pretty(cause)), onSome: describeError })
 
 /**
  * The per-entry handler over a batch: up to `min(batch, concurrency)` lanes, each holding one
@@ -70,7 +70,7 @@ export const entryRunner =
             env.stats.move("inFlight", -1)
             if (Exit.isSuccess(exit)) result.succeeded.push(entry)
             // Interrupted past the shutdown grace: not settled, it stays pending for a later delivery.
-            else if (!Cause.isInterruptedOnly(exit.cause)) result.failed.push({ entry, error: describeFailure(exit.cause) })
+            else if (!Cause.hasInterruptsOnly(exit.cause)) result.failed.push({ entry, error: describeFailure(exit.cause) })
           }
         })
         const lanes = Math.min(entries.length, env.concurrency)
@@ -92,9 +92,9 @@ export const entryRunner =
  */
 const inLanes = <R>(work: Effect.Effect<void, never, R>, n: number, env: RunnerEnv, more: () => boolean): Effect.Effect<void, never, R> =>
   Effect.suspend(() => {
-    const forks: Array<Fiber.RuntimeFiber<void>> = []
+    const forks: Array<Fiber.Fiber<void>> = []
     const lane: Effect.Effect<void, never, R> = env.permits.withPermits(1)(
-      Effect.suspend(() => (forks.length + 1 < n && more() ? Effect.zipRight(Effect.forkDaemon(lane).pipe(Effect.map((f) => forks.push(f))), work) : work))
+      Effect.suspend(() => (forks.length + 1 < n && more() ? Effect.andThen(Effect.forkDetach(lane).pipe(Effect.map((f) => forks.push(f))), work) : work))
     )
     return Effect.gen(function* () {
       yield* lane
@@ -108,7 +108,7 @@ const malformed = "handleBatch returned neither nothing nor { failures: [{ id, e
 /** Splits a batch by how its handler ended; interrupted, it settles nothing. */
 const recordExit = (entries: ReadonlyArray<PollerEntry>, exit: Exit.Exit<BatchOutcome | void, unknown>, result: BatchResult): void => {
   if (Exit.isSuccess(exit)) return recordOutcome(entries, exit.value, result)
-  if (Cause.isInterruptedOnly(exit.cause)) return
+  if (Cause.hasInterruptsOnly(exit.cause)) return
   const error = describeFailure(exit.cause)
   for (const entry of entries) result.failed.push({ entry, error })
 }

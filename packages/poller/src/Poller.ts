@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, ExecutionStrategy, Fiber, Layer, Queue, Scope } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Queue, Scope, Semaphore } from "effect"
 import {
   type ConnectionError,
   type ConsumerHeartbeat,
@@ -30,11 +30,11 @@ export interface Poller {
 }
 
 /** The tag for an application with one poller; with several, make your own tags over `makePoller`. */
-export class ValkeyPoller extends Context.Tag("@microdcs/poller/ValkeyPoller")<ValkeyPoller, Poller>() {}
+export class ValkeyPoller extends Context.Service<ValkeyPoller, Poller>()("@microdcs/poller/ValkeyPoller") {}
 
 interface Worker {
   readonly waker: Waker
-  readonly fiber: Fiber.RuntimeFiber<void>
+  readonly fiber: Fiber.Fiber<void>
 }
 
 /** The small DAOs the poller builds over `Valkey` itself, so it still needs only `Valkey` and `ValkeyStreams`. */
@@ -46,11 +46,11 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
 interface PollerDeps<R> {
   readonly opts: ResolvedOptions
   readonly valkey: ValkeyService
-  readonly streams: ValkeyStreams
+  readonly streams: ValkeyStreams["Service"]
   readonly stats: Stats
   readonly ctx: WorkerContext<R>
   readonly workers: Map<string, Worker>
-  readonly discovery: Effect.Semaphore
+  readonly discovery: Semaphore.Semaphore
   readonly wakes: Queue.Queue<string>
   /** Set once shutdown begins, read by plain code per entry and per round. */
   readonly shutdown: { stopping: boolean }
@@ -67,14 +67,14 @@ const keepHeartbeat = (heartbeat: ConsumerHeartbeat, opts: ResolvedOptions) =>
     yield* heartbeat.beat
     yield* Effect.addFinalizer(() =>
       heartbeat.forget.pipe(
-        Effect.catchAll((e) => Effect.logWarning("poller: cannot remove the heartbeat; it expires by itself").pipe(Effect.annotateLogs({ error: errorText(e) })))
+        Effect.catch((e) => Effect.logWarning("poller: cannot remove the heartbeat; it expires by itself").pipe(Effect.annotateLogs({ error: errorText(e) })))
       )
     )
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(Duration.millis(opts.heartbeatIntervalMs)).pipe(
-          Effect.zipRight(heartbeat.beat),
-          Effect.catchAll((e) => Effect.logWarning("poller: heartbeat renewal failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+          Effect.andThen(heartbeat.beat),
+          Effect.catch((e) => Effect.logWarning("poller: heartbeat renewal failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
         )
       )
     )
@@ -118,7 +118,7 @@ const signalScope = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, scope: st
     const waker = deps.workers.get(scope)?.waker ?? (yield* discover(deps, workerScope, scope))
     waker?.wake()
   }).pipe(
-    Effect.catchAll((e) =>
+    Effect.catch((e) =>
       Effect.logWarning("poller: cannot consume scope; tried again on the next fallback round").pipe(
         Effect.annotateLogs({ scope, error: errorText(e) })
       )
@@ -126,13 +126,13 @@ const signalScope = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, scope: st
   )
 
 /** Reads nudged scopes at once, and every scope after a reconnect. */
-const listenForNudges = <R>({ opts, workers, wakes }: PollerDeps<R>, nudges: Nudges) =>
+const listenForNudges = <R>({ opts, workers, wakes }: PollerDeps<R>, nudges: Nudges["Service"]) =>
   nudges.listen(opts.kind, `poller-nudge-${opts.kind}`, {
     // A known scope is woken right here in plain code; only a new one goes to the discovering fiber.
     onNudge: (scope) => {
       const worker = workers.get(scope)
       if (worker) worker.waker.wake()
-      else Queue.unsafeOffer(wakes, scope)
+      else Queue.offerUnsafe(wakes, scope)
     },
     // Nudges sent while the connection was away are lost, so read everything.
     onReconnect: () => {
@@ -141,7 +141,7 @@ const listenForNudges = <R>({ opts, workers, wakes }: PollerDeps<R>, nudges: Nud
   })
 
 /** The first round now, then a fiber for new scopes woken and one for the fallback rounds. */
-const startRounds = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, registry: ScopeRegistry) =>
+const startRounds = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, registry: ScopeRegistry["Service"]) =>
   Effect.gen(function* () {
     /** The fallback round: learn new scopes from the registry and wake every scope. */
     const refresh = Effect.gen(function* () {
@@ -153,8 +153,8 @@ const startRounds = <R>(deps: PollerDeps<R>, workerScope: Scope.Scope, registry:
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.sleep(Duration.millis(deps.opts.fallbackIntervalMs)).pipe(
-          Effect.zipRight(refresh),
-          Effect.catchAll((e) => Effect.logWarning("poller: fallback round failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+          Effect.andThen(refresh),
+          Effect.catch((e) => Effect.logWarning("poller: fallback round failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
         )
       )
     )
@@ -171,13 +171,13 @@ const pollerDepsOf = <E, R>(options: PollerOptions<E, R>, opts: ResolvedOptions)
     const shutdown = { stopping: false }
     const heartbeat = yield* (yield* ConsumerHeartbeats).of(opts, opts.heartbeatTtlMs)
     const isStopping = () => shutdown.stopping
-    const env: RunnerEnv = { permits: yield* Effect.makeSemaphore(opts.concurrency), concurrency: opts.concurrency, stats, isStopping }
+    const env: RunnerEnv = { permits: yield* Semaphore.make(opts.concurrency), concurrency: opts.concurrency, stats, isStopping }
     const run = options.handleBatch ? batchRunner(options.handleBatch, env) : entryRunner(options.handler, env)
     const ctx: WorkerContext<R> = { options: opts, streams, heartbeat, run, stats, isStopping }
     const deps: PollerDeps<R> = {
       opts, valkey, streams, stats, ctx, shutdown,
       workers: new Map<string, Worker>(),
-      discovery: yield* Effect.makeSemaphore(1),
+      discovery: yield* Semaphore.make(1),
       wakes: yield* Queue.unbounded<string>()
     }
     return { deps, registry, nudges, heartbeat }
@@ -202,7 +202,7 @@ export const makePoller = <E, R>(
     // Finalizers run in reverse order: the nudge and fallback fibers (forked below) stop first,
     // then `stopWorkers` waits for the workers, then the worker scope interrupts what is left; only
     // then the heartbeat stops and is removed, so nobody takes over an entry still being handled.
-    const workerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
+    const workerScope = yield* Scope.fork(yield* Effect.scope, "parallel")
     yield* Effect.addFinalizer(() => stopWorkers(deps))
     yield* listenForNudges(deps, nudges)
     yield* startRounds(deps, workerScope, registry)
@@ -219,4 +219,4 @@ export const makePoller = <E, R>(
 /** The poller as a layer: it runs while the layer is alive. */
 export const layer = <E, R>(
   options: PollerOptions<E, R>
-): Layer.Layer<ValkeyPoller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | R> => Layer.scoped(ValkeyPoller, makePoller(options))
+): Layer.Layer<ValkeyPoller, InvalidInput | WrongType | ConnectionError, Valkey | ValkeyStreams | R> => Layer.effect(ValkeyPoller, makePoller(options))

@@ -1,4 +1,4 @@
-import { Array as Arr, Effect, FiberRef, Metric, MetricLabel } from "effect"
+import { Context, Effect, Metric, Record as Rec } from "effect"
 
 /** What one poller has done since it started. */
 export interface PollerStats {
@@ -39,36 +39,39 @@ const zero: PollerStats = {
   scopes: 0
 }
 
-const metrics: Record<Counter, Metric.Metric.Counter<number>> = {
-  read: Metric.counter("microdcs_poller_read_total"),
-  processed: Metric.counter("microdcs_poller_processed_total"),
-  failed: Metric.counter("microdcs_poller_failed_total"),
-  retried: Metric.counter("microdcs_poller_retried_total"),
-  deadLettered: Metric.counter("microdcs_poller_dead_lettered_total"),
-  claimed: Metric.counter("microdcs_poller_claimed_total"),
-  claimDeleted: Metric.counter("microdcs_poller_claim_deleted_total"),
-  trimmed: Metric.counter("microdcs_poller_trimmed_total")
+const metricNames: Record<Counter, string> = {
+  read: "microdcs_poller_read_total",
+  processed: "microdcs_poller_processed_total",
+  failed: "microdcs_poller_failed_total",
+  retried: "microdcs_poller_retried_total",
+  deadLettered: "microdcs_poller_dead_lettered_total",
+  claimed: "microdcs_poller_claimed_total",
+  claimDeleted: "microdcs_poller_claim_deleted_total",
+  trimmed: "microdcs_poller_trimmed_total"
 }
 
 /**
  * The counters of one poller: a plain record for `stats` (per instance, exact) and a process-wide
- * Metric tagged with kind and group for whatever exports metrics. Every update is synchronous and
- * passes one label array built here: the poller counts per batch, and an Effect per count, or a
- * `Metric.tagged` metric (which merges its labels into a new array, so Effect's hook cache never
- * hits and every update builds and hashes a metric key), was a visible share of its CPU.
+ * Metric with the attributes kind and group for whatever exports metrics. Every update is
+ * synchronous: the poller counts per batch, and an Effect per count, or a `Metric.withAttributes`
+ * metric (which merges its attributes into the context on every update), was a visible share of its
+ * CPU. So each poller updates counters of its own with one context built here: the context of the
+ * fiber that started it (its metric registry and `Metric.CurrentMetricAttributes`, as `Metric.update`
+ * would use them) plus kind and group. A counter caches its series key per attribute set, so the key is
+ * built once. The series is the one `Metric.withAttributes(counter, { kind, group })` reads.
  */
 export const makeStats = (kind: string, group: string) =>
   Effect.gen(function* () {
-    // The metric labels of the fiber that starts the poller (Effect.tagMetrics), as Metric.increment would add them.
-    const labels = yield* FiberRef.get(FiberRef.currentMetricLabels)
+    const fiberContext = yield* Effect.context<never>()
+    const attributes = { ...Context.get(fiberContext, Metric.CurrentMetricAttributes), kind, group }
+    const context = Context.add(fiberContext, Metric.CurrentMetricAttributes, attributes)
+    const metrics = Rec.map(metricNames, (name) => Metric.counter(name))
     const state: { -readonly [K in keyof PollerStats]: number } = { ...zero }
-    // The same labels, in the same order, as `metric.pipe(Metric.tagged("kind", kind), Metric.tagged("group", group))` adds.
-    const tags = Arr.union([MetricLabel.make("kind", kind)], Arr.union([MetricLabel.make("group", group)], labels))
     /** Counts `n` now, from plain code. */
     const count = (counter: Counter, n = 1): void => {
       if (n === 0) return
       state[counter] += n
-      metrics[counter].unsafeUpdate(n, tags)
+      metrics[counter].updateUnsafe(n, context)
     }
     const move = (field: "inFlight" | "scopes", delta: number): void => {
       state[field] += delta
@@ -82,4 +85,4 @@ export const makeStats = (kind: string, group: string) =>
     } as const
   })
 
-export type Stats = Effect.Effect.Success<ReturnType<typeof makeStats>>
+export type Stats = Effect.Success<ReturnType<typeof makeStats>>

@@ -10,7 +10,7 @@ import type { Waker } from "./Waker.js"
 /** Everything a scope worker shares with its poller. */
 export interface WorkerContext<R> {
   readonly options: ResolvedOptions
-  readonly streams: ValkeyStreams
+  readonly streams: ValkeyStreams["Service"]
   /** Tells dead consumers of the group from live ones. */
   readonly heartbeat: ConsumerHeartbeat
   /** The handler (per entry or per batch) over one batch. */
@@ -61,9 +61,9 @@ export const moveToDeadLetter = <R>(w: ScopeRun<R>, id: string, error: string) =
       stats.count("deadLettered")
       return Effect.logWarning("poller: entry moved to the dead-letter stream").pipe(Effect.annotateLogs({ id, error }))
     }),
-    Effect.catchAll((e) =>
+    Effect.catch((e) =>
       Effect.sync(() => (w.state.ownPending = true)).pipe(
-        Effect.zipRight(Effect.logWarning("poller: dead letter failed; the entry stays pending").pipe(Effect.annotateLogs({ id, error: errorText(e) })))
+        Effect.andThen(Effect.logWarning("poller: dead letter failed; the entry stays pending").pipe(Effect.annotateLogs({ id, error: errorText(e) })))
       )
     )
   )
@@ -106,7 +106,7 @@ const settleFailures = <R>(w: ScopeRun<R>, failed: BatchResult["failed"]) =>
 const settle = <R>(w: ScopeRun<R>, { succeeded, failed }: BatchResult): Effect.Effect<void> =>
   Effect.suspend(() => {
     const acked = succeeded.length > 0 ? acknowledge(w, succeeded) : Effect.void
-    return failed.length === 0 ? acked : Effect.zipRight(acked, settleFailures(w, failed))
+    return failed.length === 0 ? acked : Effect.andThen(acked, settleFailures(w, failed))
   })
 
 /**
@@ -124,7 +124,7 @@ export const handleAll = <R, A extends StreamEntry>(w: ScopeRun<R>, entries: Rea
       batch[i] = { kind: ctx.options.kind, scope, stream, id: e.id, fields: e.fields, deliveries: deliveries(e) }
     }
     const result: BatchResult = { succeeded: [], failed: [] }
-    return Effect.uninterruptibleMask((restore) => Effect.zipRight(Effect.exit(ctx.run(batch, result, restore)), settle(w, result)))
+    return Effect.uninterruptibleMask((restore) => Effect.andThen(Effect.exit(ctx.run(batch, result, restore)), settle(w, result)))
   })
 
 const claimedDeliveries = (e: ClaimedEntry) => e.deliveries

@@ -105,7 +105,7 @@ const readNewOf = <R>(w: ScopeRun<R>): Effect.Effect<void, ReadError, R> => {
           const entries = batches[0]?.entries ?? []
           stats.count("read", entries.length)
           const handled = handleAll(w, entries, firstDelivery)
-          return entries.length < options.batchSize ? handled : Effect.zipRight(handled, readNew)
+          return entries.length < options.batchSize ? handled : Effect.andThen(handled, readNew)
         })
   )
   return readNew
@@ -141,7 +141,7 @@ const roundOf = <R>(w: ScopeRun<R>) => {
     Effect.catchTag("NotFound", () =>
       streams.ensureGroup(w.stream, options.group, options.groupStartId).pipe(Effect.map(() => retryAfter(state, Date.now())))
     ),
-    Effect.catchAll((e) => Effect.logWarning("poller: round failed; the next wake retries").pipe(Effect.annotateLogs({ error: errorText(e) })))
+    Effect.catch((e) => Effect.logWarning("poller: round failed; the next wake retries").pipe(Effect.annotateLogs({ error: errorText(e) })))
   )
 }
 

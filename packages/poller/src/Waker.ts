@@ -12,7 +12,7 @@ export interface Waker {
 }
 
 /**
- * A worker's wake-up as one `Effect.async` and one timer per sleep, woken from plain code (the
+ * A worker's wake-up as one `Effect.callback` and one timer per sleep, woken from plain code (the
  * nudge listener's event, the fallback round, shutdown). It replaces a sliding queue raced with a
  * sleep and with the shutdown signal: four fibers, two interruptions and a queue taker per round
  * were most of what a nudged round cost. The timer is a plain one, on real time, like the server's
@@ -40,7 +40,7 @@ export const makeWaker = (): Waker => {
       else woken = true
     },
     sleep: (ms) =>
-      Effect.async<void>((done) => {
+      Effect.callback<void>((done) => {
         if (woken) {
           woken = false
           done(Effect.void)

@@ -47,7 +47,7 @@ describe("Poller batch handler", () => {
       const monitor = yield* commandsOn(yield* streamKey("ordered"))
       const ids: Array<string> = []
       for (let i = 0; i < 10; i++) ids.push(yield* append("ordered", { n: String(i) }, { nudge: false }))
-      const processedMetric = Metric.counter("microdcs_poller_processed_total").pipe(Metric.tagged("kind", "sfc"), Metric.tagged("group", "engine"))
+      const processedMetric = Metric.counter("microdcs_poller_processed_total").pipe(Metric.withAttributes({ kind: "sfc", group: "engine" }))
       const before = (yield* Metric.value(processedMetric)).count
       const batches = yield* Ref.make<Array<ReadonlyArray<PollerEntry>>>([])
       const { poller } = yield* start({
@@ -78,7 +78,7 @@ describe("Poller batch handler", () => {
       const { poller } = yield* start({ ...base, batchSize: 3, handler: (e: PollerEntry) => Queue.offer(seen, e.id).pipe(Effect.asVoid) })
       yield* poller.wake("per-entry")
       yield* until(poller.stats, (s) => s.processed === 6)
-      expect([...(yield* Queue.takeAll(seen))].sort()).toEqual(ids)
+      expect([...(yield* Queue.clear(seen))].sort()).toEqual(ids)
       expect(acks(yield* monitor.settled).map((a) => [...a].sort())).toEqual([ids.slice(0, 3), ids.slice(3)])
     }).pipe(Effect.scoped, Effect.provide(freshLayer()))
   )
@@ -145,7 +145,7 @@ describe("Poller batch handler", () => {
         ...base,
         consumer: "doomed",
         shutdownGraceMs: 20,
-        handleBatch: (entries) => Deferred.succeed(started, entries.length).pipe(Effect.zipRight(Effect.never))
+        handleBatch: (entries) => Deferred.succeed(started, entries.length).pipe(Effect.andThen(Effect.never))
       })
       yield* doomed.poller.wake("crashed")
       expect(yield* Deferred.await(started).pipe(Effect.timeout("10 seconds"))).toBe(4)
@@ -155,7 +155,7 @@ describe("Poller batch handler", () => {
       const batches = yield* Queue.unbounded<ReadonlyArray<PollerEntry>>()
       const { poller } = yield* start({ ...base, consumer: "heir", handleBatch: (entries) => Queue.offer(batches, entries).pipe(Effect.asVoid) })
       yield* until(poller.stats, (s) => s.processed === 4)
-      const got = [...(yield* Queue.takeAll(batches))].flat()
+      const got = [...(yield* Queue.clear(batches))].flat()
       expect(got.map((e) => e.id)).toEqual(ids)
       expect(got.map((e) => e.deliveries)).toEqual([2, 2, 2, 2])
       expect(yield* pendingCount("crashed")).toBe(0)
@@ -173,7 +173,7 @@ describe("Poller batch handler", () => {
         concurrency: 1,
         batchSize: 3,
         shutdownGraceMs: 20,
-        handler: (e: PollerEntry) => (e.fields["n"] === "0" ? Effect.void : Deferred.succeed(hung, undefined).pipe(Effect.zipRight(Effect.never)))
+        handler: (e: PollerEntry) => (e.fields["n"] === "0" ? Effect.void : Deferred.succeed(hung, undefined).pipe(Effect.andThen(Effect.never)))
       })
       yield* doomed.poller.wake("half-done")
       yield* Deferred.await(hung).pipe(Effect.timeout("10 seconds"))

@@ -44,7 +44,7 @@ describe("Poller takeover of dead consumers", () => {
           consumer: "slow",
           handler: (entry: PollerEntry) =>
             entry.fields["slow"]
-              ? Ref.update(slowRuns, (n) => n + 1).pipe(Effect.zipRight(Deferred.succeed(slowStarted, undefined)), Effect.zipRight(Deferred.await(release)))
+              ? Ref.update(slowRuns, (n) => n + 1).pipe(Effect.andThen(Deferred.succeed(slowStarted, undefined)), Effect.andThen(Deferred.await(release)))
               : record("slow")(entry)
         })
         yield* Deferred.await(slowStarted).pipe(Effect.timeout("10 seconds"))
@@ -90,7 +90,7 @@ describe("Poller takeover of dead consumers", () => {
         ...NEVER_IDLE,
         consumer: "leaving",
         shutdownGraceMs: 20,
-        handler: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
+        handler: () => Deferred.succeed(started, undefined).pipe(Effect.andThen(Effect.never))
       })
       const beat = yield* valkey.key("pollerHeartbeat", { kind: "sfc", group: "engine", consumer: "leaving" })
       yield* append("handover", { job: "j" })

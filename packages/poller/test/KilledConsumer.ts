@@ -28,13 +28,13 @@ const consumer =
   process.env["HANDLER"] === "batch"
     ? makePoller({
         ...settings,
-        handleBatch: (entries) => Effect.sync(() => entries.forEach((e) => console.log(`started ${e.id}`))).pipe(Effect.zipRight(Effect.never))
+        handleBatch: (entries) => Effect.sync(() => entries.forEach((e) => console.log(`started ${e.id}`))).pipe(Effect.andThen(Effect.never))
       })
     : makePoller({
         ...settings,
-        handler: (entry) => Effect.sync(() => console.log(`started ${entry.id}`)).pipe(Effect.zipRight(Effect.never))
+        handler: (entry) => Effect.sync(() => console.log(`started ${entry.id}`)).pipe(Effect.andThen(Effect.never))
       })
 
 const layer = ValkeyStreams.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: env("VALKEY_URL"), prefix: env("PREFIX") })))
 
-Effect.runFork(consumer.pipe(Effect.zipRight(Effect.never), Effect.scoped, Effect.provide(layer), Effect.tapErrorCause(Effect.logError)))
+Effect.runFork(consumer.pipe(Effect.andThen(Effect.never), Effect.scoped, Effect.provide(layer), Effect.tapCause(Effect.logError)))

@@ -24,7 +24,7 @@ const spawnConsumer = (prefix: string, consumer: string, handler: "entry" | "bat
       const started = Effect.runSync(Queue.unbounded<string>())
       let err = ""
       child.stdout.on("data", (chunk: Buffer) => {
-        for (const m of chunk.toString().matchAll(/^started (\S+)$/gm)) Queue.unsafeOffer(started, m[1]!)
+        for (const m of chunk.toString().matchAll(/^started (\S+)$/gm)) Queue.offerUnsafe(started, m[1]!)
       })
       child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()))
       return { child, started, stderr: () => err }
@@ -44,7 +44,7 @@ describe("Poller takeover after SIGKILL", () => {
         while (running.length < 2) {
           running.push(
             yield* Queue.take(doomed.started).pipe(
-              Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started both entries: ${doomed.stderr()}`) })
+              Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never started both entries: ${doomed.stderr()}`)) })
             )
           )
         }
@@ -79,7 +79,7 @@ describe("Poller takeover after SIGKILL", () => {
         while (running.length < 3) {
           running.push(
             yield* Queue.take(doomed.started).pipe(
-              Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started the batch: ${doomed.stderr()}`) })
+              Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never started the batch: ${doomed.stderr()}`)) })
             )
           )
         }

@@ -60,7 +60,7 @@ describe("Poller failures", () => {
       const deliveries = yield* Ref.make<Array<number>>([])
       const handler = (entry: PollerEntry) =>
         Ref.update(deliveries, (d) => [...d, entry.deliveries]).pipe(
-          Effect.zipRight(entry.deliveries < 3 ? Effect.fail(new Boom({ message: "not yet" })) : Effect.void)
+          Effect.andThen(entry.deliveries < 3 ? Effect.fail(new Boom({ message: "not yet" })) : Effect.void)
         )
       const { poller } = yield* start({ ...base, maxDeliveries: 5, handler })
       yield* append("flaky", { job: "j" })
@@ -75,7 +75,7 @@ describe("Poller failures", () => {
     Effect.gen(function* () {
       const streams = yield* ValkeyStreams
       const calls = yield* Ref.make(0)
-      const handler = (_: PollerEntry) => Ref.update(calls, (n) => n + 1).pipe(Effect.zipRight(Effect.fail(new Boom({ message: "always" }))))
+      const handler = (_: PollerEntry) => Ref.update(calls, (n) => n + 1).pipe(Effect.andThen(Effect.fail(new Boom({ message: "always" }))))
       const { poller } = yield* start({ ...base, maxDeliveries: 3, handler })
       const id = yield* append("poison", { job: "bad" })
       yield* until(poller.stats, (s) => s.deadLettered === 1)
@@ -96,7 +96,7 @@ describe("Poller failures", () => {
         ...base,
         consumer: "doomed",
         shutdownGraceMs: 20,
-        handler: (entry) => Deferred.succeed(started, entry.id).pipe(Effect.zipRight(Effect.never))
+        handler: (entry) => Deferred.succeed(started, entry.id).pipe(Effect.andThen(Effect.never))
       })
       const id = yield* append("orphans", { job: "j" })
       expect(yield* Deferred.await(started).pipe(Effect.timeout("4 seconds"))).toBe(id)
@@ -139,7 +139,7 @@ describe("Poller trim and shutdown", () => {
       const started = yield* Deferred.make<void>()
       const finished = yield* Ref.make(false)
       const handler = (_: PollerEntry) =>
-        Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.sleep("300 millis")), Effect.zipRight(Ref.set(finished, true)))
+        Deferred.succeed(started, undefined).pipe(Effect.andThen(Effect.sleep("300 millis")), Effect.andThen(Ref.set(finished, true)))
       const running = yield* start({ ...base, handler })
       yield* append("graceful", { job: "slow" })
       yield* Deferred.await(started).pipe(Effect.timeout("4 seconds"))
@@ -161,7 +161,7 @@ describe("Poller trim and shutdown", () => {
       const handler = (_: PollerEntry) =>
         Ref.updateAndGet(running, (n) => n + 1).pipe(
           Effect.flatMap((n) => Ref.update(peak, (p) => Math.max(p, n))),
-          Effect.zipRight(Effect.sleep("40 millis")),
+          Effect.andThen(Effect.sleep("40 millis")),
           Effect.ensuring(Ref.update(running, (n) => n - 1))
         )
       const { poller } = yield* start({ ...base, concurrency: 2, handler })

@@ -1,4 +1,4 @@
-import { Duration, Effect, Either, Option, Queue, Stream } from "effect"
+import { Duration, Effect, Result, Option, Queue, Stream } from "effect"
 import type { Nudges, ScopeRegistry } from "@microdcs/store"
 import { publishMetadata } from "./Metadata.js"
 import type { PublisherContext } from "./PublisherContext.js"
@@ -28,7 +28,7 @@ interface SessionState {
 
 const mark = (s: SessionState, scopes: Iterable<string>) => {
   for (const scope of scopes) s.dirty.add(scope)
-  s.wake.unsafeOffer(undefined)
+  Queue.offerUnsafe(s.wake, undefined)
 }
 
 /** A round for `scope` in `ms`, when its paced state index may go out; one timer per scope at a time. */
@@ -58,9 +58,9 @@ const follow = (s: SessionState, scope: string) =>
   Effect.gen(function* () {
     if (s.ignored.has(scope)) return
     const topic = stateIndexTopic(s.ctx.options, scope)
-    if (Either.isLeft(topic)) {
+    if (Result.isFailure(topic)) {
       s.ignored.add(scope)
-      return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.left.message }))
+      return yield* Effect.logWarning("publisher: scope has no topic; not published").pipe(Effect.annotateLogs({ scope, reason: topic.failure.message }))
     }
     let view = s.views.get(scope)
     if (view === undefined) {
@@ -75,7 +75,7 @@ const follow = (s: SessionState, scope: string) =>
     if (Option.isSome(wait)) yield* markLater(s, scope, wait.value)
   }).pipe(
     // Left for the next fallback round, which reads every scope again.
-    Effect.catchAll((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
+    Effect.catch((e) => Effect.logWarning("publisher: scope round failed; retried next round").pipe(Effect.annotateLogs({ scope, error: errorText(e) })))
   )
 
 /** Retains the metadata when the set of published scopes differs from what it lists. */
@@ -86,17 +86,17 @@ const describe = (s: SessionState) =>
     if (listed === s.metadataScopes) return Effect.void
     return publishMetadata(s.ctx, scopes).pipe(
       Effect.tap(() => Effect.sync(() => void (s.metadataScopes = listed))),
-      Effect.catchAll((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
+      Effect.catch((e) => Effect.logWarning("publisher: metadata not published; retried next round").pipe(Effect.annotateLogs({ error: errorText(e) })))
     )
   })
 
 /** Marks every registered and known scope every fallback interval. */
-const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
+const fallbackRounds = (s: SessionState, registry: ScopeRegistry["Service"]) =>
   Effect.forever(
     Effect.sleep(Duration.millis(s.ctx.options.fallbackIntervalMs)).pipe(
-      Effect.zipRight(registry.list),
+      Effect.andThen(registry.list),
       Effect.map((registered) => mark(s, [...registered, ...s.views.keys()])),
-      Effect.catchAll((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
+      Effect.catch((e) => Effect.logWarning("publisher: scope registry read failed").pipe(Effect.annotateLogs({ error: errorText(e) })))
     )
   )
 
@@ -115,7 +115,7 @@ const fallbackRounds = (s: SessionState, registry: ScopeRegistry) =>
  * lost its retained messages too), every scope counts as unseen again and is republished, and
  * so is the island's metadata.
  */
-export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry, nudges: Nudges): Effect.Effect<void> =>
+export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry["Service"], nudges: Nudges["Service"]): Effect.Effect<void> =>
   Effect.gen(function* () {
     const s: SessionState = {
       ctx, dirty: new Set(), views: new Map(), brokerEpoch: 0, metadataScopes: undefined, ignored: new Set(), pacing: new Set(), wake: yield* Queue.sliding<void>(1)
@@ -146,5 +146,5 @@ export const runActiveSession = (ctx: PublisherContext, registry: ScopeRegistry,
     }
   }).pipe(
     Effect.scoped,
-    Effect.catchAll((e) => Effect.logWarning("publisher: cannot start publishing").pipe(Effect.annotateLogs({ error: errorText(e) })))
+    Effect.catch((e) => Effect.logWarning("publisher: cannot start publishing").pipe(Effect.annotateLogs({ error: errorText(e) })))
   )

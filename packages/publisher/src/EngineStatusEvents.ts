@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { eventsTopic, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
 import { JOB_ORDER_STATUS_EVENT_TYPE, JobStates, toStoredState } from "@microdcs/job-state"
 import type { ChangeEntry } from "@microdcs/store"
@@ -32,11 +32,11 @@ export const publishEngineStatusEvents = (ctx: PublisherContext, scope: string, 
     const transitions = entries.filter(isEngineTransition)
     if (transitions.length === 0) return
     const topic = eventsTopic({ prefix: ctx.options.prefix, discriminator: ctx.options.discriminator }, scope)
-    if (Either.isLeft(topic)) return yield* Effect.logWarning("publisher: no events topic for this scope").pipe(Effect.annotateLogs({ scope }))
+    if (Result.isFailure(topic)) return yield* Effect.logWarning("publisher: no events topic for this scope").pipe(Effect.annotateLogs({ scope }))
     const outcomes = yield* ctx.mqtt.publishAll(
       transitions.map((entry) => ({
         _tag: "Publish" as const,
-        topic: topic.right,
+        topic: topic.success,
         event: makeCloudEvent({
           id: `${scope}/status/${entry.id}/v${entry.version}`,
           source: ctx.options.source,

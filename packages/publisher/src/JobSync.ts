@@ -17,7 +17,7 @@ const skip = (scope: string, id: string, reason: string) =>
 
 /** Clear, Cancel, a deleted or expired document: neither order nor result stays retained. */
 const retire = (ctx: PublisherContext, scope: string, id: string) =>
-  Effect.zipRight(unretain(ctx, jobTopic(ctx.options, "order", scope, id)), unretain(ctx, jobTopic(ctx.options, "result", scope, id)))
+  Effect.andThen(unretain(ctx, jobTopic(ctx.options, "order", scope, id)), unretain(ctx, jobTopic(ctx.options, "result", scope, id)))
 
 /** Retains `result/{id}` from the job order's response. */
 const publishResult = (ctx: PublisherContext, scope: string, id: string, response: JobResponseDocument) =>

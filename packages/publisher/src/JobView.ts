@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import { decodeJobOrderRecord, type JobOrder, type JobState, isFinished, isTerminal, normalizedName } from "@microdcs/job-state"
 import type { ConnectionError, InvalidInput, JobResponseDocument, WrongType } from "@microdcs/store"
 import type { PublisherContext } from "./PublisherContext.js"
@@ -50,16 +50,16 @@ export const readJob = (
     const [stored, priority] = yield* Effect.all(
       [
         ctx.jobOrders.get(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone)),
-        Option.isSome(knownPriority) ? Effect.succeed(Either.right(knownPriority)) : Effect.either(listedPriority(ctx, scope, id))
+        Option.isSome(knownPriority) ? Effect.succeed(Result.succeed(knownPriority)) : Effect.result(listedPriority(ctx, scope, id))
       ],
       { concurrency: 2 }
     )
     if (Option.isNone(stored) || stored.value.scope !== scope) return gone
     const decoded = decodeJobOrderRecord(stored.value.doc)
-    if (Either.isLeft(decoded)) return { _tag: "Malformed", reason: decoded.left.message } as const
-    const { jobOrder, state } = decoded.right
+    if (Result.isFailure(decoded)) return { _tag: "Malformed", reason: decoded.failure.message } as const
+    const { jobOrder, state } = decoded.success
     if (isTerminal(state)) return gone
-    const listed = yield* priority
+    const listed = yield* Effect.fromResult(priority)
     const response = isFinished(state)
       ? yield* ctx.responses.byOrder(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
       : Option.none()

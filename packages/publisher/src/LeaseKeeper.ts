@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Either } from "effect"
+import { Clock, Duration, Effect, Result } from "effect"
 import type { Lease } from "@microdcs/store"
 import type { ResolvedPublisherOptions } from "./PublisherOptions.js"
 
@@ -14,7 +14,7 @@ const errorText = (e: { readonly _tag: string; readonly message?: string }) => `
 export const tryAcquire = (lease: Lease, options: LeaseOptions): Effect.Effect<boolean> =>
   lease.acquire(options.instanceId, options.leaseTtlMs).pipe(
     Effect.flatMap((acquired) => (acquired ? Effect.succeed(true) : lease.renew(options.instanceId, options.leaseTtlMs))),
-    Effect.catchAll((e) =>
+    Effect.catch((e) =>
       Effect.logWarning("publisher: cannot take the lease now").pipe(Effect.annotateLogs({ error: errorText(e) }), Effect.as(false))
     )
   )
@@ -35,19 +35,19 @@ export const holdLease = (lease: Lease, options: LeaseOptions, heldSince: number
       const sentAt = yield* Clock.currentTimeMillis
       const renewed = yield* lease.renew(options.instanceId, options.leaseTtlMs).pipe(
         Effect.timeout(Duration.millis(options.renewIntervalMs)),
-        Effect.either
+        Effect.result
       )
-      if (Either.isRight(renewed) && renewed.right) {
+      if (Result.isSuccess(renewed) && renewed.success) {
         validUntil = sentAt + options.leaseTtlMs
         continue
       }
-      if (Either.isRight(renewed)) return yield* Effect.logWarning("publisher: lease lost to another instance; stopping")
+      if (Result.isSuccess(renewed)) return yield* Effect.logWarning("publisher: lease lost to another instance; stopping")
       const now = yield* Clock.currentTimeMillis
       if (now + options.renewIntervalMs >= validUntil) {
         return yield* Effect.logWarning("publisher: cannot renew the lease before it runs out; stopping").pipe(
-          Effect.annotateLogs({ error: errorText(renewed.left) })
+          Effect.annotateLogs({ error: errorText(renewed.failure) })
         )
       }
-      yield* Effect.logWarning("publisher: lease renewal failed; retrying").pipe(Effect.annotateLogs({ error: errorText(renewed.left) }))
+      yield* Effect.logWarning("publisher: lease renewal failed; retrying").pipe(Effect.annotateLogs({ error: errorText(renewed.failure) }))
     }
   })

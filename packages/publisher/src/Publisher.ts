@@ -26,7 +26,7 @@ export interface PublisherService {
   readonly isActive: Effect.Effect<boolean>
 }
 
-export class Publisher extends Context.Tag("@microdcs/publisher/Publisher")<Publisher, PublisherService>() {}
+export class Publisher extends Context.Service<Publisher, PublisherService>()("@microdcs/publisher/Publisher") {}
 
 /** Everything a publisher reads and writes through: the store's services and one MQTT connection. */
 export type PublisherRequirements =
@@ -45,9 +45,9 @@ const PublisherStoreServices = Layer.merge(IndexScores.Default, Nudges.Default)
 /** What the publisher's cycle works with. */
 interface PublisherDeps {
   readonly opts: ResolvedPublisherOptions
-  readonly lease: PublisherLease
-  readonly registry: ScopeRegistry
-  readonly nudges: Nudges
+  readonly lease: PublisherLease["Service"]
+  readonly registry: ScopeRegistry["Service"]
+  readonly nudges: Nudges["Service"]
   readonly stats: Stats
   /** The session's context but its fence, which each activation makes. */
   readonly services: Omit<PublisherContext, "fence">
@@ -57,8 +57,8 @@ interface PublisherDeps {
 // A defect in the session must not end the loop: step back, let the lease go, try again.
 const session = (deps: PublisherDeps, ctx: PublisherContext) =>
   runActiveSession(ctx, deps.registry, deps.nudges).pipe(
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logError("publisher: session failed", cause)
     )
   )
 
@@ -72,12 +72,12 @@ const publishWhileHeld = (deps: PublisherDeps, sentAt: number) =>
     const lost = yield* Deferred.make<void>()
     const fence = lease.holder.pipe(
       Effect.flatMap((holder) =>
-        Option.contains(holder, opts.instanceId) ? Effect.void : Deferred.succeed(lost, undefined).pipe(Effect.zipRight(Effect.never))
+        Option.contains(holder, opts.instanceId) ? Effect.void : Deferred.succeed(lost, undefined).pipe(Effect.andThen(Effect.never))
       )
     )
-    const fenced = Deferred.await(lost).pipe(Effect.zipRight(Effect.logWarning("publisher: the lease names another instance; stopping")))
+    const fenced = Deferred.await(lost).pipe(Effect.andThen(Effect.logWarning("publisher: the lease names another instance; stopping")))
     yield* stats.setActive(true).pipe(
-      Effect.zipRight(Effect.raceAll([session(deps, { ...deps.services, fence }), holdLease(lease, opts, sentAt), fenced])),
+      Effect.andThen(Effect.raceAll([session(deps, { ...deps.services, fence }), holdLease(lease, opts, sentAt), fenced])),
       Effect.ensuring(stats.setActive(false))
     )
   })
@@ -115,7 +115,7 @@ const publisherDepsOf = (options: PublisherOptions) =>
       stats
     } satisfies Omit<PublisherContext, "fence">
     const releaseLease = lease.release(opts.instanceId).pipe(
-      Effect.catchAll((e) => Effect.logWarning("publisher: lease release failed; it expires by itself").pipe(Effect.annotateLogs({ error: e._tag })))
+      Effect.catch((e) => Effect.logWarning("publisher: lease release failed; it expires by itself").pipe(Effect.annotateLogs({ error: e._tag })))
     )
     return { opts, lease, registry, nudges, stats, services, releaseLease } satisfies PublisherDeps
   })
@@ -140,4 +140,4 @@ export const makePublisher = (options: PublisherOptions = {}): Effect.Effect<Pub
 
 /** The publisher as a layer: it runs (active or standby) while the layer is alive. */
 export const PublisherLive = (options: PublisherOptions = {}): Layer.Layer<Publisher, InvalidInput, PublisherRequirements> =>
-  Layer.scoped(Publisher, makePublisher(options))
+  Layer.effect(Publisher, makePublisher(options))

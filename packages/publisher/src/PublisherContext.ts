@@ -9,11 +9,11 @@ export interface PublisherContext {
   readonly options: ResolvedPublisherOptions
   readonly mqtt: MqttConnectionService
   /** A job order's place in its scope list. */
-  readonly scores: IndexScores
-  readonly jobOrders: JobOrderDao
-  readonly responses: JobResponseDao
-  readonly cursors: PublisherCursors
-  readonly changes: ChangeStream
+  readonly scores: IndexScores["Service"]
+  readonly jobOrders: JobOrderDao["Service"]
+  readonly responses: JobResponseDao["Service"]
+  readonly cursors: PublisherCursors["Service"]
+  readonly changes: ChangeStream["Service"]
   readonly stats: Stats
   /**
    * Run before every batch: succeeds while this instance still holds the lease. When another

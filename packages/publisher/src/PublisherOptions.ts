@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { validateLevel, validateLevels } from "@microdcs/cloudevents-mqtt"
 import { InvalidInput } from "@microdcs/store"
 
@@ -79,10 +79,10 @@ const integer = (field: string, value: number, min: number, max = Number.MAX_SAF
     : Effect.fail(new InvalidInput({ field, message: `${field} must be an integer from ${min} to ${max}, got ${value}` }))
 
 /** A topic part, refused as InvalidInput naming the option: a bad option is a configuration error. */
-const topicPart = (field: string, check: Either.Either<string, { readonly message: string }>): Effect.Effect<string, InvalidInput> =>
-  Either.match(check, {
-    onLeft: (e) => Effect.fail(new InvalidInput({ field, message: e.message })),
-    onRight: Effect.succeed
+const topicPart = (field: string, check: Result.Result<string, { readonly message: string }>): Effect.Effect<string, InvalidInput> =>
+  Result.match(check, {
+    onFailure: (e) => Effect.fail(new InvalidInput({ field, message: e.message })),
+    onSuccess: Effect.succeed
   })
 
 const text = (field: string, value: string): Effect.Effect<string, InvalidInput> =>

@@ -18,7 +18,7 @@ export type Counter = "published" | "deleted" | "batches" | "activations"
 
 const zero: PublisherStats = { published: 0, deleted: 0, batches: 0, activations: 0, active: false }
 
-const metrics: Record<Counter, Metric.Metric.Counter<number>> = {
+const metrics: Record<Counter, Metric.Counter<number>> = {
   published: Metric.counter("microdcs_publisher_published_total"),
   deleted: Metric.counter("microdcs_publisher_deleted_total"),
   batches: Metric.counter("microdcs_publisher_batches_total"),
@@ -29,20 +29,20 @@ const activeGauge = Metric.gauge("microdcs_publisher_active")
 
 /**
  * The counters of one publisher: a Ref for `stats` (per instance, exact) and process-wide
- * Metrics tagged with the instance id for whatever exports metrics.
+ * Metrics with the instance id as an attribute for whatever exports metrics.
  */
 export const makeStats = (instanceId: string) =>
   Effect.gen(function* () {
     const state = yield* Ref.make(zero)
     const add = (counter: Counter, n = 1): Effect.Effect<void> =>
       Ref.update(state, (s) => ({ ...s, [counter]: s[counter] + n })).pipe(
-        Effect.zipRight(Metric.incrementBy(metrics[counter].pipe(Metric.tagged("instance", instanceId)), n))
+        Effect.andThen(Metric.update(Metric.withAttributes(metrics[counter], { instance: instanceId }), n))
       )
     const setActive = (active: boolean): Effect.Effect<void> =>
       Ref.update(state, (s) => ({ ...s, active })).pipe(
-        Effect.zipRight(Metric.set(activeGauge.pipe(Metric.tagged("instance", instanceId)), active ? 1 : 0))
+        Effect.andThen(Metric.update(Metric.withAttributes(activeGauge, { instance: instanceId }), active ? 1 : 0))
       )
     return { get: Ref.get(state), isActive: Ref.get(state).pipe(Effect.map((s) => s.active)), add, setActive } as const
   })
 
-export type Stats = Effect.Effect.Success<ReturnType<typeof makeStats>>
+export type Stats = Effect.Success<ReturnType<typeof makeStats>>

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { type InvalidTopic, validateLevel } from "@microdcs/cloudevents-mqtt"
 
 /**
@@ -21,26 +21,26 @@ export interface PublisherTopicConfig {
 
 export type JobTopicKind = "order" | "result"
 
-const scopeBase = (config: PublisherTopicConfig, scope: string): Either.Either<string, InvalidTopic> =>
-  Either.map(validateLevel("scope", scope), (s) =>
+const scopeBase = (config: PublisherTopicConfig, scope: string): Result.Result<string, InvalidTopic> =>
+  Result.map(validateLevel("scope", scope), (s) =>
     config.discriminator === undefined ? `${config.prefix}/${s}` : `${config.prefix}/${config.discriminator}/${s}`
   )
 
 /** `P[/D]/{scope}/{order|result}/{jobOrderId}`. */
-export const jobTopic = (config: PublisherTopicConfig, kind: JobTopicKind, scope: string, jobOrderId: string): Either.Either<string, InvalidTopic> =>
-  Either.gen(function* () {
+export const jobTopic = (config: PublisherTopicConfig, kind: JobTopicKind, scope: string, jobOrderId: string): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
     const base = yield* scopeBase(config, scope)
     const id = yield* validateLevel("jobOrderId", jobOrderId)
     return `${base}/${kind}/${id}`
   })
 
 /** `P[/D]/{scope}/state-index`. */
-export const stateIndexTopic = (config: PublisherTopicConfig, scope: string): Either.Either<string, InvalidTopic> =>
-  Either.map(scopeBase(config, scope), (base) => `${base}/state-index`)
+export const stateIndexTopic = (config: PublisherTopicConfig, scope: string): Result.Result<string, InvalidTopic> =>
+  Result.map(scopeBase(config, scope), (base) => `${base}/state-index`)
 
 /** `P[/D]/{scope}/state-index/{page}`: page 1 and up of an index too large for one message. */
-export const stateIndexPageTopic = (config: PublisherTopicConfig, scope: string, page: number): Either.Either<string, InvalidTopic> =>
-  Either.map(stateIndexTopic(config, scope), (head) => `${head}/${page}`)
+export const stateIndexPageTopic = (config: PublisherTopicConfig, scope: string, page: number): Result.Result<string, InvalidTopic> =>
+  Result.map(stateIndexTopic(config, scope), (head) => `${head}/${page}`)
 
 /**
  * `P[/D]/#`: everything the publisher retains for one island (without a discriminator it also

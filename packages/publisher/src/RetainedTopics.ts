@@ -1,4 +1,4 @@
-import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
+import { Duration, Effect, Result, Option, Stream } from "effect"
 import type { CloudEvent, InvalidTopic, MqttPublishError, MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { PublisherContext } from "./PublisherContext.js"
 
@@ -11,19 +11,19 @@ const EMPTY = Buffer.alloc(0)
  */
 export const retain = (
   ctx: PublisherContext,
-  topic: Either.Either<string, InvalidTopic>,
+  topic: Result.Result<string, InvalidTopic>,
   event: CloudEvent
 ): Effect.Effect<void, PublishFailure> =>
   Effect.gen(function* () {
-    const name = yield* topic
+    const name = yield* Effect.fromResult(topic)
     yield* ctx.mqtt.publish(name, event, { qos: 1, retain: true, messageExpirySeconds: ctx.options.messageExpirySeconds })
     yield* ctx.stats.add("published")
   })
 
 /** Deletes a retained topic with a zero-byte retained message (harmless when nothing is retained). */
-export const unretain = (ctx: PublisherContext, topic: Either.Either<string, InvalidTopic>): Effect.Effect<void, InvalidTopic | MqttPublishError> =>
+export const unretain = (ctx: PublisherContext, topic: Result.Result<string, InvalidTopic>): Effect.Effect<void, InvalidTopic | MqttPublishError> =>
   Effect.gen(function* () {
-    const name = yield* topic
+    const name = yield* Effect.fromResult(topic)
     yield* ctx.mqtt.publishRaw(name, EMPTY, { qos: 1, retain: true })
     yield* ctx.stats.add("deleted")
   })
@@ -36,11 +36,11 @@ export const unretain = (ctx: PublisherContext, topic: Either.Either<string, Inv
  */
 export const retainReplacing = (
   ctx: PublisherContext,
-  topic: Either.Either<string, InvalidTopic>,
+  topic: Result.Result<string, InvalidTopic>,
   event: CloudEvent
 ): Effect.Effect<Option.Option<CloudEvent>, PublishFailure | MqttSubscribeError> =>
   Effect.gen(function* () {
-    const name = yield* topic
+    const name = yield* Effect.fromResult(topic)
     const messages = yield* ctx.mqtt.subscribe(name, { qos: 1 })
     yield* retain(ctx, topic, event)
     const seen = yield* messages.pipe(
@@ -54,6 +54,6 @@ export const retainReplacing = (
       yield* Effect.logWarning("publisher: cannot tell what the topic held before").pipe(Effect.annotateLogs({ topic: name }))
       return Option.none()
     }
-    const previous = Chunk.findFirst(seen.value, (m) => m.retain)
-    return Option.flatMap(previous, (m) => Either.getRight(m.decoded))
+    const previous = Option.fromUndefinedOr(seen.value.find((m) => m.retain))
+    return Option.flatMap(previous, (m) => Result.getSuccess(m.decoded))
   }).pipe(Effect.scoped)

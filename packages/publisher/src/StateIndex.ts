@@ -1,4 +1,4 @@
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Result, Option } from "effect"
 import type { MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { ConnectionError, InvalidInput, JobOrderPage, WrongType } from "@microdcs/store"
 import { readJob, rowOf } from "./JobView.js"
@@ -103,22 +103,22 @@ export const publishStateIndex = (
   Effect.gen(function* () {
     const topic = stateIndexTopic(ctx.options, scope)
     // A scope with no topic fails here, before it consumes a sequence number.
-    yield* topic
+    yield* Effect.fromResult(topic)
     const seq = yield* ctx.cursors.nextSequence(scope)
     const header = { seq, scope, published_at: new Date(yield* Clock.currentTimeMillis).toISOString() }
     const pages = paginate(header, view.jobs.rows(), ctx.options.maxPayloadBytes)
-    if (Either.isLeft(pages)) {
-      yield* Effect.logError("publisher: state index not published").pipe(Effect.annotateLogs({ scope, reason: pages.left }))
+    if (Result.isFailure(pages)) {
+      yield* Effect.logError("publisher: state index not published").pipe(Effect.annotateLogs({ scope, reason: pages.failure }))
       return []
     }
-    const [head, ...rest] = pages.right
+    const [head, ...rest] = pages.success
     for (const page of rest) yield* retain(ctx, stateIndexPageTopic(ctx.options, scope, page.page), stateIndexEvent(ctx.options.source, page))
     const headEvent = stateIndexEvent(ctx.options.source, head!)
     const before =
       view.pages !== undefined
         ? yield* Effect.as(retain(ctx, topic, headEvent), view.pages)
         : Option.match(yield* retainReplacing(ctx, topic, headEvent), { onNone: () => 1, onSome: (previous) => pagesOf(previous.data) })
-    for (let stale = pages.right.length; stale < before; stale++) yield* unretain(ctx, stateIndexPageTopic(ctx.options, scope, stale))
-    view.pages = pages.right.length
-    return pages.right
+    for (let stale = pages.success.length; stale < before; stale++) yield* unretain(ctx, stateIndexPageTopic(ctx.options, scope, stale))
+    view.pages = pages.success.length
+    return pages.success
   })

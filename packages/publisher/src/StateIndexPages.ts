@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { StateIndex, StateIndexJob } from "./PublisherEvents.js"
 
 /** What every page of one index shares. */
@@ -21,7 +21,7 @@ export const paginate = (
   header: StateIndexHeader,
   jobs: ReadonlyArray<StateIndexJob>,
   maxPayloadBytes: number
-): Either.Either<ReadonlyArray<StateIndex>, string> => {
+): Result.Result<ReadonlyArray<StateIndex>, string> => {
   const widest = Number.MAX_SAFE_INTEGER
   const envelope = jsonBytes({ ...header, page: widest, pages: widest, total_jobs: widest, jobs: [] })
   const budget = maxPayloadBytes - envelope
@@ -30,7 +30,7 @@ export const paginate = (
   for (const job of jobs) {
     const size = jsonBytes(job)
     if (size > budget) {
-      return Either.left(`the state index row of job order ${job.job_order_id} (${size} bytes) does not fit a page of ${maxPayloadBytes} bytes`)
+      return Result.fail(`the state index row of job order ${job.job_order_id} (${size} bytes) does not fit a page of ${maxPayloadBytes} bytes`)
     }
     let current = cuts[cuts.length - 1]!
     // A comma before every row but a page's first.
@@ -42,7 +42,7 @@ export const paginate = (
     used += (current.length > 0 ? 1 : 0) + size
     current.push(job)
   }
-  return Either.right(
+  return Result.succeed(
     cuts.map((page, n): StateIndex => ({ ...header, page: n, pages: cuts.length, total_jobs: jobs.length, jobs: page }))
   )
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
 import { encodeJobOrderRecord, JOB_ORDER_STATUS_EVENT_TYPE, JobStates, toStoredState } from "@microdcs/job-state"
@@ -17,7 +17,7 @@ describe("Publisher: status events of engine transitions", () => {
       const mes = yield* makeMqttConnection({ url: broker.url, clientIdBase: "mes", connectTimeoutMs: 5000 })
       const seen: Array<CloudEvent> = []
       yield* (yield* mes.subscribe(`${prefix}/+/events`)).pipe(
-        Stream.runForEach((m) => Effect.sync(() => Either.isRight(m.decoded) && seen.push(m.decoded.right)).pipe(Effect.zipRight(m.ack))),
+        Stream.runForEach((m) => Effect.sync(() => Result.isSuccess(m.decoded) && seen.push(m.decoded.success)).pipe(Effect.andThen(m.ack))),
         Effect.forkScoped
       )
       yield* startPublisher(broker.url, valkeyPrefix, { prefix, fallbackIntervalMs: 100, leaseTtlMs: 3000 })

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Either, Layer, Option, Stream } from "effect"
+import { Context, Effect, Result, Layer, Option, Stream } from "effect"
 import {
   encodeJobOrderRecord,
   JobStates,
@@ -71,8 +71,8 @@ export const move = (id: string, trigger: Trigger, replacement?: JobOrder) =>
   Effect.gen(function* () {
     const dao = yield* JobOrderDao
     const stored = yield* dao.get(id)
-    const current = Either.getOrThrow(decodeJobOrderRecord(stored.doc))
-    const next = Either.getOrThrow(transition(current.state, trigger))
+    const current = Result.getOrThrow(decodeJobOrderRecord(stored.doc))
+    const next = Result.getOrThrow(transition(current.state, trigger))
     const order = replacement ?? current.jobOrder
     return yield* dao.put({
       id,
@@ -140,7 +140,7 @@ export const retainedUnder = (brokerUrl: string, base: string) =>
     const retained = new Map<string, Retained>()
     for (const message of collected) {
       if (message.topic === sentinel || !message.retain) continue
-      retained.set(message.topic, { message, event: Either.getOrThrow(message.decoded) })
+      retained.set(message.topic, { message, event: Result.getOrThrow(message.decoded) })
     }
     return retained
   }).pipe(Effect.scoped)
@@ -183,11 +183,11 @@ export const fullStateIndex = (scope: string) =>
     const jobs: Array<StateIndexJob> = []
     for (const { id } of page.items) {
       const decoded = decodeJobOrderRecord((yield* dao.get(id)).doc)
-      if (Either.isLeft(decoded) || isTerminal(decoded.right.state)) continue
-      const hasResult = isFinished(decoded.right.state)
+      if (Result.isFailure(decoded) || isTerminal(decoded.success.state)) continue
+      const hasResult = isFinished(decoded.success.state)
         ? yield* responses.byOrder(id).pipe(Effect.as(true), Effect.catchTag("NotFound", () => Effect.succeed(false)))
         : false
-      jobs.push({ job_order_id: id, state: normalizedName(decoded.right.state), has_result: hasResult })
+      jobs.push({ job_order_id: id, state: normalizedName(decoded.success.state), has_result: hasResult })
     }
     return jobs
   })

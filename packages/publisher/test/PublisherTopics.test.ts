@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { jobTopic, publisherDefaults, publisherFilter, resolvePublisherOptions, stateIndexPageTopic, stateIndexTopic } from "@microdcs/publisher"
 
 const plain = { prefix: "microdcs", discriminator: undefined }
@@ -7,10 +7,10 @@ const island = { prefix: "plant/area", discriminator: "island-1" }
 
 describe("publisher topics", () => {
   it("puts the discriminator after the prefix, like the binding's metadata topic", () => {
-    expect(jobTopic(plain, "order", "line-1", "jo-1")).toEqual(Either.right("microdcs/line-1/order/jo-1"))
-    expect(jobTopic(island, "result", "line-1", "jo-1")).toEqual(Either.right("plant/area/island-1/line-1/result/jo-1"))
-    expect(stateIndexTopic(island, "line-1")).toEqual(Either.right("plant/area/island-1/line-1/state-index"))
-    expect(stateIndexPageTopic(island, "line-1", 3)).toEqual(Either.right("plant/area/island-1/line-1/state-index/3"))
+    expect(jobTopic(plain, "order", "line-1", "jo-1")).toEqual(Result.succeed("microdcs/line-1/order/jo-1"))
+    expect(jobTopic(island, "result", "line-1", "jo-1")).toEqual(Result.succeed("plant/area/island-1/line-1/result/jo-1"))
+    expect(stateIndexTopic(island, "line-1")).toEqual(Result.succeed("plant/area/island-1/line-1/state-index"))
+    expect(stateIndexPageTopic(island, "line-1", 3)).toEqual(Result.succeed("plant/area/island-1/line-1/state-index/3"))
     expect(publisherFilter(island)).toBe("plant/area/island-1/#")
     expect(publisherFilter(plain)).toBe("microdcs/#")
   })
@@ -18,9 +18,9 @@ describe("publisher topics", () => {
   it("gives a scope or id that is not exactly one clean level no topic", () => {
     for (const [scope, id] of [["line/1", "jo"], ["line-1", "jo/1"], ["+", "jo"], ["line-1", "#"], ["$sys", "jo"], ["line-1", ""], ["a\u0000", "jo"]]) {
       const topic = jobTopic(plain, "order", scope!, id!)
-      expect(Either.isLeft(topic) && topic.left._tag).toBe("InvalidTopic")
+      expect(Result.isFailure(topic) && topic.failure._tag).toBe("InvalidTopic")
     }
-    expect(Either.isLeft(stateIndexTopic(plain, "a+b"))).toBe(true)
+    expect(Result.isFailure(stateIndexTopic(plain, "a+b"))).toBe(true)
   })
 })
 

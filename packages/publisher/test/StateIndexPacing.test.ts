@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
 import { makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { mosquittoForFile } from "@microdcs/testkit"
 import type { StateIndex } from "@microdcs/publisher"
@@ -25,7 +25,9 @@ describe("Publisher state index pacing", () => {
       const watcher = yield* makeMqttConnection({ url: broker.url, clientIdBase: "index-watcher", connectTimeoutMs: 5000 })
       const live = yield* watcher.subscribe(`${base}/${s}/state-index`)
       yield* Effect.forkScoped(
-        Stream.runForEach(live, (m) => Effect.andThen(m.ack, () => (m.decoded._tag === "Right" ? indexes.push(m.decoded.right.data as StateIndex) : undefined)))
+        Stream.runForEach(live, (m) =>
+          Effect.andThen(m.ack, Effect.sync(() => (Result.isSuccess(m.decoded) ? indexes.push(m.decoded.success.data as StateIndex) : undefined)))
+        )
       )
 
       const started = Date.now()

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { Result } from "effect"
+import fc from "fast-check"
 import type { StateIndexJob } from "@microdcs/publisher"
 import { SortedJobs } from "../src/SortedJobs.js"
 import { paginate } from "../src/StateIndexPages.js"
@@ -15,10 +16,9 @@ const jobArb = fc.record({
 
 describe("state index pages", () => {
   it("every page fits the limit, and the pages in order list every job once", () => {
-    // biome-ignore lint/nursery/noFloatingPromises: the property is synchronous, so fc.assert returns no promise
     fc.assert(
       fc.property(fc.array(jobArb, { maxLength: 400 }), fc.integer({ min: 1024, max: 8192 }), (jobs, limit) => {
-        const pages = Either.getOrThrow(paginate(header, jobs, limit))
+        const pages = Result.getOrThrow(paginate(header, jobs, limit))
         expect(pages.flatMap((p) => p.jobs)).toEqual(jobs)
         pages.forEach((page, n) => {
           expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(limit)
@@ -34,9 +34,9 @@ describe("state index pages", () => {
   })
 
   it("an index with no jobs is one empty head; a row that fits no page is refused", () => {
-    expect(Either.getOrThrow(paginate(header, [], 1024))).toEqual([{ ...header, page: 0, pages: 1, total_jobs: 0, jobs: [] }])
+    expect(Result.getOrThrow(paginate(header, [], 1024))).toEqual([{ ...header, page: 0, pages: 1, total_jobs: 0, jobs: [] }])
     const huge = { job_order_id: "x".repeat(2000), state: "Running", has_result: false }
-    expect(Either.isLeft(paginate(header, [huge], 1024))).toBe(true)
+    expect(Result.isFailure(paginate(header, [huge], 1024))).toBe(true)
   })
 
   it("20 000 jobs at the default 256 KiB limit make pages under the limit", () => {
@@ -46,7 +46,7 @@ describe("state index pages", () => {
       has_result: i % 3 === 0
     }))
     expect(Buffer.byteLength(JSON.stringify({ ...header, jobs }))).toBeGreaterThan(256 * 1024)
-    const pages = Either.getOrThrow(paginate(header, jobs, 256 * 1024))
+    const pages = Result.getOrThrow(paginate(header, jobs, 256 * 1024))
     expect(pages.length).toBeGreaterThan(1)
     for (const page of pages) expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(256 * 1024)
     expect(pages.flatMap((p) => p.jobs)).toEqual(jobs)
@@ -69,7 +69,6 @@ describe("sorted jobs (the incremental state index)", () => {
   )
 
   it("after any sequence of updates it equals the index sorted from scratch", () => {
-    // biome-ignore lint/nursery/noFloatingPromises: the property is synchronous, so fc.assert returns no promise
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
         const incremental = SortedJobs.of([])

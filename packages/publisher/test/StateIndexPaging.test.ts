@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, FastCheck as fc, Layer } from "effect"
+import { Context, Effect, Result, Layer } from "effect"
+import fc from "fast-check"
 import { mosquittoForFile } from "@microdcs/testkit"
 import { decodeJobOrderRecord, transition, type Trigger } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
@@ -17,26 +18,26 @@ const broker = mosquittoForFile()
  */
 const startCountedPublisher = (valkeyPrefix: string, options: PublisherOptions, reads: { count: number }) =>
   Effect.gen(function* () {
-    const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.zipRight(Effect.sync(() => void reads.count++), effect)
+    const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(Effect.sync(() => void reads.count++), effect)
     const services = Layer.mergeAll(
       Layer.effect(
         JobOrderDao,
-        Effect.map(JobOrderDao, (dao) => JobOrderDao.make({ ...dao, get: (id) => counted(dao.get(id)), list: (scope, page) => counted(dao.list(scope, page)) }))
+        Effect.map(JobOrderDao, (dao) => JobOrderDao.of({ ...dao, get: (id) => counted(dao.get(id)), list: (scope, page) => counted(dao.list(scope, page)) }))
       ),
       Layer.effect(
         JobResponseDao,
         Effect.map(JobResponseDao, (dao) =>
-          JobResponseDao.make({ ...dao, get: (id) => counted(dao.get(id)), byOrder: (id) => counted(dao.byOrder(id)) })
+          JobResponseDao.of({ ...dao, get: (id) => counted(dao.get(id)), byOrder: (id) => counted(dao.byOrder(id)) })
         )
       ),
       Layer.effect(
         Valkey,
         Effect.map(Valkey, (valkey) => interceptCommands(valkey, (_, command) => counted(command)))
       ),
-      Layer.effect(PublisherLease, Effect.map(PublisherLease, (lease) => PublisherLease.make({ ...lease, holder: counted(lease.holder) }))),
+      Layer.effect(PublisherLease, Effect.map(PublisherLease, (lease) => PublisherLease.of({ ...lease, holder: counted(lease.holder) }))),
       Layer.effect(
         PublisherCursors,
-        Effect.map(PublisherCursors, (cursors) => PublisherCursors.make({ ...cursors, get: (scope) => counted(cursors.get(scope)) }))
+        Effect.map(PublisherCursors, (cursors) => PublisherCursors.of({ ...cursors, get: (scope) => counted(cursors.get(scope)) }))
       )
     )
     const layer = PublisherLive(options).pipe(
@@ -52,8 +53,8 @@ const startCountedPublisher = (valkeyPrefix: string, options: PublisherOptions, 
 const tryMove = (id: string, trigger: Trigger, priority?: number) =>
   Effect.gen(function* () {
     const stored = yield* (yield* JobOrderDao).get(id)
-    const current = Either.getOrThrow(decodeJobOrderRecord(stored.doc))
-    if (Either.isLeft(transition(current.state, trigger))) return false
+    const current = Result.getOrThrow(decodeJobOrderRecord(stored.doc))
+    if (Result.isFailure(transition(current.state, trigger))) return false
     yield* move(id, trigger, priority === undefined ? undefined : jobOrder(id, priority))
     return true
   })

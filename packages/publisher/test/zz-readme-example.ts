@@ -5,8 +5,8 @@ import { Publisher, PublisherLive } from "@microdcs/publisher"
 
 // The README's example, type-checked with the package (not run as a test).
 const PublisherLayer = PublisherLive({ prefix: "microdcs", discriminator: "island-1", source: "urn:microdcs:island-1" }).pipe(
-  Layer.provide(Layer.unwrapEffect(Effect.map(mqttOptionsConfig, MqttConnection.layer))),
-  Layer.provide(Layer.unwrapEffect(Effect.map(valkeyOptionsConfig, storeLayer)))
+  Layer.provide(Layer.unwrap(Effect.map(mqttOptionsConfig, MqttConnection.layer))),
+  Layer.provide(Layer.unwrap(Effect.map(valkeyOptionsConfig, storeLayer)))
 )
 
 const report = Effect.gen(function* () {
@@ -15,4 +15,4 @@ const report = Effect.gen(function* () {
   yield* Effect.logInfo(`publisher ${publisher.instanceId}: ${active ? "active" : "standby"}, ${published} published, ${deleted} deleted, ${batches} batches`)
 })
 
-export const main = Effect.forever(report.pipe(Effect.zipRight(Effect.sleep("10 seconds")))).pipe(Effect.provide(PublisherLayer))
+export const main = Effect.forever(report.pipe(Effect.andThen(Effect.sleep("10 seconds")))).pipe(Effect.provide(PublisherLayer))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   actionField,
   compare,
@@ -17,11 +17,11 @@ import {
   printCondition
 } from "@microdcs/sfc"
 
-const parse = (text: string): ConditionAst => Either.getOrThrow(parseCondition(text))
+const parse = (text: string): ConditionAst => Result.getOrThrow(parseCondition(text))
 const failure = (text: string) => {
   const result = parseCondition(text)
-  if (Either.isRight(result)) throw new Error(`expected ${JSON.stringify(text)} not to parse`)
-  return { message: result.left.message, position: result.left.position }
+  if (Result.isSuccess(result)) throw new Error(`expected ${JSON.stringify(text)} not to parse`)
+  return { message: result.failure.message, position: result.failure.position }
 }
 const holds = (text: string, results: ReadonlyArray<{ action: string; result: unknown }> = []) =>
   evaluateCondition(parse(text), { results })

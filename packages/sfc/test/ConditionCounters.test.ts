@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import {
   actionField,
@@ -25,8 +25,8 @@ import {
 
 const parse = (text: string): ConditionAst => {
   const parsed = parseCondition(text)
-  if (Either.isLeft(parsed)) throw new Error(`does not parse: ${text}: ${parsed.left.message}`)
-  return parsed.right
+  if (Result.isFailure(parsed)) throw new Error(`does not parse: ${text}: ${parsed.failure.message}`)
+  return parsed.success
 }
 
 describe("counter operands: parse and print", () => {
@@ -64,7 +64,7 @@ describe("counter operands: parse and print", () => {
     }))
     fc.assert(
       fc.property(ast, (tree) => {
-        expect(parseCondition(printCondition(tree))).toEqual(Either.right(tree))
+        expect(parseCondition(printCondition(tree))).toEqual(Result.succeed(tree))
       })
     )
   })
@@ -72,8 +72,8 @@ describe("counter operands: parse and print", () => {
   it("refuses a counter without a name, or spaced out, with the position", () => {
     const bad = (text: string) => {
       const parsed = parseCondition(text)
-      if (Either.isRight(parsed)) throw new Error(`parsed: ${text}`)
-      return parsed.left
+      if (Result.isSuccess(parsed)) throw new Error(`parsed: ${text}`)
+      return parsed.failure
     }
     expect(bad("counter. < 3")).toMatchObject({ _tag: "ConditionError", position: 8, message: expect.stringContaining("counter name") })
     expect(bad("counter.")).toMatchObject({ position: 8 })
@@ -97,28 +97,28 @@ describe("counter operands: evaluation", () => {
   const holds = (text: string, counters?: Record<string, number>) => tryEvaluateCondition(parse(text), { results, counters })
 
   it("compares the counter's value from the scope", () => {
-    expect(holds("counter.nok_1h < 3", { nok_1h: 2 })).toEqual(Either.right(true))
-    expect(holds("counter.nok_1h < 3", { nok_1h: 3 })).toEqual(Either.right(false))
-    expect(holds("ok && counter.nok_1h >= 3", { nok_1h: 3 })).toEqual(Either.right(true))
-    expect(holds("!counter.nok_1h", { nok_1h: 0 })).toEqual(Either.right(true))
+    expect(holds("counter.nok_1h < 3", { nok_1h: 2 })).toEqual(Result.succeed(true))
+    expect(holds("counter.nok_1h < 3", { nok_1h: 3 })).toEqual(Result.succeed(false))
+    expect(holds("ok && counter.nok_1h >= 3", { nok_1h: 3 })).toEqual(Result.succeed(true))
+    expect(holds("!counter.nok_1h", { nok_1h: 0 })).toEqual(Result.succeed(true))
   })
 
   it("a counter without a value is an error naming it, not false", () => {
     const missing = holds("counter.nok_1h < 3", { other: 1 })
-    expect(missing).toEqual(Either.left(expect.objectContaining({ _tag: "ConditionEvaluationError", counter: "nok_1h" })))
-    expect(Either.isLeft(missing) && missing.left.message).toContain("counter nok_1h has no value")
-    expect(holds("counter.nok_1h < 3")).toEqual(Either.left(expect.objectContaining({ counter: "nok_1h", message: expect.stringContaining("no counter source") })))
+    expect(missing).toEqual(Result.fail(expect.objectContaining({ _tag: "ConditionEvaluationError", counter: "nok_1h" })))
+    expect(Result.isFailure(missing) && missing.failure.message).toContain("counter nok_1h has no value")
+    expect(holds("counter.nok_1h < 3")).toEqual(Result.fail(expect.objectContaining({ counter: "nok_1h", message: expect.stringContaining("no counter source") })))
     // An own property only: `constructor` is not a counter value of every object.
-    expect(Either.isLeft(holds("counter.constructor > 0", {}))).toBe(true)
+    expect(Result.isFailure(holds("counter.constructor > 0", {}))).toBe(true)
   })
 
   it("needs no counter behind an operand that already decided", () => {
-    expect(holds("!ok && counter.nok_1h < 3", {})).toEqual(Either.right(false))
-    expect(holds("ok || counter.nok_1h < 3", {})).toEqual(Either.right(true))
+    expect(holds("!ok && counter.nok_1h < 3", {})).toEqual(Result.succeed(false))
+    expect(holds("ok || counter.nok_1h < 3", {})).toEqual(Result.succeed(true))
   })
 
   it("conditions without counters evaluate as before", () => {
-    expect(holds('tighten.tool == "nr-3"')).toEqual(Either.right(true))
+    expect(holds('tighten.tool == "nr-3"')).toEqual(Result.succeed(true))
     expect(evaluateCondition(parse("counter.x < 3"), { results })).toBe(false)
   })
 })
@@ -137,8 +137,8 @@ describe("counter operands: recipes", () => {
       ["Inspect", "Pack", "true"]
     ])
     const checked = validateRecipe(json)
-    expect(Either.isRight(checked)).toBe(true)
-    const valid = Either.getOrThrow(checked)
+    expect(Result.isSuccess(checked)).toBe(true)
+    const valid = Result.getOrThrow(checked)
     expect(countersOf(valid)).toEqual(["nok_1h", "nok_1d"])
     expect([...countersBySource(valid)]).toEqual([["Tighten", ["nok_1h", "nok_1d"]]])
     expect(countersBySource(recipe([["Tighten", "Pack", "ok"], ["Pack", "Inspect", "true"]])).size).toBe(0)
@@ -153,8 +153,8 @@ describe("counter operands: recipes", () => {
     const before = JSON.stringify(json)
     const checked = validateRecipe(json)
     expect(JSON.stringify(json)).toBe(before)
-    if (Either.isRight(checked)) throw new Error("accepted")
-    const counters = checked.left.filter((p) => p.rule === "counter")
+    if (Result.isSuccess(checked)) throw new Error("accepted")
+    const counters = checked.failure.filter((p) => p.rule === "counter")
     expect(counters.map((p) => p.path)).toEqual([["Transitions", 0, "Condition"], ["Transitions", 1, "Condition"], ["Transitions", 2, "Condition"]])
     expect(counters[0]!.message).toContain("counter.1h is not a counter name")
     expect(counters[1]!.message).toContain("counter._x")
@@ -162,14 +162,14 @@ describe("counter operands: recipes", () => {
 
   it("a counter without a name is a condition problem", () => {
     const checked = validateRecipe(recipe([["Tighten", "Pack", "counter. < 3"], ["Pack", "Inspect", "true"]]))
-    expect(Either.isLeft(checked) && checked.left.map((p) => p.rule)).toEqual(["condition"])
+    expect(Result.isFailure(checked) && checked.failure.map((p) => p.rule)).toEqual(["condition"])
   })
 
   it("an action called counter is a problem once conditions read counters", () => {
     const shadowing = validateRecipe(recipe([["Tighten", "Pack", "counter.ok < 1"], ["Pack", "Inspect", "true"]], ["counter"]))
-    expect(Either.isLeft(shadowing) && shadowing.left).toEqual([
+    expect(Result.isFailure(shadowing) && shadowing.failure).toEqual([
       expect.objectContaining({ rule: "counter", path: ["Actions", 0, "Name"], message: expect.stringContaining('action "counter"') })
     ])
-    expect(Either.isRight(validateRecipe(recipe([["Tighten", "Pack", "ok"], ["Pack", "Inspect", "true"]], ["counter"])))).toBe(true)
+    expect(Result.isSuccess(validateRecipe(recipe([["Tighten", "Pack", "ok"], ["Pack", "Inspect", "true"]], ["counter"])))).toBe(true)
   })
 })

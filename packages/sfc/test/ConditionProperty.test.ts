@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import {
   actionField,
@@ -67,10 +67,10 @@ describe("condition properties", () => {
         const text = printCondition(tree)
         fc.pre(text.length <= maxConditionLength) // longer texts are refused by design (tested elsewhere)
         const parsed = parseCondition(text)
-        expect(Either.isRight(parsed) ? parsed.right : parsed.left).toEqual(tree)
-        if (Either.isLeft(parsed)) return
-        expect(evaluateValue(parsed.right, { results: scope })).toEqual(evaluateValue(tree, { results: scope }))
-        expect(printCondition(parsed.right)).toBe(text)
+        expect(Result.isSuccess(parsed) ? parsed.success : parsed.failure).toEqual(tree)
+        if (Result.isFailure(parsed)) return
+        expect(evaluateValue(parsed.success, { results: scope })).toEqual(evaluateValue(tree, { results: scope }))
+        expect(printCondition(parsed.success)).toBe(text)
       }),
       { numRuns: 1000 }
     )
@@ -80,11 +80,11 @@ describe("condition properties", () => {
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 60 }), tokenSoup), results, (text, scope) => {
         const parsed = parseCondition(text)
-        if (Either.isLeft(parsed)) {
-          expect(parsed.left.position).toBeGreaterThanOrEqual(0)
-          expect(parsed.left.position).toBeLessThanOrEqual(Math.min(text.length, maxConditionLength))
+        if (Result.isFailure(parsed)) {
+          expect(parsed.failure.position).toBeGreaterThanOrEqual(0)
+          expect(parsed.failure.position).toBeLessThanOrEqual(Math.min(text.length, maxConditionLength))
         } else {
-          expect(typeof evaluateValue(parsed.right, { results: scope }) !== "function").toBe(true)
+          expect(typeof evaluateValue(parsed.success, { results: scope }) !== "function").toBe(true)
         }
       }),
       { numRuns: 2000 }

@@ -30,5 +30,5 @@ const island = SfcEngineProcesses({ consumer: env("CONSUMER"), directSend: true,
 )
 
 Effect.runFork(
-  Effect.sync(() => console.log("ready")).pipe(Effect.zipRight(Effect.never), Effect.provide(island), Effect.tapErrorCause(Effect.logError))
+  Effect.sync(() => console.log("ready")).pipe(Effect.andThen(Effect.never), Effect.provide(island), Effect.tapCause(Effect.logError))
 )

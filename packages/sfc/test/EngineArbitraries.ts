@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { type Recipe, validateRecipe } from "@microdcs/sfc"
 
@@ -96,8 +96,8 @@ export const recipe: fc.Arbitrary<Recipe> = fc
     fc.array(fc.record({ from: fc.nat(), to: fc.nat(), condition: fc.constantFrom(...conditions), priority: fc.integer({ min: 0, max: 2 }) }), { maxLength: 3 })
   )
   .map(([first, rest, chain, extra]) => validateRecipe(build([first, ...rest], chain, extra)))
-  .filter(Either.isRight)
-  .map((valid) => valid.right)
+  .filter(Result.isSuccess)
+  .map((valid) => valid.success)
 
 // Event data arrives as JSON: plain objects (fast-check may build null-prototype ones).
 export const resultData = fc

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { fixture } from "@microdcs/test-utils"
 import { correlationIdOf, validateWorkMasterRecipe } from "@microdcs/sfc"
 import { entriesOf, Job, JOB, pull, push, recipeOf, stepJson, T0, transition } from "./EngineKit.js"
@@ -152,7 +152,7 @@ describe("loops", () => {
 
 describe("axle work master", () => {
   const workMaster: unknown = fixture("work-master-axle.json")
-  const recipe = Either.getOrThrow(validateWorkMasterRecipe(workMaster)!)
+  const recipe = Result.getOrThrow(validateWorkMasterRecipe(workMaster)!)
 
   it("runs the branch, one rework loop, and completes with every result", () => {
     const job = new Job(recipe)

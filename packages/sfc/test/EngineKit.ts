@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   type ActionRun,
   type EngineInput,
@@ -23,8 +23,8 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-
 /** A recipe from JSON, validated like a stored work master's; a test with a broken recipe throws. */
 export const recipeOf = (json: unknown): Recipe => {
   const result = validateRecipe(json)
-  if (Either.isLeft(result)) throw new Error(`invalid test recipe: ${result.left.map((p) => p.message).join("; ")}`)
-  return result.right
+  if (Result.isFailure(result)) throw new Error(`invalid test recipe: ${result.failure.map((p) => p.message).join("; ")}`)
+  return result.success
 }
 
 const builders = recipeBuilders("")

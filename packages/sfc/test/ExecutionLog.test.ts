@@ -204,7 +204,7 @@ layer(treeStorage, { timeout: 60_000, excludeTestServices: true })("SFC engine: 
     }).pipe(Effect.provide(withLogStore(world.layer)))
   })
 
-  it.scoped("a state stored before the log (no execution id) runs on and gets an id on its first touch", () => {
+  it.effect("a state stored before the log (no execution id) runs on and gets an id on its first touch", () => {
     const prefix = randomPrefix("sfc-log")
     let released = false
     const script = { events: { "com.example.wait.v1": () => (released ? { arrived: true } : undefined) } }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Result } from "effect"
 import { defaultEngineOptions, engineOptionsConfig } from "@microdcs/sfc"
 
 /** The execution log's engine options from `SFC_EXECUTION_LOG*` (bad values are refused by name). */
 
 const read = (env: Record<string, string>) =>
-  Effect.either(Effect.withConfigProvider(engineOptionsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  Effect.result(Effect.provideService(engineOptionsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env)))
 
 describe("engine options: the execution log", () => {
   it("is on by default, with a cap of 5000", () => {
@@ -17,7 +17,7 @@ describe("engine options: the execution log", () => {
       const options = yield* read({
         SFC_EXECUTION_LOG: "false", SFC_EXECUTION_LOG_CAP: "200", SFC_EXECUTION_LOG_QUEUE_SIZE: "0", SFC_EXECUTION_LOG_DETAIL_BYTES: "512"
       })
-      expect(Either.getOrThrow(options)).toMatchObject({ executionLog: false, executionLogCap: 200, executionLogQueueSize: 0, executionLogDetailBytes: 512 })
+      expect(Result.getOrThrow(options)).toMatchObject({ executionLog: false, executionLogCap: 200, executionLogQueueSize: 0, executionLogDetailBytes: 512 })
     })
   )
 
@@ -25,8 +25,8 @@ describe("engine options: the execution log", () => {
     Effect.gen(function* () {
       for (const [name, value] of [["SFC_EXECUTION_LOG_CAP", "-1"], ["SFC_EXECUTION_LOG_QUEUE_SIZE", "-5"], ["SFC_EXECUTION_LOG_DETAIL_BYTES", "8"]] as const) {
         const result = yield* read({ [name]: value })
-        expect(Either.isLeft(result)).toBe(true)
-        if (Either.isLeft(result)) expect(String(result.left)).toContain(name)
+        expect(Result.isFailure(result)).toBe(true)
+        if (Result.isFailure(result)) expect(String(result.failure)).toContain(name)
       }
     })
   )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import { decodeExecution, ExecutionLogStore } from "@microdcs/store"
 import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
 import { jobOrderFor, linearRecipe, pull, push, recipeWorkMaster, SCOPE, untilExecution, untilJobOrderIs } from "./RuntimeKit.js"
@@ -35,7 +35,7 @@ const closedRecord = (executionId: string) =>
     eventually(
       Effect.gen(function* () {
         const bytes = Option.getOrUndefined(yield* store.readExec(executionId))
-        const record = bytes === undefined ? undefined : Either.getOrUndefined(decodeExecution(yield* store.execKey(executionId), bytes))
+        const record = bytes === undefined ? undefined : Result.getOrUndefined(decodeExecution(yield* store.execKey(executionId), bytes))
         return record?.status === "running" ? undefined : record
       })
     )

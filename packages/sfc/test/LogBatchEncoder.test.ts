@@ -32,9 +32,9 @@ describe("execution log writer: the queue and a batch's encoding", () => {
     ])
     expect(out.values.map((v) => v.key)).toEqual([`${PREFIX}n:000000`, `${PREFIX}exec`, `${PREFIX}n:000001`])
     const first = decodeNode(out.values[0]!.key, bytes(out.values[0]!.value))
-    expect(first._tag === "Right" && first.right).toEqual({ v: 1, seq: 0, kind: "action", name: "load", visit: 1, openedAt: 10, closedAt: 20, detail: { result: { ok: true } } })
+    expect(first._tag === "Success" && first.success).toEqual({ v: 1, seq: 0, kind: "action", name: "load", visit: 1, openedAt: 10, closedAt: 20, detail: { result: { ok: true } } })
     const record = decodeExecution(out.values[1]!.key, bytes(out.values[1]!.value))
-    expect(record._tag === "Right" && record.right.lastSeq).toBe(1)
+    expect(record._tag === "Success" && record.success.lastSeq).toBe(1)
     expect(out.opened).toEqual([{ executionId: ID, openedAt: 10 }])
     expect(out).toMatchObject({ commits: [], unwritable: 0 })
   })
@@ -70,9 +70,9 @@ describe("execution log writer: the queue and a batch's encoding", () => {
     const encoder = new LogBatchEncoder(execKeyOf, 64)
     const out = encoder.encode([{ scope: "s", writes: [node(0, { detail: { typeId: "t", result: "x".repeat(200) } }), node(1, { detail: "é".repeat(20) })] }])
     const cut = decodeNode(out.values[0]!.key, bytes(out.values[0]!.value))
-    expect(cut._tag === "Right" && cut.right.detail).toMatchObject({ typeId: "t", result: { truncated: true, bytes: 202 } })
+    expect(cut._tag === "Success" && cut.success.detail).toMatchObject({ typeId: "t", result: { truncated: true, bytes: 202 } })
     const kept = decodeNode(out.values[1]!.key, bytes(out.values[1]!.value))
-    expect(kept._tag === "Right" && kept.right.detail).toBe("é".repeat(20))
+    expect(kept._tag === "Success" && kept.success.detail).toBe("é".repeat(20))
   })
 
   it("a write whose key cannot be built is counted, the others are written", () => {
@@ -106,8 +106,8 @@ describe("execution log writer: the queue and a batch's encoding", () => {
   it.effect("a fiber waiting for writes resumes once one is queued", () =>
     Effect.gen(function* () {
       const queue = new LogWriteQueue(10)
-      const waiting = yield* Effect.fork(Effect.map(queue.waitForWrites, () => queue.takeAll()))
-      yield* Effect.yieldNow()
+      const waiting = yield* Effect.forkChild(Effect.map(queue.waitForWrites, () => queue.takeAll()))
+      yield* Effect.yieldNow
       queue.offer("s", [node(0), node(1)])
       const taken = yield* Fiber.join(waiting)
       expect(taken.map((q) => q.writes.length)).toEqual([2])

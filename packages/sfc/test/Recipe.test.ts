@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import fc from "fast-check"
 import { fixture } from "@microdcs/test-utils"
 import {
@@ -17,9 +17,9 @@ const workMaster = fixture("work-master-axle.json") as {
   data: Record<string, unknown>
 }
 
-const problemsOf = (result: Either.Either<unknown, ReadonlyArray<RecipeProblem>> | undefined): ReadonlyArray<RecipeProblem> => {
-  if (result === undefined || Either.isRight(result)) throw new Error("expected problems")
-  return result.left
+const problemsOf = (result: Result.Result<unknown, ReadonlyArray<RecipeProblem>> | undefined): ReadonlyArray<RecipeProblem> => {
+  if (result === undefined || Result.isSuccess(result)) throw new Error("expected problems")
+  return result.failure
 }
 
 const snakeCase = (key: string) => key.replace(/(?<=[a-z0-9])([A-Z])/g, "_$1").toLowerCase()
@@ -52,7 +52,7 @@ const action = (Name: string, Step: string, extra: Record<string, unknown> = {})
 
 describe("recipe model", () => {
   it("validates the axle work master and round-trips it to PascalCase", () => {
-    const recipe = Either.getOrThrow(validateWorkMasterRecipe(workMaster)!)
+    const recipe = Result.getOrThrow(validateWorkMasterRecipe(workMaster)!)
     expect(recipe.Steps.find((s) => s.Name === "QaCheck")).toEqual({ Name: "QaCheck", Initial: false })
     expect(recipe.Transitions[0]!.Priority).toBe(0)
     const json = encodeRecipe(recipe)
@@ -64,20 +64,20 @@ describe("recipe model", () => {
       Steps: data.Steps.map((s) => ({ Initial: false, ...s })),
       Transitions: data.Transitions.map((t) => ({ Priority: 0, ...t }))
     })
-    expect(Either.getOrThrow(validateRecipe(JSON.parse(JSON.stringify(json))))).toEqual(recipe)
+    expect(Result.getOrThrow(validateRecipe(JSON.parse(JSON.stringify(json))))).toEqual(recipe)
   })
 
   it("accepts snake_case field names and encodes them as PascalCase", () => {
     const snake = toSnakeCase(workMaster.data) as { actions: Array<Record<string, unknown>> }
     expect(snake.actions[0]).toMatchObject({ type_id: "com.example.station.position.v1", timeout_seconds: 30 })
-    const recipe = Either.getOrThrow(validateRecipe(snake))
-    expect(recipe).toEqual(Either.getOrThrow(validateRecipe(workMaster.data)))
+    const recipe = Result.getOrThrow(validateRecipe(snake))
+    expect(recipe).toEqual(Result.getOrThrow(validateRecipe(workMaster.data)))
     expect(allKeysPascalCase(encodeRecipe(recipe))).toBe(true)
   })
 
   it("keeps a recipe without branches without branches", () => {
     const input = { Steps: [step("A", true)], Transitions: [], Actions: [] }
-    const recipe = Either.getOrThrow(validateRecipe(input))
+    const recipe = Result.getOrThrow(validateRecipe(input))
     expect(encodeRecipe(recipe)).toEqual(input)
   })
 
@@ -106,8 +106,8 @@ describe("recipe model", () => {
     // A value without toString once made the message builder throw.
     const unprintable = { Steps: [], Transitions: [], Actions: [{ Qualifier: Object.create(null) }] }
     for (const input of [null, undefined, 7, "x", [], { Steps: "no" }, unprintable]) {
-      expect(Either.isLeft(validateRecipe(input))).toBe(true)
-      expect(Either.isLeft(decodeRecipe(input))).toBe(true)
+      expect(Result.isFailure(validateRecipe(input))).toBe(true)
+      expect(Result.isFailure(decodeRecipe(input))).toBe(true)
     }
     expect(problemsOf(validateRecipe({ Steps: [], Transitions: [], Actions: [], Priority: 1.5 }))[0]!.rule).toBe("initial-step")
     const fractional = { Steps: [step("A", true)], Transitions: [{ Source: "A", Target: "A", Condition: "", Priority: 1.5 }], Actions: [] }
@@ -259,7 +259,7 @@ describe("recipe model", () => {
     fc.assert(
       fc.property(fc.oneof(fc.anything(), recipeLike), (input) => {
         const result = validateRecipe(input)
-        if (Either.isLeft(result)) expect(result.left.length).toBeGreaterThan(0)
+        if (Result.isFailure(result)) expect(result.failure.length).toBeGreaterThan(0)
         decodeRecipe(input)
         validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID, data: input })
       }),

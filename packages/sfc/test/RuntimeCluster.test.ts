@@ -91,7 +91,7 @@ describe("SFC runtime: several engine instances", () => {
     const store = () => testStore({ prefix })
     // Instance A's station link hangs on every send: A dies with those command entries unacknowledged.
     const hung: Array<CommandEntry> = []
-    const hangingStation = Layer.succeed(StationPort, { send: (c) => Effect.sync(() => hung.push(c)).pipe(Effect.zipRight(Effect.never)) })
+    const hangingStation = Layer.succeed(StationPort, { send: (c) => Effect.sync(() => hung.push(c)).pipe(Effect.andThen(Effect.never)) })
     const fast = { ...testEngineOptions, claimIdleMs: 500, claimIntervalMs: 200 }
     const a = SfcEngineProcesses({ ...fast, consumer: "engine-a", shutdownGraceMs: 0 }).pipe(
       Layer.provideMerge(hangingStation),

@@ -88,7 +88,7 @@ const hashCounterSource = (world: CounterWorld) =>
 
 /** The engine world of the runtime tests with a counter source under the runtime services. */
 const counterWorld = (script: StationScript) => {
-  const world: CounterWorld = { requests: [], failing: Ref.unsafeMake(false) }
+  const world: CounterWorld = { requests: [], failing: Ref.makeUnsafe(false) }
   const store = testStore({ prefix: randomPrefix("sfc-counters") })
   const station = InProcessStation(script)
   const layer = SfcEngineProcesses(testEngineOptions).pipe(

@@ -24,10 +24,10 @@ const spawnDoomedEngine = (prefix: string, consumer: string) =>
       let output = ""
       child.stdout.on("data", (chunk: Buffer) => {
         output += chunk.toString()
-        if (/^ready$/m.test(output)) Deferred.unsafeDone(ready, Effect.void)
+        if (/^ready$/m.test(output)) Deferred.doneUnsafe(ready, Effect.void)
       })
       child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString()))
-      child.on("exit", (_code, signal) => Deferred.unsafeDone(exited, Effect.succeed(signal)))
+      child.on("exit", (_code, signal) => Deferred.doneUnsafe(exited, Effect.succeed(signal)))
       return { child, ready, exited, output: () => output }
     }),
     ({ child }) => Effect.sync(() => void (child.exitCode === null && child.signalCode === null && child.kill("SIGKILL")))
@@ -44,12 +44,12 @@ describe("SFC runtime: a crash between the CAS and the direct send", () => {
       return Effect.gen(function* () {
         const doomed = yield* spawnDoomedEngine(prefix, "doomed")
         yield* Deferred.await(doomed.ready).pipe(
-          Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never started: ${doomed.output()}`) })
+          Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never started: ${doomed.output()}`)) })
         )
         yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-crash", recipe))
         yield* putJobOrder(SCOPE, jobOrderFor("jo-crash", "wm-crash"))
         const signal = yield* Deferred.await(doomed.exited).pipe(
-          Effect.timeoutFail({ duration: "40 seconds", onTimeout: () => new Error(`the child never sent: ${doomed.output()}`) })
+          Effect.timeoutOrElse({ duration: "40 seconds", orElse: () => Effect.fail(new Error(`the child never sent: ${doomed.output()}`)) })
         )
         expect(signal).toBe("SIGKILL")
         // The CAS landed before the kill: the state waits for the command the station never got.

@@ -77,17 +77,19 @@ describe("SFC runtime: a direct send under way when its writer stops", () => {
       yield* putJobOrder(SCOPE, jobOrderFor("jo-stop", "wm-stop"))
       yield* eventually(Effect.sync(() => (station.sent("fit").length > 0 ? true : undefined)))
 
-      // The writer: fit's reply, whose CAS emits tighten, sent directly from this fiber. Its child
-      // stands for the rest of a stopping engine: interrupted at once, it lets the station answer.
+      // The writer: fit's reply, whose CAS emits tighten, sent directly from this fiber. `rest`
+      // stands for the rest of a stopping engine: interrupted with the writer, it lets the station
+      // answer. (Not the writer's child: since effect 4 an interrupted fiber's children are only
+      // interrupted once it ends, and the writer waits for its send without being interruptible.)
       const executions = Context.get(first.context, Executions)
-      const writer = yield* Effect.fork(
-        Effect.gen(function* () {
-          yield* Effect.fork(Effect.onInterrupt(Effect.never, () => Deferred.succeed(station.acknowledge, undefined)))
-          return yield* executions.apply("jo-stop", { type: "event", correlationId: correlationIdOf("jo-stop", "fit", 1), data: { fitted: true } })
-        })
+      const rest = yield* Effect.forkChild(Effect.onInterrupt(Effect.never, () => Deferred.succeed(station.acknowledge, undefined)), {
+        startImmediately: true
+      })
+      const writer = yield* Effect.forkChild(
+        executions.apply("jo-stop", { type: "event", correlationId: correlationIdOf("jo-stop", "fit", 1), data: { fitted: true } })
       )
       yield* Deferred.await(station.tightenArrived)
-      yield* Fiber.interrupt(writer)
+      yield* Fiber.interruptAll([writer, rest])
 
       // The work poller of the same instance skips tighten's outbox entry; then a graceful restart.
       yield* eventually(workCaughtUp(testEngineOptions.workGroup ?? "sfc-engine"))
@@ -122,7 +124,7 @@ describe("SFC runtime: a direct send under way when its writer stops", () => {
       yield* putJobOrder(SCOPE, jobOrderFor("jo-grace", "wm-grace"))
       yield* eventually(Effect.sync(() => (hanging.sent("fit").length > 0 ? true : undefined)))
       const executions = Context.get(first.context, Executions)
-      const writer = yield* Effect.fork(
+      const writer = yield* Effect.forkChild(
         executions.apply("jo-grace", { type: "event", correlationId: correlationIdOf("jo-grace", "fit", 1), data: { fitted: true } })
       )
       yield* Deferred.await(hanging.tightenArrived)

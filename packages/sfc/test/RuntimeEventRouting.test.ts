@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import { SfcStateDao } from "@microdcs/store"
 import { Executions, SfcEvents, validateRecipe } from "@microdcs/sfc"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -10,7 +10,7 @@ import { linearRecipe, observer, pull, SCOPE } from "./RuntimeKit.js"
 const TICK = "com.example.tick.v1"
 
 // Two steps in a row waiting for the same type: the wait ends and a new one starts in one write.
-const twoTicks = Either.getOrThrow(
+const twoTicks = Result.getOrThrow(
   validateRecipe(linearRecipe(["First", "Second"], [pull("first", "First", { TypeId: TICK }), pull("second", "Second", { TypeId: TICK })]))
 )
 

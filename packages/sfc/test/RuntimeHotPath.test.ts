@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Option } from "effect"
+import { Context, Effect, Result, Option } from "effect"
 import { SfcRecipes, SfcStateDao, WorkMasterDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { correlationIdOf, Executions, type Recipe, RecipeSnapshots, SfcEvents, validateRecipe } from "@microdcs/sfc"
@@ -20,7 +20,7 @@ import {
 
 /** The hot path's memory: execution states cached with their version, recipes stored once by digest. */
 
-const recipeOf = (json: object): Recipe => Either.getOrThrow(validateRecipe(json))
+const recipeOf = (json: object): Recipe => Result.getOrThrow(validateRecipe(json))
 const twoPushes = recipeOf(linearRecipe(["Fit", "Tighten"], [push("fit", "Fit"), push("tighten", "Tighten")]))
 const reply = (jobId: string, action: string) =>
   ({ type: "event", correlationId: correlationIdOf(jobId, action, 1), data: { done: action } }) as const

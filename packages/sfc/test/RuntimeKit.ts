@@ -1,4 +1,4 @@
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Result, Layer, Option } from "effect"
 import type { JobOrder } from "@microdcs/job-state"
 import { ChangeStream, type ChangeEntry, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
@@ -30,7 +30,7 @@ export const linearRecipe = (steps: ReadonlyArray<string>, actions: ReadonlyArra
 /** A work master carrying `recipe`; a test with a broken recipe throws at once instead of timing out. */
 export const recipeWorkMaster = (id: string, recipe: object): Record<string, unknown> => {
   const checked = validateRecipe(recipe)
-  if (Either.isLeft(checked)) throw new Error(`invalid test recipe: ${checked.left.map((p) => p.message).join("; ")}`)
+  if (Result.isFailure(checked)) throw new Error(`invalid test recipe: ${checked.failure.map((p) => p.message).join("; ")}`)
   return { ID: id, Description: `test recipe ${id}`, dataschema: RECIPE_SCHEMA_ID, data: recipe }
 }
 

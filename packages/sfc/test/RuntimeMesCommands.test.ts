@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { JobStates, type Trigger } from "@microdcs/job-state"
 import { SfcStateDao, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
@@ -29,10 +29,10 @@ import {
  */
 const mes = (jobId: string, method: Trigger) =>
   Effect.flatMap(JobOrderTransitions, (t) => t.apply(jobId, method)).pipe(
-    Effect.tap((outcome) => expect(outcome._tag).toBe("Applied"))
+    Effect.tap((outcome) => Effect.sync(() => expect(outcome._tag).toBe("Applied")))
   )
 
-const decodedRecipe = (json: object) => Either.getOrThrow(validateRecipe(json))
+const decodedRecipe = (json: object) => Result.getOrThrow(validateRecipe(json))
 
 const commandsOf = (log: { readonly commands: ReadonlyArray<{ readonly action: string }> }) => log.commands.map((c) => c.action)
 

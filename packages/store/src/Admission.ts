@@ -15,6 +15,6 @@ export interface JobOrderAdmission {
  */
 export const admissionFrom = (exists: boolean, stored: string | null, limitKey: string): Effect.Effect<JobOrderAdmission> => {
   if (stored === null) return Effect.succeed({ exists, limit: Option.none() })
-  if (!/^\d+$/.test(stored)) return Effect.dieMessage(`${limitKey} holds '${stored}', not an integer limit`)
+  if (!/^\d+$/.test(stored)) return Effect.die(new Error(`${limitKey} holds '${stored}', not an integer limit`))
   return Effect.succeed({ exists, limit: Option.some(Number(stored)) })
 }

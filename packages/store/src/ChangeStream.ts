@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { type ConnectionError, InvalidInput, type WrongType } from "./Errors.js"
 import { validateStreamId } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -62,8 +62,8 @@ const decodeEntry = ([streamId, flat]: RawEntry): ChangeEntry | undefined => {
 }
 
 /** Reads a scope's change stream (`changes:{scope}`), as the publisher does. */
-export class ChangeStream extends Effect.Service<ChangeStream>()("@microdcs/store/ChangeStream", {
-  effect: Effect.gen(function* () {
+export class ChangeStream extends Context.Service<ChangeStream>()("@microdcs/store/ChangeStream", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** Change entries after a cursor, oldest first. */
@@ -93,9 +93,12 @@ export class ChangeStream extends Effect.Service<ChangeStream>()("@microdcs/stor
       Effect.gen(function* () {
         const key = yield* valkey.key("changes", { scope })
         const newest = yield* typedCommand(valkey, "latest change", key, "stream", (c) => c.xrevrange(key, "+", "-", "COUNT", 1))
-        return Option.fromNullable(newest[0]?.[0])
+        return Option.fromNullishOr(newest[0]?.[0])
       })
 
     return { read, latestId } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

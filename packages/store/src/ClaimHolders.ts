@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { validatePositiveMs } from "./Input.js"
 import { command } from "./RawDoor.js"
@@ -19,8 +19,8 @@ export interface ClaimHolderLiveness {
  * take. A claim whose token names a holder (`claimToken`) is taken over by a waiting duplicate as
  * soon as that key is gone (`DedupeStore.claim`), instead of after the whole lease.
  */
-export class ClaimHolders extends Effect.Service<ClaimHolders>()("@microdcs/store/ClaimHolders", {
-  effect: Effect.gen(function* () {
+export class ClaimHolders extends Context.Service<ClaimHolders>()("@microdcs/store/ClaimHolders", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** The liveness of `holder`, living `ttlMs` after each beat; a bad holder or lifetime is `InvalidInput`. */
@@ -40,4 +40,7 @@ export class ClaimHolders extends Effect.Service<ClaimHolders>()("@microdcs/stor
 
     return { of } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

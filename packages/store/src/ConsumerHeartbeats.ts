@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { validatePositiveMs } from "./Input.js"
 import { Valkey } from "./Valkey.js"
@@ -32,8 +32,8 @@ export interface ConsumerHeartbeat {
  * died (or stopped), so its pending entries can be taken over at once instead of after the long
  * idle time that protects live but slow consumers.
  */
-export class ConsumerHeartbeats extends Effect.Service<ConsumerHeartbeats>()("@microdcs/store/ConsumerHeartbeats", {
-  effect: Effect.gen(function* () {
+export class ConsumerHeartbeats extends Context.Service<ConsumerHeartbeats>()("@microdcs/store/ConsumerHeartbeats", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** The heartbeat of `identity`, living `ttlMs` after each beat; bad parts are `InvalidInput`. */
@@ -63,4 +63,7 @@ export class ConsumerHeartbeats extends Effect.Service<ConsumerHeartbeats>()("@m
 
     return { of } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { redriveDeadLetter } from "@microdcs/lua-scripts"
 import { type ConnectionError, InvalidInput, NotFound, WrongType } from "./Errors.js"
 import { validateStreamId } from "./Input.js"
@@ -116,9 +116,12 @@ const redriveAll = (valkey: ValkeyService, kind: string, scope: string): Effect.
  * processes them again once the cause is fixed (the operator's "redrive"). Each move is one
  * script: the entry is re-added and removed from the dead-letter stream together.
  */
-export class DeadLetterRedrive extends Effect.Service<DeadLetterRedrive>()("@microdcs/store/DeadLetterRedrive", {
-  effect: Effect.map(Valkey, (valkey) => ({
+export class DeadLetterRedrive extends Context.Service<DeadLetterRedrive>()("@microdcs/store/DeadLetterRedrive", {
+  make: Effect.map(Valkey, (valkey) => ({
     redrive: (kind: string, scope: string, id: string) => redrive(valkey, kind, scope, id),
     redriveAll: (kind: string, scope: string) => redriveAll(valkey, kind, scope)
   }))
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Data, Effect } from "effect"
+import { Data, Effect, Context, Layer } from "effect"
 import { dedupeHash } from "@microdcs/keyschema"
 import { type ConnectionError, type InvalidInput, WrongType } from "./Errors.js"
 import { validateText } from "./Input.js"
@@ -44,8 +44,8 @@ export const decodeDedupeValue = (value: string | null): DedupeState => {
  * The operator's view of CloudEvent deduplication (admin CLI `dedupe check` / `forget`): what
  * an event's entry holds, and forgetting it so a redelivery is processed again.
  */
-export class DedupeEntries extends Effect.Service<DedupeEntries>()("@microdcs/store/DedupeEntries", {
-  effect: Effect.gen(function* () {
+export class DedupeEntries extends Context.Service<DedupeEntries>()("@microdcs/store/DedupeEntries", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** Validated as a claim validates them, before any key is read. */
@@ -82,4 +82,7 @@ export class DedupeEntries extends Effect.Service<DedupeEntries>()("@microdcs/st
 
     return { inspect, forget } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Data, Effect, Either } from "effect"
+import { Data, Effect, Result, Context, Layer } from "effect"
 import { dedupeHash, KeyPartError } from "@microdcs/keyschema"
 import {
   type DedupeAdmissionRead,
@@ -29,7 +29,7 @@ const positiveMsProblem = (field: string, value: number): InvalidInput | undefin
  * The admission reads of a job order, made by {@link DedupeStore}'s `claimWithAdmission` once it
  * held the claim: what `JobOrderDao.admission` would have read next, or its `WrongType`.
  */
-export type ClaimAdmission = Either.Either<JobOrderAdmission, WrongType>
+export type ClaimAdmission = Result.Result<JobOrderAdmission, WrongType>
 
 /** What a claim found: the caller may process the event, or it was processed before. */
 export type ClaimResult = Data.TaggedEnum<{
@@ -132,8 +132,8 @@ const claim = (valkey: ValkeyService, source: string, id: string, token: string,
 
 /** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
 const admissionOf = (read: DedupeAdmissionRead, limitKey: string): Effect.Effect<ClaimAdmission> => {
-  if (read.status === "wrongtype") return Effect.succeed(Either.left(wrongTypeError(read)))
-  return Effect.map(admissionFrom(read.exists, read.limit, limitKey), Either.right)
+  if (read.status === "wrongtype") return Effect.succeed(Result.fail(wrongTypeError(read)))
+  return Effect.map(admissionFrom(read.exists, read.limit, limitKey), Result.succeed)
 }
 
 /**
@@ -225,8 +225,8 @@ const leaseRemaining = (valkey: ValkeyService, source: string, id: string): Effe
  * `done:{reply}` when the caller kept its reply with the mark, so a duplicate
  * can be answered the same way again.
  */
-export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/DedupeStore", {
-  effect: Effect.gen(function* () {
+export class DedupeStore extends Context.Service<DedupeStore>()("@microdcs/store/DedupeStore", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     return {
       claim: (source: string, id: string, token: string, leaseMs: number) => claim(valkey, source, id, token, leaseMs),
@@ -237,4 +237,7 @@ export class DedupeStore extends Effect.Service<DedupeStore>()("@microdcs/store/
       leaseRemaining: (source: string, id: string) => leaseRemaining(valkey, source, id)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

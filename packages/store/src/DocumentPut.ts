@@ -54,7 +54,7 @@ export const inDoubt = (deps: DocumentDeps, item: Prepared, unknown: UnknownOutc
   const { key, expectedVersion } = item.context
   const record = { changes: item.changes, kind: deps.spec.kind, id: item.input.id }
   return writeOutcome(deps.valkey, { key, op: item.op, expectedVersion, record, elapsedMs }).pipe(
-    Effect.orElseFail(() => unknown),
+    Effect.mapError(() => unknown),
     Effect.flatMap((outcome): PutResult => {
       switch (outcome._tag) {
         case "Landed":

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
 import type { WriteReply } from "@microdcs/lua-scripts"
 import type { Written } from "./Document.js"
@@ -15,14 +15,14 @@ import type { WriteContext } from "./WriteReplies.js"
  * the error a `put` of that item alone would have failed with. A refused item (`InvalidInput`)
  * was not sent; a conflicting one wrote nothing.
  */
-export type PutOutcome<E> = Either.Either<Written, E>
+export type PutOutcome<E> = Result.Result<Written, E>
 
 type Outcomes = Array<PutOutcome<PutFailure> | undefined>
 type ManyPutResult = Effect.Effect<ReadonlyArray<PutOutcome<PutFailure>>, InvalidInput>
 
 /** `settleFinal` as a plain value, for a batch that maps many replies in one step. */
-const settledFinal = (reply: WriteReply, context: WriteContext): Either.Either<number, AnyFailure> =>
-  reply.status === "ok" ? Either.right(reply.version) : Either.left(finalFailure(reply, context))
+const settledFinal = (reply: WriteReply, context: WriteContext): Result.Result<number, AnyFailure> =>
+  reply.status === "ok" ? Result.succeed(reply.version) : Result.fail(finalFailure(reply, context))
 
 /** A batched item whose call failed: resent alone when it was never sent, else its op decides. */
 const settleFailed = (deps: DocumentDeps, item: Prepared, error: ConnectionError, elapsedMs: number): PutResult => {
@@ -43,8 +43,8 @@ const prepareBatch = (
   inputs.forEach((input, i) => {
     const prepared = prepare(deps, input)
     const call = prepared instanceof InvalidInput ? prepared : typeof prepared.built === "function" ? prepared.built([]) : prepared.built
-    if (call instanceof KeyPartError) outcomes[i] = Either.left(keyProblem(call))
-    else if (call instanceof InvalidInput) outcomes[i] = Either.left(call)
+    if (call instanceof KeyPartError) outcomes[i] = Result.fail(keyProblem(call))
+    else if (call instanceof InvalidInput) outcomes[i] = Result.fail(call)
     else {
       outcomes[i] = undefined
       slots.push(i)
@@ -70,7 +70,7 @@ const settleBatch = (
       return
     }
     // Nothing was read, so nothing can have moved: a `retry` is final (as in `put`).
-    outcomes[slots[j]!] = Either.map(settledFinal(result.reply, item.context), (version): Written => ({ version, op: item.op }))
+    outcomes[slots[j]!] = Result.map(settledFinal(result.reply, item.context), (version): Written => ({ version, op: item.op }))
   })
   if (failed.length === 0) return Effect.succeed(outcomes as ReadonlyArray<PutOutcome<PutFailure>>)
   const elapsedMs = performance.now() - sentAt
@@ -79,7 +79,7 @@ const settleBatch = (
     (j) => {
       const result = results[j]!
       if (result._tag !== "Failed") return Effect.void
-      return Effect.either(settleFailed(deps, batch[j]!, result.error, elapsedMs)).pipe(Effect.map((outcome) => void (outcomes[slots[j]!] = outcome)))
+      return Effect.result(settleFailed(deps, batch[j]!, result.error, elapsedMs)).pipe(Effect.map((outcome) => void (outcomes[slots[j]!] = outcome)))
     },
     { concurrency: "unbounded", discard: true }
   ).pipe(Effect.as(outcomes as ReadonlyArray<PutOutcome<PutFailure>>))
@@ -90,7 +90,7 @@ export const putMany = (deps: DocumentDeps, inputs: ReadonlyArray<AnyPut>): Many
     if (!Array.isArray(inputs)) return Effect.fail(new InvalidInput({ field: "inputs", message: "inputs must be an array" }))
     if (inputs.length === 0) return Effect.succeed([])
     // A put that reads stored fields first has a read-recheck loop of its own per item.
-    if (deps.spec.put.read !== undefined) return Effect.forEach(inputs, (input) => Effect.either(put(deps, input)), { concurrency: "unbounded" })
+    if (deps.spec.put.read !== undefined) return Effect.forEach(inputs, (input) => Effect.result(put(deps, input)), { concurrency: "unbounded" })
     const outcomes: Outcomes = []
     const batch: Array<Prepared> = []
     const slots: Array<number> = []

@@ -1,4 +1,4 @@
-import { Data, Either } from "effect"
+import { Data, Result } from "effect"
 
 /**
  * The encoding of the execution log's values: UTF-8 JSON text with a
@@ -91,25 +91,25 @@ export const boundDetail = (detail: unknown, maxBytes: number): unknown => {
   return { truncated: true, bytes, head } satisfies TruncatedDetail
 }
 
-const parse = (key: string, bytes: Uint8Array): Either.Either<Record<string, unknown>, LogRecordInvalid> => {
+const parse = (key: string, bytes: Uint8Array): Result.Result<Record<string, unknown>, LogRecordInvalid> => {
   try {
     const value: unknown = JSON.parse(decoder.decode(bytes))
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      return Either.left(new LogRecordInvalid({ key, message: "the value is no JSON object" }))
+      return Result.fail(new LogRecordInvalid({ key, message: "the value is no JSON object" }))
     }
     const v = (value as { v?: unknown }).v
-    if (v !== LOG_RECORD_VERSION) return Either.left(new LogRecordInvalid({ key, message: `unknown record version ${JSON.stringify(v)}` }))
-    return Either.right(value as Record<string, unknown>)
+    if (v !== LOG_RECORD_VERSION) return Result.fail(new LogRecordInvalid({ key, message: `unknown record version ${JSON.stringify(v)}` }))
+    return Result.succeed(value as Record<string, unknown>)
   } catch (error) {
-    return Either.left(new LogRecordInvalid({ key, message: `the value is no UTF-8 JSON text: ${error instanceof Error ? error.message : String(error)}` }))
+    return Result.fail(new LogRecordInvalid({ key, message: `the value is no UTF-8 JSON text: ${error instanceof Error ? error.message : String(error)}` }))
   }
 }
 
 const isInt = (value: unknown): value is number => Number.isSafeInteger(value)
 const isText = (value: unknown): value is string => typeof value === "string"
 
-export const decodeExecution = (key: string, bytes: Uint8Array): Either.Either<ExecutionRecord, LogRecordInvalid> =>
-  Either.flatMap(parse(key, bytes), (r) => {
+export const decodeExecution = (key: string, bytes: Uint8Array): Result.Result<ExecutionRecord, LogRecordInvalid> =>
+  Result.flatMap(parse(key, bytes), (r) => {
     const parent = r["parent"] as { executionId?: unknown; seq?: unknown } | undefined
     const ok =
       isText(r["executionId"]) &&
@@ -121,11 +121,11 @@ export const decodeExecution = (key: string, bytes: Uint8Array): Either.Either<E
       typeof r["openedAt"] === "number" &&
       isInt(r["lastSeq"]) &&
       (parent === undefined || (typeof parent === "object" && parent !== null && isText(parent.executionId) && isInt(parent.seq)))
-    return ok ? Either.right(r as unknown as ExecutionRecord) : Either.left(new LogRecordInvalid({ key, message: "not an execution record" }))
+    return ok ? Result.succeed(r as unknown as ExecutionRecord) : Result.fail(new LogRecordInvalid({ key, message: "not an execution record" }))
   })
 
-export const decodeNode = (key: string, bytes: Uint8Array): Either.Either<NodeRecord, LogRecordInvalid> =>
-  Either.flatMap(parse(key, bytes), (r) => {
+export const decodeNode = (key: string, bytes: Uint8Array): Result.Result<NodeRecord, LogRecordInvalid> =>
+  Result.flatMap(parse(key, bytes), (r) => {
     const children = r["children"]
     const ok =
       isInt(r["seq"]) &&
@@ -134,5 +134,5 @@ export const decodeNode = (key: string, bytes: Uint8Array): Either.Either<NodeRe
       typeof r["openedAt"] === "number" &&
       (r["visit"] === undefined || isInt(r["visit"])) &&
       (children === undefined || (Array.isArray(children) && children.every(isText)))
-    return ok ? Either.right(r as unknown as NodeRecord) : Either.left(new LogRecordInvalid({ key, message: "not a node record" }))
+    return ok ? Result.succeed(r as unknown as NodeRecord) : Result.fail(new LogRecordInvalid({ key, message: "not a node record" }))
   })

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { KeyPartError, type KeySchema, MAX_NODE_SEQ, nodeSeqPart } from "@microdcs/keyschema"
 import { type ConnectionError, InvalidInput, type WrongType } from "./Errors.js"
 import { decodeExecution } from "./ExecutionLogRecord.js"
@@ -71,8 +71,8 @@ export const removeThenRead = (deps: RetentionDeps, executions: ReadonlyArray<Ex
 const extentOf = (executionId: string, key: string, bytes: Buffer | null): ExecutionExtent | undefined => {
   if (bytes === null) return { executionId, lastSeq: -1 }
   const record = decodeExecution(key, bytes)
-  if (Either.isLeft(record)) return { executionId, lastSeq: -1 }
-  return record.right.status === "running" ? undefined : { executionId, lastSeq: record.right.lastSeq }
+  if (Result.isFailure(record)) return { executionId, lastSeq: -1 }
+  return record.success.status === "running" ? undefined : { executionId, lastSeq: record.success.lastSeq }
 }
 
 /** Of a page's executions (their records in one MGET): those to remove, oldest first and at most `limit`, and how many run. */

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { encodeKeyPartUnchecked, KeyPartError, type KeySchema, MAX_NODE_SEQ, nodeSeqOf, nodeSeqPart } from "@microdcs/keyschema"
 import { type ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { CheckedExecutions, CHUNK, chunks, executionPartOf, keyPartInvalid } from "./ExecutionLogKeyShape.js"
@@ -178,7 +178,7 @@ const readValues = (deps: ExecutionLogDeps, keys: ReadonlyArray<string>): Effect
 const readExec = (deps: ExecutionLogDeps, executionId: string): Effect.Effect<Option.Option<Buffer>, InvalidInput | WrongType | ConnectionError> =>
   Effect.gen(function* () {
     const key = yield* execKey(deps, executionId)
-    return Option.fromNullable(yield* typedCommand(deps.valkey, "read execution", key, "string", (c) => c.getBuffer(key)))
+    return Option.fromNullishOr(yield* typedCommand(deps.valkey, "read execution", key, "string", (c) => c.getBuffer(key)))
   })
 
 /** The nodes `from..to` (inclusive) of an execution that are in Valkey, in sequence order. */
@@ -250,12 +250,15 @@ const executionLogMethods = (deps: ExecutionLogDeps) => ({
  * `dag:commits:{scope}`. Values are bytes written once by the engine; this service writes and
  * reads them as they are (no encoding here), so a value crosses to storage unchanged.
  */
-export class ExecutionLogStore extends Effect.Service<ExecutionLogStore>()("@microdcs/store/ExecutionLogStore", {
-  effect: Effect.gen(function* () {
+export class ExecutionLogStore extends Context.Service<ExecutionLogStore>()("@microdcs/store/ExecutionLogStore", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const schema = valkey.keys
     const logPrefix = `${encodeKeyPartUnchecked(schema.prefix)}:dag:log:`
     const executionsKey = yield* valkey.key("executionLogExecutions", {})
     return executionLogMethods({ valkey, schema, logPrefix, executionsKey, checked: new CheckedExecutions() })
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

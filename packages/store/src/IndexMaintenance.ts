@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { type ConnectionError, InvalidInput } from "./Errors.js"
 import { checkIndexes } from "./IndexCheck.js"
 import type { Inconsistency } from "./IndexFacts.js"
@@ -19,8 +19,8 @@ export interface CheckOptions {
  * primary in batches: maintenance for an operator or the admin CLI, not a hot path. The rebuild
  * is safe while the island is live.
  */
-export class IndexMaintenance extends Effect.Service<IndexMaintenance>()("@microdcs/store/IndexMaintenance", {
-  effect: Effect.gen(function* () {
+export class IndexMaintenance extends Context.Service<IndexMaintenance>()("@microdcs/store/IndexMaintenance", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const { families } = yield* IndexRegistry
     const scopesKey = valkey.keys.key("scopes", {}) as string
@@ -49,4 +49,10 @@ export class IndexMaintenance extends Effect.Service<IndexMaintenance>()("@micro
 
     return { check, rebuild, phases } as const
   })
-}) {}
+}) {
+  // Fresh: each provide builds its own, reading the registry in context there. effect 4 shares a
+  // layer between nested provides, so `Default.pipe(Layer.provide(IndexRegistry.with(...)))` inside
+  // a provide of `storeLayer` (which holds `Default`) would otherwise reuse the core-only instance.
+  static readonly DefaultWithoutDependencies = Layer.fresh(Layer.effect(this, this.make))
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -14,11 +14,10 @@ export const MAX_INDEX_RETRIES = 5
  * default; a test provides one that changes the stored value in between, which makes the
  * `retry` path deterministic instead of a race.
  */
-export class IndexReadHook extends Context.Reference<IndexReadHook>()("@microdcs/store/IndexReadHook", {
-  defaultValue: () => ({
-    afterRead: (_documentKey: string, _attempt: number): Effect.Effect<void> => Effect.void
-  })
-}) {}
+export class IndexReadHook extends Context.Reference<{ readonly afterRead: (documentKey: string, attempt: number) => Effect.Effect<void> }>(
+  "@microdcs/store/IndexReadHook",
+  { defaultValue: () => ({ afterRead: (_documentKey: string, _attempt: number): Effect.Effect<void> => Effect.void }) }
+) {}
 
 /** What one attempt returns when the script replied `retry`. */
 export const moved: unique symbol = Symbol("moved")

@@ -13,14 +13,14 @@ import type { IndexedFamily } from "./IndexedFamily.js"
  * IndexMaintenance.Default.pipe(Layer.provide(IndexRegistry.with(widgetIndexes)))
  * ```
  */
-export class IndexRegistry extends Context.Reference<IndexRegistry>()("@microdcs/store/IndexRegistry", {
-  defaultValue: (): { readonly families: ReadonlyArray<IndexedFamily> } => ({ families: coreIndexedFamilies })
+export class IndexRegistry extends Context.Reference<{ readonly families: ReadonlyArray<IndexedFamily> }>("@microdcs/store/IndexRegistry", {
+  defaultValue: () => ({ families: coreIndexedFamilies })
 }) {
   /**
    * The registry in context (the core families by default) with `families` walked after its own.
    * Layers of several extensions stack: `Layer.provide(IndexRegistry.with(b), IndexRegistry.with(a))`.
    */
-  static with(...families: ReadonlyArray<IndexedFamily>): Layer.Layer<IndexRegistry> {
+  static with(...families: ReadonlyArray<IndexedFamily>): Layer.Layer<never> {
     return Layer.effect(IndexRegistry, Effect.map(IndexRegistry, (registry) => ({ families: [...registry.families, ...families] })))
   }
 }

@@ -59,7 +59,7 @@ const deleteIfWrongType = (ctx: IndexContext, key: string, expectedType: string,
 
 /** A key from stored values the inspection already turned into keys: failing here is a bug. */
 const storedKey = <A>(key: Effect.Effect<A | undefined>) =>
-  key.pipe(Effect.flatMap((k) => (k === undefined ? Effect.dieMessage("a stored value no longer forms a key") : Effect.succeed(k))))
+  key.pipe(Effect.flatMap((k) => (k === undefined ? Effect.die(new Error("a stored value no longer forms a key")) : Effect.succeed(k))))
 
 const runRepair = (ctx: IndexContext, read: DocumentRead): Effect.Effect<RepairReply, ConnectionError> =>
   Effect.gen(function* () {

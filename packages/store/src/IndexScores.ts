@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -9,8 +9,8 @@ import { Valkey } from "./Valkey.js"
  * need its place: a job order's priority in `joborder:list:{scope}`, an execution's next
  * deadline in `sfc:due:{scope}`. None when it is not in the index.
  */
-export class IndexScores extends Effect.Service<IndexScores>()("@microdcs/store/IndexScores", {
-  effect: Effect.gen(function* () {
+export class IndexScores extends Context.Service<IndexScores>()("@microdcs/store/IndexScores", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     const scoreIn = (operation: string, key: string, field: string, member: string) =>
@@ -30,4 +30,7 @@ export class IndexScores extends Effect.Service<IndexScores>()("@microdcs/store/
 
     return { jobOrderPriority, sfcDeadline } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

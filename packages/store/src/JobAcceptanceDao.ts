@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validateNonNegativeInteger } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -9,8 +9,8 @@ import { command } from "./RawDoor.js"
  * The job acceptance limit per scope (`jobacceptance:{scope}`): how many job orders
  * a scope accepts. The put script enforces it; this DAO only stores it.
  */
-export class JobAcceptanceDao extends Effect.Service<JobAcceptanceDao>()("@microdcs/store/JobAcceptanceDao", {
-  effect: Effect.gen(function* () {
+export class JobAcceptanceDao extends Context.Service<JobAcceptanceDao>()("@microdcs/store/JobAcceptanceDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** The stored limit, or none when the scope has no limit configured. */
@@ -20,7 +20,7 @@ export class JobAcceptanceDao extends Effect.Service<JobAcceptanceDao>()("@micro
         const stored = yield* typedCommand(valkey, "get acceptance limit", key, "string", (c) => c.get(key))
         if (stored === null) return Option.none()
         // Only set() writes this key; anything but an integer is corruption, not a limit of 0.
-        if (!/^\d+$/.test(stored)) return yield* Effect.dieMessage(`${key} holds '${stored}', not an integer limit`)
+        if (!/^\d+$/.test(stored)) return yield* Effect.die(new Error(`${key} holds '${stored}', not an integer limit`))
         return Option.some(Number(stored))
       })
 
@@ -40,4 +40,7 @@ export class JobAcceptanceDao extends Effect.Service<JobAcceptanceDao>()("@micro
 
     return { get, set, clear } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

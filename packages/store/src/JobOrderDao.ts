@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
 import { deleteJobOrder, listJobOrders, putJobOrder } from "@microdcs/lua-scripts"
 import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
@@ -124,15 +124,15 @@ const admission = (valkey: ValkeyService, id: string, scope: string): Effect.Eff
           if (limitType !== "none" && limitType !== "string") return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
           // The key changed type between its TYPE and its GET.
           if (stored === wrongTypeMarker) return Effect.fail(new WrongType({ key: limitKey, expected: "string", actual: limitType }))
-          if (stored !== null && typeof stored !== "string") return Effect.dieMessage(`${limitKey} gave no string`)
+          if (stored !== null && typeof stored !== "string") return Effect.die(new Error(`${limitKey} gave no string`))
           return admissionFrom(docType === "hash", stored, limitKey)
         })
       )
   })
 
 /** Job order documents: `joborder:{id}` plus the per-scope priority list. */
-export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/JobOrderDao", {
-  effect: Effect.gen(function* () {
+export class JobOrderDao extends Context.Service<JobOrderDao>()("@microdcs/store/JobOrderDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const documents = jobOrderDocuments(valkey)
 
@@ -167,4 +167,7 @@ export class JobOrderDao extends Effect.Service<JobOrderDao>()("@microdcs/store/
 
     return { put, putMany, get, getMany, admission: (id: string, scope: string) => admission(valkey, id, scope), delete: remove, list, outcome } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Effect, Option, Stream, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
@@ -20,8 +20,8 @@ const SCAN_COUNT = 500
  * How long job orders are kept: a retired job order expires (its hash has a TTL), a live one
  * does not. The admin CLI's `purge` and `joborders show` read it.
  */
-export class JobOrderRetention extends Effect.Service<JobOrderRetention>()("@microdcs/store/JobOrderRetention", {
-  effect: Effect.gen(function* () {
+export class JobOrderRetention extends Context.Service<JobOrderRetention>()("@microdcs/store/JobOrderRetention", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const pattern = valkey.keys.pattern("jobOrder")
 
@@ -68,12 +68,15 @@ export class JobOrderRetention extends Effect.Service<JobOrderRetention>()("@mic
         // A scope no key can be built for is bad input, before the scan.
         Effect.as(
           valkey.key("jobOrderList", { scope }),
-          Stream.paginateChunkEffect("0", (cursor) =>
-            page(scope, cursor).pipe(Effect.map(({ next, found }) => [Chunk.fromIterable(found), next === "0" ? Option.none() : Option.some(next)] as const))
+          Stream.paginate("0", (cursor: string) =>
+            page(scope, cursor).pipe(Effect.map(({ next, found }) => [found, next === "0" ? Option.none() : Option.some(next)] as const))
           )
         )
       )
 
     return { expiresIn, scan } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

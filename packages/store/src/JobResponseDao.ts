@@ -1,4 +1,4 @@
-import { Effect, type Option } from "effect"
+import { Effect, type Option, Context, Layer } from "effect"
 import { KeyPartError, type KeySchema } from "@microdcs/keyschema"
 import { deleteJobResponse, findJobResponseByOrder, putJobResponse } from "@microdcs/lua-scripts"
 import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
@@ -244,8 +244,8 @@ const byState = (
  * Job response documents: `jobresponse:{id}` plus the list by
  * start time, the by-order pointer and the by-state sets, all maintained inside the put script.
  */
-export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/store/JobResponseDao", {
-  effect: Effect.gen(function* () {
+export class JobResponseDao extends Context.Service<JobResponseDao>()("@microdcs/store/JobResponseDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     // The by-order script appends the encoded id itself (see its header); the head comes from the builder.
     const documentKeyHead = (valkey.keys.key("jobResponse", { id: "_" }) as string).slice(0, -1)
@@ -277,4 +277,7 @@ export class JobResponseDao extends Effect.Service<JobResponseDao>()("@microdcs/
       byState: (scope: string, state: string, cursor?: string, pageSize?: number) => byState(valkey, scope, state, cursor, pageSize)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { encodeKeyPartUnchecked } from "@microdcs/keyschema"
 import { type ConnectionError, WrongType } from "./Errors.js"
 import { pipelined, type PipelinedRead, scanKeys, typesOf, wrongTypeCell } from "./IndexReads.js"
@@ -15,7 +15,7 @@ import type { ValkeyService } from "./Valkey.js"
  */
 
 /** One item's read: its value, or the `WrongType` of a key that holds another type. */
-export type KeyRead<A> = Either.Either<A, WrongType>
+export type KeyRead<A> = Result.Result<A, WrongType>
 
 /** A field of a hash. */
 export interface HashField {
@@ -54,7 +54,7 @@ const readEach = <A>(
     if (wrong.length > 0) (yield* typesOf(valkey, wrong)).forEach((type, i) => actual.set(wrong[i]!, type))
     return cells.map((cell, i): KeyRead<A> => {
       const key = keys[i]!
-      return cell === wrongTypeCell ? Either.left(new WrongType({ key, expected, actual: actual.get(key) ?? "unknown" })) : Either.right(decode(cell))
+      return cell === wrongTypeCell ? Result.fail(new WrongType({ key, expected, actual: actual.get(key) ?? "unknown" })) : Result.succeed(decode(cell))
     })
   })
 
@@ -108,7 +108,7 @@ export function hashValues(
   if (fields.length === 0) return Effect.succeed([])
   const read: PipelinedRead = form === "bytes" ? (p) => p.hmgetBuffer(key, ...fields) : (p) => p.hmget(key, ...fields)
   return readEach(valkey, "read hash values", "hash", [key], () => read, (cell) => cell as ReadonlyArray<string | Buffer | null>).pipe(
-    Effect.flatMap(([read]) => read!)
+    Effect.flatMap(([read]) => Effect.fromResult(read!))
   )
 }
 

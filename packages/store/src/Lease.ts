@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { leaseAcquire, leaseRelease, leaseRenew } from "@microdcs/lua-scripts"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validatePositiveMs, validateText } from "./Input.js"
@@ -51,7 +51,7 @@ export const leaseOn = (valkey: ValkeyService, key: string): Lease => {
       return reply.status === "wrongtype" ? yield* wrongTypeError(reply) : reply.status === "released"
     })
 
-  const holder = typedCommand(valkey, "lease holder", key, "string", (c) => c.get(key)).pipe(Effect.map(Option.fromNullable))
+  const holder = typedCommand(valkey, "lease holder", key, "string", (c) => c.get(key)).pipe(Effect.map(Option.fromNullishOr))
 
   return { acquire, renew, release, holder }
 }
@@ -60,9 +60,12 @@ export const leaseOn = (valkey: ValkeyService, key: string): Lease => {
  * The publisher's lease (`lock:publisher`): one publisher per island publishes at a time and
  * keeps its lease alive with `renew` well before the TTL runs out.
  */
-export class PublisherLease extends Effect.Service<PublisherLease>()("@microdcs/store/PublisherLease", {
-  effect: Effect.gen(function* () {
+export class PublisherLease extends Context.Service<PublisherLease>()("@microdcs/store/PublisherLease", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     return leaseOn(valkey, valkey.keys.key("publisherLease", {}) as string)
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

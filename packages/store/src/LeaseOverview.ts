@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError } from "./Errors.js"
 import { isReplyError } from "./FailureKind.js"
 import { Valkey } from "./Valkey.js"
@@ -27,8 +27,8 @@ const isWrongType = (error: Error): boolean => isReplyError(error) && error.mess
  * post-start lease ({@link PublisherLease}, {@link StartLease}), with holder and time left. A
  * corrupted key is shown as such, not failed: the listing is how the operator finds it.
  */
-export class LeaseOverview extends Effect.Service<LeaseOverview>()("@microdcs/store/LeaseOverview", {
-  effect: Effect.gen(function* () {
+export class LeaseOverview extends Context.Service<LeaseOverview>()("@microdcs/store/LeaseOverview", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const publisherKey = yield* Effect.orDie(valkey.key("publisherLease", {}))
     const startPattern = valkey.keys.pattern("startLease")
@@ -79,4 +79,7 @@ export class LeaseOverview extends Effect.Service<LeaseOverview>()("@microdcs/st
 
     return { list } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect, type Scope } from "effect"
+import { Effect, type Scope, Context, Layer } from "effect"
 import type { KeyParts } from "@microdcs/keyschema"
 import { type ConnectionError, type InvalidInput, StoreUnavailable } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
@@ -19,8 +19,8 @@ export interface NudgeHandlers {
  * with the scope they changed. Only wake-ups, never the truth: pub/sub loses messages across
  * reconnects, so a listener also reads on a timer.
  */
-export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
-  effect: Effect.gen(function* () {
+export class Nudges extends Context.Service<Nudges>()("@microdcs/store/Nudges", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /**
@@ -63,4 +63,7 @@ export class Nudges extends Effect.Service<Nudges>()("@microdcs/store/Nudges", {
 
     return { listen, nudge } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -160,7 +160,7 @@ export const resolveUnknownOutcome = <A, E>(
         (e): e is UnknownOutcome => (e as { _tag?: string })._tag === "UnknownOutcome",
         (unknown) =>
           check(performance.now() - sentAt).pipe(
-            Effect.orElseFail(() => unknown),
+            Effect.mapError(() => unknown),
             Effect.flatMap((outcome) => {
               switch (outcome._tag) {
                 case "Landed":

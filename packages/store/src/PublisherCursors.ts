@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validateStreamId, validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -8,8 +8,8 @@ import { Valkey } from "./Valkey.js"
  * The publisher's progress: the last change stream id it published per scope
  * (`publisher:cursors`, field = scope) and the publish sequence per scope (`pubseq:{scope}`).
  */
-export class PublisherCursors extends Effect.Service<PublisherCursors>()("@microdcs/store/PublisherCursors", {
-  effect: Effect.gen(function* () {
+export class PublisherCursors extends Context.Service<PublisherCursors>()("@microdcs/store/PublisherCursors", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const cursorsKey = valkey.keys.key("publisherCursors", {}) as string
 
@@ -18,7 +18,7 @@ export class PublisherCursors extends Effect.Service<PublisherCursors>()("@micro
       Effect.gen(function* () {
         yield* validateText("scope", scope)
         const cursor = yield* typedCommand(valkey, "get publisher cursor", cursorsKey, "hash", (c) => c.hget(cursorsKey, scope))
-        return Option.fromNullable(cursor)
+        return Option.fromNullishOr(cursor)
       })
 
     /** Every scope's cursor. A Map, so a scope named like an object property stays a plain entry. */
@@ -56,4 +56,7 @@ export class PublisherCursors extends Effect.Service<PublisherCursors>()("@micro
 
     return { get, getAll, set, rewind, nextSequence } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

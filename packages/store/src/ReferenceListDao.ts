@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ReferenceKind } from "@microdcs/keyschema"
 import { addReferences } from "@microdcs/lua-scripts"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
@@ -12,8 +12,8 @@ type ReferenceError = WrongType | InvalidInput | ConnectionError
  * The five ISA-95 reference lists (`ref:{kind}:{scope}`): one generic DAO instead of
  * Python's five. Job order acceptance checks which referenced ids are missing in one round trip.
  */
-export class ReferenceListDao extends Effect.Service<ReferenceListDao>()("@microdcs/store/ReferenceListDao", {
-  effect: Effect.gen(function* () {
+export class ReferenceListDao extends Context.Service<ReferenceListDao>()("@microdcs/store/ReferenceListDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const scopesKey = valkey.keys.key("scopes", {}) as string
     const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
@@ -68,4 +68,7 @@ export class ReferenceListDao extends Effect.Service<ReferenceListDao>()("@micro
 
     return { add, remove, isMember, members, missing } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

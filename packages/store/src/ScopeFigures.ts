@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { SCOPE_STREAMS, type ScopeStreamName } from "./ScopeStreams.js"
 import { decodeStreamGroups } from "./StreamGroups.js"
@@ -106,8 +106,8 @@ const batchFigures = (valkey: ValkeyService, batch: ReadonlyArray<string>, respo
  * orders as on one with 20,000. A key that is missing or of another type counts 0: a scrape
  * must not fail over one corrupted key (the index check names it).
  */
-export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@microdcs/store/ScopeFiguresReader", {
-  effect: Effect.gen(function* () {
+export class ScopeFiguresReader extends Context.Service<ScopeFiguresReader>()("@microdcs/store/ScopeFiguresReader", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /**
@@ -128,4 +128,7 @@ export class ScopeFiguresReader extends Effect.Service<ScopeFiguresReader>()("@m
 
     return { figures } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Duration, Effect, Queue, Schedule, Stream } from "effect"
+import { Duration, Effect, Queue, Schedule, Stream, Context, Layer } from "effect"
 import { type ConnectionError, StoreUnavailable, type WrongType } from "./Errors.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey, type ValkeyService } from "./Valkey.js"
@@ -6,7 +6,7 @@ import { dedicated } from "./RawDoor.js"
 
 export interface WatchOptions {
   /** How often the registry is re-read, whatever the nudges say (default 1 s). */
-  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly pollInterval?: Duration.Input | undefined
 }
 
 /** What the registry's functions share: the connection, `nudge:changes` and the read of the `scopes` set. */
@@ -26,12 +26,12 @@ const subscribeNudges = (deps: RegistryDeps, seen: ReadonlySet<string>, wake: Qu
     const { nudgeChannel } = deps
     const subscriber = yield* dedicated(deps.valkey, "scope-watch")
     subscriber.on("message", (channel: string, scope: string) => {
-      if (channel === nudgeChannel && !seen.has(scope)) wake.unsafeOffer(undefined)
+      if (channel === nudgeChannel && !seen.has(scope)) Queue.offerUnsafe(wake, undefined)
     })
     // After a reconnect: subscribe again (the client does not), and re-read what was missed.
     subscriber.on("ready", () => {
       subscriber.subscribe(nudgeChannel).catch(() => undefined)
-      wake.unsafeOffer(undefined)
+      Queue.offerUnsafe(wake, undefined)
     })
     yield* Effect.tryPromise({
       try: () => subscriber.subscribe(nudgeChannel),
@@ -53,7 +53,7 @@ const freshScopes = (list: RegistryDeps["list"], seen: Set<string>) =>
 /** A later round's read: a failure is logged and the next round tries again. */
 const laterRound = (discover: ReturnType<typeof freshScopes>) =>
   discover.pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.logWarning("scope registry read failed; retrying next round").pipe(
         Effect.annotateLogs({ error: error._tag, message: error.message }),
         Effect.as<ReadonlyArray<string>>([])
@@ -71,9 +71,9 @@ const laterRound = (discover: ReturnType<typeof freshScopes>) =>
  * later failed read is logged and the next round tries again, so an outage does not end it.
  */
 const watch = (deps: RegistryDeps, options: WatchOptions = {}): Stream.Stream<string, WrongType | ConnectionError> =>
-  Stream.unwrapScoped(
+  Stream.unwrap(
     Effect.gen(function* () {
-      const pollInterval = Duration.decode(options.pollInterval ?? Duration.seconds(1))
+      const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(1))
       const seen = new Set<string>()
       // Sliding, capacity 1: a burst of nudges collapses into one re-read.
       const wake = yield* Queue.sliding<void>(1)
@@ -83,7 +83,7 @@ const watch = (deps: RegistryDeps, options: WatchOptions = {}): Stream.Stream<st
       const discover = freshScopes(deps.list, seen)
       const later = laterRound(discover)
       const rounds = Stream.merge(Stream.fromSchedule(Schedule.spaced(pollInterval)), Stream.fromQueue(wake)).pipe(Stream.mapEffect(() => later))
-      return Stream.fromEffect(discover).pipe(Stream.concat(rounds), Stream.flattenIterables)
+      return Stream.fromEffect(discover).pipe(Stream.concat(rounds), Stream.flattenIterable)
     })
   )
 
@@ -91,11 +91,14 @@ const watch = (deps: RegistryDeps, options: WatchOptions = {}): Stream.Stream<st
  * The scope registry (`scopes`): every scope that holds data. Consumers learn
  * scopes from it at start and keep discovering new ones with `watch`.
  */
-export class ScopeRegistry extends Effect.Service<ScopeRegistry>()("@microdcs/store/ScopeRegistry", {
-  effect: Effect.gen(function* () {
+export class ScopeRegistry extends Context.Service<ScopeRegistry>()("@microdcs/store/ScopeRegistry", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const list = listScopes(valkey, valkey.keys.key("scopes", {}) as string)
     const deps: RegistryDeps = { valkey, nudgeChannel: valkey.keys.key("nudge", { kind: "changes" }) as string, list }
     return { list, watch: (options?: WatchOptions) => watch(deps, options) } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
@@ -25,8 +25,8 @@ const COUNTS_PER_SCOPE = 6
  * How big each scope is (admin CLI `scopes list`): ZCARD, SCARD and XLEN of its index keys and
  * streams. No document is read, so it costs the same on a scope of any size.
  */
-export class ScopeSizes extends Effect.Service<ScopeSizes>()("@microdcs/store/ScopeSizes", {
-  effect: Effect.gen(function* () {
+export class ScopeSizes extends Context.Service<ScopeSizes>()("@microdcs/store/ScopeSizes", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** The sizes of every scope given, in one pipelined round trip, in the order given. */
@@ -71,4 +71,7 @@ export class ScopeSizes extends Effect.Service<ScopeSizes>()("@microdcs/store/Sc
 
     return { sizes } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

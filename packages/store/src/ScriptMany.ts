@@ -1,5 +1,5 @@
 import type { Redis } from "iovalkey"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { type ScriptDescriptor, scriptKeys as keysOfCall } from "@microdcs/lua-scripts"
 import { type ConnectionError, StoreUnavailable } from "./Errors.js"
 import { classifyFailure } from "./FailureKind.js"
@@ -46,9 +46,9 @@ const failed = <R>(batch: ScriptBatch<R>, j: number, error: unknown): void => {
 }
 
 const confirmedReply = <R>(batch: ScriptBatch<R>, replicaAck: ReplicaAck, j: number, confirmed: Confirmed<unknown>): void => {
-  const checked = Effect.runSync(Effect.either(replicaAck.settle(batch.descriptor.name, confirmed)))
-  if (Either.isRight(checked)) return replied(batch, j, checked.right)
-  batch.results[j] = { _tag: "Failed", error: checked.left }
+  const checked = Effect.runSync(Effect.result(replicaAck.settle(batch.descriptor.name, confirmed)))
+  if (Result.isSuccess(checked)) return replied(batch, j, checked.success)
+  batch.results[j] = { _tag: "Failed", error: checked.failure }
   settled(batch)
 }
 
@@ -82,7 +82,7 @@ export const scriptMany = <K extends string, A, R>(
   descriptor: ScriptDescriptor<K, A, R>,
   calls: ReadonlyArray<{ readonly keys: Readonly<Record<K, string>>; readonly args: A }>
 ): Effect.Effect<ReadonlyArray<ScriptResult<R>>> =>
-  Effect.async<ReadonlyArray<ScriptResult<R>>>((resume) => {
+  Effect.callback<ReadonlyArray<ScriptResult<R>>>((resume) => {
     const { client } = shared
     if (client.status !== "ready") {
       const error = new StoreUnavailable({ operation: descriptor.name, message: `connection is ${client.status}` })

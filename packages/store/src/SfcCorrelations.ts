@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validatePositiveMs, validateText } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -10,8 +10,8 @@ import { command } from "./RawDoor.js"
  * only the correlation id of the command it answers, so the engine remembers which job sent it
  * before sending, for as long as a reply may still come.
  */
-export class SfcCorrelations extends Effect.Service<SfcCorrelations>()("@microdcs/store/SfcCorrelations", {
-  effect: Effect.gen(function* () {
+export class SfcCorrelations extends Context.Service<SfcCorrelations>()("@microdcs/store/SfcCorrelations", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     const pointerKey = (correlationId: string) => valkey.key("sfcCorrelation", { correlationId })
@@ -29,7 +29,7 @@ export class SfcCorrelations extends Effect.Service<SfcCorrelations>()("@microdc
     const jobOf = (correlationId: string): Effect.Effect<Option.Option<string>, WrongType | InvalidInput | ConnectionError> =>
       Effect.gen(function* () {
         const key = yield* pointerKey(correlationId)
-        return Option.fromNullable(yield* typedCommand(valkey, "read correlation", key, "string", (c) => c.get(key)))
+        return Option.fromNullishOr(yield* typedCommand(valkey, "read correlation", key, "string", (c) => c.get(key)))
       })
 
     /** Removes the pointer; `true` when there was one. */
@@ -41,4 +41,7 @@ export class SfcCorrelations extends Effect.Service<SfcCorrelations>()("@microdc
 
     return { remember, jobOf, forget } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

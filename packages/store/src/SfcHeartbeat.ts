@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { validateNonNegativeInteger } from "./Input.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -16,8 +16,8 @@ const decodeBeat = (stored: string | null): Option.Option<number> => {
  * last sweep of any instance. A sweep that finds it much older than its interval learns the
  * island was down, and readiness learns whether the sweep runs at all.
  */
-export class SfcHeartbeat extends Effect.Service<SfcHeartbeat>()("@microdcs/store/SfcHeartbeat", {
-  effect: Effect.gen(function* () {
+export class SfcHeartbeat extends Context.Service<SfcHeartbeat>()("@microdcs/store/SfcHeartbeat", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* Effect.orDie(valkey.key("sfcHeartbeat", {}))
 
@@ -43,4 +43,7 @@ export class SfcHeartbeat extends Effect.Service<SfcHeartbeat>()("@microdcs/stor
 
     return { swap, last } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { type ConnectionError, InvalidInput, type WrongType } from "./Errors.js"
 import { validateDocument } from "./DocumentInput.js"
 import { typedCommand } from "./TypeGuard.js"
@@ -22,8 +22,8 @@ const checkDigest = (digest: string): Effect.Effect<void, InvalidInput> =>
  * carrying a copy, so a work master changed or deleted mid-run leaves running jobs alone.
  * Written with `SET NX`; a second store of the same text is a no-op.
  */
-export class SfcRecipes extends Effect.Service<SfcRecipes>()("@microdcs/store/SfcRecipes", {
-  effect: Effect.gen(function* () {
+export class SfcRecipes extends Context.Service<SfcRecipes>()("@microdcs/store/SfcRecipes", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** Stores the recipe text (JSON) unless a recipe of the same digest is there; returns the digest. */
@@ -41,9 +41,12 @@ export class SfcRecipes extends Effect.Service<SfcRecipes>()("@microdcs/store/Sf
       Effect.gen(function* () {
         yield* checkDigest(digest)
         const key = yield* valkey.key("sfcRecipe", { digest })
-        return Option.fromNullable(yield* typedCommand(valkey, "read sfc recipe", key, "string", (c) => c.get(key)))
+        return Option.fromNullishOr(yield* typedCommand(valkey, "read sfc recipe", key, "string", (c) => c.get(key)))
       })
 
     return { store, get } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { sfcCompareAndSet, type SfcCompareAndSetReply, sfcDelete } from "@microdcs/lua-scripts"
 import {
   type ConnectionError,
@@ -158,7 +158,7 @@ const eventApplied = (
 ): Effect.Effect<Option.Option<string>, WrongType | InvalidInput | ConnectionError> =>
   valkey.key("sfcEvent", { scope, source, id }).pipe(
     Effect.flatMap((key) => typedCommand(valkey, "sfc event applied", key, "string", (c) => c.get(key))),
-    Effect.map(Option.fromNullable)
+    Effect.map(Option.fromNullishOr)
   )
 
 /** One delete attempt: the index keys depend on the stored scope, so it is read, passed and re-checked by the script. */
@@ -202,8 +202,8 @@ const outcome = (valkey: ValkeyService, jobId: string, op: string): Effect.Effec
   valkey.key("sfcState", { jobId }).pipe(Effect.flatMap((key) => operationLanded(valkey, key, op)))
 
 /** SFC execution state: one versioned document per job, changed only by the CAS script. */
-export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/SfcStateDao", {
-  effect: Effect.gen(function* () {
+export class SfcStateDao extends Context.Service<SfcStateDao>()("@microdcs/store/SfcStateDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const cas: CasDeps = { valkey, nudgeChannel: valkey.keys.key("nudge", { kind: "sfc" }) as string, scopeKeys: scopeKeysOf(valkey.keys) }
     return {
@@ -217,7 +217,10 @@ export class SfcStateDao extends Effect.Service<SfcStateDao>()("@microdcs/store/
       outcome: (jobId: string, op: string) => outcome(valkey, jobId, op)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}
 
 const positiveCount = (field: string, value: number): Effect.Effect<number, InvalidInput> =>
   Number.isSafeInteger(value) && value > 0

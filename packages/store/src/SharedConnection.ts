@@ -10,11 +10,13 @@ import { defaults, type ValkeyOptions } from "./ValkeyOptions.js"
 
 /** Backoff for commands that were never sent: 25 ms doubling, capped at 1 s, with jitter. */
 const retryUnsentOf = (options: ValkeyOptions) =>
-  Schedule.exponential(Duration.millis(25), 2).pipe(
-    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(1))),
-    Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries))
-  )
+  Schedule.max([
+    Schedule.exponential(Duration.millis(25), 2).pipe(
+      Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(1)))),
+      Schedule.jittered
+    ),
+    Schedule.recurs(options.unavailableRetries ?? defaults.unavailableRetries)
+  ])
 
 /** What every call on the `Valkey` service's shared connection needs, built once per layer. */
 export interface SharedConnection {
@@ -45,7 +47,7 @@ const attempt = <A>(
   run: (client: Redis) => Promise<A>,
   unsent?: () => Effect.Effect<A, ConnectionError>
 ): Effect.Effect<A, ConnectionError> =>
-  Effect.async<A, ConnectionError>((resume) => {
+  Effect.callback<A, ConnectionError>((resume) => {
     const { client } = shared
     if (client.status !== "ready") {
       resume(unsent ? unsent() : Effect.fail(new StoreUnavailable({ operation, message: `connection is ${client.status}` })))

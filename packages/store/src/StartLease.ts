@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import type { ConnectionError, InvalidInput, WrongType } from "./Errors.js"
 import { DEFAULT_LEASE_MS, leaseOn, type Lease } from "./Lease.js"
 import { Valkey } from "./Valkey.js"
@@ -7,8 +7,8 @@ import { Valkey } from "./Valkey.js"
  * The post-start lease per configuration (`lock:poststart:{configId}`):
  * whoever acquires it runs the post-start work for that configuration; the others skip.
  */
-export class StartLease extends Effect.Service<StartLease>()("@microdcs/store/StartLease", {
-  effect: Effect.gen(function* () {
+export class StartLease extends Context.Service<StartLease>()("@microdcs/store/StartLease", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     const lease = (configId: string): Effect.Effect<Lease, InvalidInput> =>
@@ -39,4 +39,7 @@ export class StartLease extends Effect.Service<StartLease>()("@microdcs/store/St
 
     return { acquire, release, renew, holder } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

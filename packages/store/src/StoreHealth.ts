@@ -1,11 +1,11 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError } from "./Errors.js"
 import { Valkey } from "./Valkey.js"
 import { command } from "./RawDoor.js"
 
 /** Whether the island's Valkey answers (readiness). Touches no key. */
-export class StoreHealth extends Effect.Service<StoreHealth>()("@microdcs/store/StoreHealth", {
-  effect: Effect.gen(function* () {
+export class StoreHealth extends Context.Service<StoreHealth>()("@microdcs/store/StoreHealth", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /** One PING on the shared connection: fails as any command would when the server is away. */
@@ -13,4 +13,7 @@ export class StoreHealth extends Effect.Service<StoreHealth>()("@microdcs/store/
 
     return { ping } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

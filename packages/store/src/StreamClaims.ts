@@ -34,7 +34,7 @@ const claimPage = (valkey: ValkeyService, stream: string, group: string, consume
     )
     const page = decodeAutoClaim(raw)
     if (page.deletedIds.length > 0) {
-      yield* Metric.incrementBy(Metric.tagged(autoClaimDeletedCounter, "group", group), page.deletedIds.length)
+      yield* Metric.update(Metric.withAttributes(autoClaimDeletedCounter, { group }), page.deletedIds.length)
       yield* Effect.logWarning("XAUTOCLAIM: pending entries were deleted before acknowledgement").pipe(
         Effect.annotateLogs({ stream, group, count: page.deletedIds.length, ids: page.deletedIds.slice(0, 20).join(",") })
       )
@@ -59,9 +59,9 @@ export const autoClaim = (
   Stream.unwrap(
     Check.count(options.count).pipe(
       Effect.as(
-        Stream.paginateEffect("0-0", (cursor: string) =>
+        Stream.paginate("0-0", (cursor: string) =>
           claimPage(valkey, stream, group, consumer, options.minIdleMs, cursor, options.count ?? 100).pipe(
-            Effect.map((page) => [page, page.cursor === "0-0" ? Option.none<string>() : Option.some(page.cursor)] as const)
+            Effect.map((page) => [[page], page.cursor === "0-0" ? Option.none<string>() : Option.some(page.cursor)] as const)
           )
         )
       )

@@ -24,7 +24,7 @@ export const onConnection = <A>(client: Redis, operation: string, run: (c: Redis
   Effect.suspend(() =>
     client.status === "ready"
       ? Effect.tryPromise({ try: () => run(client), catch: (error) => error }).pipe(
-          Effect.catchAll((error) => {
+          Effect.catch((error) => {
             const failure = classifyFailure(operation, error)
             return failure ? Effect.fail(failure) : Effect.die(error)
           })

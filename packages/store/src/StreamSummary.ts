@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import type { ConnectionError } from "./Errors.js"
 import { decodeStreamGroups, type StreamGroup } from "./StreamGroups.js"
 import { Valkey } from "./Valkey.js"
@@ -39,8 +39,8 @@ const decodeConsumers = (reply: unknown): ReadonlyArray<StreamConsumer> =>
  * its consumer groups. A missing key or one of another type is reported as such, not failed:
  * the operator looks at the stream because something may be wrong with it.
  */
-export class StreamSummaries extends Effect.Service<StreamSummaries>()("@microdcs/store/StreamSummaries", {
-  effect: Effect.gen(function* () {
+export class StreamSummaries extends Context.Service<StreamSummaries>()("@microdcs/store/StreamSummaries", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
 
     /**
@@ -83,4 +83,7 @@ export class StreamSummaries extends Effect.Service<StreamSummaries>()("@microdc
 
     return { summary, consumers } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

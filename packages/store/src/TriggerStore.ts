@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { triggerCas } from "@microdcs/lua-scripts"
 import { type ConnectionError, type InvalidInput, NotFound, VersionConflict, type WrongType } from "./Errors.js"
 import { validateText } from "./Input.js"
@@ -57,7 +57,7 @@ const readRaw = (deps: TriggerDeps, id: string) => typedCommand(deps.valkey, "ge
 const decode = (deps: TriggerDeps, id: string, text: string): Effect.Effect<TriggerRow> => {
   const parsed = parseStoredTrigger(text)
   // Only this service writes the hash; a row that does not read back is corruption.
-  return "trigger" in parsed ? Effect.succeed(parsed.trigger) : Effect.dieMessage(`${deps.key} field ${id} does not read back: ${parsed.problems.join("; ")}`)
+  return "trigger" in parsed ? Effect.succeed(parsed.trigger) : Effect.die(new Error(`${deps.key} field ${id} does not read back: ${parsed.problems.join("; ")}`))
 }
 
 const list = (deps: TriggerDeps): Effect.Effect<TriggerList, TriggerStoreError> =>
@@ -201,8 +201,8 @@ const claimAnnouncement = (valkey: ValkeyService, edit: string): Effect.Effect<b
  * the edit (`TriggerEdit`: trigger, scope, change, a new edit id, whether the writer announces it
  * itself). A put validates first and stores nothing when any problem is found.
  */
-export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/store/TriggerStore", {
-  effect: Effect.gen(function* () {
+export class TriggerStore extends Context.Service<TriggerStore>()("@microdcs/store/TriggerStore", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const key = yield* Effect.orDie(valkey.key("triggers", {}))
     const nudgeChannel = yield* Effect.orDie(valkey.key("nudge", { kind: TRIGGER_NUDGE_KIND }))
@@ -217,4 +217,7 @@ export class TriggerStore extends Effect.Service<TriggerStore>()("@microdcs/stor
       disable: (id: string, options?: TriggerWriteOptions) => setEnabled(deps, id, false, options)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,5 +1,5 @@
 import type { Redis } from "iovalkey"
-import { Context, Duration, Effect, Layer, Runtime, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, type Scope } from "effect"
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema, makeKeySchema } from "@microdcs/keyschema"
 import type { ScriptDescriptor } from "@microdcs/lua-scripts"
 import { connectionOptions, createClient } from "./Connection.js"
@@ -61,7 +61,7 @@ export interface ValkeyService extends HasRawDoor {
 
 export type { ScriptResult } from "./ScriptMany.js"
 
-export class Valkey extends Context.Tag("@microdcs/store/Valkey")<Valkey, ValkeyService>() {}
+export class Valkey extends Context.Service<Valkey, ValkeyService>()("@microdcs/store/Valkey") {}
 
 /**
  * `lastError` is the connection's last 'error' event: a refused AUTH (WRONGPASS, NOAUTH) ends
@@ -81,7 +81,7 @@ const connect = (client: Redis, name: string, lastError: () => string | undefine
 const close = (client: Redis): Effect.Effect<void> =>
   Effect.promise(() => client.quit().catch(() => undefined)).pipe(
     Effect.timeout(Duration.seconds(2)),
-    Effect.catchAll(() => Effect.void),
+    Effect.catch(() => Effect.void),
     Effect.ensuring(Effect.sync(() => client.disconnect()))
   )
 
@@ -92,7 +92,7 @@ const acquireConnection = (
   overrides: { readonly commandTimeoutMs?: number | undefined } = {}
 ) =>
   Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<never>()
+    const runtime = yield* Effect.context<never>()
     const redisOptions = connectionOptions(options, { name, ...overrides })
     return yield* Effect.acquireRelease(
       Effect.suspend(() => {
@@ -101,7 +101,7 @@ const acquireConnection = (
         // Without a listener, a connection error would be an unhandled 'error' event and kill the process.
         client.on("error", (error: Error) => {
           lastError = error.message
-          Runtime.runFork(runtime)(Effect.logWarning("valkey connection error").pipe(Effect.annotateLogs({ connection: name, error: error.message })))
+          Effect.runForkWith(runtime)(Effect.logWarning("valkey connection error").pipe(Effect.annotateLogs({ connection: name, error: error.message })))
         })
         return connect(client, name, () => lastError)
       }),
@@ -150,4 +150,4 @@ export const makeValkey = (options: ValkeyOptions): Effect.Effect<ValkeyService,
 
 /** The Valkey service for the given options; connections close when the layer is released. */
 export const layer = (options: ValkeyOptions): Layer.Layer<Valkey, StoreUnavailable | InvalidInput> =>
-  Layer.scoped(Valkey, makeValkey(options))
+  Layer.effect(Valkey, makeValkey(options))

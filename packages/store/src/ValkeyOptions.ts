@@ -1,4 +1,4 @@
-import { Config, Redacted } from "effect"
+import { Config, Redacted, Schema } from "effect"
 import { valkeyUrlProblem } from "./ValkeyUrl.js"
 
 /** A Sentinel node; with `sentinels` set, the client asks them for the primary of `sentinelName`. */
@@ -73,35 +73,34 @@ const parseSentinels = (text: string): ReadonlyArray<SentinelNode> =>
  */
 export const valkeyOptionsConfig: Config.Config<ValkeyOptions> = Config.all({
   url: Config.option(
-    Config.string("VALKEY_URL").pipe(
-      Config.validate({ message: "VALKEY_URL must look like redis://host:port or rediss://host:port", validation: (u) => valkeyUrlProblem(u) === undefined })
+    Config.schema(
+      Schema.String.check(Schema.makeFilter((u) => valkeyUrlProblem(u) === undefined || "VALKEY_URL must look like redis://host:port or rediss://host:port")),
+      "VALKEY_URL"
     )
   ),
   sentinels: Config.option(
-    Config.string("VALKEY_SENTINELS").pipe(
-      Config.validate({
-        message: "expected host:port[,host:port...]",
-        validation: (s) => parseSentinels(s).every((n) => n.host.length > 0 && Number.isInteger(n.port) && n.port > 0)
-      })
+    Config.schema(
+      Schema.String.check(
+        Schema.makeFilter((s) => parseSentinels(s).every((n) => n.host.length > 0 && Number.isInteger(n.port) && n.port > 0) || "expected host:port[,host:port...]")
+      ),
+      "VALKEY_SENTINELS"
     )
   ),
-  sentinelName: Config.string("VALKEY_SENTINEL_NAME").pipe(Config.withDefault(defaults.sentinelName)),
-  username: Config.option(Config.string("VALKEY_USERNAME")),
-  password: Config.option(Config.redacted("VALKEY_PASSWORD")),
-  tls: Config.boolean("VALKEY_TLS").pipe(Config.withDefault(false)),
-  prefix: Config.string("VALKEY_PREFIX").pipe(Config.withDefault(defaults.prefix)),
-  commandTimeoutMs: Config.integer("VALKEY_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(defaults.commandTimeoutMs)),
-  maxDocumentBytes: Config.integer("VALKEY_MAX_DOCUMENT_BYTES").pipe(Config.withDefault(defaults.maxDocumentBytes)),
+  sentinelName: Config.String("VALKEY_SENTINEL_NAME").pipe(Config.withDefault(defaults.sentinelName)),
+  username: Config.option(Config.String("VALKEY_USERNAME")),
+  password: Config.option(Config.Redacted("VALKEY_PASSWORD")),
+  tls: Config.Boolean("VALKEY_TLS").pipe(Config.withDefault(false)),
+  prefix: Config.String("VALKEY_PREFIX").pipe(Config.withDefault(defaults.prefix)),
+  commandTimeoutMs: Config.Int("VALKEY_COMMAND_TIMEOUT_MS").pipe(Config.withDefault(defaults.commandTimeoutMs)),
+  maxDocumentBytes: Config.Int("VALKEY_MAX_DOCUMENT_BYTES").pipe(Config.withDefault(defaults.maxDocumentBytes)),
   // Unset stays unset: the store decides when it connects (through Sentinel, replica acknowledgement is on).
   minReplicasAck: Config.option(
-    Config.integer("VALKEY_MIN_REPLICAS_ACK").pipe(
-      Config.validate({ message: "VALKEY_MIN_REPLICAS_ACK must be 0 (off) or a positive integer", validation: (n) => n >= 0 })
-    )
+    Config.schema(Schema.Int.check(Schema.makeFilter((n) => n >= 0 || "VALKEY_MIN_REPLICAS_ACK must be 0 (off) or a positive integer")), "VALKEY_MIN_REPLICAS_ACK")
   ),
-  replicaAckTimeoutMs: Config.integer("VALKEY_REPLICA_ACK_TIMEOUT_MS").pipe(
-    Config.validate({ message: "VALKEY_REPLICA_ACK_TIMEOUT_MS must be a positive integer", validation: (n) => n > 0 }),
-    Config.withDefault(defaults.replicaAckTimeoutMs)
-  )
+  replicaAckTimeoutMs: Config.schema(
+    Schema.Int.check(Schema.makeFilter((n) => n > 0 || "VALKEY_REPLICA_ACK_TIMEOUT_MS must be a positive integer")),
+    "VALKEY_REPLICA_ACK_TIMEOUT_MS"
+  ).pipe(Config.withDefault(defaults.replicaAckTimeoutMs))
 }).pipe(
   Config.map((c) => ({
     url: c.url._tag === "Some" ? c.url.value : undefined,

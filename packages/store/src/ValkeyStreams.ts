@@ -1,5 +1,5 @@
 import type { Redis } from "iovalkey"
-import { Effect } from "effect"
+import { Effect, Context, Layer } from "effect"
 import { autoClaim, claim } from "./StreamClaims.js"
 import { ack, ackAndDelete, ensureGroup, type PendingQuery, pending, pendingEntries, type ReadGroupOptions, readGroup } from "./StreamConsumerGroups.js"
 import { type DeadLetterMove, deadLetter, deadLetterKey, listDeadLetters, readDeadLetters } from "./StreamDeadLetters.js"
@@ -17,8 +17,8 @@ export type { ScopedFamily, ScopeStreamLength } from "./StreamSizes.js"
  * never removes what some group has not acknowledged. Streams are given as keys built with
  * `valkey.key`; this service does not know which families are streams.
  */
-export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/store/ValkeyStreams", {
-  effect: Effect.gen(function* () {
+export class ValkeyStreams extends Context.Service<ValkeyStreams>()("@microdcs/store/ValkeyStreams", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     return {
       ensureGroup: (stream: string, group: string, startId?: string) => ensureGroup(valkey, stream, group, startId),
@@ -41,4 +41,7 @@ export class ValkeyStreams extends Effect.Service<ValkeyStreams>()("@microdcs/st
         readDeadLetters(valkey, kind, scope, page)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect, type Option } from "effect"
+import { Effect, type Option, Context, Layer } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
 import { deleteWorkMaster, putWorkMaster } from "@microdcs/lua-scripts"
 import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
@@ -27,8 +27,8 @@ export interface DeleteWorkMaster {
 }
 
 /** Work master documents: `workmaster:{id}` plus the per-scope id set. */
-export class WorkMasterDao extends Effect.Service<WorkMasterDao>()("@microdcs/store/WorkMasterDao", {
-  effect: Effect.gen(function* () {
+export class WorkMasterDao extends Context.Service<WorkMasterDao>()("@microdcs/store/WorkMasterDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const setKey = (scope: string) => valkey.keys.key("workMasterList", { scope })
 
@@ -85,4 +85,7 @@ export class WorkMasterDao extends Effect.Service<WorkMasterDao>()("@microdcs/st
 
     return { put, get, delete: remove, list, isMember, outcome } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

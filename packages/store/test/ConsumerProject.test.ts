@@ -11,8 +11,9 @@ import { randomPrefix } from "@microdcs/test-utils"
 /**
  * A team's project outside the workspace: it installs the packed keyschema, lua-scripts and store
  * (as a registry would serve them) beside its own `effect`, defines a key family and a script of
- * its own, and runs them against a real server. Proves the extension path works from the
- * published packages alone, with one copy of `effect`.
+ * its own, type-checks that code against the packages' declarations and its own `effect` (strict,
+ * library files checked too), and runs it against a real server. Proves the extension path works
+ * from the published packages alone, with one copy of `effect`.
  */
 const run = promisify(execFile)
 const root = fileURLToPath(new URL("../../../", import.meta.url))
@@ -73,7 +74,7 @@ return { 'ok', redis.call('HINCRBY', KEYS[1], ARGV[1], 1) }
 `
 
 const consumerMain = `import { Effect } from "effect"
-import { defineKeyFamilies, KeyFamilyError } from "@microdcs/keyschema"
+import { defineKeyFamilies, KeyFamilyError, KeyPartError } from "@microdcs/keyschema"
 import { defineScript, scriptHeaderProblems } from "@microdcs/lua-scripts"
 import { Valkey, ValkeyLayer } from "@microdcs/store"
 
@@ -82,7 +83,7 @@ const countWidget = defineScript({
   file: "count-widgets-1.lua",
   dir: new URL("./lua/", import.meta.url),
   keys: ["widgets"],
-  encodeArgs: (id) => [id],
+  encodeArgs: (id: string) => [id],
   decodeReply: (raw) => raw
 })
 
@@ -91,6 +92,7 @@ const program = Effect.gen(function* () {
   const keys = valkey.keys.extend(widgetFamilies)
   if (keys instanceof KeyFamilyError) return yield* Effect.die(keys)
   const key = keys.key("widgetCount", { scope: "line-1" })
+  if (key instanceof KeyPartError) return yield* Effect.die(key)
   const first = yield* valkey.script(countWidget, { widgets: key }, "w-1")
   const second = yield* valkey.script(countWidget, { widgets: key }, "w-1")
   return { key, first, second, parsed: keys.parse(key), headerProblems: scriptHeaderProblems(countWidget) }
@@ -100,6 +102,21 @@ const layer = ValkeyLayer.layer({ url: process.env.VALKEY_URL, prefix: process.e
 Effect.runPromise(Effect.scoped(Effect.provide(program, layer))).then((result) => console.log(JSON.stringify(result)))
 `
 
+/** The consumer's compiler settings: strict, Node's own module resolution, its libraries checked too. */
+const consumerTsconfig = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noEmit: true,
+    skipLibCheck: false,
+    types: ["node"]
+  },
+  files: ["main.ts"]
+}
+
 describe("a consumer project outside the workspace", () => {
   it("installs the packed packages beside its own effect, and runs its own key family and script against a real server", async () => {
     for (const name of packed) await build(join(root, "packages", name))
@@ -107,18 +124,26 @@ describe("a consumer project outside the workspace", () => {
     const effectVersion = manifest(join(root, "node_modules/effect")).version
     const project = join(work, "consumer")
     mkdirSync(join(project, "lua"), { recursive: true })
-    const dependencies: Record<string, string> = { effect: effectVersion, iovalkey: "~0.4.0" }
+    const dependencies: Record<string, string> = { effect: effectVersion, iovalkey: "~0.4.0", "@types/node": "^24.0.0" }
     packed.forEach((name, i) => (dependencies[`@microdcs/${name}`] = `file:${tarballs[i]}`))
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "widgets", private: true, type: "module", dependencies }, null, 2))
     writeFileSync(join(project, "lua", "count-widgets-1.lua"), widgetScript)
-    writeFileSync(join(project, "main.mjs"), consumerMain)
+    writeFileSync(join(project, "main.ts"), consumerMain)
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(consumerTsconfig, null, 2))
     await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, timeout: 180_000 })
 
     // One copy of effect: the packages take the consumer's (a peer), none brings its own.
     for (const name of packed) expect(existsSync(join(project, "node_modules/@microdcs", name, "node_modules/effect"))).toBe(false)
 
+    // Its code type-checks against the packed declarations and its own effect (the workspace's compiler).
+    const typecheck = await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], { cwd: project, timeout: 180_000 }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error)
+    )
+    expect(typecheck).toBe("")
+
     const prefix = randomPrefix("consumer")
-    const { stdout } = await run(process.execPath, ["main.mjs"], { cwd: project, env: { ...process.env, VALKEY_URL: inject("valkeyUrl"), PREFIX: prefix }, timeout: 60_000 })
+    const { stdout } = await run(process.execPath, ["main.ts"], { cwd: project, env: { ...process.env, VALKEY_URL: inject("valkeyUrl"), PREFIX: prefix }, timeout: 60_000 })
     const result = JSON.parse(stdout) as Record<string, unknown>
     expect(result).toEqual({
       key: `${prefix}:widget:count:line-1`,

@@ -132,11 +132,11 @@ describe("DedupeStore", () => {
     Effect.gen(function* () {
       const dedupe = yield* DedupeStore
       const results = yield* Effect.all(
-        Array.from({ length: 8 }, (_, i) => Effect.either(dedupe.claim("src", "race", `t${i}`, 60_000))),
+        Array.from({ length: 8 }, (_, i) => Effect.result(dedupe.claim("src", "race", `t${i}`, 60_000))),
         { concurrency: "unbounded" }
       )
-      expect(results.filter((r) => r._tag === "Right")).toHaveLength(1)
-      expect(results.filter((r) => r._tag === "Left" && r.left._tag === "Busy")).toHaveLength(7)
+      expect(results.filter((r) => r._tag === "Success")).toHaveLength(1)
+      expect(results.filter((r) => r._tag === "Failure" && r.failure._tag === "Busy")).toHaveLength(7)
     }).pipe(Effect.provide(layer))
   )
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Context } from "effect"
 import { inject } from "vitest"
 import { defineKeyFamilies, KeyFamilyError, KeyPartError } from "@microdcs/keyschema"
 import { decodeWriteReply, defineScript } from "@microdcs/lua-scripts"
@@ -63,8 +63,8 @@ interface PutRecipe extends DocumentPutInput {
 }
 
 /** The extension's DAO, as a team would write it: a spec plus its own lookup. */
-class RecipeDao extends Effect.Service<RecipeDao>()("test/RecipeDao", {
-  effect: Effect.gen(function* () {
+class RecipeDao extends Context.Service<RecipeDao>()("test/RecipeDao", {
+  make: Effect.gen(function* () {
     const valkey = yield* Valkey
     const keys = valkey.keys.extend(recipeKeys)
     if (keys instanceof KeyFamilyError) return yield* Effect.die(keys)
@@ -122,7 +122,10 @@ class RecipeDao extends Effect.Service<RecipeDao>()("test/RecipeDao", {
 
     return { ...documents, onLine } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}
 
 const prefix = randomPrefix()
 const layer = RecipeDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))

@@ -185,7 +185,7 @@ const contend = (kind: Kind) =>
       Effect.gen(function* () {
         const current = yield* kind.get(id)
         const counts = (JSON.parse(current.doc) as { counts: Array<number> }).counts
-        if (counts[fiber] !== r) return yield* Effect.dieMessage(`fiber ${fiber} round ${r} reads ${counts[fiber]}`)
+        if (counts[fiber] !== r) return yield* Effect.die(new Error(`fiber ${fiber} round ${r} reads ${counts[fiber]}`))
         counts[fiber] = r + 1
         return yield* kind.put({ id, scope, doc: doc({ counts }), expectedVersion: current.version })
       }).pipe(

@@ -24,7 +24,7 @@ describe("ExecutionLogStore", () => {
       for (const foreign of [`other:dag:log:e1:exec`, `${prefix}:dag:log:executions`, `${prefix}:dag:commits:s`, `${prefix}:joborder:x`, `${prefix}:dag:log:e1:n:9`]) {
         expect(log.parseKey(foreign)).toBeUndefined()
       }
-      expect(yield* Effect.exit(log.nodeKey("e1", 1_000_000))).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "seq" } } })
+      expect(yield* Effect.exit(log.nodeKey("e1", 1_000_000))).toMatchObject({ _tag: "Failure", cause: { reasons: [{ _tag: "Fail", error: { _tag: "InvalidInput", field: "seq" } }] } })
     }).pipe(Effect.provide(layer))
   )
 
@@ -74,7 +74,7 @@ describe("ExecutionLogStore", () => {
         Exit.fail(new InvalidInput({ field: "key", message: `'${unpadded}' is no execution log key` }))
       )
       expect(yield* log.readValues([good])).toEqual([undefined])
-      expect(yield* Effect.exit(log.commit("s", []))).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "InvalidInput", field: "keys" } } })
+      expect(yield* Effect.exit(log.commit("s", []))).toMatchObject({ _tag: "Failure", cause: { reasons: [{ _tag: "Fail", error: { _tag: "InvalidInput", field: "keys" } }] } })
       const stream = yield* valkey.key("executionLogCommits", { scope: "s" })
       expect(yield* unsafeCommand(valkey, "exists", (c) => c.exists(stream))).toBe(0)
     }).pipe(Effect.provide(layer))

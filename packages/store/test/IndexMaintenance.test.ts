@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Ref } from "effect"
+import { Effect, Fiber, Layer, Ref } from "effect"
 import { inject } from "vitest"
 import type { KeyFamily, KeyParts } from "@microdcs/keyschema"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -356,12 +356,12 @@ describe("IndexMaintenance", () => {
         { discard: true }
       )
       const maintenance = yield* IndexMaintenance
-      const writer = yield* Effect.fork(live)
+      const writer = yield* Effect.forkChild(live)
       // Rebuild again and again while the writer runs, yielding between batches so its puts
       // interleave with the repairs; the last rebuild may see the writer finished.
       for (let round = 0; round < 3; round++) {
-        yield* maintenance.rebuild({ onProgress: () => Effect.yieldNow() })
-        if (Option.isSome(yield* Fiber.poll(writer))) break
+        yield* maintenance.rebuild({ onProgress: () => Effect.yieldNow })
+        if (writer.pollUnsafe() !== undefined) break
       }
       yield* Fiber.join(writer)
       expect(yield* maintenance.check()).toEqual([])

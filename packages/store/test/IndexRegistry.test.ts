@@ -207,7 +207,7 @@ describe("IndexRegistry", () => {
             ? Effect.void
             : Effect.sync(() => attempts.push(attempt)).pipe(
                 // The first repair finds a widget of another version: its script replies retry.
-                Effect.zipRight(attempt === 1 ? unsafeCommand(valkey, "move", (c) => c.hincrby(doc, "v", 1)) : Effect.void),
+                Effect.andThen(attempt === 1 ? unsafeCommand(valkey, "move", (c) => c.hincrby(doc, "v", 1)) : Effect.void),
                 Effect.orDie,
                 Effect.asVoid
               )
@@ -239,7 +239,7 @@ describe("IndexRegistry", () => {
       yield* seed
       const red = yield* byColor("s1", "red")
       yield* raw((c) => c.srem(red, "w1"))
-      const refused = (registry: Layer.Layer<IndexRegistry>) =>
+      const refused = (registry: Layer.Layer<never>) =>
         Effect.gen(function* () {
           const maintenance = yield* IndexMaintenance
           const checked = yield* Effect.flip(maintenance.check())

@@ -96,11 +96,11 @@ layer(services)("JobOrderDao", (it) => {
     Effect.gen(function* () {
       const dao = yield* JobOrderDao
       const results = yield* Effect.all(
-        ["l1", "l2"].map((id) => Effect.either(dao.put({ id, scope: "limited", doc: doc(id), priority: 1, expectedVersion: 0, limit: 1 }))),
+        ["l1", "l2"].map((id) => Effect.result(dao.put({ id, scope: "limited", doc: doc(id), priority: 1, expectedVersion: 0, limit: 1 }))),
         { concurrency: "unbounded" }
       )
-      expect(results.filter((r) => r._tag === "Right")).toHaveLength(1)
-      expect(results.find((r) => r._tag === "Left")).toMatchObject({ left: { _tag: "LimitReached", limit: 1, count: 1 } })
+      expect(results.filter((r) => r._tag === "Success")).toHaveLength(1)
+      expect(results.find((r) => r._tag === "Failure")).toMatchObject({ failure: { _tag: "LimitReached", limit: 1, count: 1 } })
     })
   )
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { KeyReads, Valkey, ValkeyLayer } from "@microdcs/store"
@@ -13,7 +13,7 @@ import { unsafeCommand } from "@microdcs/store/unsafe"
 const onIsland = <A, E>(test: (k: (name: string) => string, prefix: string) => Effect.Effect<A, E, Valkey>) => {
   const prefix = randomPrefix("keyreads")
   const k = (name: string) => `${prefix}:${name}`
-  return Effect.zipRight(seed(k, prefix), test(k, prefix)).pipe(Effect.provide(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+  return Effect.andThen(seed(k, prefix), test(k, prefix)).pipe(Effect.provide(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 }
 
 /** Keys of every type, and a key of another island whose prefix starts the same. */
@@ -35,22 +35,22 @@ const seed = (k: (name: string) => string, prefix: string) => Effect.gen(functio
   yield* unsafeCommand(valkey, "seed another island", (c) => c.set(`${prefix}x:foreign`, "not ours"))
 })
 
-const wrongType = (key: string, expected: string, actual: string) => Either.left(expect.objectContaining({ _tag: "WrongType", key, expected, actual }))
+const wrongType = (key: string, expected: string, actual: string) => Result.fail(expect.objectContaining({ _tag: "WrongType", key, expected, actual }))
 
 describe("KeyReads", () => {
   it.effect("reads hashes, fields, lengths and sorted sets in key order; a missing key is empty, a key of another type its WrongType", () =>
     onIsland((k) => Effect.gen(function* () {
       const valkey = yield* Valkey
       expect(yield* KeyReads.hashes(valkey, [k("h1"), k("none"), k("s")])).toEqual([
-        Either.right({ a: "1", b: "2" }),
-        Either.right({}),
+        Result.succeed({ a: "1", b: "2" }),
+        Result.succeed({}),
         wrongType(k("s"), "hash", "string")
       ])
       const fields = [{ key: k("h1"), field: "b" }, { key: k("h2"), field: "b" }, { key: k("z"), field: "a" }]
-      expect(yield* KeyReads.hashFields(valkey, fields)).toEqual([Either.right("2"), Either.right(null), wrongType(k("z"), "hash", "zset")])
-      expect(yield* KeyReads.hashFieldsExist(valkey, fields)).toEqual([Either.right(true), Either.right(false), wrongType(k("z"), "hash", "zset")])
-      expect(yield* KeyReads.hashLengths(valkey, [k("h1"), k("none"), k("list")])).toEqual([Either.right(2), Either.right(0), wrongType(k("list"), "hash", "list")])
-      expect(yield* KeyReads.sortedSetMembers(valkey, [k("z"), k("none"), k("h1")])).toEqual([Either.right(["one", "two"]), Either.right([]), wrongType(k("h1"), "zset", "hash")])
+      expect(yield* KeyReads.hashFields(valkey, fields)).toEqual([Result.succeed("2"), Result.succeed(null), wrongType(k("z"), "hash", "zset")])
+      expect(yield* KeyReads.hashFieldsExist(valkey, fields)).toEqual([Result.succeed(true), Result.succeed(false), wrongType(k("z"), "hash", "zset")])
+      expect(yield* KeyReads.hashLengths(valkey, [k("h1"), k("none"), k("list")])).toEqual([Result.succeed(2), Result.succeed(0), wrongType(k("list"), "hash", "list")])
+      expect(yield* KeyReads.sortedSetMembers(valkey, [k("z"), k("none"), k("h1")])).toEqual([Result.succeed(["one", "two"]), Result.succeed([]), wrongType(k("h1"), "zset", "hash")])
       expect(yield* KeyReads.exist(valkey, [k("z"), k("none")])).toEqual([true, false])
       expect(yield* KeyReads.hashes(valkey, [])).toEqual([])
     }))

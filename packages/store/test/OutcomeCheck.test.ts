@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Logger, LogLevel } from "effect"
+import { Duration, Effect, Fiber, Layer, References } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import {
@@ -86,7 +86,7 @@ layer(services)("resolving an unknown outcome", (it) => {
       let sends = 0
       const resend = Effect.sync(() => ++sends)
       const check = yield* jobOrderCheck("jo-c", "s-c", "op-c", 1)
-      const unknown = yield* Effect.flip(resolveUnknownOutcome(resend.pipe(Effect.zipRight(lost)), check))
+      const unknown = yield* Effect.flip(resolveUnknownOutcome(resend.pipe(Effect.andThen(lost)), check))
       expect(unknown).toBe(lost)
       expect(sends).toBe(1)
       // Still at the version it expected (3): whatever happened, a resend is decided by the version check.
@@ -136,7 +136,7 @@ describe("unknown outcomes under CLIENT KILL", () => {
             const id = /\bid=(\d+)/.exec(line)?.[1]
             if (id) await admin.client("KILL", "ID", id).catch(() => undefined)
           }
-        }).pipe(Effect.zipRight(Effect.sleep(Duration.millis(150))), Effect.forever, Effect.fork)
+        }).pipe(Effect.andThen(Effect.sleep(Duration.millis(150))), Effect.forever, Effect.forkChild)
         const deadline = Date.now() + 8_000
         let attempt = 0
         const writer = (w: number) =>
@@ -147,10 +147,10 @@ describe("unknown outcomes under CLIENT KILL", () => {
               const read = yield* orders.get(id).pipe(Effect.option)
               const expectedVersion = read._tag === "Some" ? read.value.version : 0
               const op = `op-${w}-${i}-${attempt++}`
-              const result = yield* Effect.either(orders.put({ id, scope, doc: `{"n":${i}}`, priority: 1, expectedVersion, op }))
-              if (result._tag === "Right") written.push(op)
-              else if (result.left._tag === "VersionConflict") conflicts.push(op)
-              else if (result.left._tag === "UnknownOutcome") unknown.push(op)
+              const result = yield* Effect.result(orders.put({ id, scope, doc: `{"n":${i}}`, priority: 1, expectedVersion, op }))
+              if (result._tag === "Success") written.push(op)
+              else if (result.failure._tag === "VersionConflict") conflicts.push(op)
+              else if (result.failure._tag === "UnknownOutcome") unknown.push(op)
               // StoreUnavailable: never sent; the next round reads again.
             }
           })
@@ -169,7 +169,7 @@ describe("unknown outcomes under CLIENT KILL", () => {
         for (const op of written) expect(landed.get(op), `written ${op}`).toBe(1)
         for (const op of conflicts) expect(landed.get(op), `conflict ${op}`).toBeUndefined()
         for (const op of unknown) expect(landed.get(op) ?? 0, `unknown ${op}`).toBeLessThanOrEqual(1)
-      }).pipe(Effect.scoped, Effect.provide(stressLayer), Logger.withMinimumLogLevel(LogLevel.Error)),
+      }).pipe(Effect.scoped, Effect.provide(stressLayer), Effect.provideService(References.MinimumLogLevel, "Error")),
     60_000
   )
 })

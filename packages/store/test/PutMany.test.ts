@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Result, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, ValkeyLayer } from "@microdcs/store"
@@ -10,8 +10,8 @@ const services = JobOrderDao.Default.pipe(Layer.provideMerge(ValkeyLayer.layer({
 const doc = (id: string, extra: object = {}) => JSON.stringify({ JobOrderID: id, ...extra })
 
 /** The tag of a failed outcome, or the version of a written one. */
-const summary = (outcome: Either.Either<{ readonly version: number }, { readonly _tag: string }>) =>
-  Either.match(outcome, { onLeft: (e) => e._tag, onRight: (w) => w.version })
+const summary = (outcome: Result.Result<{ readonly version: number }, { readonly _tag: string }>) =>
+  Result.match(outcome, { onFailure: (e) => e._tag, onSuccess: (w) => w.version })
 
 layer(services)("JobOrderDao.putMany", (it) => {
   it.effect("writes each valid item; a conflict and bad items in the middle fail alone and write nothing", () =>
@@ -28,9 +28,9 @@ layer(services)("JobOrderDao.putMany", (it) => {
       ])
       expect(outcomes.map(summary)).toEqual([1, "VersionConflict", "InvalidInput", "InvalidInput", "InvalidInput", 1])
       const [first, conflict, badJson] = outcomes
-      expect(Either.getOrThrow(first!).op).toBe("op-m-1")
-      expect(Either.flip(conflict!)).toEqual(Either.right(expect.objectContaining({ expected: 0, actual: 1 })))
-      expect(Either.flip(badJson!)).toEqual(Either.right(expect.objectContaining({ field: "doc" })))
+      expect(Result.getOrThrow(first!).op).toBe("op-m-1")
+      expect(Result.flip(conflict!)).toEqual(Result.succeed(expect.objectContaining({ expected: 0, actual: 1 })))
+      expect(Result.flip(badJson!)).toEqual(Result.succeed(expect.objectContaining({ field: "doc" })))
       // Nothing written for the refused items, the conflicting one kept its document.
       expect((yield* Effect.flip(dao.get("m-bad-json")))._tag).toBe("NotFound")
       expect((yield* Effect.flip(dao.get("m-bad-priority")))._tag).toBe("NotFound")

@@ -43,7 +43,7 @@ describe("the read-recheck loop of deletes", () => {
       const key = yield* valkey.key("jobOrder", { id: "jo-mv" })
       // A concurrent caller moves the job order (delete plus put) after our first read.
       const move = orders.delete({ id: "jo-mv" }).pipe(
-        Effect.zipRight(orders.put({ id: "jo-mv", scope: "after", doc: doc("jo-mv"), priority: 1, expectedVersion: 0 })),
+        Effect.andThen(orders.put({ id: "jo-mv", scope: "after", doc: doc("jo-mv"), priority: 1, expectedVersion: 0 })),
         Effect.orDie,
         Effect.asVoid
       )
@@ -78,7 +78,7 @@ describe("the read-recheck loop of deletes", () => {
         sfc.compareAndSet({ jobId: "job-mv", scope, expectedVersion: 0, doc: state, entries: [], due: 5, active: true, waitsAdd: [], waitsRemove: [] })
       yield* cas("before")
       const key = yield* valkey.key("sfcState", { jobId: "job-mv" })
-      const move = sfc.delete({ jobId: "job-mv", waits: [] }).pipe(Effect.zipRight(cas("after")), Effect.orDie, Effect.asVoid)
+      const move = sfc.delete({ jobId: "job-mv", waits: [] }).pipe(Effect.andThen(cas("after")), Effect.orDie, Effect.asVoid)
       const { hook, attempts } = afterFirstRead(key, move)
       expect((yield* sfc.delete({ jobId: "job-mv", waits: [] }).pipe(Effect.provideService(IndexReadHook, hook))).version).toBe(1)
       expect(Math.max(...attempts)).toBe(2) // the script said `retry`, and the delete read again

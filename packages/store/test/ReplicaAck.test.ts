@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Layer, Option } from "effect"
+import { ConfigProvider, Effect, Result, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { infoFields, randomPrefix, respCommand, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
 import { JobOrderDao, Valkey, ValkeyLayer, valkeyOptionsConfig } from "@microdcs/store"
@@ -34,7 +34,7 @@ describe("minReplicasAck settings", () => {
   it.effect("reads VALKEY_MIN_REPLICAS_ACK and VALKEY_REPLICA_ACK_TIMEOUT_MS; rejects a negative count", () =>
     Effect.gen(function* () {
       const read = (env: Record<string, string>) =>
-        Effect.withConfigProvider(valkeyOptionsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+        Effect.provideService(valkeyOptionsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
       const options = yield* read({ VALKEY_MIN_REPLICAS_ACK: "1", VALKEY_REPLICA_ACK_TIMEOUT_MS: "250" })
       expect(options).toMatchObject({ minReplicasAck: 1, replicaAckTimeoutMs: 250 })
       // Unset stays unset: the store decides when it connects (through Sentinel: on), an explicit 0 is off.
@@ -42,8 +42,8 @@ describe("minReplicasAck settings", () => {
       expect(unset.minReplicasAck).toBeUndefined()
       expect(unset.replicaAckTimeoutMs).toBe(1000)
       expect(yield* read({ VALKEY_MIN_REPLICAS_ACK: "0" })).toMatchObject({ minReplicasAck: 0 })
-      const bad = yield* Effect.either(read({ VALKEY_MIN_REPLICAS_ACK: "-1" }))
-      expect(Either.isLeft(bad) && String(bad.left)).toContain("VALKEY_MIN_REPLICAS_ACK")
+      const bad = yield* Effect.result(read({ VALKEY_MIN_REPLICAS_ACK: "-1" }))
+      expect(Result.isFailure(bad) && String(bad.failure)).toContain("VALKEY_MIN_REPLICAS_ACK")
     })
   )
 })
@@ -57,8 +57,8 @@ describe("minReplicasAck without a replica", () => {
       expect(failed._tag).toBe("UnknownOutcome")
       expect(failed.message).toContain("0 of 1 replicas")
       // The write is on the primary, but only there: the check must not report it landed.
-      const check = yield* Effect.either(dao.outcome("jo-1", op))
-      expect(Either.isLeft(check) && check.left._tag).toBe("UnknownOutcome")
+      const check = yield* Effect.result(dao.outcome("jo-1", op))
+      expect(Result.isFailure(check) && check.failure._tag).toBe("UnknownOutcome")
     }).pipe(Effect.provide(storeOn(inject("valkeyUrl"), { minReplicasAck: 1, replicaAckTimeoutMs: 200 })))
   )
 })
@@ -112,7 +112,7 @@ describe("minReplicasAck with a replica", () => {
         const before = yield* Effect.promise(() => waitCalls(primary))
         const ids = Array.from({ length: 5 }, (_, i) => `jo-many-${i}`)
         const outcomes = yield* dao.putMany(ids.map((id) => ({ id, scope: "s", doc: doc(id), priority: 1, expectedVersion: 0 })))
-        expect(outcomes.map((o) => Either.isRight(o) && o.right.version)).toEqual([1, 1, 1, 1, 1])
+        expect(outcomes.map((o) => Result.isSuccess(o) && o.success.version)).toEqual([1, 1, 1, 1, 1])
         // One WAIT for the refused EVALSHAs, at least one more for the EVALs that wrote.
         expect((yield* Effect.promise(() => waitCalls(primary))) - before).toBeGreaterThanOrEqual(2)
       }).pipe(Effect.provide(storeOn(primary.url, { minReplicasAck: 1, replicaAckTimeoutMs: 2000 })))

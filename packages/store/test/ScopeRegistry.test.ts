@@ -18,8 +18,8 @@ const watching = (options: WatchOptions) =>
     const seen = yield* Queue.unbounded<string>()
     yield* registry.watch(options).pipe(Stream.runForEach((scope) => Queue.offer(seen, scope)), Effect.forkScoped)
     return {
-      next: Queue.take(seen).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no scope discovered") })),
-      pending: Queue.takeAll(seen)
+      next: Queue.take(seen).pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail(new Error("no scope discovered")) })),
+      pending: Queue.clear(seen)
     }
   })
 

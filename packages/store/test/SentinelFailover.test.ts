@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Ref } from "effect"
+import { Deferred, Effect, Result, Fiber, Layer, Ref } from "effect"
 import { type Endpoint, randomPrefix, respCommand, type SentinelTopology, startSentinelTopology } from "@microdcs/test-utils"
 import { JobOrderDao, Valkey, ValkeyLayer, type ValkeyOptions } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
@@ -32,19 +32,19 @@ const startWriters = Effect.gen(function* () {
     Effect.gen(function* () {
       for (let i = 0; !(yield* Deferred.isDone(stop)); i++) {
         const id = `jo-${w}-${i}`
-        const put = yield* Effect.either(dao.put({ id, scope: SCOPE, doc: JSON.stringify({ JobOrderID: id }), priority: 1, expectedVersion: 0 }))
-        if (Either.isRight(put)) {
-          const op = put.right.op
+        const put = yield* Effect.result(dao.put({ id, scope: SCOPE, doc: JSON.stringify({ JobOrderID: id }), priority: 1, expectedVersion: 0 }))
+        if (Result.isSuccess(put)) {
+          const op = put.success.op
           yield* Ref.update(acknowledged, (m) => new Map(m).set(id, op))
         } else {
-          const tag = put.left._tag
+          const tag = put.failure._tag
           yield* Ref.update(failures, (m) => new Map(m).set(tag, (m.get(tag) ?? 0) + 1))
           yield* Effect.sleep("50 millis")
         }
         yield* Effect.sleep("10 millis")
       }
     })
-  const fibers = yield* Effect.forkAll(Array.from({ length: WRITERS }, (_, w) => writer(w)))
+  const fibers = yield* Effect.forEach(Array.from({ length: WRITERS }, (_, w) => writer(w)), (w) => Effect.forkChild(w))
   const count = Effect.map(Ref.get(acknowledged), (m) => m.size)
   /** Waits until `more` further puts were acknowledged. */
   const acknowledge = (more: number, timeoutMs = 90_000) =>
@@ -61,7 +61,7 @@ const startWriters = Effect.gen(function* () {
     })
   const finish = Effect.gen(function* () {
     yield* Deferred.succeed(stop, undefined)
-    yield* Fiber.join(fibers)
+    yield* Fiber.joinAll(fibers)
     return { acknowledged: yield* Ref.get(acknowledged), failures: yield* Ref.get(failures) }
   })
   return { acknowledge, finish }

@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Queue, Runtime } from "effect"
+import { Effect, Layer, Option, Queue } from "effect"
 import fc from "fast-check"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -169,7 +169,7 @@ describe("SfcStateDao", () => {
       const channel = yield* valkey.key("nudge", { kind: "sfc" })
       const messages = yield* Queue.unbounded<readonly [string, string]>()
       const subscriber = yield* dedicated(valkey, "sfc-nudge-test")
-      subscriber.on("message", (ch: string, message: string) => Queue.unsafeOffer(messages, [ch, message] as const))
+      subscriber.on("message", (ch: string, message: string) => Queue.offerUnsafe(messages, [ch, message] as const))
       yield* Effect.promise(() => subscriber.subscribe(channel))
       // Pub/sub keeps the order of one publisher: had the quiet write published, it would come first.
       yield* dao.compareAndSet(cas("job-n1", "quiet scope", 0, { due: 1 }))
@@ -185,7 +185,7 @@ describe("SfcStateDao", () => {
       const channel = yield* valkey.key("nudge", { kind: "sfc" })
       const messages = yield* Queue.unbounded<readonly [string, string]>()
       const subscriber = yield* dedicated(valkey, "sfc-quiet-nudge-test")
-      subscriber.on("message", (ch: string, message: string) => Queue.unsafeOffer(messages, [ch, message] as const))
+      subscriber.on("message", (ch: string, message: string) => Queue.offerUnsafe(messages, [ch, message] as const))
       yield* Effect.promise(() => subscriber.subscribe(channel))
       const quiet = yield* dao.compareAndSet({ ...cas("job-q1", "quiet-entries", 0, { entries: [{ type: "command" }] }), nudge: false })
       expect(quiet.entryIds).toHaveLength(1)
@@ -308,7 +308,7 @@ layer(services)("SfcStateDao property", (it) => {
   it.effect("after random CAS sequences (some stale) due, active and waits equal a simple model", () =>
     Effect.gen(function* () {
       const dao = yield* SfcStateDao
-      const runtime = yield* Effect.runtime<SfcStateDao | Valkey>()
+      const runtime = yield* Effect.context<SfcStateDao | Valkey>()
       const check = (steps: ReadonlyArray<typeof step extends fc.Arbitrary<infer T> ? T : never>) =>
         Effect.gen(function* () {
           run += 1
@@ -327,12 +327,12 @@ layer(services)("SfcStateDao property", (it) => {
               waitsAdd: typeIds.flatMap((typeId, i) => (s.waits[i] === "add" ? [{ typeId, since: s.since }] : [])),
               waitsRemove: typeIds.filter((_, i) => s.waits[i] === "remove")
             })
-            const result = yield* Effect.either(dao.compareAndSet(write))
+            const result = yield* Effect.result(dao.compareAndSet(write))
             if (expected !== current) {
-              expect(result).toMatchObject({ _tag: "Left", left: { _tag: "VersionConflict", actual: current } })
+              expect(result).toMatchObject({ _tag: "Failure", failure: { _tag: "VersionConflict", actual: current } })
               continue
             }
-            expect(result).toMatchObject({ _tag: "Right", right: { version: current + 1 } })
+            expect(result).toMatchObject({ _tag: "Success", success: { version: current + 1 } })
             model.versions.set(jobId, current + 1)
             if (s.due === null) model.due.delete(jobId)
             else model.due.set(jobId, s.due)
@@ -355,15 +355,15 @@ layer(services)("SfcStateDao property", (it) => {
           }
           expect(yield* xrange(scope)).toHaveLength(model.entries)
           for (const jobId of jobIds) {
-            const stored = yield* Effect.either(dao.get(jobId))
+            const stored = yield* Effect.result(dao.get(jobId))
             const version = model.versions.get(jobId)
-            if (version === undefined) expect(stored._tag).toBe("Left")
-            else expect(stored).toMatchObject({ _tag: "Right", right: { version, scope } })
+            if (version === undefined) expect(stored._tag).toBe("Failure")
+            else expect(stored).toMatchObject({ _tag: "Success", success: { version, scope } })
           }
         })
       yield* Effect.promise(() =>
         fc.assert(
-          fc.asyncProperty(fc.array(step, { maxLength: 20 }), (steps) => Runtime.runPromise(runtime)(check(steps))),
+          fc.asyncProperty(fc.array(step, { maxLength: 20 }), (steps) => Effect.runPromiseWith(runtime)(check(steps))),
           { numRuns: 100 }
         )
       )

@@ -52,7 +52,7 @@ const layerFor = (prefix: string) =>
   ).pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 /** Runs `test` on a prefix of its own. */
-const onFreshPrefix = <A, E>(test: (prefix: string) => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof layerFor>>>) => {
+const onFreshPrefix = <A, E>(test: (prefix: string) => Effect.Effect<A, E, Layer.Success<ReturnType<typeof layerFor>>>) => {
   const prefix = randomPrefix("small")
   return test(prefix).pipe(Effect.provide(layerFor(prefix)))
 }
@@ -401,7 +401,7 @@ describe("ConsumerHeartbeats", () => {
 })
 
 describe("Nudges", () => {
-  it.scoped("calls back with the scope of every nudge on its channel, not on others", () => {
+  it.effect("calls back with the scope of every nudge on its channel, not on others", () => {
     const prefix = randomPrefix("small")
     return Effect.gen(function* () {
       const nudges = yield* Nudges
@@ -410,7 +410,7 @@ describe("Nudges", () => {
       yield* nudges.listen("sfc", "test-nudges", {
         onNudge: (scope) => {
           seen.push(scope)
-          Deferred.unsafeDone(got, Effect.succeed(scope))
+          Deferred.doneUnsafe(got, Effect.succeed(scope))
         }
       })
       const sfc = yield* keyOf("nudge", { kind: "sfc" })

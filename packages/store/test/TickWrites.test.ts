@@ -31,10 +31,10 @@ describe("the shared connection's writes", () => {
       const valkey = yield* ValkeyLayer.makeValkey({ url: url.href, prefix: randomPrefix(), connectionName: name })
       const list = yield* valkey.key("nudge", { kind: "tick-writes-test" })
       // The first command blocks on the server until the list gets an element.
-      const blocked = yield* Effect.fork(unsafeCommand(valkey, "block", (c) => c.blpop(list, 4)))
+      const blocked = yield* Effect.forkChild(unsafeCommand(valkey, "block", (c) => c.blpop(list, 4)))
       yield* eventually(Effect.map(clientLine(name), (fields) => (fields?.["cmd"] === "blpop" ? fields : undefined)), { what: "the BLPOP is blocked" })
       // A later command: sent at once, it waits unread in the server's query buffer of the connection.
-      const later = yield* Effect.fork(unsafeCommand(valkey, "ping", (c) => c.ping()))
+      const later = yield* Effect.forkChild(unsafeCommand(valkey, "ping", (c) => c.ping()))
       const waiting = yield* eventually(
         Effect.map(clientLine(name), (fields) => (fields !== undefined && Number(fields["qbuf"]) > 0 ? fields : undefined)),
         { what: "the PING is in the server's query buffer while the BLPOP blocks" }

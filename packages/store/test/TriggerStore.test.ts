@@ -115,12 +115,12 @@ describe("TriggerStore", () => {
         const triggers = yield* TriggerStore
         const nudges = yield* Nudges
         const heard = yield* Queue.unbounded<string>()
-        yield* nudges.listen("triggers", "trigger-test", { onNudge: (scope) => Queue.unsafeOffer(heard, scope) })
+        yield* nudges.listen("triggers", "trigger-test", { onNudge: (scope) => Queue.offerUnsafe(heard, scope) })
         yield* triggers.put(row("t-n", { scope: "cell-9" }))
         yield* Effect.exit(triggers.put({ id: "t-n" }))
         yield* triggers.disable("t-n", { announced: true })
         yield* triggers.remove("t-n")
-        const messages = yield* until(Queue.size(heard), (n) => n >= 3, { what: "three nudges" }).pipe(Effect.zipRight(Queue.takeAll(heard)))
+        const messages = yield* until(Queue.size(heard), (n) => n >= 3, { what: "three nudges" }).pipe(Effect.andThen(Queue.takeAll(heard)))
         const edits = [...messages].map(parseTriggerEdit)
         expect(edits.map((e) => e && [e.id, e.scope, e.change, e.version, e.announced])).toEqual([
           ["t-n", "cell-9", "put", 1, false],

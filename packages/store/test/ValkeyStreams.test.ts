@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Chunk, Effect, Layer, Metric, Stream } from "effect"
+import { Effect, Fiber, Layer, Metric, Stream } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { Valkey, ValkeyLayer, ValkeyStreams } from "@microdcs/store"
@@ -101,11 +101,11 @@ describe("ValkeyStreams groups", () => {
       const refused = yield* Effect.flip(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 1000 }, timed))
       expect(refused).toMatchObject({ _tag: "InvalidInput", field: "blockMs" })
       const blocking = yield* dedicated(valkey, "blocking-reader", { commandTimeoutMs: undefined })
-      const reader = yield* Effect.fork(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 5000 }, blocking))
+      const reader = yield* Effect.forkChild(streams.readGroup({ streams: [stream], group: "g", consumer: "c", blockMs: 5000 }, blocking))
       yield* Effect.sleep("50 millis")
       const id = yield* append(stream, { job: "wake" })
       const started = Date.now()
-      const [batch] = yield* reader
+      const [batch] = yield* Fiber.join(reader)
       expect(Date.now() - started).toBeLessThan(1000)
       expect(ids(batch!.entries)).toEqual([id])
     }).pipe(Effect.scoped, Effect.provide(services))
@@ -123,10 +123,10 @@ describe("ValkeyStreams claims", () => {
       for (let i = 0; i < 5; i++) written.push(yield* append(stream, { n: String(i) }))
       yield* streams.readGroup({ streams: [stream], group: "claimers", consumer: "dead" })
       yield* unsafeCommand(valkey, "xdel", (c) => c.xdel(stream, written[1]!))
-      const counter = Metric.tagged(autoClaimDeletedCounter, "group", "claimers")
+      const counter = Metric.withAttributes(autoClaimDeletedCounter, { group: "claimers" })
       const before = (yield* Metric.value(counter)).count
       yield* Effect.sleep("30 millis")
-      const pages = Chunk.toReadonlyArray(yield* Stream.runCollect(streams.autoClaim(stream, "claimers", "alive", { minIdleMs: 20, count: 2 })))
+      const pages = yield* Stream.runCollect(streams.autoClaim(stream, "claimers", "alive", { minIdleMs: 20, count: 2 }))
       expect(pages.length).toBeGreaterThan(1)
       expect(pages[pages.length - 1]!.cursor).toBe("0-0")
       const claimed = pages.flatMap((p) => p.entries)
@@ -138,7 +138,7 @@ describe("ValkeyStreams claims", () => {
       expect(pending).toMatchObject({ count: 4, consumers: [{ consumer: "alive", count: 4 }] })
       // Entries idle for less than minIdleMs stay where they are.
       const again = yield* Stream.runCollect(streams.autoClaim(stream, "claimers", "third", { minIdleMs: 60_000 }))
-      expect(Chunk.toReadonlyArray(again).flatMap((p) => p.entries)).toEqual([])
+      expect(again.flatMap((p) => p.entries)).toEqual([])
     }).pipe(Effect.provide(services))
   )
 

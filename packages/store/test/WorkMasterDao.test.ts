@@ -85,7 +85,7 @@ layer(services)("WorkMasterDao", (it) => {
         afterRead: () =>
           interleaved++ === 0
             ? dao.delete({ id: "wm-r" }).pipe(
-                Effect.zipRight(dao.put({ id: "wm-r", scope: "after", doc: doc("wm-r"), expectedVersion: 0 })),
+                Effect.andThen(dao.put({ id: "wm-r", scope: "after", doc: doc("wm-r"), expectedVersion: 0 })),
                 Effect.orDie,
                 Effect.asVoid
               )

@@ -8,10 +8,14 @@ export const startScoped = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const value = yield* effect.pipe(Scope.extend(scope))
+    const value = yield* effect.pipe(Scope.provide(scope))
     return { value, stop: Scope.close(scope, Exit.void) }
   })
 
-/** Builds a layer in a scope of its own (see `startScoped`); `context` holds what it provides. */
+/**
+ * Builds a layer in a scope of its own (see `startScoped`); `context` holds what it provides. The
+ * layer is built fresh: Effect 4 would otherwise reuse services an enclosing `Effect.provide`
+ * already built, and two "instances" would share one memory.
+ */
 export const startInstance = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) =>
-  Effect.map(startScoped(Layer.build(layer)), ({ value, stop }) => ({ context: value as Context.Context<ROut>, stop }))
+  Effect.map(startScoped(Layer.build(Layer.fresh(layer))), ({ value, stop }) => ({ context: value as Context.Context<ROut>, stop }))

@@ -8,15 +8,15 @@ export class ConditionNotReached extends Data.TaggedError("ConditionNotReached")
 
 export interface UntilOptions {
   /** How long to keep trying (default 10 s: generous, the machine may be loaded). */
-  readonly within?: Duration.DurationInput
+  readonly within?: Duration.Input
   /** The pause between tries (default 20 ms). */
-  readonly every?: Duration.DurationInput
+  readonly every?: Duration.Input
   /** Names the condition in the failure. */
   readonly what?: string
 }
 
 /** A deadline alone (a duration, or a number of milliseconds) stands for `{ within }`. */
-export type UntilDeadline = Duration.DurationInput | UntilOptions
+export type UntilDeadline = Duration.Input | UntilOptions
 
 const isOptions = (deadline: UntilDeadline): deadline is UntilOptions =>
   typeof deadline === "object" && !Array.isArray(deadline) && !Duration.isDuration(deadline)
@@ -34,9 +34,9 @@ export const until = <A, E, R>(effect: Effect.Effect<A, E, R>, ok: (value: A) =>
       yield* Effect.sleep(every)
     }
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: within,
-      onTimeout: () => new ConditionNotReached({ what, within: Duration.format(Duration.decode(within)) })
+      orElse: () => Effect.fail(new ConditionNotReached({ what, within: Duration.format(Duration.fromInputUnsafe(within)) }))
     })
   )
 }

@@ -44,7 +44,7 @@ describe("eventually", () => {
     }))
 })
 
-class Probe extends Context.Tag("Probe")<Probe, { readonly id: number }>() {}
+class Probe extends Context.Service<Probe, { readonly id: number }>()("Probe") {}
 
 describe("startScoped and startInstance", () => {
   it.live("stop closes what was started; the test's scope closes what was not stopped", () =>

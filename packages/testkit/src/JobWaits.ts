@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { JobOrderDao, JobResponseDao } from "@microdcs/store"
 import { eventually, type UntilDeadline } from "@microdcs/test-utils"
@@ -8,7 +8,7 @@ export const jobOrderState = (id: string) =>
   Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(
     Effect.map((doc) => {
       const decoded = decodeJobOrderRecord(doc.doc)
-      return Either.isRight(decoded) ? normalizedName(decoded.right.state) : "malformed"
+      return Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : "malformed"
     }),
     Effect.catchTag("NotFound", () => Effect.succeed(undefined))
   )

@@ -1,4 +1,4 @@
-import { build, type Plugin } from "esbuild"
+import { build } from "esbuild"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { embedLuaPlugin } from "@microdcs/lua-scripts/build"
@@ -11,24 +11,6 @@ import { embedLuaPlugin } from "@microdcs/lua-scripts/build"
  * scripts embedded by the lua-scripts plugin, so the bundle is one file: `dist/microdcs-admin.mjs`
  * under `root`.
  */
-/**
- * `yaml` and `toml` come in through @effect/cli's file-parsing options, which this CLI does not
- * use. As CommonJS they cannot be tree-shaken, and they are a sixth of the bundle; every start
- * would compile them for nothing. Stubs fail loudly should an option ever need them.
- */
-const withoutFileParsers: Plugin = {
-  name: "without-file-parsers",
-  setup(build) {
-    build.onResolve({ filter: /^(yaml|toml)$/ }, (args) => ({ path: args.path, namespace: "unused-parser" }))
-    build.onLoad({ filter: /.*/, namespace: "unused-parser" }, (args) => ({
-      contents: `const unused = () => { throw new Error("${args.path} is not bundled with microdcs-admin") }
-export const parse = unused, stringify = unused, default_ = { parse: unused, stringify: unused }
-export { default_ as default }`,
-      loader: "js"
-    }))
-  }
-}
-
 export const bundle = async (root: string): Promise<string> => {
   const outfile = join(root, "dist", "microdcs-admin.mjs")
   await build({
@@ -39,12 +21,12 @@ export const bundle = async (root: string): Promise<string> => {
     format: "esm",
     target: "node22",
     conditions: ["source"],
-    plugins: [withoutFileParsers, embedLuaPlugin],
+    plugins: [embedLuaPlugin],
     // The journal's LZ4 binding is a native addon: copied beside the bundle, loaded by the bundle's require().
     loader: { ".node": "copy" },
     logLevel: "warning",
     banner: {
-      // Bundled CommonJS dependencies (iovalkey, yaml) call require(); an ES module has none.
+      // Bundled CommonJS dependencies (iovalkey) call require(); an ES module has none.
       js: '#!/usr/bin/env node\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);'
     }
   })

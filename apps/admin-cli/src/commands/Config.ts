@@ -1,4 +1,4 @@
-import { Command } from "@effect/cli"
+import { Command } from "effect/cli"
 import { acceptanceCommand } from "./ConfigAcceptance.js"
 import { referencesCommand } from "./ConfigReferences.js"
 import { workMastersCommand } from "./ConfigWorkMasters.js"

@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { JobAcceptanceDao } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -6,7 +6,7 @@ import { island } from "../Island.js"
 import { emit } from "../Output.js"
 import { yesOption } from "../Yes.js"
 
-const scopeOption = Options.text("scope")
+const scopeOption = Flag.String("scope")
 
 const get = Command.make("get", { scope: scopeOption }, ({ scope }) =>
   island(
@@ -22,7 +22,7 @@ const get = Command.make("get", { scope: scopeOption }, ({ scope }) =>
   )
 ).pipe(Command.withDescription("the acceptance limit of a scope"))
 
-const set = Command.make("set", { scope: scopeOption, limit: Args.integer({ name: "limit" }) }, ({ scope, limit }) =>
+const set = Command.make("set", { scope: scopeOption, limit: Argument.Int("limit") }, ({ scope, limit }) =>
   island(
     Effect.gen(function* () {
       yield* (yield* JobAcceptanceDao).set(scope, limit)

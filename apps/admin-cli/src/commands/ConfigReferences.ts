@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { type ReferenceKind, referenceKinds } from "@microdcs/keyschema"
 import { ReferenceListDao } from "@microdcs/store"
@@ -8,11 +8,11 @@ import { emit } from "../Output.js"
 import { renderTable } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
-const kindOption = Options.choice("kind", referenceKinds).pipe(Options.withDescription("the ISA-95 reference list"))
-const scopeOption = Options.text("scope")
-const idsArg = Args.text({ name: "id" }).pipe(Args.atLeast(1))
+const kindOption = Flag.Literals("kind", referenceKinds).pipe(Flag.withDescription("the ISA-95 reference list"))
+const scopeOption = Flag.String("scope")
+const idsArg = Argument.String("id").pipe(Argument.atLeast(1))
 
-const list = Command.make("list", { kind: kindOption.pipe(Options.optional), scope: scopeOption }, (o) =>
+const list = Command.make("list", { kind: kindOption.pipe(Flag.optional), scope: scopeOption }, (o) =>
   island(
     Effect.gen(function* () {
       const dao = yield* ReferenceListDao

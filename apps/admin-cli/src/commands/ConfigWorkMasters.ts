@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { Effect } from "effect"
 import { WorkMasterDao } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -11,9 +11,9 @@ import { checkRecipe, describeCheck, renderProblems, workMasterId } from "../Rec
 import { renderFields, renderTable, section, sections } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
-const fileArg = Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("a work master as JSON"))
+const fileArg = Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("a work master as JSON"))
 
-const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) =>
+const list = Command.make("list", { scope: Flag.String("scope") }, ({ scope }) =>
   island(
     Effect.gen(function* () {
       const dao = yield* WorkMasterDao
@@ -42,7 +42,7 @@ const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) 
   )
 ).pipe(Command.withDescription("work masters of a scope with the state of their recipe"))
 
-const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
+const show = Command.make("show", { id: Argument.String("id") }, ({ id }) =>
   island(
     Effect.gen(function* () {
       const stored = yield* (yield* WorkMasterDao).get(id)
@@ -78,7 +78,7 @@ const validate = Command.make("validate", { file: fileArg }, ({ file }) =>
   )
 ).pipe(Command.withDescription("check a work master file's recipe with the engine's rules; lists every problem (exit 1)"))
 
-const put = Command.make("put", { file: fileArg, scope: Options.text("scope") }, ({ file, scope }) =>
+const put = Command.make("put", { file: fileArg, scope: Flag.String("scope") }, ({ file, scope }) =>
   island(
     Effect.gen(function* () {
       const { parsed } = yield* readJsonFile(file)
@@ -98,7 +98,7 @@ const put = Command.make("put", { file: fileArg, scope: Options.text("scope") },
   )
 ).pipe(Command.withDescription("store a work master from a file, after validating its recipe"))
 
-const remove = Command.make("delete", { id: Args.text({ name: "id" }), yes: yesOption }, ({ id, yes }) =>
+const remove = Command.make("delete", { id: Argument.String("id"), yes: yesOption }, ({ id, yes }) =>
   island(
     Effect.gen(function* () {
       const dao = yield* WorkMasterDao

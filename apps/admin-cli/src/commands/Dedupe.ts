@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Flag } from "effect/cli"
 import { Effect } from "effect"
 import { DedupeEntries } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -10,8 +10,8 @@ import { renderFields } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
 const eventOptions = {
-  source: Options.text("source").pipe(Options.withDescription("the CloudEvent source")),
-  id: Options.text("id").pipe(Options.withDescription("the CloudEvent id"))
+  source: Flag.String("source").pipe(Flag.withDescription("the CloudEvent source")),
+  id: Flag.String("id").pipe(Flag.withDescription("the CloudEvent id"))
 }
 
 /** What the dedupe key of an event holds, as the operator reads it: absent, processing (with its token), done or unknown. */

@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { Effect } from "effect"
 import { type ActionRun, type ActiveStep, type ExecutionState, Executions, type StepRecord } from "@microdcs/sfc"
 import { ExecutionLookup } from "@microdcs/execution-log"
@@ -88,7 +88,7 @@ const renderState = (stored: StoredDocument, state: ExecutionState, now: number)
     )
   )
 
-const show = Command.make("show", { jobId: Args.text({ name: "job-id" }) }, ({ jobId }) =>
+const show = Command.make("show", { jobId: Argument.String("job-id") }, ({ jobId }) =>
   island(
     Effect.gen(function* () {
       const stored = yield* (yield* SfcStateDao).get(jobId)
@@ -113,7 +113,7 @@ interface ActiveRow {
   readonly startedAt: number | null
 }
 
-const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) =>
+const list = Command.make("list", { scope: Flag.String("scope") }, ({ scope }) =>
   island(
     Effect.gen(function* () {
       const dao = yield* SfcStateDao
@@ -163,7 +163,7 @@ const list = Command.make("list", { scope: Options.text("scope") }, ({ scope }) 
  */
 const retryAction = Command.make(
   "retry-action",
-  { jobId: Args.text({ name: "job-id" }), action: Args.text({ name: "action" }), actor: actorOption, yes: yesOption },
+  { jobId: Argument.String("job-id"), action: Argument.String("action"), actor: actorOption, yes: yesOption },
   ({ jobId, action, actor, yes }) =>
     island(
       Effect.gen(function* () {
@@ -199,7 +199,7 @@ const retryAction = Command.make(
  * Valkey first, then storage at `PG_URL`. A job id shows each of its executions' trees, oldest
  * first; a running execution shows its open node.
  */
-const tree = Command.make("tree", { id: Args.text({ name: "job-or-execution-id" }) }, ({ id }) =>
+const tree = Command.make("tree", { id: Argument.String("job-or-execution-id") }, ({ id }) =>
   island(
     withExecutionLog(
       Effect.gen(function* () {

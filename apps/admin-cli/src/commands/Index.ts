@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Flag } from "effect/cli"
 import { Effect, Layer, Option } from "effect"
 import { type Inconsistency, type IndexedFamily, IndexMaintenance, IndexRegistry, type RebuildSummary } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -10,7 +10,7 @@ import { progressBar } from "../Progress.js"
 import { renderFields, renderTable, section, sections } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
-const scopeOption = Options.text("scope").pipe(Options.withDescription("only this scope; default the whole island"), Options.optional)
+const scopeOption = Flag.String("scope").pipe(Flag.withDescription("only this scope; default the whole island"), Flag.optional)
 
 const renderInconsistencies = (found: ReadonlyArray<Inconsistency>): string =>
   renderTable(
@@ -29,7 +29,7 @@ const renderInconsistencies = (found: ReadonlyArray<Inconsistency>): string =>
  * Index maintenance over the core families and those of the extensions in `MICRODCS_EXTENSIONS`,
  * loaded before the command connects: a module that cannot be loaded is a usage error.
  */
-const withMaintenance = <A, E, R>(body: (maintenance: IndexMaintenance) => Effect.Effect<A, E, R>) =>
+const withMaintenance = <A, E, R>(body: (maintenance: IndexMaintenance["Service"]) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(extensionFamilies, (families: ReadonlyArray<IndexedFamily>) =>
     island(Effect.flatMap(Effect.provide(IndexMaintenance, IndexMaintenance.Default.pipe(Layer.provide(IndexRegistry.with(...families)))), body))
   )

@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { randomUUID } from "node:crypto"
 import { Effect, Option } from "effect"
 import { jobControlLayer, JobControl } from "@microdcs/job-control"
@@ -42,9 +42,9 @@ const actionCommand = (action: Action) =>
   Command.make(
     action.name,
     {
-      id: Args.text({ name: "job-order-id" }),
-      scope: Options.text("scope").pipe(Options.withDescription("the job order's scope")),
-      comment: Options.text("comment").pipe(Options.withDescription("a comment stored with the transition"), Options.optional),
+      id: Argument.String("job-order-id"),
+      scope: Flag.String("scope").pipe(Flag.withDescription("the job order's scope")),
+      comment: Flag.String("comment").pipe(Flag.withDescription("a comment stored with the transition"), Flag.optional),
       actor: actorOption,
       yes: yesOption
     },

@@ -1,5 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { Effect, Either, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { Effect, Result, Option } from "effect"
 import { allJobStates, decodeJobOrderRecord, firstWorkMasterId, fromNormalizedName, normalizedName } from "@microdcs/job-state"
 import { type ListedJobOrder, listJobOrders } from "@microdcs/job-control"
 import { JobOrderDao, JobOrderRetention, type StoredDocument } from "@microdcs/store"
@@ -27,10 +27,10 @@ interface JobOrderView {
 const view = (stored: StoredDocument): JobOrderView => {
   const decoded = decodeJobOrderRecord(stored.doc)
   const base = { id: stored.id, scope: stored.scope, version: stored.version }
-  if (Either.isLeft(decoded)) {
-    return { ...base, state: null, priority: null, workMasterId: null, comment: null, problem: decoded.left.message }
+  if (Result.isFailure(decoded)) {
+    return { ...base, state: null, priority: null, workMasterId: null, comment: null, problem: decoded.failure.message }
   }
-  const { jobOrder, state, comment } = decoded.right
+  const { jobOrder, state, comment } = decoded.success
   return {
     ...base,
     state: normalizedName(state),
@@ -43,11 +43,11 @@ const view = (stored: StoredDocument): JobOrderView => {
 
 const stateNames = allJobStates.map(normalizedName)
 
-const stateOption = Options.text("state").pipe(
-  Options.withDescription(`only job orders in this state (normalized name: ${stateNames.join(", ")})`),
-  Options.optional
+const stateOption = Flag.String("state").pipe(
+  Flag.withDescription(`only job orders in this state (normalized name: ${stateNames.join(", ")})`),
+  Flag.optional
 )
-const limitOption = Options.integer("limit").pipe(Options.withDescription("at most this many rows"), Options.withDefault(100))
+const limitOption = Flag.Int("limit").pipe(Flag.withDescription("at most this many rows"), Flag.withDefault(100))
 
 export const positiveLimit = (limit: number) =>
   limit > 0 ? Effect.succeed(limit) : Effect.fail(new UsageError({ message: `--limit must be a positive integer, got ${limit}` }))
@@ -56,15 +56,15 @@ const checkState = (state: Option.Option<string>) =>
   Option.match(state, {
     onNone: () => Effect.succeed(undefined),
     onSome: (name) =>
-      Either.isRight(fromNormalizedName(name))
+      Result.isSuccess(fromNormalizedName(name))
         ? Effect.succeed(name)
         : Effect.fail(new UsageError({ message: `unknown state '${name}'; one of ${stateNames.join(", ")}` }))
   })
 
-const afterOption = Options.text("after").pipe(
-  Options.withPseudoName("CURSOR"),
-  Options.withDescription("go on where a previous page ended: its 'next' (shown under the table, and in --json)"),
-  Options.optional
+const afterOption = Flag.String("after").pipe(
+  Flag.withMetavar("CURSOR"),
+  Flag.withDescription("go on where a previous page ended: its 'next' (shown under the table, and in --json)"),
+  Flag.optional
 )
 
 /** A cursor from a previous page: a position in the scope's list. */
@@ -83,7 +83,7 @@ const listedView = (listed: ListedJobOrder) =>
     ? { id: listed.id, version: 0, state: null, priority: null, workMasterId: null, comment: null, problem: "listed, but the document is missing", listedPriority: listed.listedPriority }
     : { ...view(listed.stored), listedPriority: listed.listedPriority }
 
-const list = Command.make("list", { scope: Options.text("scope"), state: stateOption, limit: limitOption, after: afterOption }, (o) =>
+const list = Command.make("list", { scope: Flag.String("scope"), state: stateOption, limit: limitOption, after: afterOption }, (o) =>
   island(
     Effect.gen(function* () {
       const limit = yield* positiveLimit(o.limit)
@@ -113,7 +113,7 @@ const list = Command.make("list", { scope: Options.text("scope"), state: stateOp
 /** Milliseconds until a retired job order expires, or null while it is live (no TTL). */
 const retention = (id: string) => Effect.flatMap(JobOrderRetention, (r) => r.expiresIn(id)).pipe(Effect.map(Option.getOrNull))
 
-const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
+const show = Command.make("show", { id: Argument.String("id") }, ({ id }) =>
   island(
     Effect.gen(function* () {
       const stored = yield* (yield* JobOrderDao).get(id)

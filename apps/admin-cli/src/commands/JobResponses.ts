@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { JobResponseDao, type JobResponseDocument, type StatePage } from "@microdcs/store"
 import { isoTime } from "../Format.js"
@@ -49,12 +49,12 @@ const idsByStart = (scope: string, limit: number) =>
 const list = Command.make(
   "list",
   {
-    scope: Options.text("scope"),
-    state: Options.text("state").pipe(
-      Options.withDescription("only responses in this normalized state (the by-state index); without it, all by start time"),
-      Options.optional
+    scope: Flag.String("scope"),
+    state: Flag.String("state").pipe(
+      Flag.withDescription("only responses in this normalized state (the by-state index); without it, all by start time"),
+      Flag.optional
     ),
-    limit: Options.integer("limit").pipe(Options.withDefault(100))
+    limit: Flag.Int("limit").pipe(Flag.withDefault(100))
   },
   (o) =>
     island(
@@ -97,11 +97,11 @@ const showResponse = (stored: JobResponseDocument) =>
     )
   })
 
-const show = Command.make("show", { id: Args.text({ name: "id" }) }, ({ id }) =>
+const show = Command.make("show", { id: Argument.String("id") }, ({ id }) =>
   island(Effect.flatMap(JobResponseDao, (dao) => dao.get(id)).pipe(Effect.flatMap(showResponse)))
 ).pipe(Command.withDescription("a job response: document and change history"))
 
-const byOrder = Command.make("by-order", { orderId: Args.text({ name: "job-order-id" }) }, ({ orderId }) =>
+const byOrder = Command.make("by-order", { orderId: Argument.String("job-order-id") }, ({ orderId }) =>
   island(Effect.flatMap(JobResponseDao, (dao) => dao.byOrder(orderId)).pipe(Effect.flatMap(showResponse)))
 ).pipe(Command.withDescription("the job response of a job order"))
 

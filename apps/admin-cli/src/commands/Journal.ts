@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { Effect, Layer, Option } from "effect"
 import {
   formatDuration,
@@ -28,7 +28,7 @@ import { journalExit } from "./JournalErrors.js"
  * with the daemon's condition language for counters' `when` (without it a configuration with a
  * `when` would not read back); the local cache is off (a one-shot process has nothing to warm).
  */
-const withJournal = <A, E, R>(body: (journal: Journal) => Effect.Effect<A, E, R>) =>
+const withJournal = <A, E, R>(body: (journal: Journal["Service"]) => Effect.Effect<A, E, R>) =>
   island(
     journalExit(
       Effect.gen(function* () {
@@ -49,13 +49,13 @@ const renderUnreadable = (unreadable: ReadonlyArray<UnreadableConfig>) =>
     unreadable
   )
 
-const scopeOption = Options.text("scope").pipe(Options.withDescription("the scope"))
-const journalOption = Options.text("journal").pipe(Options.withAlias("j"), Options.withDescription("the journal's name"))
+const scopeOption = Flag.String("scope").pipe(Flag.withDescription("the scope"))
+const journalOption = Flag.String("journal").pipe(Flag.withAlias("j"), Flag.withDescription("the journal's name"))
 
 const describeCounter = (c: JournalConfig["counters"][number]) =>
   `${c.sum === undefined ? "count" : `sum ${c.sum}`} by ${c.searchKey} over ${formatDuration(c.windowMs)} (${c.resolution} buckets)${c.when === undefined ? "" : ` when ${c.when}`}`
 
-const list = Command.make("list", { scope: scopeOption.pipe(Options.optional) }, ({ scope }) =>
+const list = Command.make("list", { scope: scopeOption.pipe(Flag.optional) }, ({ scope }) =>
   withJournal((journal) =>
     Effect.gen(function* () {
       const configs = yield* journal.list(Option.getOrUndefined(scope))
@@ -114,8 +114,8 @@ const show = Command.make("show", { scope: scopeOption, journal: journalOption }
   )
 ).pipe(Command.withDescription("one journal's configuration and figures"))
 
-const keyOption = Options.text("key").pipe(Options.withDescription("the search key (its name in the journal's configuration)"))
-const valueOption = Options.text("value").pipe(Options.withDescription("the search key's value"))
+const keyOption = Flag.String("key").pipe(Flag.withDescription("the search key (its name in the journal's configuration)"))
+const valueOption = Flag.String("value").pipe(Flag.withDescription("the search key's value"))
 
 const parseSince = (since: Option.Option<string>): Effect.Effect<number | undefined, UsageError> =>
   Option.match(since, {
@@ -133,8 +133,8 @@ const recall = Command.make(
     journal: journalOption,
     key: keyOption,
     value: valueOption,
-    limit: Options.integer("limit").pipe(Options.withDefault(20), Options.withDescription("at most this many entries, newest first")),
-    since: Options.text("since").pipe(Options.optional, Options.withDescription("only entries at or after this time (ISO or epoch ms)"))
+    limit: Flag.Int("limit").pipe(Flag.withDefault(20), Flag.withDescription("at most this many entries, newest first")),
+    since: Flag.String("since").pipe(Flag.optional, Flag.withDescription("only entries at or after this time (ISO or epoch ms)"))
   },
   ({ scope, journal: name, key, value, limit, since }) =>
     withJournal((journal) =>
@@ -159,7 +159,7 @@ const recall = Command.make(
 
 const counter = Command.make(
   "counter",
-  { scope: scopeOption, journal: journalOption, counter: Options.text("counter").pipe(Options.withDescription("the counter's name")), value: valueOption },
+  { scope: scopeOption, journal: journalOption, counter: Flag.String("counter").pipe(Flag.withDescription("the counter's name")), value: valueOption },
   ({ scope, journal: name, counter: counterName, value }) =>
     withJournal((journal) =>
       Effect.gen(function* () {
@@ -179,10 +179,10 @@ const counter = Command.make(
 ).pipe(Command.withDescription("a counter's total for one value over its window, as of now"))
 
 /** Index maintenance over the journal's family alone. */
-const withJournalMaintenance = <A, E, R>(body: (maintenance: IndexMaintenance) => Effect.Effect<A, E, R>) =>
+const withJournalMaintenance = <A, E, R>(body: (maintenance: IndexMaintenance["Service"]) => Effect.Effect<A, E, R>) =>
   island(
     Effect.flatMap(
-      Effect.provide(IndexMaintenance, IndexMaintenance.Default.pipe(Layer.provide(Layer.succeed(IndexRegistry, { families: [journalIndexedFamily] })))),
+      Effect.provide(IndexMaintenance, IndexMaintenance.Default.pipe(Layer.provide(Layer.succeed(IndexRegistry, IndexRegistry.of({ families: [journalIndexedFamily] }))))),
       body
     )
   )
@@ -200,7 +200,7 @@ const renderInconsistencies = (found: ReadonlyArray<Inconsistency>) =>
     "no inconsistencies"
   )
 
-const optionalScope = Options.text("scope").pipe(Options.withDescription("only this scope; default every scope"), Options.optional)
+const optionalScope = Flag.String("scope").pipe(Flag.withDescription("only this scope; default every scope"), Flag.optional)
 
 const check = Command.make("check", { scope: optionalScope }, ({ scope }) =>
   withJournalMaintenance((maintenance) =>
@@ -230,7 +230,7 @@ const rebuild = Command.make("rebuild", { scope: optionalScope, yes: yesOption }
 
 const configure = Command.make(
   "configure",
-  { scope: scopeOption, file: Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("a journal configuration as JSON")) },
+  { scope: scopeOption, file: Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("a journal configuration as JSON")) },
   ({ scope, file }) =>
     withJournal((journal) =>
       Effect.gen(function* () {

@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { LeaseOverview, type LeaseRow, PublisherLease, StartLease, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -35,8 +35,8 @@ const show = Command.make("show", {}, () =>
 const release = Command.make(
   "release",
   {
-    publisher: Options.boolean("publisher").pipe(Options.withDescription("release the publisher lease")),
-    start: Options.text("start").pipe(Options.withDescription("release the post-start lease of this configuration id"), Options.optional),
+    publisher: Flag.Boolean("publisher").pipe(Flag.withDescription("release the publisher lease"), Flag.withDefault(false)),
+    start: Flag.String("start").pipe(Flag.withDescription("release the post-start lease of this configuration id"), Flag.optional),
     yes: yesOption
   },
   (o) =>

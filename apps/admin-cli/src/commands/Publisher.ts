@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { ChangeStream, PublisherCursors, ScopeRegistry, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -52,7 +52,7 @@ const cursors = Command.make("cursors", {}, () =>
   )
 ).pipe(Command.withDescription("the publisher's cursor per scope and how many change entries it has not published"))
 
-const republish = Command.make("republish", { scope: Options.text("scope"), yes: yesOption }, ({ scope, yes }) =>
+const republish = Command.make("republish", { scope: Flag.String("scope"), yes: yesOption }, ({ scope, yes }) =>
   island(
     Effect.gen(function* () {
       const valkey = yield* Valkey

@@ -1,4 +1,4 @@
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { CliError, Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { JobOrderDao, JobResponseDao, Valkey } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -9,15 +9,15 @@ import { findCandidates, lastChanges, oldEnough, type PurgeCandidate } from "../
 import { renderTable } from "../Table.js"
 import { yesOption } from "../Yes.js"
 
-const olderThanOption = Options.text("older-than").pipe(
-  Options.withDescription("only job orders whose last change is at least this old: 7d, 12h, 1h30m, 90s"),
-  Options.mapEffect((text) => {
+const olderThanOption = Flag.String("older-than").pipe(
+  Flag.withDescription("only job orders whose last change is at least this old: 7d, 12h, 1h30m, 90s"),
+  Flag.mapEffect((text) => {
     const ms = parseDuration(text)
     return ms === undefined
-      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--older-than: '${text}' is not a duration such as 7d, 12h, 30m or 90s`)))
+      ? Effect.fail(new CliError.ValidationError({ message: `--older-than: '${text}' is not a duration such as 7d, 12h, 30m or 90s` }))
       : Effect.succeed(ms)
   }),
-  Options.optional
+  Flag.optional
 )
 
 type Outcome = "deleted" | "would delete" | "skipped: changed meanwhile" | "already gone"
@@ -54,9 +54,9 @@ const responseOf = (orderId: string) =>
 export const purgeCommand = Command.make(
   "purge",
   {
-    scope: Options.text("scope"),
+    scope: Flag.String("scope"),
     olderThan: olderThanOption,
-    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("list what would be deleted, delete nothing")),
+    dryRun: Flag.Boolean("dry-run").pipe(Flag.withDescription("list what would be deleted, delete nothing"), Flag.withDefault(false)),
     yes: yesOption
   },
   (o) =>

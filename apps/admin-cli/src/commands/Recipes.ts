@@ -1,5 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { Config, Effect, Either, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { Config, Effect, Result, Option } from "effect"
 import { type CatalogueRecipe, parseRecipePins, recipeCatalogue } from "@microdcs/job-control"
 import { ProblemsFound, UsageError } from "../ExitCode.js"
 import { island, local } from "../Island.js"
@@ -10,10 +10,10 @@ import { renderTable, sections } from "../Table.js"
 
 /** `RECIPE_DIGESTS` as the daemon reads it, to show each recipe's pin beside its digest. */
 const pins = Effect.gen(function* () {
-  const text = yield* Config.option(Config.string("RECIPE_DIGESTS"))
+  const text = yield* Config.option(Config.String("RECIPE_DIGESTS"))
   if (Option.isNone(text)) return new Map<string, string>()
   const parsed = parseRecipePins(text.value)
-  return Either.isRight(parsed) ? parsed.right : yield* new UsageError({ message: `RECIPE_DIGESTS: ${parsed.left}` })
+  return Result.isSuccess(parsed) ? parsed.success : yield* new UsageError({ message: `RECIPE_DIGESTS: ${parsed.failure}` })
 })
 
 const pinText = (r: CatalogueRecipe): string | undefined =>
@@ -24,7 +24,7 @@ const pinText = (r: CatalogueRecipe): string | undefined =>
  * work masters that carry one), each with its SHA-256 digest over canonical JSON, the digest
  * executions of it record. With `RECIPE_DIGESTS` set, each pin is shown beside the digest.
  */
-const list = Command.make("list", { scope: Options.text("scope").pipe(Options.withDescription("one scope; default every scope"), Options.optional) }, ({ scope }) =>
+const list = Command.make("list", { scope: Flag.String("scope").pipe(Flag.withDescription("one scope; default every scope"), Flag.optional) }, ({ scope }) =>
   island(
     Effect.gen(function* () {
       const pinned = yield* pins
@@ -54,7 +54,7 @@ const list = Command.make("list", { scope: Options.text("scope").pipe(Options.wi
  */
 const digest = Command.make(
   "digest",
-  { file: Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("a work master (with the recipe schema) or a bare recipe, as JSON")) },
+  { file: Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("a work master (with the recipe schema) or a bare recipe, as JSON")) },
   ({ file }) =>
     local(
       Effect.gen(function* () {

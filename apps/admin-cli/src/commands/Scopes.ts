@@ -1,4 +1,4 @@
-import { Command } from "@effect/cli"
+import { Command } from "effect/cli"
 import { Effect } from "effect"
 import { ScopeRegistry, type ScopeSize, ScopeSizes } from "@microdcs/store"
 import { island } from "../Island.js"

@@ -1,4 +1,4 @@
-import { Command, Options } from "@effect/cli"
+import { Command, Flag } from "effect/cli"
 import { Effect, Option } from "effect"
 import { DeadLetterRedrive, type DeadLetterEntry, type DeadLetterStreamInfo, type RedriveOutcome, ValkeyStreams } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -11,7 +11,7 @@ import { renderTable } from "../Table.js"
 import { yesOption } from "../Yes.js"
 import { positiveLimit } from "./JobOrders.js"
 
-const scopeOption = Options.text("scope").pipe(Options.withDescription("one scope; default every registered scope"), Options.optional)
+const scopeOption = Flag.String("scope").pipe(Flag.withDescription("one scope; default every registered scope"), Flag.optional)
 
 const allStreams = (scope: Option.Option<string>) =>
   Effect.gen(function* () {
@@ -65,8 +65,8 @@ const pending = Command.make(
   "pending",
   {
     scope: scopeOption,
-    group: Options.text("group").pipe(Options.withDescription("only this consumer group"), Options.optional),
-    limit: Options.integer("limit").pipe(Options.withDescription("at most this many entries per group"), Options.withDefault(100))
+    group: Flag.String("group").pipe(Flag.withDescription("only this consumer group"), Flag.optional),
+    limit: Flag.Int("limit").pipe(Flag.withDescription("at most this many entries per group"), Flag.withDefault(100))
   },
   (o) =>
     island(
@@ -115,9 +115,9 @@ const deadLetterColumns = [
 const deadLetters = Command.make(
   "deadletters",
   {
-    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes, sfc or dagcommit (the execution log's commit requests)"), Options.optional),
-    scope: Options.text("scope").pipe(Options.optional),
-    limit: Options.integer("limit").pipe(Options.withDefault(100))
+    kind: Flag.String("kind").pipe(Flag.withDescription("the poller kind: changes, sfc or dagcommit (the execution log's commit requests)"), Flag.optional),
+    scope: Flag.String("scope").pipe(Flag.optional),
+    limit: Flag.Int("limit").pipe(Flag.withDefault(100))
   },
   (o) =>
     island(
@@ -183,10 +183,10 @@ const trim = Command.make("trim", { scope: scopeOption, yes: yesOption }, ({ sco
 const redrive = Command.make(
   "redrive",
   {
-    kind: Options.text("kind").pipe(Options.withDescription("the poller kind: changes, sfc or dagcommit (the execution log's commit requests)")),
-    scope: Options.text("scope"),
-    id: Options.text("id").pipe(Options.withDescription("the dead letter's id (see streams deadletters)"), Options.optional),
-    all: Options.boolean("all").pipe(Options.withDescription("every dead letter of the kind and scope")),
+    kind: Flag.String("kind").pipe(Flag.withDescription("the poller kind: changes, sfc or dagcommit (the execution log's commit requests)")),
+    scope: Flag.String("scope"),
+    id: Flag.String("id").pipe(Flag.withDescription("the dead letter's id (see streams deadletters)"), Flag.optional),
+    all: Flag.Boolean("all").pipe(Flag.withDescription("every dead letter of the kind and scope"), Flag.withDefault(false)),
     yes: yesOption
   },
   (o) =>

@@ -1,5 +1,5 @@
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import { Argument, Command, Flag } from "effect/cli"
+import { FileSystem } from "effect"
 import { Effect, Option } from "effect"
 import { type TriggerRow, TriggerStore } from "@microdcs/store"
 import { confirmDestructive } from "../Confirm.js"
@@ -18,10 +18,10 @@ import { yesOption } from "../Yes.js"
  * default 30 s).
  */
 
-const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("the trigger id"))
-const versionOption = Options.integer("expect-version").pipe(
-  Options.withDescription("write only if the stored version is this one (0: only if the trigger does not exist yet)"),
-  Options.optional
+const idArg = Argument.String("id").pipe(Argument.withDescription("the trigger id"))
+const versionOption = Flag.Int("expect-version").pipe(
+  Flag.withDescription("write only if the stored version is this one (0: only if the trigger does not exist yet)"),
+  Flag.optional
 )
 
 const rendered = (row: TriggerRow) => ({
@@ -95,8 +95,8 @@ const readJsonFile = (path: string) =>
 const put = Command.make(
   "put",
   {
-    file: Args.file({ name: "file", exists: "yes" }).pipe(Args.withDescription("a trigger as JSON (what `trigger show --json` prints)")),
-    scope: Options.text("scope").pipe(Options.withDescription("the trigger's scope, when the file names none"), Options.optional),
+    file: Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("a trigger as JSON (what `trigger show --json` prints)")),
+    scope: Flag.String("scope").pipe(Flag.withDescription("the trigger's scope, when the file names none"), Flag.optional),
     version: versionOption
   },
   ({ file, scope, version }) =>
@@ -108,7 +108,7 @@ const put = Command.make(
         const row = yield* (yield* TriggerStore).put(input, { expectedVersion: Option.getOrUndefined(version) }).pipe(
           Effect.catchTag("InvalidTrigger", (e) =>
             emit({ file, stored: false, problems: e.problems }, () => sections(`${file}: not stored, ${e.problems.length} problem(s)`, e.problems.map((p) => `  - ${p}`).join("\n"))).pipe(
-              Effect.zipRight(Effect.fail(new ProblemsFound({ message: `trigger not stored: ${e.problems.length} problem(s)` })))
+              Effect.andThen(Effect.fail(new ProblemsFound({ message: `trigger not stored: ${e.problems.length} problem(s)` })))
             )
           )
         )

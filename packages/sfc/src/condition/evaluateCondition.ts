@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import type { CompareOperator, ConditionAst } from "./ConditionAst.js"
 import { ConditionEvaluationError } from "./ConditionError.js"
 
@@ -117,9 +117,9 @@ export const evaluateCondition = (ast: ConditionAst, scope: ConditionScope): boo
  * a transition is never taken (or skipped) on a counter nobody read. `&&` and `||` stop early, so
  * a counter behind a decided operand is not needed. Never throws.
  */
-export const tryEvaluateCondition = (ast: ConditionAst, scope: ConditionScope): Either.Either<boolean, ConditionEvaluationError> => {
+export const tryEvaluateCondition = (ast: ConditionAst, scope: ConditionScope): Result.Result<boolean, ConditionEvaluationError> => {
   try {
-    return Either.right(
+    return Result.succeed(
       isTruthy(
         valueOf(ast, scope, (counter) => {
           throw new MissingCounter(counter)
@@ -129,6 +129,6 @@ export const tryEvaluateCondition = (ast: ConditionAst, scope: ConditionScope): 
   } catch (error) {
     if (!(error instanceof MissingCounter)) throw error
     const why = scope.counters === undefined ? "no counter source is configured" : "the counter source has no value for it"
-    return Either.left(new ConditionEvaluationError({ message: `counter ${error.name} has no value (${why})`, counter: error.name }))
+    return Result.fail(new ConditionEvaluationError({ message: `counter ${error.name} has no value (${why})`, counter: error.name }))
   }
 }

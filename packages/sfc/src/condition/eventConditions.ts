@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { evaluateCondition } from "./evaluateCondition.js"
 import { parseCondition } from "./parseCondition.js"
 
@@ -16,8 +16,8 @@ export type EventCondition = { readonly predicate: (event: unknown) => boolean }
 export const eventConditions: { readonly compile: (text: string) => EventCondition } = {
   compile: (text) => {
     const parsed = parseCondition(text)
-    if (Either.isLeft(parsed)) return { problem: `${parsed.left.message} (at character ${parsed.left.position})` }
-    const ast = parsed.right
+    if (Result.isFailure(parsed)) return { problem: `${parsed.failure.message} (at character ${parsed.failure.position})` }
+    const ast = parsed.success
     return {
       predicate: (event) => {
         const data = typeof event === "object" && event !== null ? (event as { readonly data?: unknown }).data : undefined

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   actionField,
   compare,
@@ -20,7 +20,7 @@ export const maxConditionLength = 4096
 export const maxConditionNesting = 64
 
 // Thrown only inside this module and caught in `parseCondition`, so each grammar rule can stay a
-// plain function of the cursor instead of threading an Either through every call.
+// plain function of the cursor instead of threading a Result through every call.
 class Stop {
   constructor(readonly error: ConditionError) {}
 }
@@ -168,16 +168,16 @@ class Parser {
  * Parses a transition condition. An empty (or all-blank) condition is `true`; `always` is another
  * spelling of `true`. Never throws: every problem is a `ConditionError` with its position.
  */
-export const parseCondition = (text: string): Either.Either<ConditionAst, ConditionError> => {
+export const parseCondition = (text: string): Result.Result<ConditionAst, ConditionError> => {
   if (text.length > maxConditionLength) {
-    return Either.left(new ConditionError({ message: `longer than ${maxConditionLength} characters`, position: maxConditionLength }))
+    return Result.fail(new ConditionError({ message: `longer than ${maxConditionLength} characters`, position: maxConditionLength }))
   }
-  if (/^[ \t\r\n]*$/.test(text)) return Either.right(literal(true))
-  return Either.flatMap(tokenize(text), (tokens) => {
+  if (/^[ \t\r\n]*$/.test(text)) return Result.succeed(literal(true))
+  return Result.flatMap(tokenize(text), (tokens) => {
     try {
-      return Either.right(new Parser(tokens).parse())
+      return Result.succeed(new Parser(tokens).parse())
     } catch (error) {
-      if (error instanceof Stop) return Either.left(error.error)
+      if (error instanceof Stop) return Result.fail(error.error)
       throw error
     }
   })

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { ConditionError } from "./ConditionError.js"
 
 export type Punctuation = "!" | "&&" | "||" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "(" | ")" | "."
@@ -51,13 +51,13 @@ const unexpected = (text: string, position: number): ConditionError => {
 }
 
 /** Reads a quoted string starting at `start`; JSON escapes plus `\'`, so any JSON string literal reads back. */
-const readString = (text: string, start: number): Either.Either<{ value: string; end: number }, ConditionError> => {
+const readString = (text: string, start: number): Result.Result<{ value: string; end: number }, ConditionError> => {
   const quote = text[start]
   let value = ""
   let i = start + 1
   while (i < text.length) {
     const char = text[i]!
-    if (char === quote) return Either.right({ value, end: i + 1 })
+    if (char === quote) return Result.succeed({ value, end: i + 1 })
     if (char !== "\\") {
       value += char
       i += 1
@@ -72,14 +72,14 @@ const readString = (text: string, start: number): Either.Either<{ value: string;
       value += String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16))
       i += 6
     } else {
-      return Either.left(new ConditionError({ message: `unknown escape sequence in string`, position: i }))
+      return Result.fail(new ConditionError({ message: `unknown escape sequence in string`, position: i }))
     }
   }
-  return Either.left(new ConditionError({ message: "unterminated string", position: start }))
+  return Result.fail(new ConditionError({ message: "unterminated string", position: start }))
 }
 
 /** Splits a condition into tokens; the last token is always `end`. */
-export const tokenize = (text: string): Either.Either<ReadonlyArray<Token>, ConditionError> => {
+export const tokenize = (text: string): Result.Result<ReadonlyArray<Token>, ConditionError> => {
   const tokens: Array<Token> = []
   let position = 0
   while (position < text.length) {
@@ -91,15 +91,15 @@ export const tokenize = (text: string): Either.Either<ReadonlyArray<Token>, Cond
     const char = text[position]!
     if (char === '"' || char === "'") {
       const read = readString(text, position)
-      if (Either.isLeft(read)) return Either.left(read.left)
-      tokens.push({ kind: "string", value: read.right.value, position })
-      position = read.right.end
+      if (Result.isFailure(read)) return Result.fail(read.failure)
+      tokens.push({ kind: "string", value: read.success.value, position })
+      position = read.success.end
       continue
     }
     const digits = match(number, text, position)
     if (digits !== undefined) {
       const value = Number(digits)
-      if (!Number.isFinite(value)) return Either.left(new ConditionError({ message: "number out of range", position }))
+      if (!Number.isFinite(value)) return Result.fail(new ConditionError({ message: "number out of range", position }))
       tokens.push({ kind: "number", value, position })
       position += digits.length
       continue
@@ -108,7 +108,7 @@ export const tokenize = (text: string): Either.Either<ReadonlyArray<Token>, Cond
     if (word === COUNTER_PREFIX && text[position + word.length] === ".") {
       const counter = match(counterName, text, position + word.length + 1) ?? ""
       if (counter === "") {
-        return Either.left(new ConditionError({ message: "expected a counter name right after 'counter.'", position: position + word.length + 1 }))
+        return Result.fail(new ConditionError({ message: "expected a counter name right after 'counter.'", position: position + word.length + 1 }))
       }
       tokens.push({ kind: "counter", name: counter, position })
       position += word.length + 1 + counter.length
@@ -120,10 +120,10 @@ export const tokenize = (text: string): Either.Either<ReadonlyArray<Token>, Cond
       continue
     }
     const symbol = punctuation.find((p) => text.startsWith(p, position))
-    if (symbol === undefined) return Either.left(unexpected(text, position))
+    if (symbol === undefined) return Result.fail(unexpected(text, position))
     tokens.push({ kind: "punctuation", text: symbol, position })
     position += symbol.length
   }
   tokens.push({ kind: "end", position: text.length })
-  return Either.right(tokens)
+  return Result.succeed(tokens)
 }

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { correlationIdOf } from "./Correlation.js"
 import type { Draft } from "./Draft.js"
 import type { ActionRun, ActiveStep } from "./ExecutionState.js"
@@ -72,9 +72,9 @@ const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<Action
     paths = firstSteps.map((_, i) => i)
   } else {
     const into = draft.index.outgoing(branch.Name).filter((t) => firstSteps.includes(t.Target))
-    const choice = into.length > 0 ? chooseTransitionOf(draft.index, draft.counters, branch.Name, into, results) : Either.right(undefined)
-    if (Either.isLeft(choice)) return failJob(draft, `selection branch ${branch.Name}: ${choice.left.message}`)
-    const chosen = choice.right
+    const choice = into.length > 0 ? chooseTransitionOf(draft.index, draft.counters, branch.Name, into, results) : Result.succeed(undefined)
+    if (Result.isFailure(choice)) return failJob(draft, `selection branch ${branch.Name}: ${choice.failure.message}`)
+    const chosen = choice.success
     if (into.length > 0 && !chosen) return failJob(draft, `no path of selection branch ${branch.Name} has a condition that holds`)
     paths = [chosen ? firstSteps.indexOf(chosen.Target) : 0]
   }
@@ -116,8 +116,8 @@ const takeTransition = (draft: Draft, source: string, results: ReadonlyArray<Act
     return
   }
   const choice = chooseTransitionOf(draft.index, draft.counters, source, outgoing, results)
-  if (Either.isLeft(choice)) return failJob(draft, `transition out of ${source}: ${choice.left.message}`)
-  const chosen = choice.right
+  if (Result.isFailure(choice)) return failJob(draft, `transition out of ${source}: ${choice.failure.message}`)
+  const chosen = choice.success
   if (!chosen) return failJob(draft, `no transition out of ${source} has a condition that holds`)
   logInstant(draft, "transition", `${source} -> ${chosen.Target}`)
   enterTarget(draft, chosen.Target, results)

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { evaluateCondition, parseCondition } from "../condition/index.js"
 import type { Recipe } from "../recipe/Recipe.js"
 
@@ -41,8 +41,8 @@ const compile = (text: string): CompiledCondition => {
   const parsed = parseCondition(trimmed)
   // Validation refuses recipes whose conditions do not parse; a snapshot that still has one
   // (a recipe stored before a grammar change) treats it as never true, and the job fails visibly.
-  if (Either.isLeft(parsed)) return alwaysFalse
-  const ast = parsed.right
+  if (Result.isFailure(parsed)) return alwaysFalse
+  const ast = parsed.success
   return (results) => evaluateCondition(ast, { results }) === true
 }
 

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { countersIn } from "../condition/conditionCounters.js"
 import type { ConditionEvaluationError } from "../condition/ConditionError.js"
 import { tryEvaluateCondition } from "../condition/evaluateCondition.js"
@@ -57,7 +57,7 @@ interface CounterCondition {
   readonly evaluate?: (
     results: ReadonlyArray<ActionResult>,
     counters: Readonly<Record<string, number>> | undefined
-  ) => Either.Either<boolean, ConditionEvaluationError>
+  ) => Result.Result<boolean, ConditionEvaluationError>
 }
 
 const none: CounterCondition = { counters: [] }
@@ -69,9 +69,9 @@ const counterCondition = (index: RecipeIndex, text: string): CounterCondition =>
   let condition = byText.get(text)
   if (!condition) {
     const parsed = parseCondition(text.trim())
-    if (Either.isLeft(parsed)) condition = none
+    if (Result.isFailure(parsed)) condition = none
     else {
-      const ast = parsed.right
+      const ast = parsed.success
       const counters = countersIn(ast)
       condition = counters.length === 0 ? none : { counters, evaluate: (results, values) => tryEvaluateCondition(ast, { results, counters: values }) }
     }
@@ -106,21 +106,21 @@ export const chooseTransitionOf = <T extends { readonly Condition: string; reado
   source: string,
   candidates: ReadonlyArray<T>,
   results: ReadonlyArray<ActionResult>
-): Either.Either<T | undefined, ConditionEvaluationError> => {
+): Result.Result<T | undefined, ConditionEvaluationError> => {
   // The common case (no counters) allocates nothing more than `chooseTransition` does.
-  if (!candidates.some((t) => counterCondition(index, t.Condition).counters.length > 0)) return Either.right(chooseTransition(index, candidates, results))
+  if (!candidates.some((t) => counterCondition(index, t.Condition).counters.length > 0)) return Result.succeed(chooseTransition(index, candidates, results))
   const ordered = [...candidates].sort((a, b) => a.Priority - b.Priority || a.order - b.order)
   let values: { readonly read: Readonly<Record<string, number>> | undefined } | undefined
   for (const [at, t] of ordered.entries()) {
     const condition = counterCondition(index, t.Condition)
     if (!condition.evaluate) {
-      if (index.condition(t.Condition)(results)) return Either.right(t)
+      if (index.condition(t.Condition)(results)) return Result.succeed(t)
       continue
     }
     values ??= { read: readings.take({ source, counters: countersNamed(index, ordered.slice(at)), results: resultsRecord(results) }) }
     const holds = condition.evaluate(results, values.read)
-    if (Either.isLeft(holds)) return Either.left(holds.left)
-    if (holds.right) return Either.right(t)
+    if (Result.isFailure(holds)) return Result.fail(holds.failure)
+    if (holds.success) return Result.succeed(t)
   }
-  return Either.right(undefined)
+  return Result.succeed(undefined)
 }

@@ -1,21 +1,12 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier: "object" })
-
-// Must not throw on anything: an object with a broken toString is valid input to report on.
-const show = (value: unknown): string => {
-  if (typeof value === "string") return JSON.stringify(value)
-  if (Array.isArray(value)) return "an array"
-  return typeof value === "object" && value !== null ? "an object" : String(value)
-}
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
 
 /** A closed set of words whose error message lists them (the default lists one issue per word). */
 const oneOf = <const Words extends ReadonlyArray<string>>(...words: Words) =>
-  Schema.Literal(...words).annotations({
-    // `override`: without it a union reports one "Expected X" per word instead of this line.
-    message: (issue) => ({ message: `Expected ${words.join(" or ")}, actual ${show(issue.actual)}`, override: true })
-  })
+  // `structureProblems` reports a word that is none of these as one line naming them all.
+  Schema.Literals(words).annotate({ expected: words.join(" or ") })
 
 /** `timeout_seconds` → `TimeoutSeconds`, `initial` → `Initial` (camelCase `typeId` maps too). */
 const pascalCase = (key: string): string =>
@@ -31,9 +22,8 @@ const pascalCase = (key: string): string =>
  */
 const acceptingSnakeCase = <Fields extends Schema.Struct.Fields>(identifier: string, struct: Schema.Struct<Fields>) => {
   const fields = new Set(Object.keys(struct.fields))
-  const renamed = Schema.transformOrFail(JsonObject, JsonObject, {
-    strict: true,
-    decode: (input, _, ast) => {
+  const renamed = JsonObject.pipe(Schema.decodeTo(JsonObject, {
+    decode: SchemaGetter.transformEffect((input: { readonly [x: string]: unknown }) => {
       const output: Record<string, unknown> = {}
       const givenAs = new Map<string, string>()
       for (const [key, value] of Object.entries(input)) {
@@ -41,16 +31,22 @@ const acceptingSnakeCase = <Fields extends Schema.Struct.Fields>(identifier: str
         if (!fields.has(target)) continue // excess fields are ignored, as the struct would
         const earlier = givenAs.get(target)
         if (earlier !== undefined) {
-          return ParseResult.fail(new ParseResult.Type(ast, input, `${target} is given twice (as ${earlier} and ${key})`))
+          return Effect.fail(new SchemaIssue.InvalidValue({ message: `${target} is given twice (as ${earlier} and ${key})` }))
         }
         givenAs.set(target, key)
         output[target] = value
       }
-      return ParseResult.succeed(output)
-    },
-    encode: ParseResult.succeed
-  })
-  return Schema.compose(renamed, struct, { strict: false }).annotations({ identifier })
+      return Effect.succeed(output)
+    }),
+    encode: SchemaGetter.passthrough()
+  }))
+  // Not strict: the renamed object is checked by the struct, which is what decoding it means.
+  type Encoded = Schema.Struct<Fields>["Encoded"]
+  const loose = {
+    decode: SchemaGetter.passthrough<Encoded, typeof JsonObject.Type>({ strict: false }),
+    encode: SchemaGetter.passthrough<typeof JsonObject.Type, Encoded>({ strict: false })
+  }
+  return renamed.pipe(Schema.decodeTo(struct, loose)).annotate({ identifier })
 }
 
 export const Interaction = oneOf("push_command", "pull_event")
@@ -65,7 +61,7 @@ export type BranchType = typeof BranchType.Type
 
 const StepFields = Schema.Struct({
   Name: Schema.NonEmptyString,
-  Initial: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  Initial: Schema.Boolean.pipe(Schema.withDecodingDefaultType(Effect.succeed(false)))
 })
 
 const TransitionFields = Schema.Struct({
@@ -76,7 +72,7 @@ const TransitionFields = Schema.Struct({
   /** Condition text, see `parseCondition`; `""`, `true` and `always` hold always. */
   Condition: Schema.String,
   /** Lower wins; ties go to the transition listed first. */
-  Priority: Schema.optionalWith(Schema.Int, { default: () => 0 })
+  Priority: Schema.Int.pipe(Schema.withDecodingDefaultType(Effect.succeed(0)))
 })
 
 const ActionFields = Schema.Struct({
@@ -85,8 +81,8 @@ const ActionFields = Schema.Struct({
   Qualifier,
   Interaction,
   TypeId: Schema.NonEmptyString,
-  TimeoutSeconds: Schema.Number.pipe(Schema.finite(), Schema.positive()),
-  Parameters: Schema.optionalWith(JsonObject, { exact: true })
+  TimeoutSeconds: Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0, { expected: "a positive number" })),
+  Parameters: Schema.optionalKey(JsonObject)
 })
 
 const BranchFields = Schema.Struct({
@@ -108,14 +104,14 @@ export interface Action extends Schema.Schema.Type<typeof ActionFields> {}
 export const Branch = acceptingSnakeCase("Branch", BranchFields)
 export interface Branch extends Schema.Schema.Type<typeof BranchFields> {}
 
-const recipeOf = <A extends Schema.Schema.Any>(action: A) =>
+const recipeOf = <A extends Schema.Top>(action: A) =>
   acceptingSnakeCase(
     "Recipe",
     Schema.Struct({
       Steps: Schema.Array(Step),
       Transitions: Schema.Array(Transition),
       Actions: Schema.Array(action),
-      Branches: Schema.optionalWith(Schema.Array(Branch), { exact: true })
+      Branches: Schema.optionalKey(Schema.Array(Branch))
     })
   )
 
@@ -127,7 +123,7 @@ export const Recipe = recipeOf(Action)
 export interface Recipe extends Schema.Schema.Type<typeof Recipe> {}
 
 /** A recipe as JSON: PascalCase field names, defaults filled in. */
-export type RecipeJson = Schema.Schema.Encoded<typeof Recipe>
+export type RecipeJson = typeof Recipe.Encoded
 
 /**
  * An action as `validateRecipe` starts from it: qualifier and timeout are left loose so that
@@ -140,16 +136,17 @@ export const ActionDraft = acceptingSnakeCase("Action", Schema.Struct({ ...Actio
 export const RecipeDraft = recipeOf(ActionDraft)
 export type RecipeDraft = Schema.Schema.Type<typeof RecipeDraft>
 
-const decodeAll = <A>(schema: Schema.Schema<A, RecipeJson>) => {
-  const decode = Schema.decodeUnknownEither(schema, { errors: "all" })
-  return (input: unknown): Either.Either<A, ReadonlyArray<RecipeProblem>> => Either.mapLeft(decode(input), structureProblems)
+const decodeAll = <A>(schema: Schema.Codec<A, RecipeJson>) => {
+  // `reportInput`: the problems name the value they reject ("Expected string, actual 1").
+  const decode = Schema.decodeUnknownResult(schema, { errors: "all", reportInput: true })
+  return (input: unknown): Result.Result<A, ReadonlyArray<RecipeProblem>> => Result.mapError(decode(input), structureProblems)
 }
 
 /** Structural decode only (for trusted input such as a stored snapshot); never throws. */
-export const decodeRecipe: (input: unknown) => Either.Either<Recipe, ReadonlyArray<RecipeProblem>> = decodeAll(Recipe)
+export const decodeRecipe: (input: unknown) => Result.Result<Recipe, ReadonlyArray<RecipeProblem>> = decodeAll(Recipe)
 
 /** @internal */
-export const decodeRecipeDraft: (input: unknown) => Either.Either<RecipeDraft, ReadonlyArray<RecipeProblem>> = decodeAll(RecipeDraft)
+export const decodeRecipeDraft: (input: unknown) => Result.Result<RecipeDraft, ReadonlyArray<RecipeProblem>> = decodeAll(RecipeDraft)
 
 /** The recipe as plain JSON with PascalCase field names. */
 export const encodeRecipe: (recipe: Recipe) => RecipeJson = Schema.encodeSync(Recipe)

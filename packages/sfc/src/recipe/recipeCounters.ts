@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { countersIn } from "../condition/conditionCounters.js"
 import { parseCondition } from "../condition/parseCondition.js"
 
@@ -10,7 +10,7 @@ interface WithTransitions {
 /** The counters one condition text names; none for a condition that does not parse. */
 export const countersOfCondition = (condition: string): ReadonlyArray<string> => {
   const parsed = parseCondition(condition)
-  return Either.isRight(parsed) ? countersIn(parsed.right) : []
+  return Result.isSuccess(parsed) ? countersIn(parsed.success) : []
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { isCounterName, maxCounterNameLength } from "../condition/conditionCounters.js"
 import { parseCondition } from "../condition/parseCondition.js"
 import type { RecipeDraft } from "./Recipe.js"
@@ -139,8 +139,8 @@ export const positiveTimeouts: RecipeCheck = (recipe) =>
 export const conditionsParse: RecipeCheck = (recipe) =>
   recipe.Transitions.flatMap((t, i) => {
     const parsed = parseCondition(t.Condition)
-    if (Either.isRight(parsed)) return []
-    const { message, position } = parsed.left
+    if (Result.isSuccess(parsed)) return []
+    const { message, position } = parsed.failure
     return [
       problem(
         "condition",

@@ -1,4 +1,4 @@
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { ActionDraft, type RecipeDraft, Transition } from "./Recipe.js"
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
@@ -14,9 +14,9 @@ const listOf = (input: Readonly<Record<string, unknown>>, name: string): Readonl
  * Each element decoded alone; one that does not decode becomes `neutral`, which no element rule
  * objects to, so the positions in the problems' paths stay the input's.
  */
-const salvage = <A, I>(schema: Schema.Schema<A, I>, elements: ReadonlyArray<unknown>, neutral: A): ReadonlyArray<A> => {
-  const decode = Schema.decodeUnknownEither(schema)
-  return elements.map((element) => Either.getOrElse(decode(element), () => neutral))
+const salvage = <A, I>(schema: Schema.Codec<A, I>, elements: ReadonlyArray<unknown>, neutral: A): ReadonlyArray<A> => {
+  const decode = Schema.decodeUnknownResult(schema)
+  return elements.map((element) => Result.getOrElse(decode(element), () => neutral))
 }
 
 const neutralTransition = { Source: "", Target: "", Condition: "true", Priority: 0 }

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import { decodeRecipe, decodeRecipeDraft, type Recipe } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
 import { elementChecks, recipeChecks } from "./recipeRules.js"
@@ -14,13 +14,13 @@ export const RECIPE_SCHEMA_ID = "https://aschamberger.github.io/schemas/microdcs
  * a condition that does not parse), while the rules across elements wait for a sound shape: they
  * need names to work with. Never throws.
  */
-export const validateRecipe = (input: unknown): Either.Either<Recipe, ReadonlyArray<RecipeProblem>> =>
-  Either.match(decodeRecipeDraft(input), {
-    onLeft: (shape) => Either.left([...shape, ...elementChecks.flatMap((check) => check(salvageDraft(input)))]),
-    onRight: (draft) => {
+export const validateRecipe = (input: unknown): Result.Result<Recipe, ReadonlyArray<RecipeProblem>> =>
+  Result.match(decodeRecipeDraft(input), {
+    onFailure: (shape) => Result.fail([...shape, ...elementChecks.flatMap((check) => check(salvageDraft(input)))]),
+    onSuccess: (draft) => {
       const problems = recipeChecks.flatMap((check) => check(draft))
       // The draft passed every rule, so the strict decode narrows its types and cannot fail.
-      return problems.length > 0 ? Either.left(problems) : decodeRecipe(draft)
+      return problems.length > 0 ? Result.fail(problems) : decodeRecipe(draft)
     }
   })
 
@@ -31,10 +31,10 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
  * The recipe a work master carries, validated; `undefined` when its `dataschema` is not the recipe
  * schema (a work master without a recipe is left to the MES).
  */
-export const validateWorkMasterRecipe = (workMaster: unknown): Either.Either<Recipe, ReadonlyArray<RecipeProblem>> | undefined => {
+export const validateWorkMasterRecipe = (workMaster: unknown): Result.Result<Recipe, ReadonlyArray<RecipeProblem>> | undefined => {
   if (!isObject(workMaster) || workMaster["dataschema"] !== RECIPE_SCHEMA_ID) return undefined
   if (!Object.hasOwn(workMaster, "data")) {
-    return Either.left([{ rule: "structure", path: [], message: "the work master names the recipe schema but has no data" }])
+    return Result.fail([{ rule: "structure", path: [], message: "the work master names the recipe schema but has no data" }])
   }
   return validateRecipe(workMaster["data"])
 }

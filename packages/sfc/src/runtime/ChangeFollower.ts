@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, LogLevel, References } from "effect"
 import { decodeOrigin } from "@microdcs/job-state"
 import { StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
@@ -65,7 +65,9 @@ export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry
     if (action === "start") {
       const outcome = yield* startJob(jobId, options.maxAttempts)
       // Once per job: the line (and its annotation) only when debug lines are wanted.
-      if (outcome === "started") yield* Effect.whenLogLevel(Effect.logDebug("job started").pipe(Effect.annotateLogs({ jobId })), "Debug")
+      if (outcome === "started" && LogLevel.isGreaterThanOrEqualTo("Debug", yield* References.MinimumLogLevel)) {
+        yield* Effect.logDebug("job started").pipe(Effect.annotateLogs({ jobId }))
+      }
       return
     }
     if (action === "remove") {

@@ -1,4 +1,4 @@
-import { Deferred, type Duration, Effect, Exit, FiberId } from "effect"
+import { Context, Deferred, type Duration, Effect, Exit, Layer } from "effect"
 import type { CommandEntry, JobOrderEntry, JobResponseEntry } from "../engine/Outbox.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import { BoundedMap } from "./BoundedMap.js"
@@ -80,7 +80,7 @@ const install = (memory: DispatchMemory, next: DirectSender) =>
  */
 const begin = ({ inFlight }: DispatchMemory, commands: ReadonlyArray<CommandEntry>): ReadonlyArray<Deferred.Deferred<DirectSendOutcome>> =>
   commands.map((command) => {
-    const done = Deferred.unsafeMake<DirectSendOutcome>(FiberId.none)
+    const done = Deferred.makeUnsafe<DirectSendOutcome>()
     const key = keyOf(command)
     const running = inFlight.get(key) ?? new Set()
     running.add(done)
@@ -94,7 +94,7 @@ const settle = (memory: DispatchMemory, command: CommandEntry, done: Deferred.De
   const running = memory.inFlight.get(key)
   if (running?.delete(done) && running.size === 0) memory.inFlight.delete(key)
   if (outcome !== false) memory.handled.set(key, outcome)
-  Deferred.unsafeDone(done, Exit.succeed(outcome))
+  Deferred.doneUnsafe(done, Exit.succeed(outcome))
 }
 
 /** What this process knows now: carried out (then forgotten), not sent, or unknown (kept). */
@@ -113,7 +113,7 @@ const handledHere = (memory: DispatchMemory, command: CommandEntry): Effect.Effe
     // A send that hangs (a station link that never answers) must not hold the handler forever:
     // past the bound the entry is handled as if nothing was sent (a resend is harmless).
     return Effect.forEach([...running], (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
-      Effect.timeoutTo({ duration: IN_FLIGHT_WAIT, onTimeout: () => undefined, onSuccess: () => undefined }),
+      Effect.timeoutOrElse({ duration: IN_FLIGHT_WAIT, orElse: () => Effect.void }),
       Effect.map(() => known(memory, key))
     )
   })
@@ -133,13 +133,13 @@ const resolveUnknown = ({ handled }: DispatchMemory, command: Pick<CommandEntry,
 }
 
 /** Waits (at most `bound`) for the direct sends under way now, e.g. before `unseenEntries` at shutdown. */
-const awaitUnderway = ({ inFlight }: DispatchMemory, bound: Duration.DurationInput): Effect.Effect<void> =>
+const awaitUnderway = ({ inFlight }: DispatchMemory, bound: Duration.Input): Effect.Effect<void> =>
   Effect.suspend(() => {
     const running = [...inFlight.values()].flatMap((set) => [...set])
     // Interruptible, so the bound holds in a finalizer too (uninterruptible otherwise).
     return Effect.interruptible(
       Effect.forEach(running, (done) => Deferred.await(done), { concurrency: "unbounded", discard: true }).pipe(
-        Effect.timeoutTo({ duration: bound, onTimeout: () => undefined, onSuccess: () => undefined })
+        Effect.timeoutOrElse({ duration: bound, orElse: () => Effect.void })
       )
     )
   })
@@ -157,8 +157,8 @@ type CommandKey = Pick<CommandEntry, "correlationId" | "attempt">
  * It also remembers which job each correlation id it sent belongs to, so a reply that comes back
  * to this process finds its job without reading the correlation pointer.
  */
-export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdcs/sfc/CommandDispatch", {
-  sync: () => {
+export class CommandDispatch extends Context.Service<CommandDispatch>()("@microdcs/sfc/CommandDispatch", {
+  make: Effect.sync(() => {
     const memory: DispatchMemory = {
       sender: undefined,
       inFlight: new Map(),
@@ -182,7 +182,7 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       acknowledged: (command: CommandKey) => void unseen.delete(keyOf(command)),
       /** The outbox entries of commands sent here that this process's work poller has not acknowledged. */
       unseenEntries: (): ReadonlyArray<{ readonly scope: string; readonly entryId: string }> => unseen.values(),
-      awaitUnderway: (bound: Duration.DurationInput) => awaitUnderway(memory, bound),
+      awaitUnderway: (bound: Duration.Input) => awaitUnderway(memory, bound),
       /** This process carried out the entry with operation id `op` (it landed). */
       moved: (op: string) => movedHere.set(op, true),
       /** Whether `op` landed from here (kept for the batch to take). */
@@ -192,5 +192,8 @@ export class CommandDispatch extends Effect.Service<CommandDispatch>()("@microdc
       rememberJob: (correlationId: string, jobId: string) => jobs.set(correlationId, jobId),
       jobOf: (correlationId: string): string | undefined => jobs.get(correlationId)
     } as const
-  }
-}) {}
+  })
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import { type ConnectionError, JobOrderDao } from "@microdcs/store"
 import type { EngineOutput } from "../engine/Engine.js"
@@ -22,7 +22,7 @@ export interface CounterReads {
 /** The optional services counters are read through. */
 interface CounterReadDeps {
   readonly source: Option.Option<CounterSourceService>
-  readonly jobOrders: Option.Option<JobOrderDao>
+  readonly jobOrders: Option.Option<JobOrderDao["Service"]>
 }
 
 type CoreCall = (counters: ReadonlyArray<CounterValues>) => EngineOutput
@@ -36,7 +36,7 @@ const jobOrderOf = ({ jobOrders }: CounterReadDeps, jobId: string): Effect.Effec
       dao.get(jobId).pipe(
         Effect.map((doc) => {
           const decoded = decodeJobOrderRecord(doc.doc)
-          return Either.isRight(decoded) ? (decoded.right.jobOrder as unknown) : undefined
+          return Result.isSuccess(decoded) ? (decoded.success.jobOrder as unknown) : undefined
         }),
         Effect.catchTags({ NotFound: () => Effect.succeed(undefined), WrongType: () => Effect.succeed(undefined), InvalidInput: () => Effect.succeed(undefined) })
       )

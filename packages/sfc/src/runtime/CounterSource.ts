@@ -48,4 +48,4 @@ export interface CounterSourceService {
  * none runs recipes without counters as before, and a job whose transition names a counter fails
  * with "no counter source is configured". The island daemon provides one backed by the journal.
  */
-export class CounterSource extends Context.Tag("@microdcs/sfc/CounterSource")<CounterSource, CounterSourceService>() {}
+export class CounterSource extends Context.Service<CounterSource, CounterSourceService>()("@microdcs/sfc/CounterSource") {}

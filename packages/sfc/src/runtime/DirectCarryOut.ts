@@ -34,7 +34,7 @@ const carryOne = (
     onFailure: (cause) =>
       Effect.logDebug("carrying out an outbox entry directly failed; the entry takes over", cause).pipe(
         Effect.annotateLogs({ jobId: entry.jobId, type: entry.type }),
-        Effect.zipRight(nudgeHandlers(deps, scope))
+        Effect.andThen(nudgeHandlers(deps, scope))
       )
   })
 }

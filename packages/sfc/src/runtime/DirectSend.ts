@@ -1,4 +1,4 @@
-import { Deferred, Effect, Exit, Fiber, FiberId, FiberSet, Schedule } from "effect"
+import { Deferred, Effect, Exit, Fiber, FiberSet, Schedule } from "effect"
 import { Nudges, SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { CommandEntry } from "../engine/Outbox.js"
@@ -36,7 +36,7 @@ const acknowledge = (deps: DirectSendDeps, scope: string, entryId: string) =>
     const ids = toAck.get(scope) ?? []
     ids.push(entryId)
     toAck.set(scope, ids)
-    return first ? Effect.forkDaemon(Effect.sleep(0).pipe(Effect.zipRight(deps.flushAcks))) : Effect.void
+    return first ? Effect.forkDetach(Effect.sleep(0).pipe(Effect.andThen(deps.flushAcks))) : Effect.void
   })
 
 /** One direct send with its outcome: `true` when carried out (the entry then needs nothing more). */
@@ -64,7 +64,7 @@ const watchdog = ({ underway }: DirectSendDeps) =>
     return Effect.forEach(late, ({ fiber, ...send }) =>
       Effect.logInfo("direct send took too long; the outbox entry takes over").pipe(
         Effect.annotateLogs({ jobId: send.command.jobId, action: send.command.action }),
-        Effect.zipRight(Effect.fork(Fiber.interrupt(fiber)))
+        Effect.andThen(Effect.forkChild(Fiber.interrupt(fiber)))
       ), { discard: true })
   })
 
@@ -74,7 +74,7 @@ const giveUp = (deps: DirectSendDeps) =>
     deps.gaveUp = true
     for (const write of deps.waiting) {
       write.answered = true
-      Deferred.unsafeDone(write.outcome, Exit.succeed("unknown"))
+      Deferred.doneUnsafe(write.outcome, Exit.succeed("unknown"))
     }
   })
 
@@ -89,7 +89,7 @@ const sendEnded = (deps: DirectSendDeps, write: Waiting, command: CommandEntry, 
   if (write.answered) deps.dispatch.resolveUnknown(command, sent)
   else {
     write.answered = true
-    Deferred.unsafeDone(write.outcome, Exit.succeed(sent))
+    Deferred.doneUnsafe(write.outcome, Exit.succeed(sent))
   }
   return sent ? Effect.void : nudgeHandlers(deps, scope)
 }
@@ -99,7 +99,7 @@ const handOver = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionS
   Effect.suspend(() => {
     // Stopping: the outbox entry is the way (this process's handler, or the next instance).
     if (deps.closed || deps.gaveUp) return notSent
-    const write: Waiting = { outcome: Deferred.unsafeMake<DirectSendOutcome>(FiberId.none), answered: false }
+    const write: Waiting = { outcome: Deferred.makeUnsafe<DirectSendOutcome>(), answered: false }
     deps.waiting.add(write)
     // The watchdog bounds the send itself, also once the write stopped waiting.
     let finished = false
@@ -108,7 +108,7 @@ const handOver = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionS
         finished = true
         return sendEnded(deps, write, command, state.scope, exit)
       })
-    return Effect.forkDaemon(Effect.onExit(attempt(deps, command, state, entryId, jobOrderDoc), finish)).pipe(
+    return Effect.forkDetach(Effect.onExit(attempt(deps, command, state, entryId, jobOrderDoc), finish)).pipe(
       Effect.flatMap((fiber) => {
         if (!finished) deps.underway.set(write.outcome, { fiber, deadline: Date.now() + DIRECT_SEND_TIMEOUT_MS, command })
         return Deferred.await(write.outcome)
@@ -135,8 +135,8 @@ const closeDirectSend = (deps: DirectSendDeps) =>
     deps.closed = true
     return deps.dispatch.awaitUnderway(UNDERWAY_WAIT)
   }).pipe(
-    Effect.zipRight(Effect.suspend(() => (deps.graceTimer ? Fiber.interrupt(deps.graceTimer) : Effect.void))),
-    Effect.zipRight(deleteUnseen(deps))
+    Effect.andThen(Effect.suspend(() => (deps.graceTimer ? Fiber.interrupt(deps.graceTimer) : Effect.void))),
+    Effect.andThen(deleteUnseen(deps))
   )
 
 const directSendDepsOf = (options: EngineOptions) =>
@@ -195,7 +195,7 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     /** The engine began to stop: after `graceMs`, writes no longer wait for their sends. */
     const stopping = (graceMs: number) =>
       // Interruptible: forked in a finalizer, it would not be otherwise (and the stop would wait for it).
-      Effect.forkDaemon(Effect.interruptible(Effect.sleep(graceMs).pipe(Effect.zipRight(giveUp(deps))))).pipe(
+      Effect.forkDetach(Effect.interruptible(Effect.sleep(graceMs).pipe(Effect.andThen(giveUp(deps))))).pipe(
         Effect.map((timer) => void (deps.graceTimer = timer))
       )
     return { stopping } as const

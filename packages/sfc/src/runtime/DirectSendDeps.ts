@@ -8,7 +8,7 @@ import type { moveJobOrder, sendCommand, storeResponse } from "./OutboxHandler.j
 import type { StationPortService } from "./StationPort.js"
 
 /** What the outbox handler's code the direct send runs needs. */
-export type HandlerServices = Effect.Effect.Context<ReturnType<typeof sendCommand> | ReturnType<typeof moveJobOrder> | ReturnType<typeof storeResponse>>
+export type HandlerServices = Effect.Services<ReturnType<typeof sendCommand> | ReturnType<typeof moveJobOrder> | ReturnType<typeof storeResponse>>
 
 /** A write waiting for its send. `answered`: the write has its outcome (the send's, or "unknown" from giving up). */
 export interface Waiting {
@@ -18,7 +18,7 @@ export interface Waiting {
 
 /** A send under way, for the watchdog. */
 export interface Underway {
-  readonly fiber: Fiber.RuntimeFiber<unknown>
+  readonly fiber: Fiber.Fiber<unknown>
   readonly deadline: number
   readonly command: CommandEntry
 }
@@ -26,13 +26,13 @@ export interface Underway {
 /** What the direct send of one engine instance works with: its services and what it keeps while installed. */
 export interface DirectSendDeps {
   readonly options: EngineOptions
-  readonly dispatch: CommandDispatch
-  readonly jobOrders: JobOrderTransitions
-  readonly correlations: SfcCorrelations
+  readonly dispatch: CommandDispatch["Service"]
+  readonly jobOrders: JobOrderTransitions["Service"]
+  readonly correlations: SfcCorrelations["Service"]
   readonly station: StationPortService
-  readonly streams: ValkeyStreams
+  readonly streams: ValkeyStreams["Service"]
   readonly valkey: ValkeyService
-  readonly nudges: Nudges
+  readonly nudges: Nudges["Service"]
   readonly context: Context.Context<HandlerServices>
   /** Acknowledgements gathered for one turn of the event loop, by scope. */
   readonly toAck: Map<string, Array<string>>
@@ -43,5 +43,5 @@ export interface DirectSendDeps {
   readonly waiting: Set<Waiting>
   gaveUp: boolean
   closed: boolean
-  graceTimer: Fiber.RuntimeFiber<void> | undefined
+  graceTimer: Fiber.Fiber<void> | undefined
 }

@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { CommandEntry } from "../engine/Outbox.js"
@@ -20,7 +20,7 @@ const runOperation = (jobId: string) => jobOrderOperation(jobId, "1", "Run")
 /** The main state of a job order document (undefined when it does not decode). */
 const mainOf = (jobOrderDoc: string): string | undefined => {
   const decoded = decodeJobOrderRecord(jobOrderDoc)
-  return Either.isRight(decoded) ? decoded.right.state.main : undefined
+  return Result.isSuccess(decoded) ? decoded.success.state.main : undefined
 }
 
 /** The job order's main state, read now (with the pointer): for a write whose CAS did not read it. */

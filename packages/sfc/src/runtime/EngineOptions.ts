@@ -1,4 +1,4 @@
-import { Config } from "effect"
+import { Config, Schema } from "effect"
 
 /** How the SFC runtime of one island behaves; every field has a production default. */
 export interface EngineOptions {
@@ -67,27 +67,27 @@ export const defaultEngineOptions: EngineOptions = {
 }
 
 /** A whole number of at least `min`, or a config error naming the variable's bound. */
-const atLeast = (config: Config.Config<number>, min: number) =>
-  config.pipe(Config.validate({ message: `must be a whole number of at least ${min}`, validation: (n: number) => n >= min }))
+const atLeast = (name: string, min: number) =>
+  Config.schema(Schema.Int.check(Schema.makeFilter((n: number) => n >= min || `must be a whole number of at least ${min}`)), name)
 
 /** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
 export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
-  maxAttempts: Config.integer("SFC_MAX_ATTEMPTS").pipe(Config.withDefault(defaultEngineOptions.maxAttempts)),
-  sweepIntervalMs: Config.integer("SFC_SWEEP_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.sweepIntervalMs)),
-  outageThresholdMs: Config.integer("SFC_OUTAGE_THRESHOLD_MS").pipe(Config.withDefault(defaultEngineOptions.outageThresholdMs)),
-  reconcileIntervalMs: Config.integer("SFC_RECONCILE_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.reconcileIntervalMs)),
-  workGroup: Config.string("SFC_WORK_GROUP").pipe(Config.withDefault(defaultEngineOptions.workGroup)),
-  changesGroup: Config.string("SFC_CHANGES_GROUP").pipe(Config.withDefault(defaultEngineOptions.changesGroup)),
-  concurrency: Config.integer("SFC_CONCURRENCY").pipe(Config.withDefault(defaultEngineOptions.concurrency)),
-  fallbackIntervalMs: Config.integer("SFC_FALLBACK_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.fallbackIntervalMs)),
-  claimIdleMs: Config.integer("SFC_CLAIM_IDLE_MS").pipe(Config.withDefault(defaultEngineOptions.claimIdleMs)),
-  claimIntervalMs: Config.integer("SFC_CLAIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.claimIntervalMs)),
-  shutdownGraceMs: Config.integer("SFC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(defaultEngineOptions.shutdownGraceMs)),
-  correlationTtlMs: Config.integer("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs)),
-  workTrimIntervalMs: Config.integer("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs)),
-  directSend: Config.boolean("SFC_DIRECT_SEND").pipe(Config.withDefault(defaultEngineOptions.directSend)),
-  executionLog: Config.boolean("SFC_EXECUTION_LOG").pipe(Config.withDefault(defaultEngineOptions.executionLog)),
-  executionLogCap: atLeast(Config.integer("SFC_EXECUTION_LOG_CAP"), 0).pipe(Config.withDefault(defaultEngineOptions.executionLogCap)),
-  executionLogQueueSize: atLeast(Config.integer("SFC_EXECUTION_LOG_QUEUE_SIZE"), 0).pipe(Config.withDefault(defaultEngineOptions.executionLogQueueSize)),
-  executionLogDetailBytes: atLeast(Config.integer("SFC_EXECUTION_LOG_DETAIL_BYTES"), 16).pipe(Config.withDefault(defaultEngineOptions.executionLogDetailBytes))
+  maxAttempts: Config.Int("SFC_MAX_ATTEMPTS").pipe(Config.withDefault(defaultEngineOptions.maxAttempts)),
+  sweepIntervalMs: Config.Int("SFC_SWEEP_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.sweepIntervalMs)),
+  outageThresholdMs: Config.Int("SFC_OUTAGE_THRESHOLD_MS").pipe(Config.withDefault(defaultEngineOptions.outageThresholdMs)),
+  reconcileIntervalMs: Config.Int("SFC_RECONCILE_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.reconcileIntervalMs)),
+  workGroup: Config.String("SFC_WORK_GROUP").pipe(Config.withDefault(defaultEngineOptions.workGroup)),
+  changesGroup: Config.String("SFC_CHANGES_GROUP").pipe(Config.withDefault(defaultEngineOptions.changesGroup)),
+  concurrency: Config.Int("SFC_CONCURRENCY").pipe(Config.withDefault(defaultEngineOptions.concurrency)),
+  fallbackIntervalMs: Config.Int("SFC_FALLBACK_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.fallbackIntervalMs)),
+  claimIdleMs: Config.Int("SFC_CLAIM_IDLE_MS").pipe(Config.withDefault(defaultEngineOptions.claimIdleMs)),
+  claimIntervalMs: Config.Int("SFC_CLAIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.claimIntervalMs)),
+  shutdownGraceMs: Config.Int("SFC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(defaultEngineOptions.shutdownGraceMs)),
+  correlationTtlMs: Config.Int("SFC_CORRELATION_TTL_MS").pipe(Config.withDefault(defaultEngineOptions.correlationTtlMs)),
+  workTrimIntervalMs: Config.Int("SFC_WORK_TRIM_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.workTrimIntervalMs)),
+  directSend: Config.Boolean("SFC_DIRECT_SEND").pipe(Config.withDefault(defaultEngineOptions.directSend)),
+  executionLog: Config.Boolean("SFC_EXECUTION_LOG").pipe(Config.withDefault(defaultEngineOptions.executionLog)),
+  executionLogCap: atLeast("SFC_EXECUTION_LOG_CAP", 0).pipe(Config.withDefault(defaultEngineOptions.executionLogCap)),
+  executionLogQueueSize: atLeast("SFC_EXECUTION_LOG_QUEUE_SIZE", 0).pipe(Config.withDefault(defaultEngineOptions.executionLogQueueSize)),
+  executionLogDetailBytes: atLeast("SFC_EXECUTION_LOG_DETAIL_BYTES", 16).pipe(Config.withDefault(defaultEngineOptions.executionLogDetailBytes))
 })

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { SfcCorrelations, SfcStateDao } from "@microdcs/store"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { type Applied, type ExecutionError, Executions } from "./Executions.js"
@@ -42,10 +42,10 @@ const outcomeOf = (jobId: string, applied: Applied): IngestOutcome | undefined =
 
 /** The services routing an event reads and writes through. */
 interface IngestDeps {
-  readonly correlations: SfcCorrelations
-  readonly states: SfcStateDao
-  readonly executions: Executions
-  readonly dispatch: CommandDispatch
+  readonly correlations: SfcCorrelations["Service"]
+  readonly states: SfcStateDao["Service"]
+  readonly executions: Executions["Service"]
+  readonly dispatch: CommandDispatch["Service"]
 }
 
 const applyTo = (deps: IngestDeps, jobId: string, event: StationEvent) =>
@@ -113,8 +113,8 @@ const ingest = (deps: IngestDeps, event: StationEvent) =>
  * event by the job it names, else to the job that has waited longest for its type. The applied
  * event is recorded in the same CAS, so a redelivered event is a no-op even after the state moved.
  */
-export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEvents", {
-  effect: Effect.gen(function* () {
+export class SfcEvents extends Context.Service<SfcEvents>()("@microdcs/sfc/SfcEvents", {
+  make: Effect.gen(function* () {
     const deps: IngestDeps = {
       correlations: yield* SfcCorrelations,
       states: yield* SfcStateDao,
@@ -123,4 +123,7 @@ export class SfcEvents extends Effect.Service<SfcEvents>()("@microdcs/sfc/SfcEve
     }
     return { ingest: (event: StationEvent) => ingest(deps, event) } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

@@ -1,4 +1,4 @@
-import { Context, Effect, FiberRef, Layer, Metric, type MetricLabel, Scheduler } from "effect"
+import { Context, Effect, Layer, Metric, Scheduler } from "effect"
 import { ExecutionLogStore, makeValkey, Valkey, type ValkeyService } from "@microdcs/store"
 import type { LogWrite } from "../engine/ExecutionLog.js"
 import { LogBatchEncoder } from "./LogBatchEncoder.js"
@@ -56,7 +56,10 @@ const DRAIN_TIMEOUT = "2 seconds"
  * microtasks of the same turn: the engine fibers woken by replies (a CAS, a station event) go
  * first, and the log writes of every CAS of the turn make one batch.
  */
-const afterIo = Scheduler.makeBatched((runBatch) => setImmediate(runBatch))
+const afterIo = new Scheduler.MixedScheduler("async", (run) => {
+  const immediate = setImmediate(run)
+  return () => clearImmediate(immediate)
+})
 
 const writesIn = (batch: ReadonlyArray<QueuedWrites>): number => batch.reduce((n, queued) => n + queued.writes.length, 0)
 
@@ -65,16 +68,16 @@ type WriterCounts = { -readonly [K in Exclude<keyof ExecutionLogStats, "installe
 
 /** The writer of one process: set by `install`, read by the CAS path and the writing fiber in plain code. */
 interface LogWriterState {
-  readonly shared: ExecutionLogStore
+  readonly shared: ExecutionLogStore["Service"]
   readonly valkey: ValkeyService
   // The store the fiber writes through: a connection of its own once installed, so a log
   // batch never queues in front of the engine's state writes on the shared connection.
-  store: ExecutionLogStore
+  store: ExecutionLogStore["Service"]
   queue: LogWriteQueue | undefined
   settings: ExecutionLogSettings
   encoder: LogBatchEncoder
-  // The metric labels of the fiber that installs the writer (Effect.tagMetrics), as Metric.incrementBy would add them.
-  labels: ReadonlyArray<MetricLabel.MetricLabel>
+  // The context of the fiber that installs the writer: its metric attributes and registry, as Metric.update would use them.
+  metrics: Context.Context<never>
   readonly counts: WriterCounts
   retention: LogRetention | undefined
 }
@@ -83,7 +86,7 @@ interface LogWriterState {
 const drop = (w: LogWriterState, n: number): void => {
   if (n <= 0) return
   w.counts.dropped += n
-  executionLogDroppedCounter.unsafeUpdate(n, w.labels)
+  executionLogDroppedCounter.updateUnsafe(n, w.metrics)
 }
 
 /** Queues the writes of one CAS, from plain code; what does not fit is dropped and counted. Never waits. */
@@ -119,7 +122,7 @@ const flush = (w: LogWriterState, batch: ReadonlyArray<QueuedWrites>) =>
     timed(w, startedAt)
   }).pipe(
     Effect.timeout(BATCH_TIMEOUT),
-    Effect.catchAllCause((cause) => {
+    Effect.catchCause((cause) => {
       const writes = writesIn(batch)
       drop(w, writes)
       return Effect.logWarning("execution log batch dropped", cause).pipe(Effect.annotateLogs({ writes }))
@@ -130,19 +133,21 @@ const flush = (w: LogWriterState, batch: ReadonlyArray<QueuedWrites>) =>
 const storeOfItsOwn = ({ valkey, shared }: LogWriterState) =>
   Effect.suspend(() => {
     const options = { ...valkey.options, connectionName: `${valkey.options.connectionName ?? "microdcs"}-execution-log` }
-    return Layer.build(ExecutionLogStore.Default.pipe(Layer.provide(Layer.scoped(Valkey, makeValkey(options))))).pipe(
-      Effect.map((context) => Context.get(context, ExecutionLogStore)),
+    // Built from its constructor, not its layer: a layer built here would be the engine's own
+    // (effect 4 shares the layers built so far), on the shared connection.
+    return makeValkey(options).pipe(
+      Effect.flatMap((own) => Effect.provideService(ExecutionLogStore.make, Valkey, own)),
       // Best effort like the rest of the log: without a connection of its own it shares the engine's.
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
+      Effect.catchCause((cause) => Effect.as(Effect.logWarning("execution log: no connection of its own, sharing the engine's", cause), shared))
     )
   })
 
 /** The writer as `install` sets it up: what it writes through, its queue and its retention. */
 interface Installed {
   readonly settings: ExecutionLogSettings
-  readonly store: ExecutionLogStore
+  readonly store: ExecutionLogStore["Service"]
   readonly queue: LogWriteQueue
-  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly metrics: Context.Context<never>
   readonly retention: LogRetention
 }
 
@@ -152,7 +157,7 @@ const installFor = (w: LogWriterState, next: Installed) =>
     Effect.sync(() => {
       w.settings = next.settings
       w.encoder = new LogBatchEncoder(w.shared.execKeySync, next.settings.detailBytes)
-      w.labels = next.labels
+      w.metrics = next.metrics
       w.store = next.store
       w.queue = next.queue
       w.retention = next.retention
@@ -173,9 +178,9 @@ const install = (w: LogWriterState, settings: ExecutionLogSettings) =>
   Effect.gen(function* () {
     const queue = new LogWriteQueue(settings.queueSize)
     const store = yield* storeOfItsOwn(w)
-    const labels = yield* FiberRef.get(FiberRef.currentMetricLabels)
+    const metrics = yield* Effect.context<never>()
     const retention = yield* makeLogRetention(store, settings.cap, w.counts)
-    yield* installFor(w, { settings, store, queue, labels, retention })
+    yield* installFor(w, { settings, store, queue, metrics, retention })
     // Forked after the release above is registered, so the fibers stop before the drain runs.
     yield* Effect.forkScoped(retention.loop)
     // Each turn takes what is queued (up to a batch): while a batch is on the wire, the next one grows.
@@ -183,7 +188,7 @@ const install = (w: LogWriterState, settings: ExecutionLogSettings) =>
       queue.waitForWrites.pipe(
         Effect.flatMap(() => flush(w, queue.take(BATCH_WRITES))),
         Effect.forever,
-        Effect.withScheduler(afterIo)
+        Effect.provideService(Scheduler.Scheduler, afterIo)
       )
     )
   })
@@ -203,9 +208,8 @@ const stats = ({ queue, settings, counts }: LogWriterState): ExecutionLogStats =
  * never waited for: the log is best effort. Until `install` (the engine processes, when the log
  * is on) appends are ignored, and the core is given no execution ids.
  */
-export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@microdcs/sfc/ExecutionLogWriter", {
-  dependencies: [ExecutionLogStore.Default],
-  effect: Effect.gen(function* () {
+export class ExecutionLogWriter extends Context.Service<ExecutionLogWriter>()("@microdcs/sfc/ExecutionLogWriter", {
+  make: Effect.gen(function* () {
     const shared = yield* ExecutionLogStore
     const w: LogWriterState = {
       shared,
@@ -214,7 +218,7 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
       queue: undefined,
       settings: { queueSize: 0, cap: 0, detailBytes: 0 },
       encoder: new LogBatchEncoder(shared.execKeySync, 0),
-      labels: [],
+      metrics: Context.empty(),
       counts: { written: 0, dropped: 0, commits: 0, opened: 0, removed: 0, batches: 0, lastBatchMs: 0, slowestBatchMs: 0, retentionFailures: 0 },
       retention: undefined
     }
@@ -228,4 +232,7 @@ export class ExecutionLogWriter extends Effect.Service<ExecutionLogWriter>()("@m
       stats: () => stats(w)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies.pipe(Layer.provide([ExecutionLogStore.Default]))
+}

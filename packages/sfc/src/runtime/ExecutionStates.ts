@@ -14,10 +14,10 @@ export interface LoadedExecution {
 
 /** What the executions' functions share: the stores, the direct send, the log, and the states this process keeps. */
 export interface ExecutionDeps {
-  readonly states: SfcStateDao
-  readonly dispatch: CommandDispatch
-  readonly snapshots: RecipeSnapshots
-  readonly executionLog: ExecutionLogWriter
+  readonly states: SfcStateDao["Service"]
+  readonly dispatch: CommandDispatch["Service"]
+  readonly snapshots: RecipeSnapshots["Service"]
+  readonly executionLog: ExecutionLogWriter["Service"]
   /** Counters named by transitions are read before the core runs (CounterReads.ts). */
   readonly counters: CounterReads
   // The states this process wrote last, with their store version: the next input of a job

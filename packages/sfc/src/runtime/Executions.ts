@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Context, Layer } from "effect"
 import { type ConnectionError, type InvalidInput, type NotFound, SfcStateDao, StateMoved, type WrongType } from "@microdcs/store"
 import { type EngineInput, type EngineOutput, indexesOf, start, type StartParams, step } from "../engine/Engine.js"
 import type { ExecutionState } from "../engine/ExecutionState.js"
@@ -83,7 +83,7 @@ const afterFailedWrite = (
   input: StepInput,
   appliedEvent: AppliedEvent | undefined,
   attempt: number,
-  error: Effect.Effect.Error<ReturnType<typeof write>>
+  error: Effect.Error<ReturnType<typeof write>>
 ): Effect.Effect<Applied, ExecutionError> => {
   switch (error._tag) {
     // Another instance moved the job: read again and recompute.
@@ -109,7 +109,7 @@ const applyTo = (
   attempt: number
 ): Effect.Effect<Applied, ExecutionError> =>
   Effect.clockWith((clock) => {
-    const now = clock.unsafeCurrentTimeMillis()
+    const now = clock.currentTimeMillisUnsafe()
     const { state, version } = loaded
     // A state stored before the log (or while it was off) gets its execution id on this touch.
     const freshId = state.log === undefined && deps.executionLog.enabled() ? newExecutionId(jobId, state.startedAt) : undefined
@@ -167,9 +167,8 @@ const remove = (deps: ExecutionDeps, jobId: string): Effect.Effect<boolean, Exec
  * Reads execution states, runs the pure core on them and writes the result with the one CAS
  * script. A lost CAS means another instance moved the job: read again and recompute.
  */
-export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Executions", {
-  dependencies: [CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default],
-  effect: Effect.gen(function* () {
+export class Executions extends Context.Service<Executions>()("@microdcs/sfc/Executions", {
+  make: Effect.gen(function* () {
     const deps: ExecutionDeps = {
       states: yield* SfcStateDao,
       dispatch: yield* CommandDispatch,
@@ -192,4 +191,7 @@ export class Executions extends Effect.Service<Executions>()("@microdcs/sfc/Exec
       remove: (jobId: string) => remove(deps, jobId)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies.pipe(Layer.provide([CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default]))
+}

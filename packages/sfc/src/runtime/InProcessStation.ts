@@ -32,7 +32,7 @@ export interface StationLog {
 export const InProcessStation = (script: StationScript = {}) => {
   const log = { commands: [] as Array<CommandEntry>, events: [] as Array<{ jobId: string; type: string }> }
   const source = script.source ?? "urn:microdcs:station:in-process"
-  const layer = Layer.scoped(
+  const layer = Layer.effect(
     StationPort,
     Effect.gen(function* () {
       const events = yield* SfcEvents
@@ -52,7 +52,7 @@ export const InProcessStation = (script: StationScript = {}) => {
             correlationId: command.correlationId, data: reply.data ?? {},
             ...(reply.error !== undefined ? { error: reply.error } : {})
           })
-        }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("in-process station could not answer", cause)))
+        }).pipe(Effect.catchCause((cause) => Effect.logWarning("in-process station could not answer", cause)))
 
       // Emits each event type once per wait: the wait start tells a new wait from an old one.
       const emitted = new Set<string>()
@@ -70,7 +70,7 @@ export const InProcessStation = (script: StationScript = {}) => {
             }
           }
         }
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("in-process station event round failed", cause)))
+      }).pipe(Effect.catchCause((cause) => Effect.logWarning("in-process station event round failed", cause)))
       if (script.events && Object.keys(script.events).length > 0) {
         yield* emitRound.pipe(Effect.repeat(Schedule.spaced(`${script.eventPollMs ?? 20} millis`)), Effect.forkScoped)
       }

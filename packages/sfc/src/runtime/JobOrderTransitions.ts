@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Result, Context, Layer } from "effect"
 import {
   decodeJobOrderRecord,
   type DecodedJobOrder,
@@ -35,7 +35,7 @@ export type TransitionOutcome =
 
 /** The job orders and what this process keeps of them. */
 interface TransitionDeps {
-  readonly jobOrders: JobOrderDao
+  readonly jobOrders: JobOrderDao["Service"]
   // The job orders this process read or moved last, with their version: a move starts from
   // here instead of re-reading (Run after the start's read, Complete after Run). The put is
   // versioned, so one the MES moved meanwhile conflicts and is re-read; a move the cached
@@ -48,7 +48,7 @@ const load = ({ jobOrders, cache }: TransitionDeps, id: string): Effect.Effect<L
   jobOrders.get(id).pipe(
     Effect.map((doc) => {
       const decoded = decodeJobOrderRecord(doc.doc)
-      const loaded = Either.isRight(decoded) ? { ...decoded.right, scope: doc.scope, version: doc.version } : undefined
+      const loaded = Result.isSuccess(decoded) ? { ...decoded.success, scope: doc.scope, version: doc.version } : undefined
       if (loaded) cache.set(id, loaded)
       else cache.delete(id)
       return loaded
@@ -98,16 +98,16 @@ const apply = (
       if (!current) return { _tag: "Missing" } as const
       const from = normalizedName(current.state)
       const moved = transition(current.state, trigger)
-      if (Either.isLeft(moved) && fromCache) {
+      if (Result.isFailure(moved) && fromCache) {
         attempt--
         continue
       }
-      if (Either.isLeft(moved)) {
+      if (Result.isFailure(moved)) {
         // A redelivered internal trigger finds the job order where it put it.
         if (isInternal(trigger) && transitionTable[trigger].to === from) return { _tag: "Applied", from, to: from } as const
         return { _tag: "Refused", from } as const
       }
-      if (yield* writeMove(deps, id, current, moved.right, trigger, op)) return { _tag: "Applied", from, to: normalizedName(moved.right) } as const
+      if (yield* writeMove(deps, id, current, moved.success, trigger, op)) return { _tag: "Applied", from, to: normalizedName(moved.success) } as const
     }
     return yield* new StateMoved({ key: id, attempts: MAX_ATTEMPTS })
   })
@@ -116,12 +116,15 @@ const apply = (
  * Reads job orders and moves them with the shared state machine. Every move is a versioned put
  * with the trigger as the change word, so two concurrent moves never both win.
  */
-export class JobOrderTransitions extends Effect.Service<JobOrderTransitions>()("@microdcs/sfc/JobOrderTransitions", {
-  effect: Effect.gen(function* () {
+export class JobOrderTransitions extends Context.Service<JobOrderTransitions>()("@microdcs/sfc/JobOrderTransitions", {
+  make: Effect.gen(function* () {
     const deps: TransitionDeps = { jobOrders: yield* JobOrderDao, cache: new BoundedMap<string, LoadedJobOrder>(CACHED_JOB_ORDERS) }
     return {
       load: (id: string) => load(deps, id),
       apply: (id: string, trigger: Trigger, op?: string) => apply(deps, id, trigger, op)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

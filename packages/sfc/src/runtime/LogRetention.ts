@@ -22,29 +22,29 @@ export interface RetentionCounts {
  * server a run of a few hundred executions took seconds, the batch's writes were dropped, the
  * queue filled behind it, and the next run had more to remove.
  */
-export const makeLogRetention = (store: ExecutionLogStore, cap: number, counts: RetentionCounts) =>
+export const makeLogRetention = (store: ExecutionLogStore["Service"], cap: number, counts: RetentionCounts) =>
   Effect.gen(function* () {
     // At most one run waits: asks while one runs fold into the next, which removes everything beyond the cap.
     const asks = yield* Queue.sliding<void>(1)
 
     /** `count` more executions opened (`before` were counted): every RETAIN_EVERY-th asks for a run. Plain code, never waits. */
     const opened = (before: number, count: number): void => {
-      if (Math.floor((before + count) / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) Queue.unsafeOffer(asks, undefined)
+      if (Math.floor((before + count) / RETAIN_EVERY) > Math.floor(before / RETAIN_EVERY)) Queue.offerUnsafe(asks, undefined)
     }
 
     const run = store.retain(cap).pipe(
       Effect.timeout(RUN_TIMEOUT),
       Effect.tap((removed) => Effect.sync(() => void (counts.removed += removed.length))),
-      Effect.catchAllCause((cause) => {
+      Effect.catchCause((cause) => {
         counts.retentionFailures += 1
         return Effect.logWarning("execution log retention failed", cause)
       })
     )
 
     /** The retention fiber: one run per ask, for the life of the writer's scope. */
-    const loop = Queue.take(asks).pipe(Effect.zipRight(run), Effect.forever)
+    const loop = Queue.take(asks).pipe(Effect.andThen(run), Effect.forever)
 
     return { opened, loop } as const
   })
 
-export type LogRetention = Effect.Effect.Success<ReturnType<typeof makeLogRetention>>
+export type LogRetention = Effect.Success<ReturnType<typeof makeLogRetention>>

@@ -69,7 +69,7 @@ export class LogWriteQueue {
   readonly waitForWrites: Effect.Effect<void> = Effect.suspend(() =>
     this.count > 0
       ? Effect.void
-      : Effect.async<void>((resume) => {
+      : Effect.callback<void>((resume) => {
           this.wake = () => resume(Effect.void)
           return Effect.sync(() => {
             this.wake = undefined

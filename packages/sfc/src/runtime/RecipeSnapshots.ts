@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option, Context, Layer } from "effect"
 import { canonicalJson, type ConnectionError, InvalidInput, jsonDocument, recipeDigestOf, SfcRecipes, type WrongType } from "@microdcs/store"
 import type { ExecutionState } from "../engine/ExecutionState.js"
 import type { Recipe } from "../recipe/Recipe.js"
@@ -16,7 +16,7 @@ export type WorkMasterRecipe =
 
 /** The stored recipes and what this process keeps of them. */
 interface SnapshotDeps {
-  readonly recipes: SfcRecipes
+  readonly recipes: SfcRecipes["Service"]
   readonly byDigest: BoundedMap<string, Recipe>
   readonly workMasters: BoundedMap<string, WorkMasterRecipe>
   // The digest of each recipe object: a work master's recipe is validated once per document
@@ -88,7 +88,7 @@ const workMasterRecipe = ({ workMasters }: SnapshotDeps, doc: string): WorkMaste
   }
   const checked = parsed === undefined ? undefined : validateWorkMasterRecipe(parsed)
   const result: WorkMasterRecipe =
-    checked === undefined ? { _tag: "NoRecipe" } : Either.isLeft(checked) ? { _tag: "Invalid" } : { _tag: "Recipe", recipe: checked.right }
+    checked === undefined ? { _tag: "NoRecipe" } : Result.isFailure(checked) ? { _tag: "Invalid" } : { _tag: "Recipe", recipe: checked.success }
   workMasters.set(key, result)
   return result
 }
@@ -100,8 +100,8 @@ const workMasterRecipe = ({ workMasters }: SnapshotDeps, doc: string): WorkMaste
  * the recipe's identity) is built once per process, not per write. A work master changed or
  * deleted mid-run changes nothing: the state names the digest of what it started with.
  */
-export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdcs/sfc/RecipeSnapshots", {
-  effect: Effect.gen(function* () {
+export class RecipeSnapshots extends Context.Service<RecipeSnapshots>()("@microdcs/sfc/RecipeSnapshots", {
+  make: Effect.gen(function* () {
     const deps: SnapshotDeps = {
       recipes: yield* SfcRecipes,
       byDigest: new BoundedMap<string, Recipe>(CACHED_RECIPES),
@@ -116,4 +116,7 @@ export class RecipeSnapshots extends Effect.Service<RecipeSnapshots>()("@microdc
       workMasterRecipe: (doc: string) => workMasterRecipe(deps, doc)
     } as const
   })
-}) {}
+}) {
+  static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
+  static readonly Default = this.DefaultWithoutDependencies
+}

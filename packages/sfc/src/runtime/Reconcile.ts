@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Effect, Result, Option } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import { IndexScores, JobOrderDao, type JobOrderPage, ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import type { EngineOptions } from "./EngineOptions.js"
@@ -31,7 +31,7 @@ export const reconcileOnce = (options: EngineOptions) =>
           const doc = yield* jobOrders.get(id).pipe(Effect.option)
           if (doc._tag === "None") continue
           const decoded = decodeJobOrderRecord(doc.value.doc)
-          if (Either.isLeft(decoded) || decoded.right.state.main !== "AllowedToStart") continue
+          if (Result.isFailure(decoded) || decoded.success.state.main !== "AllowedToStart") continue
           if ((yield* startJob(id, options.maxAttempts)) === "started") started++
         }
         offset = page.next

@@ -25,7 +25,7 @@ export interface EngineRoles {
 /** Runs `round` forever at `intervalMs`, logging (never ending on) a failed round. */
 const every = <E, R>(name: string, intervalMs: number, round: Effect.Effect<unknown, E, R>) =>
   round.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning(`${name} round failed`, cause)),
+    Effect.catchCause((cause) => Effect.logWarning(`${name} round failed`, cause)),
     Effect.repeat(Schedule.spaced(`${intervalMs} millis`))
   )
 
@@ -66,7 +66,7 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
     // direct sends under way get the shutdown grace, as the pollers' handlers do.
     if (directSend) yield* Effect.addFinalizer(() => directSend.stopping(resolved.shutdownGraceMs))
   })
-  return Layer.scopedDiscard(run)
+  return Layer.effectDiscard(run)
 }
 
 /** The services the runtime is built from; also what an event-ingesting binding needs. */

@@ -16,4 +16,4 @@ export interface StationPortService {
   readonly send: (command: CommandEntry) => Effect.Effect<void, CommandNotSent>
 }
 
-export class StationPort extends Context.Tag("@microdcs/sfc/StationPort")<StationPort, StationPortService>() {}
+export class StationPort extends Context.Service<StationPort, StationPortService>()("@microdcs/sfc/StationPort") {}

@@ -24,7 +24,7 @@ const runRest = <E, R>(rest: ReadonlyArray<PollerEntry>, handle: (entry: PollerE
           const failures: Array<EntryFailure> = []
           results.forEach((result, i) => {
             if (Exit.isFailure(result)) {
-              const failure = Cause.failureOption(result.cause)
+              const failure = Cause.findErrorOption(result.cause)
               failures.push({ id: rest[i]!.id, error: failure._tag === "Some" ? failure.value : Cause.pretty(result.cause) })
             }
           })
