@@ -6,7 +6,7 @@ import { eventually, type UntilDeadline } from "@microdcs/test-utils"
 import { testStore } from "@microdcs/testkit"
 import { Executions, SfcRuntimeServices } from "@microdcs/sfc-runtime"
 import { type ExecutionState, RECIPE_SCHEMA_ID, validateRecipe } from "@microdcs/sfc"
-import { recipeBuilders } from "./RecipeBuilders.js"
+import { recipeBuilders } from "@microdcs/sfc/testing"
 
 /** Shared pieces of the runtime integration tests (not a test file itself). */
 

@@ -1,6 +1,6 @@
 /**
- * Recipe JSON pieces for the engine and runtime tests (not a test file itself). Each kit picks the
- * event type names its tests assert: `com.example.{name}{typeIdSuffix}`.
+ * Recipe JSON pieces for tests of recipes, the engine and its runtime. Each kit picks the event
+ * type names its tests assert: `com.example.{name}{typeIdSuffix}`.
  */
 export const recipeBuilders = (typeIdSuffix: string) => {
   const stepJson = (Name: string, Initial = false) => ({ Name, Initial })
