@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { encodeJobOrderRecord, JobStates } from "@microdcs/job-state"
-import { InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices, type StationScript } from "@microdcs/sfc"
+import { InProcessStation, SfcEngineProcesses, SfcRuntimeServices, type StationScript } from "@microdcs/sfc-runtime"
+import { RECIPE_SCHEMA_ID } from "@microdcs/sfc"
 import { JobOrderDao, storeLayer, Valkey, WorkMasterDao } from "@microdcs/store"
 import { STEPS } from "./Figures.js"
 import type { ServerProbe } from "./ServerProbe.js"

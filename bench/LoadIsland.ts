@@ -2,7 +2,8 @@ import { Layer } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobControlIngress } from "@microdcs/island-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
-import { InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
+import { InProcessStation, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc-runtime"
+import { RECIPE_SCHEMA_ID } from "@microdcs/sfc"
 import { storeLayer } from "@microdcs/store"
 
 /** The sustained load's recipe length: a linear recipe, one push command per step. */

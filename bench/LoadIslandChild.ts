@@ -4,7 +4,7 @@
  * tells "ready" once it listens, measures its CPU between "start" and "stop" and reports it.
  */
 import { Context, Effect, Layer, Queue } from "effect"
-import { ExecutionLogWriter, type ExecutionLogStats } from "@microdcs/sfc"
+import { type ExecutionLogStats, ExecutionLogWriter } from "@microdcs/sfc-runtime"
 import { loadIsland } from "./LoadIsland.js"
 
 export interface LoadIslandConfig {

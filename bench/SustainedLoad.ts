@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url"
 import { Effect, Fiber } from "effect"
-import { type ExecutionLogStats, ExecutionLogWriter } from "@microdcs/sfc"
+import { type ExecutionLogStats, ExecutionLogWriter } from "@microdcs/sfc-runtime"
 import { ChangeStream, storeLayer, WorkMasterDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { makeMes } from "./BenchMes.js"

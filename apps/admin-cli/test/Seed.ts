@@ -1,6 +1,7 @@
 import { Effect, Layer, Result } from "effect"
 import { encodeJobOrderRecord, type JobOrder, JobStates, type JobState } from "@microdcs/job-state"
-import { encodeOutboxEntry, RECIPE_SCHEMA_ID, start, validateRecipe } from "@microdcs/sfc"
+import { encodeOutboxEntry } from "@microdcs/sfc-runtime"
+import { RECIPE_SCHEMA_ID, start, validateRecipe } from "@microdcs/sfc"
 import {
   DedupeStore,
   JobAcceptanceDao,

@@ -1,5 +1,5 @@
 import { Effect, Metric, Option } from "effect"
-import { executionLogDroppedCounter, ExecutionLogWriter } from "@microdcs/sfc"
+import { executionLogDroppedCounter, ExecutionLogWriter } from "@microdcs/sfc-runtime"
 
 /**
  * The execution log writer of this daemon as the island page shows it: the writes dropped

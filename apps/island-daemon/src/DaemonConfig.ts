@@ -1,7 +1,7 @@
 import { hostname } from "node:os"
 import { Config, ConfigProvider, Effect, Option, Redacted, Result } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
-import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc"
+import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc-runtime"
 import type { RecipePins } from "@microdcs/job-control"
 import { allProblems, checkedInt, checkedString, configFailures, everyProblem, invalidSetting, prefixProblem, reported, tlsFiles, tlsProblems } from "./ConfigChecks.js"
 import { type MqttSettings, mqttSettings } from "./MqttSettings.js"

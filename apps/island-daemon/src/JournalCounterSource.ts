@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Journal, type JournalConfig, type SearchKeyConfig } from "@microdcs/journal"
-import { CounterSource, type CounterRequest, CounterUnavailable } from "@microdcs/sfc"
+import { type CounterRequest, CounterSource, CounterUnavailable } from "@microdcs/sfc-runtime"
 import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { InProcessStation, RECIPE_SCHEMA_ID, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
+import { InProcessStation, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc-runtime"
+import { RECIPE_SCHEMA_ID } from "@microdcs/sfc"
 import { putJobOrder, putWorkMaster, testStore, untilJobOrderIs } from "@microdcs/testkit"
 import { islandView } from "../src/ConsoleIslandView.js"
 import { makeMetrics } from "../src/Metrics.js"

@@ -1,7 +1,7 @@
 /**
  * The encoding of the execution log's values: UTF-8 JSON text with `v: 1`.
  * The one format lives in `@microdcs/store`, below both the engine that writes it and the readers
- * here, so `@microdcs/sfc` needs no dependency on this package (nor on PostgreSQL) to encode.
+ * here, so `@microdcs/sfc-runtime` needs no dependency on this package (nor on PostgreSQL) to encode.
  */
 export {
   boundDetail,

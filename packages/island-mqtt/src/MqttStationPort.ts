@@ -1,6 +1,7 @@
 import { Effect, Result, Layer } from "effect"
 import { type CloudEvent, type InvalidTopic, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
-import { type CommandEntry, CommandNotSent, StationPort } from "@microdcs/sfc"
+import type { CommandEntry } from "@microdcs/sfc"
+import { CommandNotSent, StationPort } from "@microdcs/sfc-runtime"
 import { stationCommandTopic, type StationTopicConfig } from "./StationTopics.js"
 
 export interface MqttStationOptions {

@@ -1,6 +1,6 @@
 import { Effect, Layer, LogLevel, Option, References, Result, Stream } from "effect"
 import { type CloudEvent, type IncomingMessage, MqttConnection, scopeOf, sharedFilter } from "@microdcs/cloudevents-mqtt"
-import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc"
+import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc-runtime"
 import { SfcCorrelations } from "@microdcs/store"
 import { runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { MqttStationPort, type MqttStationOptions, stationReplyTopic } from "./MqttStationPort.js"

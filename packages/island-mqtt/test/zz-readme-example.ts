@@ -2,7 +2,7 @@
 import { Effect, Layer } from "effect"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { jobControlLayer } from "@microdcs/job-control"
-import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc"
+import { SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc-runtime"
 import { storeLayer } from "@microdcs/store"
 import { JobControlIngress, MqttStation } from "@microdcs/island-mqtt"
 

@@ -20,5 +20,3 @@ export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./re
 export * from "./condition/index.js"
 // The pure engine core (src/engine/index.ts says what it exports).
 export * from "./engine/index.js"
-// The runtime over the store and the poller (src/runtime/index.ts).
-export * from "./runtime/index.js"

@@ -11,7 +11,7 @@ import {
   step,
   validateRecipe
 } from "@microdcs/sfc"
-import { recipeBuilders } from "./RecipeBuilders.js"
+import { recipeBuilders } from "../src/testing.js"
 
 /** Shared pieces of the engine tests (not a test file itself). */
 

@@ -4,8 +4,8 @@ import { Data, Result } from "effect"
  * The encoding of the execution log's values: UTF-8 JSON text with a
  * version field `v`. The engine encodes once; storage copies the bytes; only readers (the tree,
  * the CLI, the HTTP API) decode, here and nowhere else. It lives in the store, below both the
- * engine (`@microdcs/sfc`, the writer) and `@microdcs/execution-log` (the readers), so that one
- * module is the format and neither package depends on the other.
+ * engine runtime (`@microdcs/sfc-runtime`, the writer) and `@microdcs/execution-log` (the
+ * readers), so that one module is the format and neither package depends on the other.
  */
 export const LOG_RECORD_VERSION = 1
 

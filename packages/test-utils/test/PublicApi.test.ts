@@ -20,6 +20,8 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   "@microdcs/poller": () => import("../../poller/src/index.js"),
   "@microdcs/job-state": () => import("../../job-state/src/index.js"),
   "@microdcs/sfc": () => import("../../sfc/src/index.js"),
+  "@microdcs/sfc/testing": () => import("../../sfc/src/testing.js"),
+  "@microdcs/sfc-runtime": () => import("../../sfc-runtime/src/index.js"),
   "@microdcs/cloudevents-mqtt": () => import("../../cloudevents-mqtt/src/index.js"),
   "@microdcs/cloudevents-mqtt/testing": () => import("../../cloudevents-mqtt/src/testing.js"),
   "@microdcs/job-control": () => import("../../job-control/src/index.js"),

@@ -1,6 +1,7 @@
 import { Argument, Command, Flag } from "effect/cli"
 import { Effect } from "effect"
-import { type ActionRun, type ActiveStep, type ExecutionState, Executions, type StepRecord } from "@microdcs/sfc"
+import type { ActionRun, ActiveStep, ExecutionState, StepRecord } from "@microdcs/sfc"
+import { Executions } from "@microdcs/sfc-runtime"
 import { ExecutionLookup } from "@microdcs/execution-log"
 import { SfcStateDao, type StoredDocument } from "@microdcs/store"
 import { actorOption, actorOrigin } from "../Actor.js"

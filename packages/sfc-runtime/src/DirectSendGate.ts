@@ -1,0 +1,64 @@
+import { Effect, Result } from "effect"
+import { decodeJobOrderRecord } from "@microdcs/job-state"
+import type { CommandEntry, ExecutionState } from "@microdcs/sfc"
+import type { DirectSendDeps } from "./DirectSendDeps.js"
+import { jobOrderOperation, sendCommand, wantsSend } from "./OutboxHandler.js"
+
+/**
+ * The gate and the send, in plain code around the few steps that need the store or the
+ * station (the hot path: one send per step). The gate is the outbox handler's own.
+ */
+
+// `true`: carried out (nothing more for the entry to do); `false`: left to the entry.
+const carriedOut = Effect.succeed(true)
+export const notSent = Effect.succeed(false)
+
+/** The operation id of the Run entry of a start write (always version 1), as its handler uses it. */
+const runOperation = (jobId: string) => jobOrderOperation(jobId, "1", "Run")
+
+/** The main state of a job order document (undefined when it does not decode). */
+const mainOf = (jobOrderDoc: string): string | undefined => {
+  const decoded = decodeJobOrderRecord(jobOrderDoc)
+  return Result.isSuccess(decoded) ? decoded.success.state.main : undefined
+}
+
+/** The job order's main state, read now (with the pointer): for a write whose CAS did not read it. */
+const jobOrderMain = (deps: DirectSendDeps, command: CommandEntry) =>
+  Effect.all(
+    [deps.jobOrders.load(command.jobId), deps.correlations.remember(command.correlationId, command.jobId, deps.options.correlationTtlMs)],
+    { concurrency: "unbounded" }
+  ).pipe(Effect.map(([order]) => order?.state.main))
+
+// The outbox handler's full path (a paused or pausing job), with the services it needs.
+const fullPath = (deps: DirectSendDeps, command: CommandEntry) => Effect.as(Effect.provide(sendCommand(command, deps.options), deps.context), true)
+
+const gateAndSend = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, main: string): Effect.Effect<boolean, unknown> => {
+  if (state.status === "running" && main === "Interrupted") return fullPath(deps, command)
+  if (!wantsSend(command, main, state)) return carriedOut
+  deps.dispatch.rememberJob(command.correlationId, command.jobId)
+  return Effect.as(deps.station.send(command), true)
+}
+
+const sendFor = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, main: string | undefined): Effect.Effect<boolean, unknown> => {
+  if (main === undefined) return carriedOut
+  // Run has not landed yet (the start write's first commands): move the job order first,
+  // as the Run entry would (same operation id: the start write is always version 1), so a
+  // job never races ahead of its order reaching Running, where the MES can Stop it. The
+  // Run entry then finds it done. A refused Run is the entry's to sort out.
+  if (main === "AllowedToStart") {
+    const op = runOperation(command.jobId)
+    return Effect.flatMap(deps.jobOrders.apply(command.jobId, "Run", op), (ran) => {
+      if (ran._tag !== "Applied") return notSent
+      deps.dispatch.moved(op)
+      return gateAndSend(deps, command, state, ran.to.split("_")[0]!)
+    })
+  }
+  return gateAndSend(deps, command, state, main)
+}
+
+/** The job order's main state from the CAS's read when there was one (`null`: missing), else read now. */
+export const send = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, jobOrderDoc: string | null | undefined): Effect.Effect<boolean, unknown> => {
+  if (state.status === "paused") return fullPath(deps, command)
+  if (jobOrderDoc === undefined) return Effect.flatMap(jobOrderMain(deps, command), (main) => sendFor(deps, command, state, main))
+  return sendFor(deps, command, state, jobOrderDoc === null ? undefined : mainOf(jobOrderDoc))
+}

@@ -1,0 +1,230 @@
+import { Clock, Data, Effect } from "effect"
+import { ConsumerHeartbeats, JobResponseDao, jsonDocument, SfcCorrelations, StateMoved } from "@microdcs/store"
+import type { PollerEntry } from "@microdcs/poller"
+import { awaitsSend, type CommandEntry, type ExecutionState, isHeld, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
+import { followHold } from "./ChangeFollower.js"
+import { CommandDispatch } from "./CommandDispatch.js"
+import { decodeOutboxEntry } from "./OutboxCodec.js"
+import type { EngineOptions } from "./EngineOptions.js"
+import { Executions } from "./Executions.js"
+import { JobOrderTransitions } from "./JobOrderTransitions.js"
+import { StationPort } from "./StationPort.js"
+
+/**
+ * Carries out one entry of `sfc:work:{scope}`. Every branch is idempotent, since an
+ * entry can be delivered more than once: a transition already applied is a no-op, a command
+ * resend reuses its correlation id, the response put has a deterministic id and operation id.
+ */
+export const handleWorkEntry = (options: EngineOptions) => (entry: PollerEntry) =>
+  Effect.gen(function* () {
+    const outbox = decodeOutboxEntry(entry.fields)
+    if (!outbox) {
+      yield* Effect.logWarning("ignoring a work entry that is no outbox entry").pipe(Effect.annotateLogs({ id: entry.id, scope: entry.scope }))
+      return
+    }
+    const version = entry.fields["version"] ?? "0"
+    switch (outbox.type) {
+      case "command":
+        return yield* handleCommandEntry(outbox, entry, options)
+      case "joborder":
+        return yield* moveJobOrder(outbox, version)
+      case "jobresponse":
+        return yield* storeResponse(outbox, entry.scope)
+    }
+  })
+
+/** Job order states in which the engine dispatches (before `Run` lands, and while running). */
+export const dispatchable = (main: string) => main === "Running" || main === "AllowedToStart"
+
+/** A command entry another live instance is sending itself; retried by the poller until that settles. */
+export class LeftToSender extends Data.TaggedError("LeftToSender")<{ readonly sender: string; readonly correlationId: string }> {}
+
+/**
+ * A command entry whose direct send this process gave up waiting for while stopping: the station
+ * may have it. Failed, so the entry stays pending; the next instance sends it (same correlation id).
+ */
+export class SendOutcomeUnknown extends Data.TaggedError("SendOutcomeUnknown")<{ readonly correlationId: string }> {}
+
+/**
+ * How long a command entry belongs to the instance that wrote it (and sends it directly) while
+ * that instance is alive. After that another instance sends it too: a resend with the same
+ * correlation id is harmless, a lost command is not.
+ */
+export const DIRECT_SEND_GRACE_MS = 5_000
+
+/** Epoch ms of a stream id (`{ms}-{seq}`). */
+const entryTime = (id: string) => Number(id.slice(0, id.indexOf("-")))
+
+/**
+ * The outbox entry of a command: skipped when this process already sent it directly; left to
+ * the instance that did (or is doing) so while it lives; otherwise handled as the recovery path.
+ */
+const handleCommandEntry = (command: CommandEntry, entry: PollerEntry, options: EngineOptions) =>
+  Effect.gen(function* () {
+    const dispatch = yield* CommandDispatch
+    const here = yield* dispatch.handledHere(command)
+    if (here === "unknown") return yield* new SendOutcomeUnknown({ correlationId: command.correlationId })
+    if (here) return
+    const sender = entry.fields["sender"]
+    const own = dispatch.current()?.consumer
+    if (sender !== undefined && sender !== own && (yield* Clock.currentTimeMillis) - entryTime(entry.id) < DIRECT_SEND_GRACE_MS) {
+      const heartbeats = yield* ConsumerHeartbeats
+      const heartbeat = yield* heartbeats.of({ kind: "sfc", group: options.workGroup, consumer: own ?? sender }, HEARTBEAT_PROBE_TTL_MS)
+      const dead = yield* heartbeat.dead([sender])
+      if (dead.length === 0) return yield* new LeftToSender({ sender, correlationId: command.correlationId })
+    }
+    return yield* sendCommand(command, options)
+  })
+
+/** Only `dead` of the probe is used: its lifetime is never written. */
+const HEARTBEAT_PROBE_TTL_MS = 3_000
+
+/** Rounds of `sendCommand` before giving up (the entry is then retried by the poller). */
+const MAX_SEND_ROUNDS = 10
+
+/**
+ * Sends a command, gated on the job order (never for a job the MES paused, stopped or aborted)
+ * and on the execution still waiting for exactly this send. A pulse (`P`) is the exception to
+ * the second gate: its step does not wait, so by the time the entry is handled the step (or
+ * the whole job) may be over. It is still sent, unless the MES ended the job.
+ *
+ * A paused job's command is held back: recorded in the execution (one CAS on the paused
+ * state), so the Resume that follows that write sends it. A Resume that came first makes the
+ * CAS find a running state; the next round then sends.
+ */
+export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const executions = yield* Executions
+    for (let round = 0; round < MAX_SEND_ROUNDS; round++) {
+      const order = yield* jobOrders.load(command.jobId)
+      const execution = yield* executions.load(command.jobId)
+      if (!order || execution._tag === "None") {
+        return yield* Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+      }
+      const state = execution.value.state
+      // The MES paused the job but the execution has not followed yet: let it follow first, so
+      // the command is held back on a paused state, which only a later Resume can release.
+      if (state.status === "running" && order.state.main === "Interrupted") {
+        yield* followHold(command.jobId)
+        continue
+      }
+      if (state.status !== "paused") return yield* sendIfWanted(command, options, order.state.main, state)
+      if (!awaitsSend(state, command) || isHeld(state, command)) {
+        return yield* Effect.logDebug("command not held back: already held, or no longer wanted").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+      }
+      const held = yield* executions.apply(command.jobId, { type: "hold", command })
+      if (held._tag === "Written") {
+        return yield* Effect.logDebug("command held back until the job resumes").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+      }
+    }
+    return yield* new StateMoved({ key: command.jobId, attempts: MAX_SEND_ROUNDS })
+  })
+
+/**
+ * The gate for a running (or ended) execution: whether `command` goes out, given the job
+ * order's main state and the execution state read after the write that emitted it.
+ */
+export const wantsSend = (command: CommandEntry, main: string, state: ExecutionState): boolean => {
+  const open =
+    state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
+  const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
+  // Completed or failed by the engine itself: the job order follows (or already followed) to
+  // Ended/Aborted; stopped, aborted or paused executions are the MES's doing.
+  const endedByEngine = state.status === "completed" || state.status === "failed"
+  return open
+    ? dispatchable(main)
+    : pulse && ((state.status === "running" && dispatchable(main)) || (endedByEngine && (dispatchable(main) || main === "Ended" || main === "Aborted")))
+}
+
+/** The gate for a running (or ended) execution, then the send. */
+const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: string, state: ExecutionState) =>
+  Effect.gen(function* () {
+    if (!wantsSend(command, main, state)) {
+      return yield* Effect.logDebug("command not sent: the job order or the execution no longer wants it").pipe(
+        Effect.annotateLogs({ jobId: command.jobId, action: command.action, jobOrder: main, execution: state.status })
+      )
+    }
+    // Replies carry only the correlation id: remember which job it belongs to before sending.
+    yield* (yield* SfcCorrelations).remember(command.correlationId, command.jobId, options.correlationTtlMs)
+    ;(yield* CommandDispatch).rememberJob(command.correlationId, command.jobId)
+    const station = yield* StationPort
+    yield* station.send(command)
+  })
+
+/** A Complete or Abort whose Run has not landed yet; retried by the poller. */
+export class RunNotYetApplied extends Data.TaggedError("RunNotYetApplied")<{ readonly jobId: string; readonly trigger: string }> {}
+
+/** The operation id of a job response's put: the same for every delivery of its entry. */
+export const responseOperation = (responseId: string) => `sfc:${responseId}`
+
+/** The operation id of a job order entry's move: the same for every delivery of the entry. */
+export const jobOrderOperation = (jobId: string, version: string, trigger: JobOrderEntry["trigger"]) => `sfc:${jobId}:${version}:${trigger}`
+
+/**
+ * The operation id the handler uses for a move or response entry of the write at `version`: the
+ * writer that carries the entry out marks this id, and the batch skips an entry by it.
+ */
+export const entryOperation = (entry: JobOrderEntry | JobResponseEntry, version: string): string =>
+  entry.type === "joborder" ? jobOrderOperation(entry.jobId, version, entry.trigger) : responseOperation(entry.responseId)
+
+/** Applies an internal trigger; if the MES moved the job order elsewhere, the execution follows. */
+export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const executions = yield* Executions
+    const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, version, entry.trigger))
+    // The entries of one write are handled concurrently, so Complete (or Abort) of a recipe that
+    // finished at once can arrive before its Run. Fail the entry: the poller delivers it again
+    // after a short backoff, when Run has landed.
+    if (outcome._tag === "Refused" && entry.trigger !== "Run" && outcome.from.startsWith("AllowedToStart")) {
+      return yield* new RunNotYetApplied({ jobId: entry.jobId, trigger: entry.trigger })
+    }
+    // Only a job order that went back (RevokeStart) or away (Cancel) before reaching Running
+    // aborts the execution. Any later state means Run landed before (a redelivered entry) and
+    // the MES moved on: the execution follows those moves through the change stream.
+    if (outcome._tag !== "Refused" || entry.trigger !== "Run") return
+    const main = outcome.from.split("_")[0]
+    if (main === "NotAllowedToStart" || main === "EndState") {
+      // The job never ran: drop the execution entirely, so a later Start creates a fresh one
+      // (aborting it would leave a terminal state that a create-only start cannot replace).
+      yield* Effect.logInfo("job order did not allow Run; removing the execution").pipe(Effect.annotateLogs({ jobId: entry.jobId, state: outcome.from }))
+      yield* executions.remove(entry.jobId)
+    }
+  })
+
+/**
+ * Stores the job response create-only: its id is deterministic and only the engine writes it,
+ * so a conflict means a redelivered entry (or one taken over from a slow instance) already
+ * stored it, and the response is written, and announced on the change stream, exactly once.
+ */
+export const storeResponse = (entry: JobResponseEntry, scope: string) =>
+  Effect.gen(function* () {
+    const responses = yield* JobResponseDao
+    const doc = {
+      ID: entry.responseId,
+      JobOrderID: entry.jobId,
+      StartTime: new Date(entry.startTime).toISOString(),
+      EndTime: new Date(entry.endTime).toISOString(),
+      JobState: entry.state,
+      Data: entry.data,
+      ...(entry.error !== undefined ? { Error: entry.error } : {})
+    }
+    yield* responses
+      .put({
+        id: entry.responseId,
+        scope,
+        orderId: entry.jobId,
+        state: entry.state,
+        startTime: entry.startTime,
+        doc: jsonDocument(doc),
+        expectedVersion: 0,
+        change: "ResultUpdate",
+        op: responseOperation(entry.responseId)
+      })
+      .pipe(
+        Effect.catchTag("VersionConflict", () =>
+          Effect.logDebug("job response already stored").pipe(Effect.annotateLogs({ jobId: entry.jobId }))
+        )
+      )
+  })
