@@ -23,13 +23,13 @@ import { makeMes } from "./BenchMes.js"
 
 const RATE = Number(process.env["BENCH_SOAK_RATE"] ?? 20)
 const SECONDS = Number(process.env["BENCH_SOAK_SECONDS"] ?? 600)
-/** Start-up (JIT, caches, PGlite's first checkpoints) peaks and settles within two minutes. */
 /**
  * An MES clears a job once it has its result; this one clears each job order `BENCH_SOAK_CLEAR_AFTER_S`
  * (30) seconds after sending it (long after the five quick steps ended). 0: never, and every
  * job stays in its scope's list and state index, which then grow with the run by design.
  */
 const CLEAR_AFTER_S = Number(process.env["BENCH_SOAK_CLEAR_AFTER_S"] ?? 30)
+/** Start-up (JIT, caches, PGlite's first checkpoints) peaks and settles within two minutes. */
 const WARMUP_SECONDS = Math.min(120, Math.floor(SECONDS / 4))
 
 const rssOf = (metrics: string) => Number(/^microdcs_process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1] ?? Number.NaN)

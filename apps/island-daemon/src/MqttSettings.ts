@@ -50,7 +50,6 @@ export interface MqttSettings {
 
 const isTlsMqttUrl = (url: string | undefined) => url !== undefined && /^(mqtts|ssl|wss):/.test(url)
 
-/** The MQTT settings (`MQTT_*`), the TLS files read and checked against the URL. */
 /** An optional positive integer: unset is `undefined`. */
 const optionalPositive = (name: string) => Config.option(positive(name)).pipe(Config.map(Option.getOrUndefined))
 
