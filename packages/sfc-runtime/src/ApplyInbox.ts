@@ -1,5 +1,5 @@
 import type { Exit } from "effect"
-import type { EngineInput, ExecutionState } from "@microdcs/sfc"
+import type { EngineInput, ExecutionState, StartParams } from "@microdcs/sfc"
 import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 
 /** An input as its source hands it over: a value, or one computed from the state it applies to. */
@@ -16,6 +16,8 @@ export interface PendingInput {
   readonly jobId: string
   readonly input: StepInput
   readonly appliedEvent: AppliedEvent | undefined
+  /** Set on the input that creates the job's execution (create-only); then `input` is unused. */
+  readonly create?: StartParams | undefined
   readonly resume: (outcome: Exit.Exit<Applied, ExecutionError>) => void
   /** How many ticks tried it; a job that keeps moving under it fails with `StateMoved`. */
   attempt: number
@@ -30,7 +32,8 @@ export interface PendingInput {
 /**
  * The inputs of one process, in arrival order. A tick takes the inputs of jobs no tick holds,
  * all of a job's taken inputs in order; an input a tick gives back goes to the front, so a job's
- * inputs never overtake each other.
+ * inputs never overtake each other. A create is alone in its tick: what comes after it applies
+ * to the state it writes.
  */
 export class ApplyInbox {
   private items: Array<PendingInput> = []
@@ -72,7 +75,8 @@ export class ApplyInbox {
     let count = 0
     for (const item of this.items) {
       if (item.cancelled || item.answered) continue
-      if (count >= limit || this.busy.has(item.jobId) || heldBack.has(item.jobId)) {
+      const startsAnother = item.create !== undefined && taken.has(item.jobId)
+      if (count >= limit || startsAnother || this.busy.has(item.jobId) || heldBack.has(item.jobId)) {
         kept.push(item)
         heldBack.add(item.jobId)
         continue
@@ -80,6 +84,7 @@ export class ApplyInbox {
       const group = taken.get(item.jobId)
       if (group) group.push(item)
       else taken.set(item.jobId, [item])
+      if (item.create !== undefined) heldBack.add(item.jobId)
       count += 1
     }
     this.items = kept

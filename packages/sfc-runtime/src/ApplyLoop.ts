@@ -1,4 +1,5 @@
 import { type Context, Effect, Exit, Fiber, Metric } from "effect"
+import type { StartParams } from "@microdcs/sfc"
 import { ApplyInbox, type AppliedEvent, type PendingInput, type StepInput } from "./ApplyInbox.js"
 import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 import { runTick } from "./ApplyTick.js"
@@ -22,7 +23,10 @@ interface LoopState {
   readonly deps: ExecutionDeps
   readonly inbox: ApplyInbox
   readonly context: Context.Context<never>
+  /** Every tick fiber until it ends (its sends included): what the loop's stop waits for. */
   readonly ticks: Set<Fiber.Fiber<void>>
+  /** Ticks before their write landed: at most {@link TICKS_IN_FLIGHT}. Sends hold no slot. */
+  slots: number
   scheduled: boolean
   closed: boolean
 }
@@ -30,17 +34,28 @@ interface LoopState {
 /** Starts ticks while there is room and work; called (once per turn of the event loop) after an offer and after each tick. */
 const pump = (loop: LoopState): void => {
   loop.scheduled = false
-  while (!loop.closed && loop.ticks.size < TICKS_IN_FLIGHT && loop.inbox.hasWork()) {
-    const groups = loop.inbox.take(TICK_INPUTS)
-    const answers = tickAnswers((item) => item.jobId, (items) => loop.inbox.giveBack(items))
-    const fiber = Effect.runForkWith(loop.context)(runTick(loop.deps, answers, groups))
-    loop.ticks.add(fiber)
-    fiber.addObserver(() => {
-      loop.ticks.delete(fiber)
-      loop.inbox.release(groups.keys())
-      schedule(loop)
-    })
+  while (!loop.closed && loop.slots < TICKS_IN_FLIGHT && loop.inbox.hasWork()) startTick(loop)
+}
+
+const startTick = (loop: LoopState): void => {
+  const groups = loop.inbox.take(TICK_INPUTS)
+  let holdsSlot = true
+  // The slot is free once the tick's write landed; its written jobs too: a send may hand in
+  // an input for its own job (a command held on Pause) and must not wait for its own tick.
+  const written = (jobIds: Iterable<string>) => {
+    loop.inbox.release(jobIds)
+    if (holdsSlot) loop.slots -= 1
+    holdsSlot = false
+    schedule(loop)
   }
+  const answers = tickAnswers((item) => item.jobId, (items) => loop.inbox.giveBack(items), written)
+  loop.slots += 1
+  const fiber = Effect.runForkWith(loop.context)(runTick(loop.deps, answers, groups))
+  loop.ticks.add(fiber)
+  fiber.addObserver(() => {
+    loop.ticks.delete(fiber)
+    written(groups.keys())
+  })
 }
 
 // Deferred to the next turn of the event loop: the inputs that arrive together go into one tick.
@@ -50,16 +65,23 @@ const schedule = (loop: LoopState): void => {
   setImmediate(() => pump(loop))
 }
 
+// An idle loop starts a tick at once (one job alone waits for nothing); a busy one gathers
+// what arrives until the next turn of the event loop.
+const arrived = (loop: LoopState): void => (loop.slots === 0 && !loop.scheduled ? pump(loop) : schedule(loop))
+
 /** One input as a source hands it over. */
 export interface EngineInputOf {
   readonly jobId: string
   readonly input: StepInput
   readonly appliedEvent?: AppliedEvent | undefined
+  /** Creates the job's execution instead (create-only); `input` is then unused. */
+  readonly create?: StartParams | undefined
 }
 
 const enqueue = (loop: LoopState, offered: EngineInputOf, resume: PendingInput["resume"]): PendingInput => {
   const item: PendingInput = {
-    jobId: offered.jobId, input: offered.input, appliedEvent: offered.appliedEvent, resume, attempt: 1, fresh: false, cancelled: false, answered: false
+    jobId: offered.jobId, input: offered.input, appliedEvent: offered.appliedEvent, create: offered.create,
+    resume, attempt: 1, fresh: false, cancelled: false, answered: false
   }
   if (!loop.inbox.offer(item)) engineInboxFullCounter.updateUnsafe(1, loop.context)
   return item
@@ -73,7 +95,7 @@ const offer = (loop: LoopState, offered: EngineInputOf) =>
   Effect.callback<Applied, ExecutionError>((resume) => {
     if (loop.closed) return resume(Exit.interrupt())
     const item = enqueue(loop, offered, resume)
-    schedule(loop)
+    arrived(loop)
     return cancelling([item])
   })
 
@@ -90,7 +112,7 @@ const offerAll = (loop: LoopState, inputs: ReadonlyArray<EngineInputOf>) =>
         if (--open === 0) resume(Effect.succeed(exits))
       })
     )
-    schedule(loop)
+    arrived(loop)
     return cancelling(items)
   })
 
@@ -108,13 +130,14 @@ const close = (loop: LoopState) =>
 export const makeApplyLoop = (deps: ExecutionDeps) =>
   Effect.gen(function* () {
     const loop: LoopState = {
-      deps, inbox: new ApplyInbox(INBOX_CAPACITY), context: yield* Effect.context<never>(), ticks: new Set(), scheduled: false, closed: false
+      deps, inbox: new ApplyInbox(INBOX_CAPACITY), context: yield* Effect.context<never>(), ticks: new Set(), slots: 0, scheduled: false, closed: false
     }
     yield* Effect.addFinalizer(() => close(loop))
     return {
       apply: (jobId: string, input: StepInput, appliedEvent?: AppliedEvent) => offer(loop, { jobId, input, appliedEvent }),
+      create: (params: StartParams) => offer(loop, { jobId: params.jobId, input: { type: "tick" }, create: params }),
       applyAll: (inputs: ReadonlyArray<EngineInputOf>) => offerAll(loop, inputs),
       /** Inputs waiting for a tick and ticks under way, for the bench and `/metrics`. */
-      stats: () => ({ waiting: loop.inbox.size, ticks: loop.ticks.size, inboxFull: loop.inbox.fullCount })
+      stats: () => ({ waiting: loop.inbox.size, ticks: loop.ticks.size, writing: loop.slots, inboxFull: loop.inbox.fullCount })
     } as const
   })

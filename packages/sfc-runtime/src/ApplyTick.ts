@@ -5,7 +5,8 @@ import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 import type { ExecutionDeps } from "./ExecutionStates.js"
 import { type PlannedWrite, writeMany } from "./ExecutionWrite.js"
 import { answerAll, type TickAnswers } from "./TickAnswers.js"
-import { loadJobs } from "./TickLoad.js"
+import { type CreatePlan, createWrite, planCreates, settleCreate } from "./TickCreate.js"
+import { type JobLoad, loadJobs } from "./TickLoad.js"
 import { type JobPlan, type JobToPlan, planJobs } from "./TickPlan.js"
 
 const failAll = (answers: TickAnswers, items: ReadonlyArray<PendingInput>, error: ExecutionError) =>
@@ -52,28 +53,48 @@ const plannedWrite = (plan: JobPlan): PlannedWrite => ({
   appliedEvents: plan.items.flatMap((item) => (item.appliedEvent ? [item.appliedEvent] : []))
 })
 
+/** A tick's jobs after loading: the creates, the jobs to plan; the others are answered here. */
+const sortLoaded = (answers: TickAnswers, groups: ReadonlyMap<string, ReadonlyArray<PendingInput>>, loads: ReadonlyMap<string, JobLoad>) => {
+  const creates: Array<PendingInput> = []
+  const toPlan: Array<JobToPlan> = []
+  for (const [jobId, items] of groups) {
+    const load = loads.get(jobId)!
+    const creating = items[0]!.create !== undefined
+    if (load._tag === "Failed") failAll(answers, items, load.error)
+    else if (creating && load._tag === "Loaded") answers.answer(items[0]!, Exit.succeed<Applied>({ _tag: "Duplicate" }))
+    else if (creating) creates.push(items[0]!)
+    else if (load._tag === "Missing") items.forEach((item) => answers.answer(item, Exit.succeed<Applied>({ _tag: "NoExecution" })))
+    else toPlan.push({ jobId, items, loaded: load.loaded, fromCache: load.fromCache })
+  }
+  return { creates, toPlan }
+}
+
+/** Every write of the tick (the steps' and the creates') in one batched CAS, each settled on its own. */
+const writeAll = (deps: ExecutionDeps, answers: TickAnswers, writing: ReadonlyArray<JobPlan>, creating: ReadonlyArray<CreatePlan>) => {
+  if (writing.length + creating.length === 0) return Effect.void
+  const writes = [...writing.map(plannedWrite), ...creating.map(createWrite)]
+  return Effect.map(Effect.result(writeMany(deps, writes, answers.written)), (results) => {
+    if (Result.isFailure(results)) {
+      writing.forEach((plan) => failAll(answers, plan.items, results.failure))
+      return creating.forEach((plan) => answers.answer(plan.item, Exit.fail(results.failure)))
+    }
+    writing.forEach((plan, i) => settleWrite(deps, answers, plan, results.success[i]!))
+    creating.forEach((plan, i) => settleCreate(answers, plan, results.success[writing.length + i]!))
+  })
+}
+
 /** Load, plan, write and answer: what one tick does with the inputs it took. */
 const runTickBody = (deps: ExecutionDeps, answers: TickAnswers, groups: ReadonlyMap<string, ReadonlyArray<PendingInput>>) =>
   Effect.gen(function* () {
-    const loads = yield* loadJobs(deps, groups)
-    const toPlan: Array<JobToPlan> = []
-    for (const [jobId, items] of groups) {
-      const load = loads.get(jobId)!
-      if (load._tag === "Missing") items.forEach((item) => answers.answer(item, Exit.succeed<Applied>({ _tag: "NoExecution" })))
-      else if (load._tag === "Failed") failAll(answers, items, load.error)
-      else toPlan.push({ jobId, items, loaded: load.loaded, fromCache: load.fromCache })
-    }
+    const { creates, toPlan } = sortLoaded(answers, groups, yield* loadJobs(deps, groups))
     const now = yield* Clock.currentTimeMillis
     const plans: Array<JobPlan> = []
     for (const { job, plan } of yield* planJobs(deps, toPlan, now)) {
       if (Result.isSuccess(plan)) plans.push(plan.success)
       else failAll(answers, job.items, plan.failure)
     }
-    const writing = toWrites(answers, plans)
-    if (writing.length === 0) return
-    const results = yield* Effect.result(writeMany(deps, writing.map(plannedWrite)))
-    if (Result.isFailure(results)) return writing.forEach((plan) => failAll(answers, plan.items, results.failure))
-    writing.forEach((plan, i) => settleWrite(deps, answers, plan, results.success[i]!))
+    const creating = creates.length === 0 ? [] : yield* planCreates(deps, answers, creates, now)
+    yield* writeAll(deps, answers, toWrites(answers, plans), creating)
   })
 
 /**

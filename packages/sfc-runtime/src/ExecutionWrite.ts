@@ -93,18 +93,23 @@ const afterCas = (deps: ExecutionDeps, writes: ReadonlyArray<PlannedWrite>, send
 }
 
 /**
- * The CAS of a tick's jobs in one script call; each job's commands then go to the station at
- * once, from here (the outbox entries stay the recovery path, see CommandDispatch). A job's
+ * The CAS of a tick's jobs in one script call (`landed` hears which jobs were written, before
+ * their sends); each job's commands then go to the station at once, from here (the outbox entries stay the recovery path, see CommandDispatch). A job's
  * conflict or refusal is its own result and touches no other job.
  */
-export const writeMany = (deps: ExecutionDeps, writes: ReadonlyArray<PlannedWrite>): Effect.Effect<WriteResults, ConnectionError> => {
+export const writeMany = (
+  deps: ExecutionDeps,
+  writes: ReadonlyArray<PlannedWrite>,
+  landed: (jobIds: ReadonlyArray<string>) => void = () => {}
+): Effect.Effect<WriteResults, ConnectionError> => {
   const { dispatch } = deps
   const sender = dispatch.current()
   const commands = writes.map((write) => (sender ? write.output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []))
   const run = (pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>) =>
-    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!))), (results) =>
-      afterCas(deps, writes, sender, pending, results)
-    )
+    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!))), (results) => {
+      landed(writes.flatMap((write, i) => (Result.isSuccess(results[i]!) ? [write.output.state.jobId] : [])))
+      return afterCas(deps, writes, sender, pending, results)
+    })
   // Whatever ends the write (a lost CAS, an error, an interruption), no handler of this
   // process may wait for a send that will not come: what is unsettled counts as not sent.
   if (commands.every((list) => list.length === 0)) return run(commands.map(() => []))

@@ -1,15 +1,13 @@
-import { Clock, Effect, Option, Context, Layer, Result } from "effect"
+import { Effect, Option, Context, Layer } from "effect"
 import { type NotFound, SfcStateDao } from "@microdcs/store"
-import { indexesOf, start, type StartParams } from "@microdcs/sfc"
+import { indexesOf, type StartParams } from "@microdcs/sfc"
 import { makeApplyLoop } from "./ApplyLoop.js"
 import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 import { BoundedMap } from "./BoundedMap.js"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { makeCounterReads } from "./CounterReads.js"
-import { newExecutionId } from "./ExecutionLogIds.js"
 import { ExecutionLogWriter } from "./ExecutionLogWriter.js"
 import { type ExecutionDeps, load, type LoadedExecution } from "./ExecutionStates.js"
-import { writeMany } from "./ExecutionWrite.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 export type { LoadedExecution } from "./ExecutionStates.js"
@@ -23,20 +21,6 @@ export interface IndexEntries {
   readonly due: number | null
   readonly active: boolean
 }
-
-/** Creates a job's execution (create-only: a second start of the same job does nothing). */
-const create = (deps: ExecutionDeps, params: StartParams): Effect.Effect<Applied, ExecutionError> =>
-  Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
-    const executionId = params.executionId ?? (deps.executionLog.enabled() ? newExecutionId(params.jobId, now) : undefined)
-    const output = yield* deps.counters.run(params.scope, params.jobId, (values) => start({ ...params, executionId }, now, values))
-    const [written] = yield* writeMany(deps, [{ expectedVersion: 0, output, appliedEvents: [] }])
-    if (Result.isSuccess(written!)) return { _tag: "Written", output, version: written.success.version } satisfies Applied
-    const error = written!.failure
-    // Another start (or another instance) created it first.
-    if (error._tag === "VersionConflict" || error._tag === "ScopeConflict" || error._tag === "DuplicateEvent") return { _tag: "Duplicate" } satisfies Applied
-    return yield* Effect.fail(error)
-  })
 
 /**
  * Rewrites a state unchanged so that its due, active and waits entries match it again
@@ -91,7 +75,8 @@ export class Executions extends Context.Service<Executions>()("@microdcs/sfc/Exe
     const loop = yield* makeApplyLoop(deps)
     return {
       load: (jobId: string) => load(deps, jobId),
-      create: (params: StartParams) => create(deps, params),
+      /** Creates a job's execution (create-only: a second start of the same job is a `Duplicate`), through the loop. */
+      create: (params: StartParams): Effect.Effect<Applied, ExecutionError> => loop.create(params),
       /**
        * Applies one input through the engine's loop (a tick takes it with the other inputs that
        * arrived meanwhile); `input` may depend on the state it applies to (e.g. outage bounds). An

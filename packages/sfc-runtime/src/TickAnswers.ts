@@ -11,13 +11,19 @@ export const MAX_CAS_ATTEMPTS = 20
 export interface TickAnswers {
   readonly answer: (item: PendingInput, outcome: Exit.Exit<Applied, ExecutionError>) => void
   readonly retry: (items: ReadonlyArray<PendingInput>, fresh: boolean) => void
+  /** The tick's write landed for these jobs: the loop may start the next tick, and take them in it. */
+  readonly written: (jobIds: Iterable<string>) => void
 }
 
 /**
  * Answers each input once; inputs given back are returned to the inbox by the loop. An input
  * that keeps losing to other writers fails with `StateMoved` instead of going back again.
  */
-export const tickAnswers = (jobIdOf: (item: PendingInput) => string, giveBack: (items: ReadonlyArray<PendingInput>) => void): TickAnswers => {
+export const tickAnswers = (
+  jobIdOf: (item: PendingInput) => string,
+  giveBack: (items: ReadonlyArray<PendingInput>) => void,
+  written: (jobIds: Iterable<string>) => void
+): TickAnswers => {
   const answer = (item: PendingInput, outcome: Exit.Exit<Applied, ExecutionError>) => {
     if (item.answered) return
     item.answered = true
@@ -36,7 +42,7 @@ export const tickAnswers = (jobIdOf: (item: PendingInput) => string, giveBack: (
     }
     giveBack(again)
   }
-  return { answer, retry }
+  return { answer, retry, written }
 }
 
 /** The output one input of a job's write answers with: the write's state, the input's own entries and note. */

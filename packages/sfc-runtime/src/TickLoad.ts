@@ -39,6 +39,8 @@ export const loadJobs = (deps: ExecutionDeps, groups: ReadonlyMap<string, Readon
   for (const [jobId, items] of groups) {
     const cached = items.some((item) => item.fresh) ? undefined : deps.cache.get(jobId)
     if (cached !== undefined) loads.set(jobId, { _tag: "Loaded", loaded: cached, fromCache: true })
+    // A create needs no read: its write is create-only, and an existing state refuses it.
+    else if (items[0]!.create !== undefined) loads.set(jobId, { _tag: "Missing" })
     else toRead.push(jobId)
   }
   if (toRead.length === 0) return Effect.succeed(loads)

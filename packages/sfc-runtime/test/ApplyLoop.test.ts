@@ -1,9 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Layer } from "effect"
+import type { CommandEntry } from "@microdcs/sfc"
 import { SfcStateDao } from "@microdcs/store"
-import { Executions } from "@microdcs/sfc-runtime"
-import { engineWorld, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
-import { executionOf, jobOrderFor, linearRecipe, pull, recipeWorkMaster, SCOPE, untilExecution } from "./RuntimeKit.js"
+import { randomPrefix } from "@microdcs/test-utils"
+import { testStore } from "@microdcs/testkit"
+import { Executions, SfcEngineProcesses, SfcEvents, SfcRuntimeServices, StationPort } from "@microdcs/sfc-runtime"
+import { engineWorld, putJobOrder, putWorkMaster, testEngineOptions } from "./RuntimeFixtures.js"
+import { executionOf, jobOrderFor, linearRecipe, pull, push, recipeWorkMaster, SCOPE, untilExecution, untilResponse } from "./RuntimeKit.js"
 
 /**
  * The engine's loop against the real server: inputs handed in together share a tick, a job's
@@ -88,4 +91,34 @@ describe("SFC runtime: the engine's loop", () => {
       expect(tagsOf(exits)).toEqual(["NoExecution", "Written"])
     }).pipe(Effect.provide(engineWorld({}).layer))
   )
+
+  it.live("a send that hands in an input for its own job is not held up by the tick that wrote it", () => {
+    // A station link that takes the reply in before its send returns: the reply is an input for
+    // the job whose write is sending. Each command goes out once (a send held up past its
+    // timeout would be sent again through the outbox), and the job completes.
+    const sent: Array<CommandEntry> = []
+    const answersInSend = Layer.effect(
+      StationPort,
+      Effect.map(SfcEvents, (events) => ({
+        send: (command: CommandEntry) => {
+          sent.push(command)
+          const reply = { scope: SCOPE, source: SOURCE, id: `r-${command.correlationId}-${command.attempt}`, type: `${command.typeId}.reply`, correlationId: command.correlationId, data: { ok: true } }
+          return Effect.asVoid(Effect.ignore(events.ingest(reply)))
+        }
+      }))
+    )
+    const layer = SfcEngineProcesses(testEngineOptions).pipe(
+      Layer.provideMerge(answersInSend),
+      Layer.provideMerge(SfcRuntimeServices),
+      Layer.provideMerge(testStore({ prefix: randomPrefix("sfc-loop") }))
+    )
+    const steps = linearRecipe(["A", "B", "C"], [push("a", "A"), push("b", "B"), push("c", "C")])
+    return Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-in-send", steps))
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-in-send", "wm-in-send"))
+      yield* untilResponse("jo-in-send")
+      expect((yield* executionOf("jo-in-send"))!.state.status).toBe("completed")
+      expect(sent.map((c) => c.action)).toEqual(["a", "b", "c"])
+    }).pipe(Effect.provide(layer))
+  })
 })
