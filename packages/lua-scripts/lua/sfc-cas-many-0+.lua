@@ -117,10 +117,12 @@ end
 if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') end
 if nextKey - 1 ~= #KEYS then return bad('KEYS do not match the counts') end
 
--- Every job's key types, before any job writes.
+-- Every job's key types, before any job writes. The scope's keys are shared by the jobs of a
+-- scope: a key found of the right type is not asked again (nothing before the writes changes it).
 local replies = {}
+local typesOk = {}
 for i, job in ipairs(jobs) do
-  local badKey, badType, wantType = sfcJobWrongType(job)
+  local badKey, badType, wantType = sfcJobWrongType(job, typesOk)
   if badKey then replies[i] = { 'wrongtype', badKey, badType, wantType } end
 end
 

@@ -169,6 +169,23 @@ describe("SfcStateDao.compareAndSetMany", () => {
     }).pipe(Effect.provide(services))
   )
 
+  it.effect("a scope key of the wrong type refuses every job of that scope in the call (a key found right is asked once)", () =>
+    Effect.gen(function* () {
+      const dao = yield* SfcStateDao
+      const valkey = yield* Valkey
+      const active = yield* valkey.key("sfcActive", { scope: "u-bad" })
+      yield* unsafeCommand(valkey, "corrupt", (c) => c.set(active, "not a set"))
+      const results = yield* dao.compareAndSetMany([
+        job("u-1", "u-ok", 0, { due: 5 }),
+        job("u-2", "u-bad", 0, { due: 5 }),
+        job("u-3", "u-ok", 0, { due: 6 }),
+        job("u-4", "u-bad", 0, { due: 6 })
+      ])
+      expect(results.map(summary)).toEqual([1, "WrongType", 1, "WrongType"])
+      expect(Result.flip(results[3]!)).toEqual(Result.succeed(expect.objectContaining({ key: active, actual: "string", expected: "set" })))
+    }).pipe(Effect.provide(services))
+  )
+
   it.effect("refuses invalid items with InvalidInput naming the problem, without sending them; the valid ones are written", () =>
     Effect.gen(function* () {
       const dao = yield* SfcStateDao

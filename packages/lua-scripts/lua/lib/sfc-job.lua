@@ -54,13 +54,26 @@ end
 -- The key of the job that holds another type, its type and the expected one; nil when none.
 -- The pointers and the job order are not the state's: SET replaces a pointer of any type, and a
 -- job order that is no hash reads as missing rather than failing the engine's write.
-local function sfcJobWrongType(job)
-  local typed = { { job.stateKey, 'hash' }, { job.workKey, 'stream' }, { job.dueKey, 'zset' }, { job.activeKey, 'set' } }
-  for _, k in ipairs(job.eventKeys) do typed[#typed + 1] = { k, 'string' } end
-  for _, k in ipairs(job.joinKeys) do typed[#typed + 1] = { k, 'zset' } end
-  for _, k in ipairs(job.moveKeys) do typed[#typed + 1] = { k, 'zset' } end
-  for _, k in ipairs(job.leaveKeys) do typed[#typed + 1] = { k, 'zset' } end
-  return wrongType(typed)
+-- `known` (optional): key -> type already found right in this call; those keys are not asked
+-- again, and this job's keys join it when all are right.
+local function sfcJobWrongType(job, known)
+  local typed = {}
+  local function want(k, t)
+    if not known or known[k] ~= t then typed[#typed + 1] = { k, t } end
+  end
+  want(job.stateKey, 'hash')
+  want(job.workKey, 'stream')
+  want(job.dueKey, 'zset')
+  want(job.activeKey, 'set')
+  for _, k in ipairs(job.eventKeys) do want(k, 'string') end
+  for _, k in ipairs(job.joinKeys) do want(k, 'zset') end
+  for _, k in ipairs(job.moveKeys) do want(k, 'zset') end
+  for _, k in ipairs(job.leaveKeys) do want(k, 'zset') end
+  local badKey, badType, wantType = wrongType(typed)
+  if known and not badKey then
+    for _, pair in ipairs(typed) do known[pair[1]] = pair[2] end
+  end
+  return badKey, badType, wantType
 end
 
 -- The index (1-based) of the first applied-event key already held, and the job holding it; nil when none.
