@@ -41,3 +41,11 @@ export const snapshotOf = (prefix: string) =>
     const valkey = yield* Valkey
     return yield* unsafeCommand(valkey, "snapshot", (c) => dumpKeys(c, prefix))
   })
+
+/** Every entry of the scope's work stream, oldest first. */
+export const xrange = (scope: string) =>
+  Effect.gen(function* () {
+    const valkey = yield* Valkey
+    const key = yield* valkey.key("sfcWork", { scope })
+    return yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(key, "-", "+"))
+  })

@@ -4,7 +4,7 @@ import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, type SfcCompareAndSetMany, SfcCorrelations, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
-import { casWith, manyWith, snapshotOf } from "./SfcStateKit.js"
+import { casWith, manyWith, snapshotOf, xrange } from "./SfcStateKit.js"
 import { dedicated } from "../src/RawDoor.js"
 
 // compareAndSetMany (sfc-cas-many): many jobs' CAS in one script call, each job on its own.
@@ -25,13 +25,6 @@ const summary = (result: Result.Result<{ readonly version: number }, { readonly 
   Result.match(result, { onFailure: (e) => e._tag, onSuccess: (w) => w.version })
 
 const everything = snapshotOf(prefix)
-
-const xrange = (scope: string) =>
-  Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const key = yield* valkey.key("sfcWork", { scope })
-    return yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(key, "-", "+"))
-  })
 
 describe("SfcStateDao.compareAndSetMany", () => {
   it.effect("writes several jobs in one call: versions, entries, due, active, waits, pointers and the job order read", () =>
