@@ -61,9 +61,6 @@ export class WorkMasterDao extends Context.Service<WorkMasterDao>()("@microdcs/s
     const put: (input: PutWorkMaster) => Effect.Effect<Written, VersionConflict | ScopeConflict | WrongType | InvalidInput | ConnectionError> =
       documents.put
     const get: (id: string) => Effect.Effect<StoredDocument, NotFound | WrongType | InvalidInput | ConnectionError> = documents.get
-    /** Many work masters in one pipelined read, in order; missing ones are left out. */
-    const getMany: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDocument>, WrongType | InvalidInput | ConnectionError> =
-      documents.getMany
     const remove: (
       input: DeleteWorkMaster
     ) => Effect.Effect<Written, NotFound | VersionConflict | StateMoved | WrongType | InvalidInput | ConnectionError> = documents.delete
@@ -86,7 +83,8 @@ export class WorkMasterDao extends Context.Service<WorkMasterDao>()("@microdcs/s
         return (yield* typedCommand(valkey, "is workmaster", key, "set", (c) => c.sismember(key, id))) === 1
       })
 
-    return { put, get, getMany, delete: remove, list, isMember, outcome } as const
+    // getMany: many work masters in one pipelined read, in order; missing ones are left out.
+    return { put, get, getMany: documents.getMany, delete: remove, list, isMember, outcome } as const
   })
 }) {
   static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)
