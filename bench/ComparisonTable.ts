@@ -8,17 +8,17 @@ interface Row {
   readonly goal?: { readonly text: string; readonly met: (engine: number, bullmq: number) => boolean }
 }
 
-const median = (values: ReadonlyArray<number>): number => {
+export const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const fmt = (n: number, digits: number) =>
+export const fmt = (n: number, digits: number) =>
   Number.isFinite(n) ? n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "n/a"
 
 /** The median of the rounds, with their range when there is more than one. */
-const cell = (values: ReadonlyArray<number>, digits: number) =>
+export const cell = (values: ReadonlyArray<number>, digits: number) =>
   values.length > 1 ? `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)})` : fmt(values[0]!, digits)
 
 const rows = (limit: number): ReadonlyArray<Row> => [

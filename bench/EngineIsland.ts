@@ -10,18 +10,18 @@ import { type StepLog, wallClock } from "./StepLog.js"
 const SCOPE = "bench"
 const STALL_MS = 60_000
 
-/** A five-step linear recipe: one push command per step. */
-const linearWorkMaster = {
-  ID: "wm-linear-5",
+/** A linear recipe of `steps` steps: one push command per step (STEPS for the comparison). */
+export const linearWorkMaster = (steps: number) => ({
+  ID: `wm-linear-${steps}`,
   dataschema: RECIPE_SCHEMA_ID,
   data: {
-    Steps: Array.from({ length: STEPS }, (_, i) => ({ Name: `S${i}`, ...(i === 0 ? { Initial: true } : {}) })),
-    Transitions: Array.from({ length: STEPS - 1 }, (_, i) => ({ Source: `S${i}`, Target: `S${i + 1}`, Condition: "true" })),
-    Actions: Array.from({ length: STEPS }, (_, i) => ({
+    Steps: Array.from({ length: steps }, (_, i) => ({ Name: `S${i}`, ...(i === 0 ? { Initial: true } : {}) })),
+    Transitions: Array.from({ length: steps - 1 }, (_, i) => ({ Source: `S${i}`, Target: `S${i + 1}`, Condition: "true" })),
+    Actions: Array.from({ length: steps }, (_, i) => ({
       Name: `a${i}`, Step: `S${i}`, Qualifier: "N", Interaction: "push_command", TypeId: `bench.step${i}.v1`, TimeoutSeconds: 60
     }))
   }
-}
+})
 
 type Command = Parameters<NonNullable<StationScript["onCommand"]>>[0]
 
@@ -49,18 +49,23 @@ export const engineInstance = (options: {
   )
 }
 
-/** Stores the work master; needs the island's store. */
-export const putWorkMaster = Effect.flatMap(WorkMasterDao, (workMasters) =>
-  workMasters.put({ id: linearWorkMaster.ID, scope: SCOPE, doc: JSON.stringify(linearWorkMaster), expectedVersion: -1 })
-)
+/** Stores the `steps`-step work master; needs the island's store. */
+export const putWorkMaster = (steps: number = STEPS) =>
+  Effect.flatMap(WorkMasterDao, (workMasters) => {
+    const workMaster = linearWorkMaster(steps)
+    return workMasters.put({ id: workMaster.ID, scope: SCOPE, doc: JSON.stringify(workMaster), expectedVersion: -1 })
+  })
 
 /**
  * Submits `jobs` job orders with StoreAndStart, as the MES would, and waits until every one has
  * completed (the probe polls the completed index). `oneAtATime` waits for each before the next.
- * Ids start at `job-{from}`; the `from` jobs before them must have completed already.
+ * Ids start at `job-{from}`; the `from` jobs before them must have completed already. Each job
+ * runs the `steps`-step work master, which `putWorkMaster(steps)` stored.
  */
-export const submitJobs = (probe: ServerProbe, jobs: number, oneAtATime: boolean, from = 0) =>
+export const submitJobs = (probe: ServerProbe, jobs: number, oneAtATime: boolean, options: { from?: number; steps?: number } = {}) =>
   Effect.gen(function* () {
+    const { from = 0, steps = STEPS } = options
+    const workMasterId = linearWorkMaster(steps).ID
     const jobOrders = yield* JobOrderDao
     const valkey = yield* Valkey
     const completed = valkey.keys.key("jobResponseByState", { scope: SCOPE, state: "Ended_Completed" }) as string
@@ -84,7 +89,7 @@ export const submitJobs = (probe: ServerProbe, jobs: number, oneAtATime: boolean
         jobOrders
           .put({
             id: `job-${i}`, scope: SCOPE, priority: 1, expectedVersion: 0, change: "StoreAndStart",
-            doc: encodeJobOrderRecord({ JobOrderID: `job-${i}`, WorkMasterID: [{ ID: linearWorkMaster.ID }] }, JobStates.AllowedToStart_Ready)
+            doc: encodeJobOrderRecord({ JobOrderID: `job-${i}`, WorkMasterID: [{ ID: workMasterId }] }, JobStates.AllowedToStart_Ready)
           })
           .pipe(Effect.andThen(oneAtATime ? untilCompleted(i + 1) : Effect.void)),
       { concurrency: oneAtATime ? 1 : 16, discard: true }

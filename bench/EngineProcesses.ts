@@ -52,12 +52,12 @@ const runWith = async (url: string, probe: ServerProbe, n: number): Promise<Proc
     const store = storeLayer({ url, prefix, connectionName: "bench-submitter" })
     const window = await Effect.runPromise(
       Effect.gen(function* () {
-        yield* putWorkMaster
+        yield* putWorkMaster()
         // A fresh process runs its first steps cold (JIT); the in-process engine had its warm-up too.
         yield* submitJobs(probe, WARMUP_JOBS, false)
         const window = yield* Effect.promise(() => openWindow(probe))
         for (const c of children) c.tell({ type: "start" })
-        yield* submitJobs(probe, JOBS, false, WARMUP_JOBS)
+        yield* submitJobs(probe, JOBS, false, { from: WARMUP_JOBS })
         return yield* Effect.promise(() => window.close())
       }).pipe(Effect.provide(store))
     )

@@ -28,18 +28,28 @@ const stateWriteSample = (probe: ServerProbe) =>
     return { doc: state.doc, entry } satisfies StateWriteSample
   })
 
-/** One island on a fresh prefix with one engine in this process; submits `jobs` and waits for them. */
-const island = (url: string, probe: ServerProbe, jobs: number, oneAtATime: boolean, executionLog: boolean) =>
+/**
+ * One island on a fresh prefix with one engine in this process; submits `jobs` of a `steps`-step
+ * recipe and waits for them.
+ */
+const island = (url: string, probe: ServerProbe, jobs: number, oneAtATime: boolean, executionLog: boolean, steps = STEPS) =>
   Effect.gen(function* () {
-    const steps = new StepLog()
-    const layer = engineInstance({ url, prefix: randomPrefix("bench-engine"), consumer: "engine-0", steps, executionLog })
+    const log = new StepLog()
+    const layer = engineInstance({ url, prefix: randomPrefix("bench-engine"), consumer: "engine-0", steps: log, executionLog })
     return yield* Effect.gen(function* () {
-      yield* putWorkMaster
+      yield* putWorkMaster(steps)
       const window = yield* Effect.promise(() => openWindow(probe))
-      yield* submitJobs(probe, jobs, oneAtATime)
+      yield* submitJobs(probe, jobs, oneAtATime, { steps })
       const figures = yield* Effect.promise(() => window.close())
-      return { figures, gaps: StepLog.gaps(steps.times), sample: yield* stateWriteSample(probe) }
+      return { figures, gaps: StepLog.gaps(log.times), sample: yield* stateWriteSample(probe) }
     }).pipe(Effect.provide(layer))
+  })
+
+/** Only the throughput run: JOBS jobs of a `steps`-step recipe at once, the execution log on. */
+export const runEngineLoad = (url: string, probe: ServerProbe, steps: number) =>
+  Effect.gen(function* () {
+    countSendsOf(Redis.prototype)
+    return (yield* island(url, probe, JOBS, false, true, steps)).figures
   })
 
 /**

@@ -48,8 +48,7 @@
   Nothing is written unless the reply is "ok". Malformed arguments are an error reply (a bug in
   the caller), raised before any write.
 ]]
--- @include lib/check-types.lua
--- @include lib/check-version.lua
+-- @include lib/sfc-job.lua
 
 local stateKey, workKey, dueKey, activeKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local expected = tonumber(ARGV[1])
@@ -65,30 +64,14 @@ if not expected or not joinCount or not moveCount or not leaveCount or not tonum
 if due ~= '' and not tonumber(due) then return bad('deadline') end
 
 -- The variable part of ARGV: wait starts, then the entries, then the optional trailer.
+local joinSince, moveSince, entries, what
 local cursor = 14
-local joinSince, moveSince = {}, {}
-for i = 1, joinCount do
-  joinSince[i] = ARGV[cursor]
-  if not tonumber(joinSince[i]) then return bad('wait start') end
-  cursor = cursor + 1
-end
-for i = 1, moveCount do
-  moveSince[i] = ARGV[cursor]
-  if not tonumber(moveSince[i]) then return bad('moved wait start') end
-  cursor = cursor + 1
-end
-local entryCount = tonumber(ARGV[cursor])
-if not entryCount then return bad('entry count') end
-cursor = cursor + 1
-local entries = {}
-for e = 1, entryCount do
-  local n = tonumber(ARGV[cursor])
-  if not n or n <= 0 or n % 2 ~= 0 then return bad('entry item count') end
-  local items = {}
-  for j = 1, n do items[j] = ARGV[cursor + j] end
-  entries[e] = items
-  cursor = cursor + n + 1
-end
+joinSince, cursor = sfcReadStarts(cursor, joinCount)
+if not joinSince then return bad('wait start') end
+moveSince, cursor = sfcReadStarts(cursor, moveCount)
+if not moveSince then return bad('moved wait start') end
+entries, cursor, what = sfcReadEntries(cursor)
+if not entries then return bad(what) end
 local pointerCount, pointerLifetime, readOrder = 0, false, false
 if cursor <= #ARGV then
   pointerCount, pointerLifetime, readOrder = tonumber(ARGV[cursor]), ARGV[cursor + 1], ARGV[cursor + 2] == '1'
@@ -101,20 +84,16 @@ if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') 
 
 -- The tail of KEYS, split as ARGV[9..12] and the trailer describe it.
 local nextKey = 5
-local eventKey = false
+local eventKeys = {}
 if hasEvent then
-  eventKey = KEYS[nextKey]
+  eventKeys[1] = KEYS[nextKey]
   nextKey = nextKey + 1
 end
-local joinKeys, moveKeys, leaveKeys, pointerKeys = {}, {}, {}, {}
-for i = 1, joinCount do joinKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + joinCount
-for i = 1, moveCount do moveKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + moveCount
-for i = 1, leaveCount do leaveKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + leaveCount
-for i = 1, pointerCount do pointerKeys[i] = KEYS[nextKey + i - 1] end
-nextKey = nextKey + pointerCount
+local joinKeys, moveKeys, leaveKeys, pointerKeys
+joinKeys, nextKey = sfcTakeKeys(nextKey, joinCount)
+moveKeys, nextKey = sfcTakeKeys(nextKey, moveCount)
+leaveKeys, nextKey = sfcTakeKeys(nextKey, leaveCount)
+pointerKeys, nextKey = sfcTakeKeys(nextKey, pointerCount)
 local orderKey = false
 if readOrder then
   orderKey = KEYS[nextKey]
@@ -122,59 +101,25 @@ if readOrder then
 end
 if nextKey - 1 ~= #KEYS then return bad('KEYS tail does not match the counts') end
 
+local job = {
+  stateKey = stateKey, workKey = workKey, dueKey = dueKey, activeKey = activeKey,
+  expected = expected, scope = scope, jobId = jobId, op = op, doc = doc, due = due, active = active,
+  eventKeys = eventKeys, eventLifetime = eventLifetime,
+  joinKeys = joinKeys, joinSince = joinSince, moveKeys = moveKeys, moveSince = moveSince, leaveKeys = leaveKeys,
+  entries = entries, pointerKeys = pointerKeys, pointerLifetime = pointerLifetime, orderKey = orderKey
+}
+
 -- Validate everything before the first write: Valkey never rolls a script back.
-local typed = { { stateKey, 'hash' }, { workKey, 'stream' }, { dueKey, 'zset' }, { activeKey, 'set' } }
-if eventKey then typed[#typed + 1] = { eventKey, 'string' } end
-for _, k in ipairs(joinKeys) do typed[#typed + 1] = { k, 'zset' } end
-for _, k in ipairs(moveKeys) do typed[#typed + 1] = { k, 'zset' } end
-for _, k in ipairs(leaveKeys) do typed[#typed + 1] = { k, 'zset' } end
--- The trailer's keys are not the state's: SET replaces a pointer of any type, and a job order
--- that is no hash reads as missing rather than failing the engine's write.
-local badKey, badType, wantType = wrongType(typed)
+local badKey, badType, wantType = sfcJobWrongType(job)
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
 -- A redelivered event is a no-op even after the state moved on, so this comes before the version.
-if eventKey then
-  local holder = redis.call('GET', eventKey)
-  if holder then return { 'duplicate', holder } end
-end
+local heldAt, holder = sfcJobHeld(job)
+if heldAt then return { 'duplicate', holder } end
 
-local versionOk, current = checkVersion(stateKey, expected)
-if not versionOk then return { 'conflict', current } end
+local refused, current = sfcJobRefused(job)
+if refused then return refused end
 
-local storedScope = redis.call('HGET', stateKey, 'scope')
-if storedScope and storedScope ~= scope then return { 'scope', storedScope } end
-
--- Apply.
-local version = current + 1
-redis.call('HSET', stateKey, 'v', tostring(version), 'scope', scope, 'op', op, 'doc', doc)
-if eventKey then redis.call('SET', eventKey, jobId, 'PX', eventLifetime) end
-
-local reply = { 'ok', version }
-for _, items in ipairs(entries) do
-  reply[#reply + 1] = redis.call('XADD', workKey, '*', unpack(items))
-end
-
-if due == '' then
-  redis.call('ZREM', dueKey, jobId)
-else
-  redis.call('ZADD', dueKey, due, jobId)
-end
-if active then
-  redis.call('SADD', activeKey, jobId)
-else
-  redis.call('SREM', activeKey, jobId)
-end
-for i, k in ipairs(joinKeys) do redis.call('ZADD', k, 'NX', joinSince[i], jobId) end
-for i, k in ipairs(moveKeys) do redis.call('ZADD', k, moveSince[i], jobId) end
-for _, k in ipairs(leaveKeys) do redis.call('ZREM', k, jobId) end
-
-for _, k in ipairs(pointerKeys) do redis.call('SET', k, jobId, 'PX', pointerLifetime) end
-
-if entryCount > 0 and channel ~= '' then redis.call('PUBLISH', channel, scope) end
-if orderKey then
-  reply[#reply + 1] = 'joborder'
-  local orderType = redis.call('TYPE', orderKey)['ok']
-  reply[#reply + 1] = orderType == 'hash' and redis.call('HGET', orderKey, 'doc') or false
-end
+local reply = sfcJobApply(job, current + 1)
+if #entries > 0 and channel ~= '' then redis.call('PUBLISH', channel, scope) end
 return reply

@@ -1,6 +1,9 @@
-import { asArray, asInteger, asText } from "./Reply.js"
+import { asArray, asText } from "./Reply.js"
+import { decodeCasOk, type SfcCasOk } from "./SfcCasReply.js"
 import { defineScript } from "./ScriptDescriptor.js"
 import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
+
+export type { SfcCasOk }
 
 /** One stream entry as XADD field/value pairs, in order. */
 export type SfcEntryPairs = ReadonlyArray<readonly [field: string, value: string]>
@@ -44,13 +47,7 @@ export interface SfcCompareAndSetArgs {
 }
 
 export type SfcCompareAndSetReply =
-  | {
-      readonly status: "ok"
-      readonly version: number
-      readonly entryIds: ReadonlyArray<string>
-      /** With a job order key in the trailer: its `doc` after the write (`null` when missing); absent otherwise. */
-      readonly jobOrderDoc?: string | null
-    }
+  | SfcCasOk
   | { readonly status: "duplicate"; readonly jobId: string }
   | Extract<WriteReply, { readonly status: "conflict" | "scope" | "wrongtype" }>
 
@@ -60,15 +57,7 @@ const decodeFailure = decodeWriteReply(casName, ["conflict", "scope", "wrongtype
 const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
   const reply = asArray(casName, raw)
   const status = asText(casName, reply[0])
-  if (status === "ok") {
-    const version = asInteger(casName, reply[1])
-    // Stream ids never read "joborder", so the marker cannot be taken for an entry id.
-    const marked = reply.length >= 4 && reply[reply.length - 2] === "joborder"
-    const ids = (marked ? reply.slice(2, -2) : reply.slice(2)).map((id) => asText(casName, id))
-    if (!marked) return { status, version, entryIds: ids }
-    const doc = reply[reply.length - 1]
-    return { status, version, entryIds: ids, jobOrderDoc: doc === null || doc === undefined ? null : asText(casName, doc) }
-  }
+  if (status === "ok") return decodeCasOk(casName, reply)
   if (status === "duplicate") return { status, jobId: asText(casName, reply[1]) }
   return decodeFailure(raw)
 }

@@ -1,12 +1,10 @@
-import { type Deferred, Effect } from "effect"
-import type { SfcWritten } from "@microdcs/store"
+import { type Deferred, Effect, Result } from "effect"
+import type { ConnectionError, SfcCasManyError, SfcCompareAndSetMany, SfcWritten } from "@microdcs/store"
 import type { CommandEntry, EngineOutput, JobOrderEntry, JobResponseEntry } from "@microdcs/sfc"
 import type { DirectSender, DirectSendOutcome } from "./CommandDispatch.js"
 import { type ExecutionDeps, remember } from "./ExecutionStates.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
-
-/** An event recorded in the same write, so a redelivered event is a no-op. */
-type AppliedEvent = { readonly source: string; readonly id: string }
+import type { AppliedEvent } from "./ApplyInbox.js"
 
 /**
  * The sends of a write's commands from outbox entry `at` on, one after the other (`nth`: the
@@ -36,16 +34,17 @@ const sendFrom = (
   })
 }
 
-/** The CAS of one output, with the direct send's part when this instance sends its commands itself. */
-const compareAndSet = (
-  deps: ExecutionDeps,
-  expectedVersion: number,
-  output: EngineOutput,
-  appliedEvent: AppliedEvent | undefined,
-  sender: DirectSender | undefined,
-  commands: ReadonlyArray<CommandEntry>
-) =>
-  deps.states.compareAndSet({
+/** One job's write in a tick: the output of its inputs, the version it was computed from, the events it applies. */
+export interface PlannedWrite {
+  readonly expectedVersion: number
+  readonly output: EngineOutput
+  readonly appliedEvents: ReadonlyArray<AppliedEvent>
+}
+
+/** The CAS input of one planned write, with the direct send's part when this instance sends its commands itself. */
+const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender | undefined, commands: ReadonlyArray<CommandEntry>): SfcCompareAndSetMany => {
+  const { output, expectedVersion } = write
+  return {
     jobId: output.state.jobId,
     scope: output.state.scope,
     expectedVersion,
@@ -58,7 +57,7 @@ const compareAndSet = (
     waitsAdd: output.waitsAdd,
     waitsMove: output.waitsMove,
     waitsRemove: output.waitsRemove,
-    appliedEvent,
+    appliedEvents: write.appliedEvents,
     // This instance carries out every entry itself (sends, moves, the response): no nudge
     // for entries that need no handler now; the fallback poll reads them (and handles any
     // that did not land from here).
@@ -68,33 +67,53 @@ const compareAndSet = (
       sender && commands.length > 0
         ? { correlationIds: commands.map((c) => c.correlationId), pointerTtlMs: sender.correlationTtlMs, readJobOrder: true }
         : undefined
+  }
+}
+
+type WriteResults = ReadonlyArray<Result.Result<SfcWritten, SfcCasManyError>>
+
+/** After the CAS: the written states remembered, their log queued, their commands sent (each job's in order, jobs side by side). */
+const afterCas = (deps: ExecutionDeps, writes: ReadonlyArray<PlannedWrite>, sender: DirectSender | undefined, pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>, results: WriteResults) => {
+  const sends: Array<Effect.Effect<void>> = []
+  results.forEach((result, i) => {
+    if (Result.isFailure(result)) return
+    const { output } = writes[i]!
+    remember(deps, output.state.jobId, { state: output.state, version: result.success.version })
+    // The log after the CAS, never waited for (queued from plain code; dropped and counted when full).
+    deps.executionLog.offer(output.state.scope, output.log)
+    if (sender) sends.push(sendFrom(deps, sender, output, result.success, pending[i]!, 0, 0))
   })
+  // Not interruptible: a send once started is waited for and its outcome recorded, so a
+  // writer stopped meanwhile never counts as unsent a command the station may have (sent
+  // again then by the outbox handler or the restarted instance). Each wait is bounded: by
+  // the send's timeout, and by the shutdown grace once the engine stops (see DirectSend).
+  if (sends.length === 0) return Effect.succeed(results)
+  const all = sends.length === 1 ? sends[0]! : Effect.all(sends, { concurrency: "unbounded", discard: true })
+  return Effect.as(Effect.uninterruptible(all), results)
+}
 
 /**
- * One CAS; on success the commands it emitted go to the station at once, from here (the
- * outbox entries stay the recovery path, see CommandDispatch). Written in plain combinators:
- * this runs once per step.
+ * The CAS of a tick's jobs in one script call (`landed` hears which jobs were written, before
+ * their sends); each job's commands then go to the station at once, from here (the outbox entries stay the recovery path, see CommandDispatch). A job's
+ * conflict or refusal is its own result and touches no other job.
  */
-export const write = (deps: ExecutionDeps, expectedVersion: number, output: EngineOutput, appliedEvent?: AppliedEvent) => {
+export const writeMany = (
+  deps: ExecutionDeps,
+  writes: ReadonlyArray<PlannedWrite>,
+  landed: (jobIds: ReadonlyArray<string>) => void = () => {}
+): Effect.Effect<WriteResults, ConnectionError> => {
   const { dispatch } = deps
   const sender = dispatch.current()
-  const commands = sender ? output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []
-  const run = (pending: ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>) =>
-    Effect.flatMap(compareAndSet(deps, expectedVersion, output, appliedEvent, sender, commands), (written) => {
-      remember(deps, output.state.jobId, { state: output.state, version: written.version })
-      // The log after the CAS, never waited for (queued from plain code; dropped and counted when full).
-      deps.executionLog.offer(output.state.scope, output.log)
-      if (!sender) return Effect.succeed(written)
-      // Not interruptible: a send once started is waited for and its outcome recorded, so a
-      // writer stopped meanwhile never counts as unsent a command the station may have (sent
-      // again then by the outbox handler or the restarted instance). Each wait is bounded: by
-      // the send's timeout, and by the shutdown grace once the engine stops (see DirectSend).
-      return Effect.as(Effect.uninterruptible(sendFrom(deps, sender, output, written, pending, 0, 0)), written)
+  const commands = writes.map((write) => (sender ? write.output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []))
+  const run = (pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>) =>
+    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!))), (results) => {
+      landed(writes.flatMap((write, i) => (Result.isSuccess(results[i]!) ? [write.output.state.jobId] : [])))
+      return afterCas(deps, writes, sender, pending, results)
     })
   // Whatever ends the write (a lost CAS, an error, an interruption), no handler of this
   // process may wait for a send that will not come: what is unsettled counts as not sent.
-  if (commands.length === 0) return run([])
-  return Effect.acquireUseRelease(Effect.sync(() => dispatch.begin(commands)), run, (pending) =>
-    Effect.sync(() => commands.forEach((command, i) => dispatch.settle(command, pending[i]!, false)))
+  if (commands.every((list) => list.length === 0)) return run(commands.map(() => []))
+  return Effect.acquireUseRelease(Effect.sync(() => commands.map((list) => (list.length > 0 ? dispatch.begin(list) : []))), run, (pending) =>
+    Effect.sync(() => commands.forEach((list, i) => list.forEach((command, j) => dispatch.settle(command, pending[i]![j]!, false))))
   )
 }

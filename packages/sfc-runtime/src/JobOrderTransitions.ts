@@ -56,6 +56,22 @@ const load = ({ jobOrders, cache }: TransitionDeps, id: string): Effect.Effect<L
     Effect.catchTag("NotFound", () => Effect.sync(() => void cache.delete(id)))
   )
 
+/** Many job orders in one pipelined read, each as `load` gives it (`undefined`: missing or unreadable). */
+const loadMany = ({ jobOrders, cache }: TransitionDeps, ids: ReadonlyArray<string>) =>
+  Effect.map(jobOrders.getMany(ids), (docs) => {
+    const found = new Map<string, LoadedJobOrder>()
+    for (const doc of docs) {
+      const decoded = decodeJobOrderRecord(doc.doc)
+      if (Result.isSuccess(decoded)) found.set(doc.id, { ...decoded.success, scope: doc.scope, version: doc.version })
+    }
+    for (const id of ids) {
+      const loaded = found.get(id)
+      if (loaded) cache.set(id, loaded)
+      else cache.delete(id)
+    }
+    return found
+  })
+
 /** The versioned put of one move: `true` when it landed, `false` when the job order moved meanwhile (re-read next). */
 const writeMove = ({ jobOrders, cache }: TransitionDeps, id: string, current: LoadedJobOrder, next: JobState, trigger: Trigger, op: string | undefined) =>
   jobOrders
@@ -121,6 +137,8 @@ export class JobOrderTransitions extends Context.Service<JobOrderTransitions>()(
     const deps: TransitionDeps = { jobOrders: yield* JobOrderDao, cache: new BoundedMap<string, LoadedJobOrder>(CACHED_JOB_ORDERS) }
     return {
       load: (id: string) => load(deps, id),
+      /** Job orders by id in one read; the missing and unreadable ones are not in the map. */
+      loadMany: (ids: ReadonlyArray<string>) => loadMany(deps, ids),
       apply: (id: string, trigger: Trigger, op?: string) => apply(deps, id, trigger, op)
     } as const
   })

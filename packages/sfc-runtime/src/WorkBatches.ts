@@ -4,6 +4,7 @@ import { CommandDispatch } from "./CommandDispatch.js"
 import { followedChange, handleChangeEntry } from "./ChangeFollower.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { entryOperation, handleWorkEntry } from "./OutboxHandler.js"
+import { startJobs } from "./StartJobs.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
 import type { CommandEntry } from "@microdcs/sfc"
 
@@ -73,13 +74,37 @@ export const handleWorkBatch = (options: EngineOptions) => {
     })
 }
 
+/** The failures of a batch's starts, from their outcomes (one per entry, in order). */
+const startFailures = (starts: ReadonlyArray<PollerEntry>, exits: ReadonlyArray<Exit.Exit<unknown, unknown>>): Array<EntryFailure> =>
+  exits.flatMap((exit, i) => {
+    if (Exit.isSuccess(exit)) return []
+    const failure = Cause.findErrorOption(exit.cause)
+    return [{ id: starts[i]!.id, error: failure._tag === "Some" ? failure.value : Cause.pretty(exit.cause) }]
+  })
+
+/**
+ * The batch's starts together (`startJobs`: one read of their job orders, one of their work
+ * masters, their creates in one call to the engine's loop); when a read of the batch fails, each
+ * start runs on its own, so one job's failure is its entry's alone.
+ */
+const runStarts = <E, R>(starts: ReadonlyArray<PollerEntry>, handle: (entry: PollerEntry) => Effect.Effect<void, E, R>, options: EngineOptions) =>
+  starts.length === 0
+    ? Effect.succeed(BatchOutcome.allSucceeded)
+    : startJobs(starts.map((entry) => followedChange(entry.fields)!.jobId), options.maxAttempts).pipe(
+        Effect.map((exits) => BatchOutcome.failed(startFailures(starts, exits))),
+        Effect.catch(() => runRest(starts, handle, options.concurrency))
+      )
+
 /** `changes:{scope}` per batch: entries the engine does not follow are acknowledged as they are. */
 export const handleChangeBatch = (options: EngineOptions) => {
   const handle = handleChangeEntry(options)
-  return (entries: ReadonlyArray<PollerEntry>) =>
-    runRest(
-      entries.filter((entry) => followedChange(entry.fields) !== undefined),
-      handle,
-      options.concurrency
+  return (entries: ReadonlyArray<PollerEntry>) => {
+    const followed = entries.filter((entry) => followedChange(entry.fields) !== undefined)
+    const starts = followed.filter((entry) => followedChange(entry.fields)!.action === "start")
+    const rest = followed.filter((entry) => followedChange(entry.fields)!.action !== "start")
+    return Effect.map(
+      Effect.all([runStarts(starts, handle, options), runRest(rest, handle, options.concurrency)], { concurrency: "unbounded" }),
+      ([started, others]) => BatchOutcome.failed([...started.failures, ...others.failures])
     )
+  }
 }

@@ -1,5 +1,5 @@
-// The runtime of the SFC engine over the store and the poller: it runs the pure core of
-// `@microdcs/sfc` (`start`, `step`) against Valkey, dispatches commands, ingests events, sweeps
+// The runtime of the SFC engine over the store and the poller: a loop per process runs the pure
+// core of `@microdcs/sfc` (`start`, `stepAll`) against Valkey, a tick at a time, dispatches commands, ingests events, sweeps
 // timers, works the outbox and writes the execution log.
 export * from "./EngineOptions.js"
 export * from "./StationPort.js"
@@ -16,3 +16,4 @@ export * from "./InProcessStation.js"
 export * from "./RecipeSnapshots.js"
 export { CommandDispatch, type DirectSender, type DirectSendOutcome } from "./CommandDispatch.js"
 export { executionLogDroppedCounter, type ExecutionLogSettings, type ExecutionLogStats, ExecutionLogWriter } from "./ExecutionLogWriter.js"
+export { engineInboxFullCounter } from "./ApplyLoop.js"

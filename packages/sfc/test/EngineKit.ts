@@ -1,6 +1,8 @@
 import { Result } from "effect"
 import {
   type ActionRun,
+  type CounterNeed,
+  type CounterValues,
   type EngineInput,
   type EngineOutput,
   type ExecutionState,
@@ -33,6 +35,49 @@ export const { stepJson, transition, push, pull } = builders
 /** A linear recipe: the steps in order, each with the actions given for it. */
 export const linear = (steps: ReadonlyArray<string>, actions: ReadonlyArray<object>, extra: Record<string, unknown> = {}): Recipe =>
   recipeOf(builders.linearJson(steps, actions, extra))
+
+/**
+ * The reference `stepAll` must equal: `step` over the inputs, each on the state the one before
+ * left, every call with the same `freshExecutionId` (it only takes effect while the state has no log).
+ */
+export const foldStep = (
+  state: ExecutionState,
+  inputs: ReadonlyArray<EngineInput>,
+  now: number,
+  freshExecutionId?: string,
+  call: (state: ExecutionState, input: EngineInput) => EngineOutput = (s, input) => step(s, input, now, freshExecutionId)
+): { readonly state: ExecutionState; readonly outputs: ReadonlyArray<EngineOutput> } => {
+  const outputs: Array<EngineOutput> = []
+  let current = state
+  for (const input of inputs) {
+    const out = call(current, input)
+    outputs.push(out)
+    current = out.state
+  }
+  return { state: current, outputs }
+}
+
+/**
+ * The runtime's counter loop: call, read what the output's `needsCounters` names, append the
+ * values, call again. `read` answers each need; `needs` are the needs in the order they came.
+ */
+export const withCounters = <A>(
+  call: (counters: ReadonlyArray<CounterValues>) => A,
+  needOf: (result: A) => CounterNeed | undefined,
+  read: (need: CounterNeed) => CounterValues
+): { readonly result: A; readonly needs: ReadonlyArray<CounterNeed>; readonly stops: ReadonlyArray<A> } => {
+  const values: Array<CounterValues> = []
+  const needs: Array<CounterNeed> = []
+  const stops: Array<A> = []
+  let result = call(values)
+  for (let need = needOf(result); need !== undefined; need = needOf(result)) {
+    needs.push(need)
+    stops.push(result)
+    values.push(read(need))
+    result = call(values)
+  }
+  return { result, needs, stops }
+}
 
 export const entriesOf = <T extends OutboxEntry["type"]>(out: { readonly outbox: ReadonlyArray<OutboxEntry> }, type: T) =>
   out.outbox.filter((e): e is Extract<OutboxEntry, { type: T }> => e.type === type)

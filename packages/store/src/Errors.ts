@@ -115,8 +115,11 @@ export type ConnectionError = StoreUnavailable | UnknownOutcome | NoPermission
 export class DuplicateEvent extends Data.TaggedError("DuplicateEvent")<{
   readonly key: string
   readonly jobId: string
+  /** With several applied events in one write (`compareAndSetMany`): which one (0-based) was applied before. */
+  readonly eventIndex?: number | undefined
 }> {
   override get message() {
-    return `${this.key} was already applied to job ${this.jobId}`
+    const which = this.eventIndex === undefined ? "" : ` (applied event ${this.eventIndex} of the write)`
+    return `${this.key} was already applied to job ${this.jobId}${which}`
   }
 }

@@ -3,6 +3,7 @@ import type { SfcCompareAndSetArgs, SfcEntryPairs } from "@microdcs/lua-scripts"
 import { documentProblem, keyProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
+import type { ValkeyService } from "./Valkey.js"
 import {
   casVersionProblem,
   entriesChecked,
@@ -56,11 +57,31 @@ export interface SfcCompareAndSet {
   readonly nudge?: boolean | undefined
 }
 
+/** What a CAS wrote. */
+export interface SfcWritten {
+  readonly version: number
+  readonly op: string
+  /**
+   * Stream ids of the appended entries, in order; `null` when the reply was lost and the op
+   * check showed the write landed (the entries are in the stream, their ids are not known here).
+   */
+  readonly entryIds: ReadonlyArray<string> | null
+  /** With `directSend.readJobOrder`: the job order document after the write, `null` when it does not exist; absent when not read (or the reply was lost). */
+  readonly jobOrderDoc?: string | null
+}
+
 /** The keys of a scope every CAS names, built once per scope (see `cachedKey`). */
 export interface ScopeKeys {
   readonly work: (scope: string) => string | KeyPartError
   readonly due: (scope: string) => string | KeyPartError
   readonly active: (scope: string) => string | KeyPartError
+}
+
+/** What the CAS needs besides its input, built once per service: the connection, the nudge channel and the scope keys. */
+export interface CasDeps {
+  readonly valkey: ValkeyService
+  readonly nudgeChannel: string
+  readonly scopeKeys: ScopeKeys
 }
 
 /** {@link ScopeKeys} of a key schema, each memoised per scope. */
@@ -70,16 +91,46 @@ export const scopeKeysOf = (schema: KeySchema): ScopeKeys => ({
   active: cachedKey((scope) => schema.key("sfcActive", { scope }))
 })
 
+/** What the single and the batched CAS share: everything of a job's write but its applied events. */
+export type SfcCasCommon = Omit<SfcCompareAndSet, "appliedEvent">
+
+/** An applied event, by its source and id. */
+export interface SfcAppliedEvent {
+  readonly source: string
+  readonly id: string
+}
+
+/** A job's CAS in a batch (`compareAndSetMany`): one write may apply several events. */
+export interface SfcCompareAndSetMany extends SfcCasCommon {
+  /** The events this write applies; if any was applied before, the job is a `DuplicateEvent` (with its `eventIndex`). */
+  readonly appliedEvents?: ReadonlyArray<SfcAppliedEvent> | undefined
+}
+
+/** A job's four named keys. */
+export interface SfcCasKeys {
+  readonly state: string
+  readonly work: string
+  readonly due: string
+  readonly active: string
+}
+
+/** A checked job: its keys, its applied-event keys and the script arguments both scripts share. */
+export interface PreparedJob {
+  readonly keys: SfcCasKeys
+  readonly eventKeys: ReadonlyArray<string>
+  readonly args: Omit<SfcCompareAndSetArgs, "event" | "nudgeChannel">
+}
+
 /** A checked CAS: the script's keys and arguments, ready to send. */
 export interface PreparedCas {
-  readonly keys: { readonly state: string; readonly work: string; readonly due: string; readonly active: string }
+  readonly keys: SfcCasKeys
   readonly args: SfcCompareAndSetArgs
   /** The applied event's key, for the DuplicateEvent error. */
   readonly eventKey: string | undefined
 }
 
 /** Why a CAS's version, document, op or due time is refused, or `undefined`. */
-const scalarProblem = (input: SfcCompareAndSet, maxBytes: number): InvalidInput | undefined =>
+const scalarProblem = (input: SfcCasCommon, maxBytes: number): InvalidInput | undefined =>
   casVersionProblem(input.expectedVersion) ??
   documentProblem("doc", input.doc, maxBytes) ??
   (input.op !== undefined ? textProblem("op", input.op) : undefined) ??
@@ -93,17 +144,15 @@ const directSendProblem = (directSend: SfcCompareAndSet["directSend"]): InvalidI
     : undefined
 }
 
-/** The script's arguments of a checked CAS; `key` builds each key (and remembers the first part refused). */
-const casArgs = (
-  input: SfcCompareAndSet,
+/** The script arguments of a checked job; `key` builds each key (and remembers the first part refused). */
+const jobArgs = (
+  input: SfcCasCommon,
   op: string,
-  nudgeChannel: string,
-  eventKey: string | undefined,
   entries: ReadonlyArray<SfcEntryPairs>,
   waits: { readonly join: ReadonlyArray<WaitJoin>; readonly leave: ReadonlyArray<string> },
   moves: ReadonlyArray<WaitJoin>,
   key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => string
-): SfcCompareAndSetArgs => {
+): PreparedJob["args"] => {
   const { scope, jobId } = input
   const waitKey = (typeId: string) => key("sfcWaits", { scope, typeId })
   return {
@@ -114,8 +163,6 @@ const casArgs = (
     doc: input.doc,
     due: input.due,
     active: input.active,
-    nudgeChannel: input.nudge === false ? "" : nudgeChannel,
-    event: eventKey === undefined ? null : { key: eventKey, lifetimeMs: EVENT_LIFETIME_MS },
     waitsJoin: waits.join.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
     waitsMove: moves.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
     waitsLeave: waits.leave.map(waitKey),
@@ -130,19 +177,8 @@ const casArgs = (
   }
 }
 
-/**
- * Checks a CAS and builds its keys and arguments in plain code (the engine's hot path: one
- * Effect per write, not one per key). Every check runs before anything is sent, so a refused
- * input writes nothing.
- */
-export const prepareCas = (
-  schema: KeySchema,
-  scopeKeys: ScopeKeys,
-  input: SfcCompareAndSet,
-  maxBytes: number,
-  nudgeChannel: string,
-  op: string
-): PreparedCas | InvalidInput => {
+/** The first problem of the plain values (no keys built yet), or the checked entries, waits and moves. */
+const valuesChecked = (input: SfcCasCommon, maxBytes: number) => {
   const found = scalarProblem(input, maxBytes)
   if (found) return found
   const entries = entriesChecked(input.entries, maxBytes)
@@ -151,8 +187,24 @@ export const prepareCas = (
   if (waits instanceof InvalidInput) return waits
   const moves = waitMovesChecked(input.waitsMove ?? [], waits.leave)
   if (moves instanceof InvalidInput) return moves
-  const refusedTtl = directSendProblem(input.directSend)
-  if (refusedTtl) return refusedTtl
+  return directSendProblem(input.directSend) ?? { entries, waits, moves }
+}
+
+/**
+ * Checks one job's write and builds its keys and arguments in plain code (the engine's hot
+ * path: one Effect per write, not one per key): the checks of `prepareCas`, for any number of
+ * applied events. Every check runs before anything is sent, so a refused input writes nothing.
+ */
+export const prepareJob = (
+  schema: KeySchema,
+  scopeKeys: ScopeKeys,
+  input: SfcCasCommon,
+  events: ReadonlyArray<SfcAppliedEvent>,
+  maxBytes: number,
+  op: string
+): PreparedJob | InvalidInput => {
+  const values = valuesChecked(input, maxBytes)
+  if (values instanceof InvalidInput) return values
   // The first key part the schema refuses; the keys are built on, and the result is dropped.
   let refused: InvalidInput | undefined
   const checked = (built: string | KeyPartError): string => {
@@ -163,7 +215,23 @@ export const prepareCas = (
   const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => checked(schema.key(family, parts))
   const { scope, jobId } = input
   const keys = { state: key("sfcState", { jobId }), work: checked(scopeKeys.work(scope)), due: checked(scopeKeys.due(scope)), active: checked(scopeKeys.active(scope)) }
-  const eventKey = input.appliedEvent ? key("sfcEvent", { scope, source: input.appliedEvent.source, id: input.appliedEvent.id }) : undefined
-  const args = casArgs(input, op, nudgeChannel, eventKey, entries, waits, moves, key)
-  return refused ?? { keys, args, eventKey }
+  const eventKeys = events.map((event) => key("sfcEvent", { scope, source: event.source, id: event.id }))
+  const args = jobArgs(input, op, values.entries, values.waits, values.moves, key)
+  return refused ?? { keys, eventKeys, args }
+}
+
+/** Checks a CAS and builds its keys and arguments (see {@link prepareJob}). */
+export const prepareCas = (
+  schema: KeySchema,
+  scopeKeys: ScopeKeys,
+  input: SfcCompareAndSet,
+  maxBytes: number,
+  nudgeChannel: string,
+  op: string
+): PreparedCas | InvalidInput => {
+  const job = prepareJob(schema, scopeKeys, input, input.appliedEvent ? [input.appliedEvent] : [], maxBytes, op)
+  if (job instanceof InvalidInput) return job
+  const eventKey = job.eventKeys[0]
+  const event = eventKey === undefined ? null : { key: eventKey, lifetimeMs: EVENT_LIFETIME_MS }
+  return { keys: job.keys, args: { ...job.args, nudgeChannel: input.nudge === false ? "" : nudgeChannel, event }, eventKey }
 }

@@ -1,4 +1,5 @@
-import { Effect, Option, Context, Layer } from "effect"
+import { Effect, Option, Context, Layer, Result } from "effect"
+import { KeyPartError } from "@microdcs/keyschema"
 import { sfcCompareAndSet, type SfcCompareAndSetReply, sfcDelete } from "@microdcs/lua-scripts"
 import {
   type ConnectionError,
@@ -20,26 +21,26 @@ import {
   type StoredDocument,
   validateExpectedVersion
 } from "./Document.js"
+import { keyProblem } from "./DocumentInput.js"
 import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
-import { EVENT_LIFETIME_MS, prepareCas, type ScopeKeys, scopeKeysOf, type SfcCompareAndSet } from "./SfcCasInput.js"
+import { hashes } from "./KeyReads.js"
+import {
+  type CasDeps,
+  EVENT_LIFETIME_MS,
+  prepareCas,
+  scopeKeysOf,
+  type SfcAppliedEvent,
+  type SfcCompareAndSet,
+  type SfcCompareAndSetMany,
+  type SfcWritten
+} from "./SfcCasInput.js"
+import { compareAndSetMany, type SfcCasManyError, type SfcCasManyResult } from "./SfcCasMany.js"
 import { checkTime, checkWaits } from "./SfcStateInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey, type ValkeyService } from "./Valkey.js"
 import { settleWrite, writeFailure } from "./WriteReplies.js"
 
-export { EVENT_LIFETIME_MS, type SfcCompareAndSet }
-
-export interface SfcWritten {
-  readonly version: number
-  readonly op: string
-  /**
-   * Stream ids of the appended entries, in order; `null` when the reply was lost and the op
-   * check showed the write landed (the entries are in the stream, their ids are not known here).
-   */
-  readonly entryIds: ReadonlyArray<string> | null
-  /** With `directSend.readJobOrder`: the job order document after the write, `null` when it does not exist; absent when not read (or the reply was lost). */
-  readonly jobOrderDoc?: string | null
-}
+export { EVENT_LIFETIME_MS, type SfcAppliedEvent, type SfcCasManyError, type SfcCasManyResult, type SfcCompareAndSet, type SfcCompareAndSetMany, type SfcWritten }
 
 export interface DeleteSfcState {
   readonly jobId: string
@@ -55,13 +56,6 @@ const pairsToScored = <K extends string>(flat: ReadonlyArray<string>, name: K) =
   const out: Array<{ readonly jobId: string } & Readonly<Record<K, number>>> = []
   for (let i = 0; i < flat.length; i += 2) out.push({ jobId: flat[i]!, [name]: Number(flat[i + 1]) } as never)
   return out
-}
-
-/** What the CAS needs besides its input, built once per service: the connection, the nudge channel and the scope keys. */
-interface CasDeps {
-  readonly valkey: ValkeyService
-  readonly nudgeChannel: string
-  readonly scopeKeys: ScopeKeys
 }
 
 const casResult = (
@@ -110,6 +104,33 @@ const get = (valkey: ValkeyService, jobId: string): Effect.Effect<StoredDocument
     const key = yield* valkey.key("sfcState", { jobId })
     const hash = yield* typedCommand(valkey, "get sfc state", key, "hash", (c) => c.hgetall(key))
     return parseDocumentHash(jobId, hash) ?? (yield* new NotFound({ key, message: `no execution state for job ${jobId}` }))
+  })
+
+/** One job's state in a `getMany`: the state (`None` when the job has none), or why it could not be read. */
+export type SfcStateRead = Result.Result<Option.Option<StoredDocument>, WrongType | InvalidInput>
+
+/** The states of `jobIds` in one pipelined round trip (HGETALL each), in order; a job id no key can name is `InvalidInput` and is not read. */
+const getMany = (valkey: ValkeyService, jobIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<SfcStateRead>, ConnectionError> =>
+  Effect.suspend(() => {
+    const results: Array<SfcStateRead> = []
+    const keys: Array<string> = []
+    const read: Array<number> = []
+    jobIds.forEach((jobId, i) => {
+      const key = valkey.keys.key("sfcState", { jobId })
+      if (key instanceof KeyPartError) {
+        results[i] = Result.fail(keyProblem(key))
+        return
+      }
+      read.push(i)
+      keys.push(key)
+    })
+    return Effect.map(hashes(valkey, keys), (hashReads) => {
+      hashReads.forEach((hash, k) => {
+        const i = read[k]!
+        results[i] = Result.map(hash, (fields) => Option.fromNullishOr(parseDocumentHash(jobIds[i]!, fields)))
+      })
+      return results
+    })
   })
 
 /** Job ids of the scope whose execution is not terminal, in no particular order. */
@@ -208,7 +229,10 @@ export class SfcStateDao extends Context.Service<SfcStateDao>()("@microdcs/store
     const cas: CasDeps = { valkey, nudgeChannel: valkey.keys.key("nudge", { kind: "sfc" }) as string, scopeKeys: scopeKeysOf(valkey.keys) }
     return {
       compareAndSet: (input: SfcCompareAndSet) => compareAndSet(cas, input),
+      /** Many jobs' CAS in one script call: each job's result on its own, in order (see `SfcCasMany.ts`). */
+      compareAndSetMany: (inputs: ReadonlyArray<SfcCompareAndSetMany>) => compareAndSetMany(cas, inputs),
       get: (jobId: string) => get(valkey, jobId),
+      getMany: (jobIds: ReadonlyArray<string>) => getMany(valkey, jobIds),
       listActive: (scope: string) => listActive(valkey, scope),
       due: (scope: string, now: number, limit: number) => dueJobs(valkey, scope, now, limit),
       waiting: (scope: string, typeId: string, limit?: number) => waiting(valkey, scope, typeId, limit),

@@ -83,7 +83,8 @@ export class WorkMasterDao extends Context.Service<WorkMasterDao>()("@microdcs/s
         return (yield* typedCommand(valkey, "is workmaster", key, "set", (c) => c.sismember(key, id))) === 1
       })
 
-    return { put, get, delete: remove, list, isMember, outcome } as const
+    // getMany: many work masters in one pipelined read, in order; missing ones are left out.
+    return { put, get, getMany: documents.getMany, delete: remove, list, isMember, outcome } as const
   })
 }) {
   static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)

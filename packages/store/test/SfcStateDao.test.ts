@@ -5,7 +5,7 @@ import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type SfcCompareAndSet, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
-import { casWith, snapshotOf } from "./SfcStateKit.js"
+import { casWith, snapshotOf, xrange } from "./SfcStateKit.js"
 import { dedicated } from "../src/RawDoor.js"
 
 const prefix = randomPrefix()
@@ -18,13 +18,6 @@ const cas = (jobId: string, scope: string, expectedVersion: number, extra: Parti
   casWith(jobId, scope, expectedVersion, state(`v${expectedVersion + 1}`), extra)
 
 const everything = snapshotOf(prefix)
-
-const xrange = (scope: string) =>
-  Effect.gen(function* () {
-    const valkey = yield* Valkey
-    const key = yield* valkey.key("sfcWork", { scope })
-    return yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(key, "-", "+"))
-  })
 
 describe("SfcStateDao", () => {
   it.effect("creates, updates and reads; appends entries with their ids; keeps due, active and waits", () =>

@@ -34,6 +34,17 @@ layer(services)("WorkMasterDao", (it) => {
     })
   )
 
+  it.effect("getMany reads several work masters in one call, in order, leaving the missing out", () =>
+    Effect.gen(function* () {
+      const dao = yield* WorkMasterDao
+      yield* dao.put({ id: "wm-many-1", scope: "s1", doc: doc("wm-many-1"), expectedVersion: 0 })
+      yield* dao.put({ id: "wm-many-2", scope: "s2", doc: doc("wm-many-2"), expectedVersion: 0 })
+      const read = yield* dao.getMany(["wm-many-2", "wm-nothing", "wm-many-1"])
+      expect(read.map((d) => [d.id, d.scope, d.doc])).toEqual([["wm-many-2", "s2", doc("wm-many-2")], ["wm-many-1", "s1", doc("wm-many-1")]])
+      expect(yield* dao.getMany([])).toEqual([])
+    })
+  )
+
   it.effect("create-only fails on an existing id, a stale version conflicts, -1 overwrites", () =>
     Effect.gen(function* () {
       const dao = yield* WorkMasterDao

@@ -113,26 +113,32 @@ export const indexesOf = (state: ExecutionState) => ({
   active: !isTerminalStatus(state.status)
 })
 
-const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
-  const state = draft.finish()
+/** What the runtime's indexes (due, waits, active) change by from `before` (none at start) to `state`. */
+export const indexChanges = (before: ExecutionState | undefined, state: ExecutionState) => {
   const oldWaits = before ? waitsOf(before) : new Map<string, number>()
   const newWaits = waitsOf(state)
   const changes = [...newWaits].map(([typeId, since]) => ({ typeId, since }))
   return {
-    state,
-    changed: draft.changed,
-    outbox: draft.outbox,
     due: dueOf(state),
     waitsAdd: changes.filter((w) => !oldWaits.has(w.typeId)),
     // A wait that ends and restarts in one write keeps the type: without the move the job
     // would keep its old place and take events from jobs that have waited longer.
     waitsMove: changes.filter((w) => oldWaits.has(w.typeId) && oldWaits.get(w.typeId) !== w.since),
     waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
-    active: !isTerminalStatus(state.status),
-    ...(note !== undefined ? { note } : {}),
-    log: draft.logWrites(state)
+    active: !isTerminalStatus(state.status)
   }
 }
+
+const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
+  const state = draft.finish()
+  return { state, changed: draft.changed, outbox: draft.outbox, ...indexChanges(before, state), ...(note !== undefined ? { note } : {}), log: draft.logWrites(state) }
+}
+
+/** The output of a call that stopped for counters: `before` unchanged, and what to read. */
+export const counterStop = (before: ExecutionState, now: number, need: CounterNeed): EngineOutput => ({
+  ...output(before, new Draft(before, now)),
+  needsCounters: need
+})
 
 /**
  * Runs one core call; a call that reached a transition naming counters it has no values for
@@ -144,7 +150,7 @@ const askingForCounters = (before: ExecutionState, now: number, run: () => Engin
     return run()
   } catch (error) {
     if (!(error instanceof CountersNeeded)) throw error
-    return { ...output(before, new Draft(before, now)), needsCounters: error.need }
+    return counterStop(before, now, error.need)
   }
 }
 
@@ -249,11 +255,15 @@ export const step = (
   now: number,
   freshExecutionId?: string,
   counters: ReadonlyArray<CounterValues> = []
-): EngineOutput => askingForCounters(state, now, () => stepOnce(state, input, now, freshExecutionId, counters))
+): EngineOutput => askingForCounters(state, now, () => stepOnce(state, input, now, freshExecutionId, new CounterReadings(counters)))
 
-const stepOnce = (state: ExecutionState, input: EngineInput, now: number, freshExecutionId: string | undefined, counters: ReadonlyArray<CounterValues>): EngineOutput => {
+/**
+ * `step` without the counter stop: throws `CountersNeeded`. `readings` is the call's cursor over
+ * the counter values, shared by the inputs of one `stepAll` (StepAll.ts).
+ */
+export const stepOnce = (state: ExecutionState, input: EngineInput, now: number, freshExecutionId: string | undefined, readings: CounterReadings): EngineOutput => {
   const draft = new Draft(state, now, freshExecutionId)
-  draft.counters = new CounterReadings(counters)
+  draft.counters = readings
   if (isTerminalStatus(state.status)) return output(state, draft, `execution is ${state.status}`)
   let note: string | undefined
   switch (input.type) {

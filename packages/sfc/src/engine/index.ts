@@ -1,10 +1,22 @@
-// The pure engine core: the execution state, the outbox entries it asks for, `start` and `step`.
-// The recipe index is the engine's own; the held-command checks are exported for the runtime
-// (`@microdcs/sfc-runtime`), whose outbox handler holds back and releases commands by them.
+// The pure engine core: the execution state, the outbox entries it asks for, `start`, `step` and
+// `stepAll`. The recipe index and the core's internals (`stepOnce`, the counter stop) are the
+// engine's own; the held-command checks are exported for the runtime (`@microdcs/sfc-runtime`),
+// whose outbox handler holds back and releases commands by them.
 export * from "./ExecutionState.js"
 export * from "./ExecutionLog.js"
 export * from "./Outbox.js"
 export * from "./Correlation.js"
-export * from "./Engine.js"
+export {
+  DEFAULT_MAX_ATTEMPTS,
+  dueOf,
+  type EngineInput,
+  type EngineOutput,
+  indexesOf,
+  start,
+  type StartParams,
+  step,
+  type WaitChange
+} from "./Engine.js"
+export { stepAll, type StepAllOutput } from "./StepAll.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"

@@ -1,0 +1,99 @@
+import { asArray, asInteger, asText, UnexpectedReply } from "./Reply.js"
+import { decodeCasOk, type SfcCasOk } from "./SfcCasReply.js"
+import type { SfcCompareAndSetArgs } from "./SfcScripts.js"
+import { defineScript } from "./ScriptDescriptor.js"
+import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
+
+/**
+ * One job of {@link sfcCompareAndSetMany}: what {@link SfcCompareAndSetArgs} says for one job,
+ * with the job's four named keys, any number of applied-event keys, and whether its entries nudge.
+ */
+export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nudgeChannel"> {
+  readonly keys: { readonly state: string; readonly work: string; readonly due: string; readonly active: string }
+  /** The applied-event keys this write records (each set to the job id); a held one refuses the job. */
+  readonly events: ReadonlyArray<string>
+  /** `false`: the job's entries are appended without a nudge (the writer handles them itself). */
+  readonly nudge: boolean
+}
+
+export interface SfcCompareAndSetManyArgs {
+  /** Published once per scope with the scope when nudging entries were appended; `""` = none at all. */
+  readonly nudgeChannel: string
+  /** The lifetime of every applied-event key, in ms. */
+  readonly eventLifetimeMs: number
+  /** The jobs, in the order they are applied; a job id at most once. */
+  readonly jobs: ReadonlyArray<SfcCasManyJob>
+}
+
+/** One job's reply: that of `sfc-cas`, except that a duplicate names which of the job's events (0-based) was held. */
+export type SfcCasManyJobReply =
+  | SfcCasOk
+  | { readonly status: "duplicate"; readonly eventIndex: number; readonly jobId: string }
+  | Extract<WriteReply, { readonly status: "conflict" | "scope" | "wrongtype" }>
+
+const manyName = "sfc-cas-many"
+const decodeFailure = decodeWriteReply(manyName, ["conflict", "scope", "wrongtype"])
+
+const decodeJob = (raw: unknown): SfcCasManyJobReply => {
+  const reply = asArray(manyName, raw)
+  const status = asText(manyName, reply[0])
+  if (status === "ok") return decodeCasOk(manyName, reply)
+  if (status === "duplicate") return { status, eventIndex: asInteger(manyName, reply[1]), jobId: asText(manyName, reply[2]) }
+  return decodeFailure(raw)
+}
+
+const decodeMany = (raw: unknown): ReadonlyArray<SfcCasManyJobReply> => {
+  if (!Array.isArray(raw)) throw new UnexpectedReply(manyName, raw)
+  return raw.map(decodeJob)
+}
+
+/** One job's keys, in the order of its block of KEYS. */
+const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
+  job.keys.state,
+  job.keys.work,
+  job.keys.due,
+  job.keys.active,
+  ...job.events,
+  ...job.waitsJoin.map((w) => w.key),
+  ...(job.waitsMove ?? []).map((w) => w.key),
+  ...job.waitsLeave,
+  ...(job.directSend?.pointerKeys ?? []),
+  ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : [])
+]
+
+/** One job's block of ARGV, as the script header lays it out. */
+const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
+  job.expectedVersion,
+  job.scope,
+  job.jobId,
+  job.op,
+  job.doc,
+  job.due === null ? "" : job.due,
+  job.active ? "1" : "0",
+  job.nudge ? "1" : "0",
+  job.events.length,
+  job.waitsJoin.length,
+  (job.waitsMove ?? []).length,
+  job.waitsLeave.length,
+  (job.directSend?.pointerKeys ?? []).length,
+  job.directSend?.pointerLifetimeMs ?? 0,
+  job.directSend?.jobOrderKey != null ? "1" : "0",
+  ...job.waitsJoin.map((w) => w.since),
+  ...(job.waitsMove ?? []).map((w) => w.since),
+  job.entries.length,
+  ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()])
+]
+
+/**
+ * `sfc-cas` for many jobs in one call: each job checked and written on its own (a refused job
+ * writes nothing, the others are written), one nudge per scope. No fixed keys: KEYS are each
+ * job's block (state, work, due, active, events, joined, moved and left waits sets, pointers,
+ * the job order key), in job order. The reply has one entry per job, in order.
+ */
+export const sfcCompareAndSetMany = defineScript({
+  file: "sfc-cas-many-0+.lua",
+  keys: [],
+  tailKeys: (a: SfcCompareAndSetManyArgs) => a.jobs.flatMap(jobKeys),
+  encodeArgs: (a: SfcCompareAndSetManyArgs) => [a.nudgeChannel, a.jobs.length, a.eventLifetimeMs, ...a.jobs.flatMap(jobArgs)],
+  decodeReply: decodeMany
+})
