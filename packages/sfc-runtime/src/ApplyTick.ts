@@ -96,8 +96,8 @@ const runTickBody = (deps: ExecutionDeps, answers: TickAnswers, groups: Readonly
     const now = yield* Clock.currentTimeMillis
     const plans: Array<JobPlan> = []
     for (const { job, plan } of yield* planJobs(deps, toPlan, now)) {
-      if (Result.isSuccess(plan)) plans.push(plan.success)
-      else failAll(answers, job.items, plan.failure)
+      if (Exit.isSuccess(plan)) plans.push(plan.value)
+      else job.items.forEach((item) => answers.answer(item, Exit.failCause(plan.cause)))
     }
     const creating = creates.length === 0 ? [] : yield* planCreates(deps, answers, creates, now)
     yield* writeAll(deps, answers, toWrites(answers, plans), creating)

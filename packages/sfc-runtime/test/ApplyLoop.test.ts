@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import type { CommandEntry } from "@microdcs/sfc"
 import { SfcStateDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -71,6 +71,17 @@ describe("SFC runtime: the engine's loop", () => {
       const states = yield* SfcStateDao
       expect(yield* states.eventApplied(SCOPE, SOURCE, "e-6")).toEqual(Option.some("jo-loop-6"))
       expect(yield* states.eventApplied(SCOPE, SOURCE, "e-other")).toEqual(Option.none())
+    }).pipe(Effect.provide(engineWorld({}).layer))
+  )
+
+  it.live("a defect with one job's input is that input's alone: the other jobs of the tick are written", () =>
+    Effect.gen(function* () {
+      yield* waitingJobs("jo-loop-7", "jo-loop-8")
+      const broken = { jobId: "jo-loop-7", input: () => { throw new Error("a bug in an input") } }
+      const [bad, good] = yield* (yield* Executions).applyAll([broken, tick("jo-loop-8", "e-8", 8)])
+      expect(Exit.isFailure(bad!) && Cause.hasDies(bad.cause)).toBe(true)
+      expect(tagsOf([good!])).toEqual(["Written"])
+      expect((yield* executionOf("jo-loop-8"))!.state.results).toEqual({ first: { n: 8 } })
     }).pipe(Effect.provide(engineWorld({}).layer))
   )
 
