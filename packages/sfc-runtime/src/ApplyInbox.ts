@@ -33,7 +33,8 @@ export interface PendingInput {
  * The inputs of one process, in arrival order. A tick takes the inputs of jobs no tick holds,
  * all of a job's taken inputs in order; an input a tick gives back goes to the front, so a job's
  * inputs never overtake each other. A create is alone in its tick: what comes after it applies
- * to the state it writes.
+ * to the state it writes. An event is in a job's tick once: a redelivery that arrived beside it
+ * waits for the next tick.
  */
 export class ApplyInbox {
   private items: Array<PendingInput> = []
@@ -72,11 +73,16 @@ export class ApplyInbox {
     const kept: Array<PendingInput> = []
     // A job with an input kept back keeps its later ones too (order within a job).
     const heldBack = new Set<string>()
+    const events = new Set<string>()
     let count = 0
     for (const item of this.items) {
       if (item.cancelled || item.answered) continue
       const startsAnother = item.create !== undefined && taken.has(item.jobId)
-      if (count >= limit || startsAnother || this.busy.has(item.jobId) || heldBack.has(item.jobId)) {
+      // The same event twice in one write would apply twice: the second waits for the next
+      // tick, where the first's record makes it a duplicate.
+      const eventKey = item.appliedEvent === undefined ? undefined : `${item.jobId}\u0000${item.appliedEvent.source}\u0000${item.appliedEvent.id}`
+      const repeats = eventKey !== undefined && events.has(eventKey)
+      if (count >= limit || startsAnother || repeats || this.busy.has(item.jobId) || heldBack.has(item.jobId)) {
         kept.push(item)
         heldBack.add(item.jobId)
         continue
@@ -85,6 +91,7 @@ export class ApplyInbox {
       if (group) group.push(item)
       else taken.set(item.jobId, [item])
       if (item.create !== undefined) heldBack.add(item.jobId)
+      if (eventKey !== undefined) events.add(eventKey)
       count += 1
     }
     this.items = kept

@@ -52,7 +52,7 @@ const startTick = (loop: LoopState): void => {
     holdsSlot = false
     schedule(loop)
   }
-  const answers = tickAnswers((item) => item.jobId, (items) => loop.inbox.giveBack(items), written)
+  const answers = tickAnswers((items) => loop.inbox.giveBack(items), written)
   loop.slots += 1
   const fiber = Effect.runForkWith(loop.context)(runTick(loop.deps, answers, groups))
   loop.ticks.add(fiber)

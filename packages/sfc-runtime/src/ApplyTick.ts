@@ -23,8 +23,7 @@ const settleWrite = (deps: ExecutionDeps, answers: TickAnswers, plan: JobPlan, r
       return answers.retry(plan.items, true)
     case "DuplicateEvent": {
       // That event's input is a duplicate; the job's other inputs go again without it.
-      const carriers = plan.items.filter((item) => item.appliedEvent !== undefined)
-      const duplicate = carriers[error.eventIndex ?? 0]
+      const duplicate = eventCarriers(plan)[error.eventIndex ?? 0]
       if (duplicate) answers.answer(duplicate, Exit.succeed<Applied>({ _tag: "Duplicate", jobId: error.jobId }))
       return answers.retry(plan.items.filter((item) => item !== duplicate), false)
     }
@@ -47,10 +46,17 @@ const toWrites = (answers: TickAnswers, plans: ReadonlyArray<JobPlan>): Array<Jo
   return writing
 }
 
+/**
+ * The inputs whose events the write records: those that changed the state. An event that changed
+ * nothing is not this job's (routing by type then tries the next waiting job), as before a write.
+ */
+const eventCarriers = (plan: JobPlan): ReadonlyArray<PendingInput> =>
+  plan.items.filter((item, at) => item.appliedEvent !== undefined && plan.result.perInput[at]!.changed)
+
 const plannedWrite = (plan: JobPlan): PlannedWrite => ({
   expectedVersion: plan.loaded.version,
   output: plan.result.output,
-  appliedEvents: plan.items.flatMap((item) => (item.appliedEvent ? [item.appliedEvent] : []))
+  appliedEvents: eventCarriers(plan).map((item) => item.appliedEvent!)
 })
 
 /** A tick's jobs after loading: the creates, the jobs to plan; the others are answered here. */
@@ -90,8 +96,8 @@ const runTickBody = (deps: ExecutionDeps, answers: TickAnswers, groups: Readonly
     const now = yield* Clock.currentTimeMillis
     const plans: Array<JobPlan> = []
     for (const { job, plan } of yield* planJobs(deps, toPlan, now)) {
-      if (Result.isSuccess(plan)) plans.push(plan.success)
-      else failAll(answers, job.items, plan.failure)
+      if (Exit.isSuccess(plan)) plans.push(plan.value)
+      else job.items.forEach((item) => answers.answer(item, Exit.failCause(plan.cause)))
     }
     const creating = creates.length === 0 ? [] : yield* planCreates(deps, answers, creates, now)
     yield* writeAll(deps, answers, toWrites(answers, plans), creating)

@@ -19,11 +19,7 @@ export interface TickAnswers {
  * Answers each input once; inputs given back are returned to the inbox by the loop. An input
  * that keeps losing to other writers fails with `StateMoved` instead of going back again.
  */
-export const tickAnswers = (
-  jobIdOf: (item: PendingInput) => string,
-  giveBack: (items: ReadonlyArray<PendingInput>) => void,
-  written: (jobIds: Iterable<string>) => void
-): TickAnswers => {
+export const tickAnswers = (giveBack: (items: ReadonlyArray<PendingInput>) => void, written: (jobIds: Iterable<string>) => void): TickAnswers => {
   const answer = (item: PendingInput, outcome: Exit.Exit<Applied, ExecutionError>) => {
     if (item.answered) return
     item.answered = true
@@ -33,7 +29,7 @@ export const tickAnswers = (
     const again: Array<PendingInput> = []
     for (const item of items) {
       if (item.attempt >= MAX_CAS_ATTEMPTS) {
-        answer(item, Exit.fail(new StateMoved({ key: jobIdOf(item), attempts: MAX_CAS_ATTEMPTS })))
+        answer(item, Exit.fail(new StateMoved({ key: item.jobId, attempts: MAX_CAS_ATTEMPTS })))
         continue
       }
       item.attempt += 1

@@ -17,7 +17,14 @@ export interface CreatePlan {
 const planOne = (deps: ExecutionDeps, answers: TickAnswers, item: PendingInput, params: StartParams, now: number): Effect.Effect<CreatePlan | undefined> => {
   const executionId = params.executionId ?? (deps.executionLog.enabled() ? newExecutionId(params.jobId, now) : undefined)
   const call = (values: Parameters<typeof start>[2]) => start({ ...params, executionId }, now, values)
-  const first = call([])
+  let first: EngineOutput
+  // A bug the core hits with one start is that start's: the rest of the tick goes on.
+  try {
+    first = call([])
+  } catch (defect) {
+    answers.answer(item, Exit.die(defect))
+    return Effect.succeed(undefined)
+  }
   // Only a start whose first transitions name counters needs an Effect.
   if (first.needsCounters === undefined) return Effect.succeed({ item, output: first })
   return Effect.matchEffect(deps.counters.run(params.scope, params.jobId, call), {

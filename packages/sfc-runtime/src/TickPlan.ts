@@ -1,4 +1,4 @@
-import { Effect, Result } from "effect"
+import { Effect, Exit } from "effect"
 import { type EngineInput, type StepAllOutput, stepAll } from "@microdcs/sfc"
 import type { PendingInput } from "./ApplyInbox.js"
 import type { ExecutionError } from "./ApplyOutcome.js"
@@ -22,7 +22,8 @@ export interface JobToPlan {
   readonly fromCache: boolean
 }
 
-export type PlanOutcome = { readonly job: JobToPlan; readonly plan: Result.Result<JobPlan, ExecutionError> }
+/** A job's plan, or why it has none: a failed counter read, or a defect of the core (that job's alone). */
+export type PlanOutcome = { readonly job: JobToPlan; readonly plan: Exit.Exit<JobPlan, ExecutionError> }
 
 /** The core call of a job: every input of the tick applied to one working copy. */
 const coreCall = (deps: ExecutionDeps, job: JobToPlan, now: number) => {
@@ -37,9 +38,7 @@ const coreCall = (deps: ExecutionDeps, job: JobToPlan, now: number) => {
 const withCounters = (deps: ExecutionDeps, job: JobToPlan, call: ReturnType<typeof coreCall>): Effect.Effect<PlanOutcome> => {
   let last: StepAllOutput | undefined
   const run = deps.counters.run(job.loaded.state.scope, job.jobId, (values) => (last = call(values)).output)
-  return Effect.result(run).pipe(
-    Effect.map((read): PlanOutcome => ({ job, plan: Result.isSuccess(read) ? Result.succeed({ ...job, result: last! }) : Result.fail(read.failure) }))
-  )
+  return Effect.exit(run).pipe(Effect.map((read): PlanOutcome => ({ job, plan: Exit.map(read, () => ({ ...job, result: last! })) })))
 }
 
 /**
@@ -50,10 +49,15 @@ export const planJobs = (deps: ExecutionDeps, jobs: ReadonlyArray<JobToPlan>, no
   const planned: Array<PlanOutcome> = []
   const reading: Array<Effect.Effect<PlanOutcome>> = []
   for (const job of jobs) {
-    const call = coreCall(deps, job, now)
-    const first = call([])
-    if (first.output.needsCounters === undefined) planned.push({ job, plan: Result.succeed({ ...job, result: first }) })
-    else reading.push(withCounters(deps, job, call))
+    // A bug the core hits with one job's inputs is that job's: the other jobs of the tick go on.
+    try {
+      const call = coreCall(deps, job, now)
+      const first = call([])
+      if (first.output.needsCounters === undefined) planned.push({ job, plan: Exit.succeed({ ...job, result: first }) })
+      else reading.push(withCounters(deps, job, call))
+    } catch (defect) {
+      planned.push({ job, plan: Exit.die(defect) })
+    }
   }
   if (reading.length === 0) return Effect.succeed(planned)
   return Effect.map(Effect.all(reading, { concurrency: "unbounded" }), (read) => [...planned, ...read])

@@ -52,6 +52,15 @@ describe("ApplyInbox", () => {
     expect(inbox.drainAll()).toEqual([])
   })
 
+  it("an event is in a job's tick once: its redelivery waits for the next tick, with the job's later inputs", () => {
+    const inbox = new ApplyInbox(100)
+    const event = (jobId: string, n: number, id: string) => ({ ...input(jobId, n), appliedEvent: { source: "urn:s", id } })
+    ;[event("a", 1, "e1"), event("a", 2, "e1"), input("a", 3), event("b", 4, "e1")].forEach((item) => inbox.offer(item))
+    expect(numbers(inbox.take(10))).toEqual({ a: [1], b: [4] })
+    inbox.release(["a", "b"])
+    expect(numbers(inbox.take(10))).toEqual({ a: [2, 3] })
+  })
+
   it("counts the offers that found it full, and keeps them", () => {
     const inbox = new ApplyInbox(2)
     expect([1, 2, 3].map((n) => inbox.offer(input("a", n)))).toEqual([true, true, false])

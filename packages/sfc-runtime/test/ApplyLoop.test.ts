@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import type { CommandEntry } from "@microdcs/sfc"
 import { SfcStateDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
@@ -59,6 +59,29 @@ describe("SFC runtime: the engine's loop", () => {
       // The job has ended: nothing to write, so no event check either (ingest reads the event record then).
       expect(tagsOf(yield* executions.applyAll([tick("jo-loop-2", "e-2", 2), tick("jo-loop-2", "e-1", 1)]))).toEqual(["Unchanged", "Unchanged"])
       expect((yield* executionOf("jo-loop-2"))!.version).toBe(done.version)
+    }).pipe(Effect.provide(engineWorld({}).layer))
+  )
+
+  it.live("an event that changed nothing is not recorded with the job's write (routing by type may still give it to another job)", () =>
+    Effect.gen(function* () {
+      yield* waitingJobs("jo-loop-6")
+      const other = { jobId: "jo-loop-6", input: { type: "event" as const, eventType: "com.example.nobody.v1", data: {} }, appliedEvent: { source: SOURCE, id: "e-other" } }
+      const exits = yield* (yield* Executions).applyAll([tick("jo-loop-6", "e-6", 6), other])
+      expect(tagsOf(exits)).toEqual(["Written", "Unchanged"])
+      const states = yield* SfcStateDao
+      expect(yield* states.eventApplied(SCOPE, SOURCE, "e-6")).toEqual(Option.some("jo-loop-6"))
+      expect(yield* states.eventApplied(SCOPE, SOURCE, "e-other")).toEqual(Option.none())
+    }).pipe(Effect.provide(engineWorld({}).layer))
+  )
+
+  it.live("a defect with one job's input is that input's alone: the other jobs of the tick are written", () =>
+    Effect.gen(function* () {
+      yield* waitingJobs("jo-loop-7", "jo-loop-8")
+      const broken = { jobId: "jo-loop-7", input: () => { throw new Error("a bug in an input") } }
+      const [bad, good] = yield* (yield* Executions).applyAll([broken, tick("jo-loop-8", "e-8", 8)])
+      expect(Exit.isFailure(bad!) && Cause.hasDies(bad.cause)).toBe(true)
+      expect(tagsOf([good!])).toEqual(["Written"])
+      expect((yield* executionOf("jo-loop-8"))!.state.results).toEqual({ first: { n: 8 } })
     }).pipe(Effect.provide(engineWorld({}).layer))
   )
 

@@ -39,7 +39,11 @@ const eventsProblem = (events: unknown): InvalidInput | undefined => {
   if (events === undefined) return undefined
   if (!Array.isArray(events)) return new InvalidInput({ field: "appliedEvents", message: "appliedEvents must be an array" })
   const at = events.findIndex((event) => typeof event !== "object" || event === null)
-  return at < 0 ? undefined : new InvalidInput({ field: `appliedEvents[${at}]`, message: `appliedEvents[${at}] must be { source, id }` })
+  if (at >= 0) return new InvalidInput({ field: `appliedEvents[${at}]`, message: `appliedEvents[${at}] must be { source, id }` })
+  // One write applying an event twice would apply it twice: the script checks the records before it writes any.
+  const keys = events.map((event: { readonly source?: unknown; readonly id?: unknown }) => JSON.stringify([event.source, event.id]))
+  const again = keys.findIndex((key, i) => keys.indexOf(key) !== i)
+  return again < 0 ? undefined : new InvalidInput({ field: `appliedEvents[${again}]`, message: `appliedEvents[${again}] names an event applied earlier in the same write` })
 }
 
 /** The job ids named more than once in the batch. */

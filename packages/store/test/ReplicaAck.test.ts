@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Result, Layer, Option } from "effect"
 import { inject } from "vitest"
-import { infoFields, randomPrefix, respCommand, startValkeyServer, type ValkeyServer } from "@microdcs/test-utils"
+import { randomPrefix, respCommand } from "@microdcs/test-utils"
 import { JobOrderDao, Valkey, ValkeyLayer, valkeyOptionsConfig } from "@microdcs/store"
+import { waitCalls, withReplica } from "./ReplicaKit.js"
 
 /** `minReplicasAck`: a write is acknowledged only once replicas confirmed it (WAIT). */
 
@@ -64,27 +65,6 @@ describe("minReplicasAck without a replica", () => {
 })
 
 describe("minReplicasAck with a replica", () => {
-  const withReplica = <A, E, R>(body: (primary: ValkeyServer) => Effect.Effect<A, E, R>) =>
-    Effect.acquireUseRelease(
-      Effect.promise(async () => {
-        const primary = await startValkeyServer()
-        const replica = await startValkeyServer({ extraArgs: ["--replicaof", primary.host, String(primary.port)] })
-        const deadline = Date.now() + 30_000
-        while (infoFields(await respCommand(replica.host, replica.port, ["INFO", "replication"]))["master_link_status"] !== "up") {
-          if (Date.now() > deadline) throw new Error("the replica did not sync")
-          await new Promise((r) => setTimeout(r, 50))
-        }
-        return { primary, replica }
-      }),
-      ({ primary }) => body(primary),
-      ({ primary, replica }) => Effect.promise(() => Promise.all([replica.stop(), primary.stop()]))
-    )
-
-  const waitCalls = async (server: ValkeyServer) => {
-    const stats = infoFields(await respCommand(server.host, server.port, ["INFO", "commandstats"]))
-    return Number(/calls=(\d+)/.exec(stats["cmdstat_wait"] ?? "")?.[1] ?? 0)
-  }
-
   it.live("confirmed puts succeed; puts sent together share one WAIT; the NOSCRIPT fallback is confirmed too", () =>
     withReplica((primary) =>
       Effect.gen(function* () {

@@ -179,6 +179,18 @@ describe("SfcStateDao.compareAndSetMany", () => {
     }).pipe(Effect.provide(services))
   )
 
+  it.effect("an item that applies the same event twice is InvalidInput and is not sent (it would apply the event twice)", () =>
+    Effect.gen(function* () {
+      const dao = yield* SfcStateDao
+      const event = { source: "urn:s", id: "twice" }
+      const results = yield* dao.compareAndSetMany([job("x-1", "x", 0, { appliedEvents: [event, { source: "urn:s", id: "other" }, event] }), job("x-2", "x", 0)])
+      expect(results.map(summary)).toEqual(["InvalidInput", 1])
+      expect(Result.flip(results[0]!)).toEqual(Result.succeed(expect.objectContaining({ field: "appliedEvents[2]" })))
+      expect((yield* Effect.flip(dao.get("x-1")))._tag).toBe("NotFound")
+      expect(yield* dao.eventApplied("x", "urn:s", "twice")).toEqual(Option.none())
+    }).pipe(Effect.provide(services))
+  )
+
   it.effect("refuses invalid items with InvalidInput naming the problem, without sending them; the valid ones are written", () =>
     Effect.gen(function* () {
       const dao = yield* SfcStateDao

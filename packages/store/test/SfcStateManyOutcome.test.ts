@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, References, Result } from "effect"
 import { inject } from "vitest"
-import { infoFields, randomPrefix, respCommand, startValkeyServer } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
 import { type SfcCompareAndSetMany, SfcStateDao, UnknownOutcome, Valkey, type ValkeyService, ValkeyLayer } from "@microdcs/store"
+import { withReplica, waitCalls } from "./ReplicaKit.js"
 import { casWith, manyWith } from "./SfcStateKit.js"
 import { dedicated } from "../src/RawDoor.js"
 
@@ -188,39 +189,22 @@ describe("compareAndSetMany with minReplicasAck", () => {
   )
 
   it.live("with a replica: the whole batch is confirmed by one WAIT", () =>
-    Effect.acquireUseRelease(
-      Effect.promise(async () => {
-        const primary = await startValkeyServer()
-        const replica = await startValkeyServer({ extraArgs: ["--replicaof", primary.host, String(primary.port)] })
-        const deadline = Date.now() + 30_000
-        while (infoFields(await respCommand(replica.host, replica.port, ["INFO", "replication"]))["master_link_status"] !== "up") {
-          if (Date.now() > deadline) throw new Error("the replica did not sync")
-          await new Promise((r) => setTimeout(r, 50))
-        }
-        return { primary, replica }
-      }),
-      ({ primary }) => {
-        const waitCalls = async () => {
-          const stats = infoFields(await respCommand(primary.host, primary.port, ["INFO", "commandstats"]))
-          return Number(/calls=(\d+)/.exec(stats["cmdstat_wait"] ?? "")?.[1] ?? 0)
-        }
-        return Effect.gen(function* () {
-          const dao = yield* SfcStateDao
-          // The first call loads the script (NOSCRIPT fallback: a WAIT of its own).
-          expect((yield* dao.compareAndSetMany([job("warm", "s", 0)])).map(summary)).toEqual([1])
-          const before = yield* Effect.promise(waitCalls)
-          const results = yield* dao.compareAndSetMany(["j-1", "j-2", "j-3", "j-4", "j-5"].map((id) => job(id, "s", 0)))
-          expect(results.map(summary)).toEqual([1, 1, 1, 1, 1])
-          expect((yield* Effect.promise(waitCalls)) - before).toBe(1)
-        }).pipe(
-          Effect.provide(
-            SfcStateDao.Default.pipe(
-              Layer.provideMerge(ValkeyLayer.layer({ url: primary.url, prefix: randomPrefix("sm-ra"), minReplicasAck: 1, replicaAckTimeoutMs: 2000 }))
-            )
+    withReplica((primary) =>
+      Effect.gen(function* () {
+        const dao = yield* SfcStateDao
+        // The first call loads the script (NOSCRIPT fallback: a WAIT of its own).
+        expect((yield* dao.compareAndSetMany([job("warm", "s", 0)])).map(summary)).toEqual([1])
+        const before = yield* Effect.promise(() => waitCalls(primary))
+        const results = yield* dao.compareAndSetMany(["j-1", "j-2", "j-3", "j-4", "j-5"].map((id) => job(id, "s", 0)))
+        expect(results.map(summary)).toEqual([1, 1, 1, 1, 1])
+        expect((yield* Effect.promise(() => waitCalls(primary))) - before).toBe(1)
+      }).pipe(
+        Effect.provide(
+          SfcStateDao.Default.pipe(
+            Layer.provideMerge(ValkeyLayer.layer({ url: primary.url, prefix: randomPrefix("sm-ra"), minReplicasAck: 1, replicaAckTimeoutMs: 2000 }))
           )
         )
-      },
-      ({ primary, replica }) => Effect.promise(() => Promise.all([replica.stop(), primary.stop()]))
+      )
     )
   )
 })
