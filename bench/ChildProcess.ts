@@ -4,7 +4,7 @@ import { type ChildProcess, fork } from "node:child_process"
  * BENCH_CHILD_PROF=dir: each child writes a CPU profile there when it exits, run from the built
  * packages (`pnpm build` first) so the profile names their functions.
  */
-const childExecArgv = (): ReadonlyArray<string> => {
+const childExecArgv = (): Array<string> => {
   const profileDir = process.env["BENCH_CHILD_PROF"]
   return profileDir ? ["--import", "tsx", "--cpu-prof", `--cpu-prof-dir=${profileDir}`] : ["--import", "tsx", "--conditions=source"]
 }
