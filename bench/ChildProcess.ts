@@ -1,13 +1,22 @@
 import { type ChildProcess, fork } from "node:child_process"
 
 /**
+ * BENCH_CHILD_PROF=dir: each child writes a CPU profile there when it exits, run from the built
+ * packages (`pnpm build` first) so the profile names their functions.
+ */
+const childExecArgv = (): Array<string> => {
+  const profileDir = process.env["BENCH_CHILD_PROF"]
+  return profileDir ? ["--import", "tsx", "--cpu-prof", `--cpu-prof-dir=${profileDir}`] : ["--import", "tsx", "--conditions=source"]
+}
+
+/**
  * A benchmark child process (`node --import tsx --conditions=source script`) with its config in
  * the environment variable `envName` (JSON), talking over IPC: `message(type)` resolves with the
  * first message of that type, and rejects if the child exits first.
  */
 export const forkChild = <From extends { readonly type: string }, To>(script: string, name: string, envName: string, config: unknown) => {
   const child = fork(script, [], {
-    execArgv: ["--import", "tsx", "--conditions=source"],
+    execArgv: childExecArgv(),
     env: { ...process.env, [envName]: JSON.stringify(config) },
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })

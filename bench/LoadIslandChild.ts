@@ -18,6 +18,8 @@ export type FromLoadIsland = { readonly type: "ready" } | { readonly type: "repo
 
 const config = JSON.parse(process.env["BENCH_LOAD_ISLAND"] ?? "{}") as LoadIslandConfig
 const tell = (message: FromLoadIsland) => process.send?.(message)
+// Ended by SIGTERM: an orderly exit, so a CPU profile (BENCH_CHILD_PROF) is written.
+process.on("SIGTERM", () => process.exit(0))
 
 // Messages are queued from the first moment, so none is lost between two waits.
 const inbox = Effect.runSync(Queue.unbounded<ToLoadIsland>())

@@ -2,6 +2,7 @@ import { Duration, Effect } from "effect"
 import { MqttPublishError } from "./Errors.js"
 import type { LiveClient } from "./MqttClient.js"
 import type { Prepared } from "./PublishPreparation.js"
+import { gatherTurnWrites } from "./TurnWrites.js"
 
 /**
  * Sending prepared messages and waiting for their PUBACKs. The PUBACK timeout is a timer inside
@@ -102,6 +103,7 @@ export const sendAll = (sender: PublishSender, batch: ReadonlyArray<Prepared>): 
       return resume(Effect.succeed(batch.map(({ topic }) => new MqttPublishError({ topic, reason: "closed", message: "connection is closing" }))))
     }
     const wait = startWait(sender, batch, resume)
+    gatherTurnWrites(live.client)
     batch.forEach(({ topic, payload, options }, i) =>
       live.client.publish(topic, payload, options, (error) => settle(sender, wait, i, error ? publishErrorOf(live, topic, error) : undefined))
     )

@@ -29,7 +29,10 @@ export const makeAcceptance = Effect.gen(function* () {
   const limitOf = (scope: string) =>
     limits.get(scope).pipe(Effect.map(Option.getOrElse(() => options.defaultAcceptanceLimit)))
 
-  const missingIn = (scope: string, referenced: JobOrderReferences) =>
+  const unknownIn = (scope: string, ids: ReadonlyArray<string>, concurrency: number | "unbounded") =>
+    Effect.map(Effect.forEach(ids, (id) => workMasters.isMember(scope, id), { concurrency }), (known) => ids.filter((_, i) => !known[i]))
+
+  const missingIn = (scope: string, referenced: JobOrderReferences, unknownWorkMasters: ReadonlyArray<string> | undefined) =>
     Effect.gen(function* () {
       // One SMISMEMBER per list kind and one SISMEMBER per work master. The lists are
       // independent, so several are asked at once; one or two go one after the other, since
@@ -40,18 +43,21 @@ export const makeAcceptance = Effect.gen(function* () {
         ({ kind, ids }) => Effect.map(references.missing(kind, scope, ids), (absent) => ({ kind, ids: absent })),
         { concurrency }
       )
-      const known = yield* Effect.forEach(referenced.workMasters, (id) => workMasters.isMember(scope, id), { concurrency })
-      const absentWorkMasters = referenced.workMasters.filter((_, i) => !known[i])
+      // Read with the dedupe claim already, when the request came through one.
+      const absentWorkMasters = unknownWorkMasters ?? (yield* unknownIn(scope, referenced.workMasters, concurrency))
       const all: ReadonlyArray<MissingReferences> = [...lists, { kind: "workmaster", ids: absentWorkMasters }]
       return all.filter((m) => m.ids.length > 0)
     })
 
-  /** Every referenced id that is not in its scope list, grouped by list; empty when all are known. */
-  const missingReferences = (scope: string, referenced: JobOrderReferences) =>
+  /**
+   * Every referenced id that is not in its scope list, grouped by list; empty when all are
+   * known. `unknownWorkMasters`: which of `referenced.workMasters` the claim found unlisted.
+   */
+  const missingReferences = (scope: string, referenced: JobOrderReferences, unknownWorkMasters?: ReadonlyArray<string>) =>
     // A job order that names no reference asks nothing (no fiber, no forEach).
-    referenced.lists.length === 0 && referenced.workMasters.length === 0
+    referenced.lists.length === 0 && (referenced.workMasters.length === 0 || unknownWorkMasters?.length === 0)
       ? Effect.succeed<ReadonlyArray<MissingReferences>>([])
-      : missingIn(scope, referenced)
+      : missingIn(scope, referenced, unknownWorkMasters)
 
   return { limitOf, missingReferences } as const
 })

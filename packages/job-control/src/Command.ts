@@ -13,6 +13,7 @@ import {
 import { type ConfigCommand, parseConfigCommand, parseConfigType } from "./ConfigCommand.js"
 import { asId, BadRequest, ensureJson, isObject, malformed, missing, payloadObject, readComment, readCount, readId } from "./Payload.js"
 import { type JobOrderReferences, referencesOf } from "./References.js"
+import type { AdmissionTarget } from "@microdcs/store"
 import { type JobControlRequest, replyTypeOf, scopeOf } from "./Request.js"
 
 /** The methods that carry a whole JobOrder and run the acceptance checks. */
@@ -137,8 +138,11 @@ export const parsedRequest = (request: JobControlRequest): ParsedRequest | undef
 
 /**
  * The job order a command would create when it is a Store or StoreAndStart: the claim of its
- * request can read that job order's admission in the same round trip (`exactlyOnce`'s
- * `admitJobOrder`), and the store method then uses those reads instead of its own.
+ * request can read that job order's admission (and whether its work masters are listed) in the
+ * same round trip (`exactlyOnce`'s `admitJobOrder`), and the store method then uses those reads
+ * instead of its own.
  */
-export const admissionTarget = (command: Command): { readonly id: string; readonly scope: string } | undefined =>
-  command._tag === "JobOrderMethod" && command.method !== "Update" ? { id: command.jobOrder.JobOrderID, scope: command.scope } : undefined
+export const admissionTarget = (command: Command): AdmissionTarget | undefined =>
+  command._tag === "JobOrderMethod" && command.method !== "Update"
+    ? { id: command.jobOrder.JobOrderID, scope: command.scope, workMasters: command.references.workMasters }
+    : undefined

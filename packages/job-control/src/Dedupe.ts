@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { type ClaimAdmission, claimToken, type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
+import { type AdmissionTarget, type ClaimAdmission, claimToken, type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
 
 /** 2 × a 30 s handler timeout: the lease must outlive the slowest handler that still succeeds. */
 export const DEFAULT_LEASE_MS = 60_000
@@ -24,7 +24,7 @@ export interface ExactlyOnceOptions<A = unknown> {
    * The job order a Store or StoreAndStart request would create (see `admissionTarget`): the
    * claim then reads its admission in the same round trip and hands it to `process`.
    */
-  readonly admitJobOrder?: { readonly id: string; readonly scope: string } | undefined
+  readonly admitJobOrder?: AdmissionTarget | undefined
   /**
    * This process's claim holder (`keepClaimHolder`): the claim names it, so once this process
    * dies a duplicate takes the claim over within the holder's liveness lifetime (3 s) instead of
@@ -36,7 +36,7 @@ export interface ExactlyOnceOptions<A = unknown> {
 /** What the claim gives the processing: the admission reads, when `admitJobOrder` asked for them. */
 export interface ClaimedEvent {
   /** The reads, with the job order they were made for (`admitJobOrder`). */
-  readonly admission: { readonly jobOrder: { readonly id: string; readonly scope: string }; readonly read: ClaimAdmission } | undefined
+  readonly admission: { readonly jobOrder: AdmissionTarget; readonly read: ClaimAdmission } | undefined
 }
 
 /**

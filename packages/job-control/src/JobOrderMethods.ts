@@ -113,7 +113,8 @@ const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefine
     const id = jobOrder.JobOrderID
     // Whether the id is taken and the scope's limit, in one round trip (or read with the dedupe
     // claim already): judged in the old order (an existing id first, then the references, then the limit).
-    const { exists, limit: storedLimit } = yield* (admitted === undefined ? deps.jobOrders.admission(id, scope) : Effect.fromResult(admitted))
+    const read = yield* (admitted === undefined ? deps.jobOrders.admission(id, scope) : Effect.fromResult(admitted))
+    const { exists, limit: storedLimit } = read
     // Store and StoreAndStart leave InitialState by definition; a Left would be a broken table.
     const moves = transition(JobStates.InitialState, method)
     if (Result.isFailure(moves)) return yield* Effect.die(moves.failure)
@@ -124,7 +125,7 @@ const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefine
     }
     // Read one after the other: forking fibers to send them together cost more CPU (about
     // 60 µs per Effect.all) than the round trips it saved.
-    const missing = yield* deps.acceptance.missingReferences(scope, command.references)
+    const missing = yield* deps.acceptance.missingReferences(scope, command.references, read.unknownWorkMasters)
     if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
     const limit = Option.getOrElse(storedLimit, () => deps.options.defaultAcceptanceLimit)
     return yield* create(deps, command, target, limit, op, origin)

@@ -29,6 +29,43 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
     })
   )
 
+  it.effect("reads which of the named work masters the scope lists, in the order asked", () =>
+    Effect.gen(function* () {
+      const dedupe = yield* DedupeStore
+      yield* handleOk(configRequest("workmaster", "adm-wm", { ID: "wm-a" }))
+      const claimed = yield* dedupe.claimWithAdmission("urn:mes", "a-wm", "tok-wm", 5_000, { id: "j-wm", scope: "adm-wm", workMasters: ["wm-x", "wm-a", "wm-y"] })
+      expect(claimed._tag === "Claimed" && claimed.admission).toEqual(Result.succeed({ exists: false, limit: Option.none(), unknownWorkMasters: ["wm-x", "wm-y"] }))
+      // A work master list of another type fails the admission as the processor's own read would.
+      const valkey = yield* Valkey
+      const list = valkey.keys.key("workMasterList", { scope: "adm-wm-bad" }) as string
+      yield* unsafeCommand(valkey, "corrupt the list", (c) => c.set(list, "not a set"))
+      const corrupt = yield* dedupe.claimWithAdmission("urn:mes", "a-wm-2", "tok-wm-2", 5_000, { id: "j-wm", scope: "adm-wm-bad", workMasters: ["wm-a"] })
+      const read = corrupt._tag === "Claimed" ? corrupt.admission : undefined
+      expect(read !== undefined && Result.isFailure(read) && read.failure).toBeInstanceOf(WrongType)
+      // Named none: the list is neither checked nor read.
+      const none = yield* dedupe.claimWithAdmission("urn:mes", "a-wm-3", "tok-wm-3", 5_000, { id: "j-wm", scope: "adm-wm-bad", workMasters: [] })
+      expect(none._tag === "Claimed" && none.admission).toEqual(Result.succeed({ exists: false, limit: Option.none() }))
+    })
+  )
+
+  it.effect("Store through the claim's reads refuses an unknown work master as without them, and stores a known one", () =>
+    Effect.gen(function* () {
+      const jobControl = yield* JobControl
+      yield* handleOk(configRequest("workmaster", "adm-wm-4", { ID: "wm-known" }))
+      const run = (id: string, workMaster: string) => {
+        const request = { ...methodRequest("Store", "adm-wm-4", { JobOrder: { ...jobOrder(id), WorkMasterID: [{ ID: workMaster }] } }), id: `r-${id}` }
+        const parsed = parsedRequest(request)
+        const admitJobOrder = parsed !== undefined && Result.isSuccess(parsed.command) ? admissionTarget(parsed.command.success) : undefined
+        expect(admitJobOrder?.workMasters).toEqual([workMaster])
+        return exactlyOnce({ source: "urn:mes", id: request.id, admitJobOrder }, (claimed) => jobControl.handle(request, claimed)).pipe(
+          Effect.map((outcome) => (outcome._tag === "Processed" ? { status: outcome.value.reply.data["ReturnStatus"], kind: outcome.value.reply.error?.kind, text: outcome.value.reply.error?.message } : outcome))
+        )
+      }
+      expect(yield* run("j-unknown", "wm-gone")).toMatchObject({ status: 16, kind: "UnknownReference", text: expect.stringContaining("unknown workmaster: wm-gone") })
+      expect(yield* run("j-known", "wm-known")).toEqual({ status: 1, kind: undefined, text: undefined })
+    })
+  )
+
   it.effect("a job order id that names no key claims without the reads; the processor's own read refuses it", () =>
     Effect.gen(function* () {
       const dedupe = yield* DedupeStore
@@ -46,7 +83,7 @@ layer(world())("the claim with the admission reads (Store, StoreAndStart)", (it)
       const request = methodRequest("Store", "adm-3", { JobOrder: jobOrder("corrupt") })
       const parsed = parsedRequest(request)
       const admitJobOrder = parsed !== undefined && Result.isSuccess(parsed.command) ? admissionTarget(parsed.command.success) : undefined
-      expect(admitJobOrder).toEqual({ id: "corrupt", scope: "adm-3" })
+      expect(admitJobOrder).toEqual({ id: "corrupt", scope: "adm-3", workMasters: [] })
       const failed = yield* Effect.flip(exactlyOnce({ source: "urn:mes", id: "a-4", admitJobOrder }, (claimed) => jobControl.handle(request, claimed)))
       expect(failed).toBeInstanceOf(WrongType)
       // Given back: the redelivery claims at once (after the key is repaired, it is stored).

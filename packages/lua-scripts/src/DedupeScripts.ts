@@ -113,19 +113,25 @@ export const dedupeTakeover = defineScript({
 
 /** What the admission reads found once the claim was taken (see `dedupeClaimAdmission`). */
 export type DedupeAdmissionRead =
-  /** `limit`: the text of the scope's acceptance limit, null when unset. */
-  | { readonly status: "admission"; readonly exists: boolean; readonly limit: string | null }
+  /**
+   * `limit`: the text of the scope's acceptance limit, null when unset; `knownWorkMasters`: per
+   * work master id passed, in order, whether the scope's work master list holds it.
+   */
+  | { readonly status: "admission"; readonly exists: boolean; readonly limit: string | null; readonly knownWorkMasters: ReadonlyArray<boolean> }
   | WrongTypeReply
 
 export type DedupeClaimAdmissionReply =
   | { readonly status: "claimed"; readonly alreadyHeld: boolean; readonly admission: DedupeAdmissionRead }
   | Exclude<DedupeClaimReply, { readonly status: "claimed" }>
 
-/** The dedupe claim of a Store or StoreAndStart request with the admission reads of its job order, in one step. */
+/**
+ * The dedupe claim of a Store or StoreAndStart request with the admission reads of its job order
+ * (and whether its work masters are listed), in one step.
+ */
 export const dedupeClaimAdmission = defineScript({
-  file: "dedupe-claim-admission-3.lua",
-  keys: ["dedupe", "jobOrder", "jobAcceptance"],
-  encodeArgs: (a: { readonly token: string; readonly leaseMs: number }) => [a.token, a.leaseMs],
+  file: "dedupe-claim-admission-4.lua",
+  keys: ["dedupe", "jobOrder", "jobAcceptance", "workMasterList"],
+  encodeArgs: (a: { readonly token: string; readonly leaseMs: number; readonly workMasters: ReadonlyArray<string> }) => [a.token, a.leaseMs, ...a.workMasters],
   decodeReply: (raw): DedupeClaimAdmissionReply => {
     const name = "dedupe-claim-admission"
     const reply = asArray(name, raw)
@@ -137,7 +143,8 @@ export const dedupeClaimAdmission = defineScript({
         const kind = asText(name, read[0])
         if (kind === "wrongtype") return { status, alreadyHeld, admission: decodeWrongType(name, read) }
         if (kind !== "admission") throw new UnexpectedReply(name, raw)
-        return { status, alreadyHeld, admission: { status: kind, exists: asInteger(name, read[1]) === 1, limit: asOptionalText(name, read[2] ?? null) } }
+        const knownWorkMasters = read.slice(3).map((known) => asInteger(name, known) === 1)
+        return { status, alreadyHeld, admission: { status: kind, exists: asInteger(name, read[1]) === 1, limit: asOptionalText(name, read[2] ?? null), knownWorkMasters } }
       }
       case "done":
         return { status, reply: asOptionalText(name, reply[1] ?? null) }

@@ -14,7 +14,9 @@ export interface CounterReads {
   readonly run: (
     scope: string,
     jobId: string,
-    call: (counters: ReadonlyArray<CounterValues>) => EngineOutput
+    call: (counters: ReadonlyArray<CounterValues>) => EngineOutput,
+    /** The call's output with no counters, when the caller already has it (the core then runs once less). */
+    first?: EngineOutput
   ) => Effect.Effect<EngineOutput, CounterUnavailable | ConnectionError>
 }
 
@@ -70,9 +72,9 @@ const readAndRun = (deps: CounterReadDeps, scope: string, jobId: string, call: C
 /** Built where the runtime is: both services are optional, so no layer has to provide them. */
 export const makeCounterReads: Effect.Effect<CounterReads> = Effect.gen(function* () {
   const deps: CounterReadDeps = { source: yield* Effect.serviceOption(CounterSource), jobOrders: yield* Effect.serviceOption(JobOrderDao) }
-  const run: CounterReads["run"] = (scope, jobId, call) => {
+  const run: CounterReads["run"] = (scope, jobId, call, given) => {
     const values: Array<CounterValues> = []
-    const first = call(values)
+    const first = given ?? call(values)
     // The hot path: a call that names no counter needs no Effect of its own.
     return first.needsCounters === undefined ? Effect.succeed(first) : readAndRun(deps, scope, jobId, call, values, first)
   }

@@ -27,7 +27,7 @@ const planOne = (deps: ExecutionDeps, answers: TickAnswers, item: PendingInput, 
   }
   // Only a start whose first transitions name counters needs an Effect.
   if (first.needsCounters === undefined) return Effect.succeed({ item, output: first })
-  return Effect.matchEffect(deps.counters.run(params.scope, params.jobId, call), {
+  return Effect.matchEffect(deps.counters.run(params.scope, params.jobId, call, first), {
     onSuccess: (output) => Effect.succeed({ item, output }),
     onFailure: (error) => Effect.sync(() => void answers.answer(item, Exit.fail(error)))
   })

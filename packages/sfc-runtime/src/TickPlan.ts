@@ -35,10 +35,10 @@ const coreCall = (deps: ExecutionDeps, job: JobToPlan, now: number) => {
 }
 
 /** A job whose transitions name counters: read them (one read per evaluation), then plan. */
-const withCounters = (deps: ExecutionDeps, job: JobToPlan, call: ReturnType<typeof coreCall>): Effect.Effect<PlanOutcome> => {
-  let last: StepAllOutput | undefined
-  const run = deps.counters.run(job.loaded.state.scope, job.jobId, (values) => (last = call(values)).output)
-  return Effect.exit(run).pipe(Effect.map((read): PlanOutcome => ({ job, plan: Exit.map(read, () => ({ ...job, result: last! })) })))
+const withCounters = (deps: ExecutionDeps, job: JobToPlan, call: ReturnType<typeof coreCall>, first: StepAllOutput): Effect.Effect<PlanOutcome> => {
+  let last = first
+  const run = deps.counters.run(job.loaded.state.scope, job.jobId, (values) => (last = call(values)).output, first.output)
+  return Effect.exit(run).pipe(Effect.map((read): PlanOutcome => ({ job, plan: Exit.map(read, () => ({ ...job, result: last })) })))
 }
 
 /**
@@ -54,7 +54,7 @@ export const planJobs = (deps: ExecutionDeps, jobs: ReadonlyArray<JobToPlan>, no
       const call = coreCall(deps, job, now)
       const first = call([])
       if (first.output.needsCounters === undefined) planned.push({ job, plan: Exit.succeed({ ...job, result: first }) })
-      else reading.push(withCounters(deps, job, call))
+      else reading.push(withCounters(deps, job, call, first))
     } catch (defect) {
       planned.push({ job, plan: Exit.die(defect) })
     }

@@ -6,6 +6,11 @@ export interface JobOrderAdmission {
   readonly exists: boolean
   /** The scope's acceptance limit (`jobacceptance:{scope}`), none when unset. */
   readonly limit: Option.Option<number>
+  /**
+   * Read with the claim only (`DedupeStore.claimWithAdmission` given work master ids): the ids
+   * the scope's work master list does not hold, in the order asked.
+   */
+  readonly unknownWorkMasters?: ReadonlyArray<string> | undefined
 }
 
 /**

@@ -131,16 +131,38 @@ const claim = (valkey: ValkeyService, source: string, id: string, token: string,
   })
 
 /** The `JobOrderDao.admission` answer from the script's reads (an unparsable limit is corruption, as there). */
-const admissionOf = (read: DedupeAdmissionRead, limitKey: string): Effect.Effect<ClaimAdmission> => {
+const admissionOf = (read: DedupeAdmissionRead, limitKey: string, workMasters: ReadonlyArray<string>): Effect.Effect<ClaimAdmission> => {
   if (read.status === "wrongtype") return Effect.succeed(Result.fail(wrongTypeError(read)))
-  return Effect.map(admissionFrom(read.exists, read.limit, limitKey), Result.succeed)
+  return Effect.map(admissionFrom(read.exists, read.limit, limitKey), (admission) =>
+    Result.succeed(
+      workMasters.length === 0 ? admission : { ...admission, unknownWorkMasters: workMasters.filter((_, i) => read.knownWorkMasters[i] !== true) }
+    )
+  )
+}
+
+/** More work masters than this are read by the processor itself: one script call stays small. */
+const MAX_CLAIM_WORK_MASTERS = 64
+
+/** The job order a Store or StoreAndStart creates: its id, scope and the work masters it names. */
+export interface AdmissionTarget {
+  readonly id: string
+  readonly scope: string
+  /** Read with the claim when given (at most {@link MAX_CLAIM_WORK_MASTERS}, each a key part). */
+  readonly workMasters?: ReadonlyArray<string> | undefined
+}
+
+// The work masters the claim reads: none when they cannot all be asked in one small call.
+const claimWorkMasters = (jobOrder: AdmissionTarget): ReadonlyArray<string> => {
+  const ids = jobOrder.workMasters ?? []
+  return ids.length > MAX_CLAIM_WORK_MASTERS || ids.some((id) => keyPartProblem("workMaster", id) !== undefined) ? [] : ids
 }
 
 /**
  * {@link claim} for a request that stores job order `jobOrder.id` in `jobOrder.scope`: once
  * claimed, the same script reads the job order's admission (whether the id is taken, the
- * scope's limit), so the processor skips that round trip. A job order id or scope that names
- * no key claims as `claim` does (no admission): the processor's own read then refuses it.
+ * scope's limit, which of `jobOrder.workMasters` are listed), so the processor skips those
+ * round trips. A job order id or scope that names no key claims as `claim` does (no admission):
+ * the processor's own read then refuses it.
  */
 const claimWithAdmission = (
   valkey: ValkeyService,
@@ -148,20 +170,22 @@ const claimWithAdmission = (
   id: string,
   token: string,
   leaseMs: number,
-  jobOrder: { readonly id: string; readonly scope: string }
+  jobOrder: AdmissionTarget
 ): Effect.Effect<ClaimResult, ClaimError> =>
   Effect.suspend((): Effect.Effect<ClaimResult, ClaimError> => {
     const docKey = valkey.keys.key("jobOrder", { id: jobOrder.id })
     const limitKey = valkey.keys.key("jobAcceptance", { scope: jobOrder.scope })
-    if (docKey instanceof KeyPartError || limitKey instanceof KeyPartError) return claim(valkey, source, id, token, leaseMs)
+    const listKey = valkey.keys.key("workMasterList", { scope: jobOrder.scope })
+    if (docKey instanceof KeyPartError || limitKey instanceof KeyPartError || listKey instanceof KeyPartError) return claim(valkey, source, id, token, leaseMs)
     const key = dedupeKeyOf(valkey, source, id)
     if (typeof key !== "string") return Effect.fail(key)
     const problem = keyPartProblem("token", token) ?? positiveMsProblem("leaseMs", leaseMs)
     if (problem) return Effect.fail(problem)
-    const keys = { dedupe: key, jobOrder: docKey, jobAcceptance: limitKey }
-    return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs }), (reply) =>
+    const keys = { dedupe: key, jobOrder: docKey, jobAcceptance: limitKey, workMasterList: listKey }
+    const workMasters = claimWorkMasters(jobOrder)
+    return Effect.flatMap(valkey.script(dedupeClaimAdmission, keys, { token, leaseMs, workMasters }), (reply) =>
       reply.status === "claimed"
-        ? Effect.map(admissionOf(reply.admission, limitKey), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
+        ? Effect.map(admissionOf(reply.admission, limitKey, workMasters), (admission) => ClaimResult.Claimed({ key, alreadyHeld: reply.alreadyHeld, admission }))
         : takeOverOrNot(valkey, key, reply, token, leaseMs)
     )
   })
@@ -230,7 +254,7 @@ export class DedupeStore extends Context.Service<DedupeStore>()("@microdcs/store
     const valkey = yield* Valkey
     return {
       claim: (source: string, id: string, token: string, leaseMs: number) => claim(valkey, source, id, token, leaseMs),
-      claimWithAdmission: (source: string, id: string, token: string, leaseMs: number, jobOrder: { readonly id: string; readonly scope: string }) =>
+      claimWithAdmission: (source: string, id: string, token: string, leaseMs: number, jobOrder: AdmissionTarget) =>
         claimWithAdmission(valkey, source, id, token, leaseMs, jobOrder),
       markDone: (source: string, id: string, token: string, ttlMs: number, storedReply?: string) => markDone(valkey, source, id, token, ttlMs, storedReply),
       release: (source: string, id: string, token: string) => release(valkey, source, id, token),

@@ -1,11 +1,13 @@
 import type { Redis } from "iovalkey"
 
 /**
- * Gathers the commands issued on a busy connection in one tick into one socket write: a command
- * issued while others await their replies corks the socket, and `process.nextTick` uncorks it once
- * the tick's code and the microtasks it queued (the fibers it resumed) ran. A command on an idle
- * connection leaves at once: a lone call waits for no tick. Unlike iovalkey's auto-pipelining,
- * which holds every later command until its one pipeline in flight is answered, the next tick's
+ * Gathers the commands issued on a busy connection in one turn of the event loop into one socket
+ * write: a command issued while others await their replies corks the socket, and `setImmediate`
+ * uncorks it once the I/O callbacks of this turn (each reply or message that arrived, and the
+ * fibers they resumed) ran. Uncorking at `process.nextTick` instead wrote once per callback: under
+ * load twice the write calls, each a system call that also wakes the server. A command on an idle
+ * connection leaves at once: a lone call waits for no turn. Unlike iovalkey's auto-pipelining,
+ * which holds every later command until its one pipeline in flight is answered, the next turn's
  * commands leave at once too: the server never waits while this process reads replies. Commands
  * go out in the order they were issued, as on a plain connection (a `WAIT` after its writes, too).
  *
@@ -26,6 +28,6 @@ export const makeTickWrites = (client: Redis): ((many?: boolean) => void) => {
     if (stream === undefined) return
     stream.cork()
     corked = stream
-    process.nextTick(uncork)
+    setImmediate(uncork)
   }
 }
