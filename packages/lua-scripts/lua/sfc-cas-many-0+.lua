@@ -17,6 +17,8 @@
     sfc:waits:{scope}:{typeId} x L        zset   waits sets the job leaves (ZREM)
     sfc:correlation:{correlationId} x P   string pointers set to the job id (any type is replaced)
     joborder:{jobId}                      hash   only when R = 1: read after the write
+    joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}   only when G = 1: the job order
+                                                  move written with the job (lib/joborder-move.lua)
 
   ARGV[1]  nudge channel ({prefix}:nudge:sfc); "" = no nudge for any job
   ARGV[2]  number of jobs N (a job id may appear once)
@@ -34,15 +36,21 @@
     J, M, L: the numbers of waits sets joined, moved and left
     P, the number of correlation pointers, and their lifetime in ms (any number when P = 0)
     R: "1" = read the job order after the write, "0" = not
+    G: "1" = a job order move is written with the job, "0" = not
     then J wait starts (epoch ms), one per joined waits set, in key order;
     then M wait starts, one per moved waits set, in key order;
     then the entry count E; then per entry its item count n (even, > 0) and n items
     field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
+    then, when G = 1, the move: expected job order version (> 0), its scope, job order id,
+    priority, doc, operation id, change word, origin ("" = none), changes nudge channel
 
   Replies: an array with one reply per job, in job order:
     {"ok", newVersion, entryId1, entryId2, ...}   one stream id per entry, in order
     {"ok", newVersion, entryId1, ..., "joborder", doc}   with R = 1: the job order's doc field
                                                   after the write (false when it does not exist)
+    {"ok", newVersion, entryId1, ..., "moved", v, ["joborder", doc]}   with G = 1: the job order's
+                                                  version after the move, 0 when it was not written
+                                                  (another version, scope or type: never a refusal)
     {"conflict", storedVersion}                   0 when the state does not exist
     {"scope", storedScope}
     {"duplicate", eventIndex, jobId}              the job's event at eventIndex (0-based among
@@ -76,18 +84,29 @@ local function readJob(cursor, nextKey)
   if not expected or not eventCount or not joinCount or not moveCount or not leaveCount or not pointerCount then return nil, 'counts' end
   if not tonumber(pointerLifetime) then return nil, 'pointer lifetime' end
   if due == nil or (due ~= '' and not tonumber(due)) then return nil, 'deadline' end
-  if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) then return nil, 'flags' end
+  if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) or not isFlag(ARGV[a + 15]) then return nil, 'flags' end
   local job = {
     expected = expected, scope = ARGV[a + 1], jobId = ARGV[a + 2], op = ARGV[a + 3], doc = ARGV[a + 4], due = due,
     active = ARGV[a + 6] == '1', nudge = ARGV[a + 7] == '1', eventLifetime = eventLifetime, pointerLifetime = pointerLifetime
   }
   local what
-  job.joinSince, cursor = sfcReadStarts(a + 15, joinCount)
+  job.joinSince, cursor = sfcReadStarts(a + 16, joinCount)
   if not job.joinSince then return nil, 'wait start' end
   job.moveSince, cursor = sfcReadStarts(cursor, moveCount)
   if not job.moveSince then return nil, 'moved wait start' end
   job.entries, cursor, what = sfcReadEntries(cursor)
   if not job.entries then return nil, what end
+  job.move = false
+  if ARGV[a + 15] == '1' then
+    local expectedOrder = tonumber(ARGV[cursor])
+    if not expectedOrder or expectedOrder <= 0 or not tonumber(ARGV[cursor + 3]) then return nil, 'move' end
+    job.move = {
+      expected = expectedOrder, scope = ARGV[cursor + 1], id = ARGV[cursor + 2], priority = ARGV[cursor + 3], doc = ARGV[cursor + 4],
+      op = ARGV[cursor + 5], change = ARGV[cursor + 6], origin = ARGV[cursor + 7], channel = ARGV[cursor + 8]
+    }
+    if job.move.channel == nil then return nil, 'move' end
+    cursor = cursor + 9
+  end
   job.stateKey, job.workKey, job.dueKey, job.activeKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
   job.eventKeys, nextKey = sfcTakeKeys(nextKey + 4, eventCount)
   job.joinKeys, nextKey = sfcTakeKeys(nextKey, joinCount)
@@ -98,6 +117,10 @@ local function readJob(cursor, nextKey)
   if ARGV[a + 14] == '1' then
     job.orderKey = KEYS[nextKey]
     nextKey = nextKey + 1
+  end
+  if job.move then
+    job.move.docKey, job.move.listKey, job.move.scopesKey, job.move.changesKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
+    nextKey = nextKey + 4
   end
   return job, cursor, nextKey
 end

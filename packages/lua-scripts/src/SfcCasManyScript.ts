@@ -14,6 +14,26 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly events: ReadonlyArray<string>
   /** `false`: the job's entries are appended without a nudge (the writer handles them itself). */
   readonly nudge: boolean
+  /** A job order move written with the job when its version still matches (`put-joborder-4`'s put, never a refusal of the job). */
+  readonly jobOrderMove?: SfcJobOrderMove | undefined
+}
+
+/** A job order move written with an SFC job (see `lib/joborder-move.lua`). */
+export interface SfcJobOrderMove {
+  readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string }
+  /** The job order version the move was computed from (> 0). */
+  readonly expectedVersion: number
+  readonly scope: string
+  readonly id: string
+  readonly priority: number
+  readonly doc: string
+  readonly op: string
+  /** The change word of the change entry (the trigger). */
+  readonly change: string
+  /** Who caused the move (JSON text), `""` for none. */
+  readonly origin: string
+  /** The change stream's nudge channel. */
+  readonly changesChannel: string
 }
 
 export interface SfcCompareAndSetManyArgs {
@@ -58,7 +78,20 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
   ...(job.waitsMove ?? []).map((w) => w.key),
   ...job.waitsLeave,
   ...(job.directSend?.pointerKeys ?? []),
-  ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : [])
+  ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : []),
+  ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes] : [])
+]
+
+const moveArgs = (move: SfcJobOrderMove): ReadonlyArray<string | number> => [
+  move.expectedVersion,
+  move.scope,
+  move.id,
+  move.priority,
+  move.doc,
+  move.op,
+  move.change,
+  move.origin,
+  move.changesChannel
 ]
 
 /** One job's block of ARGV, as the script header lays it out. */
@@ -78,17 +111,19 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   (job.directSend?.pointerKeys ?? []).length,
   job.directSend?.pointerLifetimeMs ?? 0,
   job.directSend?.jobOrderKey != null ? "1" : "0",
+  job.jobOrderMove ? "1" : "0",
   ...job.waitsJoin.map((w) => w.since),
   ...(job.waitsMove ?? []).map((w) => w.since),
   job.entries.length,
-  ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()])
+  ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
+  ...(job.jobOrderMove ? moveArgs(job.jobOrderMove) : [])
 ]
 
 /**
  * `sfc-cas` for many jobs in one call: each job checked and written on its own (a refused job
  * writes nothing, the others are written), one nudge per scope. No fixed keys: KEYS are each
  * job's block (state, work, due, active, events, joined, moved and left waits sets, pointers,
- * the job order key), in job order. The reply has one entry per job, in order.
+ * the job order key, the move's keys), in job order. The reply has one entry per job, in order.
  */
 export const sfcCompareAndSetMany = defineScript({
   file: "sfc-cas-many-0+.lua",

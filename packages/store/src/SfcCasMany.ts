@@ -1,5 +1,5 @@
 import { Effect, Result } from "effect"
-import { type SfcCasManyJob, type SfcCasManyJobReply, type SfcCompareAndSetManyArgs, sfcCompareAndSetMany } from "@microdcs/lua-scripts"
+import { type SfcCasManyJob, type SfcCasManyJobReply, type SfcCompareAndSetManyArgs, type SfcJobOrderMove, sfcCompareAndSetMany } from "@microdcs/lua-scripts"
 import { newOperationId } from "./Document.js"
 import {
   type ConnectionError,
@@ -12,6 +12,7 @@ import {
 } from "./Errors.js"
 import { writeOutcome, type WriteOutcome } from "./OutcomeCheck.js"
 import { type CasDeps, EVENT_LIFETIME_MS, type PreparedJob, prepareJob, type SfcCompareAndSetMany, type SfcWritten } from "./SfcCasInput.js"
+import { preparedMove } from "./SfcJobOrderMove.js"
 import { writeFailure } from "./WriteReplies.js"
 
 /**
@@ -24,12 +25,22 @@ export type SfcCasManyError = VersionConflict | ScopeConflict | WrongType | Dupl
 /** One job's result in a `compareAndSetMany`, in input order. */
 export type SfcCasManyResult = Result.Result<SfcWritten, SfcCasManyError>
 
-/** A job that goes to the script: where its result goes, its op, its input and its checked write. */
+/** A job that goes to the script: where its result goes, its op, its input and its checked write (and move). */
 interface SentJob {
   readonly slot: number
   readonly op: string
   readonly input: SfcCompareAndSetMany
   readonly prepared: PreparedJob
+  readonly move: SfcJobOrderMove | undefined
+}
+
+/** The checked write of one input with its checked move, or the first problem. */
+const prepareInput = (deps: CasDeps, input: SfcCompareAndSetMany, op: string): { prepared: PreparedJob; move: SfcJobOrderMove | undefined } | InvalidInput => {
+  const { keys, maxDocumentBytes } = deps.valkey
+  const prepared = eventsProblem(input.appliedEvents) ?? prepareJob(keys, deps.scopeKeys, input, input.appliedEvents ?? [], maxDocumentBytes, op)
+  if (prepared instanceof InvalidInput || input.jobOrderMove === undefined) return prepared instanceof InvalidInput ? prepared : { prepared, move: undefined }
+  const move = preparedMove(keys, input.jobId, input.jobOrderMove, maxDocumentBytes)
+  return move instanceof InvalidInput ? move : { prepared, move }
 }
 
 type Slots = Array<SfcCasManyResult | undefined>
@@ -56,7 +67,6 @@ const repeatedIds = (inputs: ReadonlyArray<SfcCompareAndSetMany>): ReadonlySet<s
 
 /** Checks every input as `compareAndSet` does: a refused one gets its result now (not sent), the others are returned to be sent. */
 const prepareBatch = (deps: CasDeps, inputs: ReadonlyArray<SfcCompareAndSetMany>, slots: Slots): Array<SentJob> => {
-  const { keys, maxDocumentBytes } = deps.valkey
   const twice = repeatedIds(inputs)
   const jobs: Array<SentJob> = []
   inputs.forEach((input, slot) => {
@@ -66,9 +76,9 @@ const prepareBatch = (deps: CasDeps, inputs: ReadonlyArray<SfcCompareAndSetMany>
       return
     }
     const op = input.op ?? newOperationId()
-    const prepared = eventsProblem(input.appliedEvents) ?? prepareJob(keys, deps.scopeKeys, input, input.appliedEvents ?? [], maxDocumentBytes, op)
-    if (prepared instanceof InvalidInput) slots[slot] = Result.fail(prepared)
-    else jobs.push({ slot, op, input, prepared })
+    const checked = prepareInput(deps, input, op)
+    if (checked instanceof InvalidInput) slots[slot] = Result.fail(checked)
+    else jobs.push({ slot, op, input, ...checked })
   })
   return jobs
 }
@@ -77,7 +87,13 @@ const manyArgs = (deps: CasDeps, jobs: ReadonlyArray<SentJob>): SfcCompareAndSet
   nudgeChannel: deps.nudgeChannel,
   eventLifetimeMs: EVENT_LIFETIME_MS,
   jobs: jobs.map(
-    ({ input, prepared }): SfcCasManyJob => ({ ...prepared.args, keys: prepared.keys, events: prepared.eventKeys, nudge: input.nudge !== false })
+    ({ input, prepared, move }): SfcCasManyJob => ({
+      ...prepared.args,
+      keys: prepared.keys,
+      events: prepared.eventKeys,
+      nudge: input.nudge !== false,
+      ...(move !== undefined ? { jobOrderMove: move } : {})
+    })
   )
 })
 
@@ -90,7 +106,8 @@ const jobResult = (reply: SfcCasManyJobReply, job: SentJob): SfcCasManyResult =>
         version: reply.version,
         op: job.op,
         entryIds: reply.entryIds,
-        ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {})
+        ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {}),
+        ...(reply.jobOrderVersion !== undefined ? { jobOrderVersion: reply.jobOrderVersion } : {})
       })
     case "duplicate":
       return Result.fail(new DuplicateEvent({ key: eventKeys[reply.eventIndex] ?? keys.state, jobId: reply.jobId, eventIndex: reply.eventIndex }))
