@@ -16,6 +16,32 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly nudge: boolean
   /** A job order move written with the job when its version still matches (`put-joborder-4`'s put, never a refusal of the job). */
   readonly jobOrderMove?: SfcJobOrderMove | undefined
+  /** A job response created with the job unless it exists (`put-jobresponse-10`'s create, never a refusal of the job). */
+  readonly jobResponse?: SfcJobResponseCreate | undefined
+}
+
+/** A job response created with an SFC job (see `lib/jobresponse-create.lua`). */
+export interface SfcJobResponseCreate {
+  readonly keys: {
+    readonly doc: string
+    readonly list: string
+    /** The by-state set, or the doc key when `state` is `""`. */
+    readonly state: string
+    readonly order: string
+    readonly ofOrder: string
+    readonly scopes: string
+    readonly changes: string
+  }
+  readonly scope: string
+  readonly id: string
+  /** The normalized state, `""` = not indexed. */
+  readonly state: string
+  readonly orderId: string
+  readonly startTime: number
+  readonly doc: string
+  readonly op: string
+  readonly change: string
+  readonly changesChannel: string
 }
 
 /** A job order move written with an SFC job (see `lib/joborder-move.lua`). */
@@ -79,7 +105,22 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
   ...job.waitsLeave,
   ...(job.directSend?.pointerKeys ?? []),
   ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : []),
-  ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes] : [])
+  ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes] : []),
+  ...(job.jobResponse ? responseKeys(job.jobResponse) : [])
+]
+
+const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes]
+
+const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> => [
+  r.scope,
+  r.id,
+  r.state,
+  r.orderId,
+  r.startTime,
+  r.doc,
+  r.op,
+  r.change,
+  r.changesChannel
 ]
 
 const moveArgs = (move: SfcJobOrderMove): ReadonlyArray<string | number> => [
@@ -112,18 +153,20 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   job.directSend?.pointerLifetimeMs ?? 0,
   job.directSend?.jobOrderKey != null ? "1" : "0",
   job.jobOrderMove ? "1" : "0",
+  job.jobResponse ? "1" : "0",
   ...job.waitsJoin.map((w) => w.since),
   ...(job.waitsMove ?? []).map((w) => w.since),
   job.entries.length,
   ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
-  ...(job.jobOrderMove ? moveArgs(job.jobOrderMove) : [])
+  ...(job.jobOrderMove ? moveArgs(job.jobOrderMove) : []),
+  ...(job.jobResponse ? responseArgs(job.jobResponse) : [])
 ]
 
 /**
  * `sfc-cas` for many jobs in one call: each job checked and written on its own (a refused job
  * writes nothing, the others are written), one nudge per scope. No fixed keys: KEYS are each
  * job's block (state, work, due, active, events, joined, moved and left waits sets, pointers,
- * the job order key, the move's keys), in job order. The reply has one entry per job, in order.
+ * the job order key, the move's and the response's keys), in job order. The reply has one entry per job, in order.
  */
 export const sfcCompareAndSetMany = defineScript({
   file: "sfc-cas-many-0+.lua",

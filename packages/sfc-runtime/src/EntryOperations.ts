@@ -12,3 +12,14 @@ export const jobOrderOperation = (jobId: string, version: string, trigger: JobOr
  */
 export const entryOperation = (entry: JobOrderEntry | JobResponseEntry, version: string): string =>
   entry.type === "joborder" ? jobOrderOperation(entry.jobId, version, entry.trigger) : responseOperation(entry.responseId)
+
+/** The job response document of a response entry, as the engine stores it (create-only, by its deterministic id). */
+export const responseDocument = (entry: JobResponseEntry) => ({
+  ID: entry.responseId,
+  JobOrderID: entry.jobId,
+  StartTime: new Date(entry.startTime).toISOString(),
+  EndTime: new Date(entry.endTime).toISOString(),
+  JobState: entry.state,
+  Data: entry.data,
+  ...(entry.error !== undefined ? { Error: entry.error } : {})
+})

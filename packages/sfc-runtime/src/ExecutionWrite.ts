@@ -1,11 +1,10 @@
 import { type Deferred, Effect, Result } from "effect"
 import type { ConnectionError, SfcCasManyError, SfcCompareAndSetMany, SfcWritten } from "@microdcs/store"
 import type { CommandEntry, EngineOutput, JobOrderEntry, JobResponseEntry } from "@microdcs/sfc"
-import { jobOrderOperation } from "./EntryOperations.js"
 import type { DirectSender, DirectSendOutcome } from "./CommandDispatch.js"
 import { type ExecutionDeps, remember } from "./ExecutionStates.js"
-import type { PlannedMove } from "./JobOrderTransitions.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
+import { type CarriedAlong, carriedAlong, settleCarried } from "./WriteCarriedAlong.js"
 import type { AppliedEvent } from "./ApplyInbox.js"
 
 /**
@@ -43,31 +42,12 @@ export interface PlannedWrite {
   readonly appliedEvents: ReadonlyArray<AppliedEvent>
 }
 
-/**
- * The write's first job order move (Run with the start, Complete or Abort with the end), from the
- * job order this process holds: written in the same script call as the state when the job order
- * is still at that version, so the entry's handler (or the carry-out) then finds it done.
- */
-const moveOf = (deps: ExecutionDeps, write: PlannedWrite): PlannedMove | undefined => {
-  const { output, expectedVersion } = write
-  const entry = output.outbox.find((e): e is JobOrderEntry => e.type === "joborder")
-  if (deps.jobOrders === undefined || entry === undefined || entry.jobId !== output.state.jobId) return undefined
-  return deps.jobOrders.planMove(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, String(expectedVersion + 1), entry.trigger))
-}
-
-/** What became of a write's move: marked done for the carry-out and the entry's handler when it landed; the cache told either way. */
-const settleMove = (deps: ExecutionDeps, move: PlannedMove | undefined, result: Result.Result<SfcWritten, SfcCasManyError>) => {
-  if (move === undefined || deps.jobOrders === undefined) return
-  const version = Result.isSuccess(result) && result.success.jobOrderVersion !== undefined && result.success.jobOrderVersion > 0 ? result.success.jobOrderVersion : undefined
-  if (version !== undefined) deps.dispatch.moved(move.op)
-  deps.jobOrders.settleMove(move, version)
-}
-
 /** The CAS input of one planned write, with the direct send's part when this instance sends its commands itself. */
-const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender | undefined, commands: ReadonlyArray<CommandEntry>, move: PlannedMove | undefined): SfcCompareAndSetMany => {
+const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender | undefined, commands: ReadonlyArray<CommandEntry>, along: CarriedAlong): SfcCompareAndSetMany => {
   const { output, expectedVersion } = write
   return {
-    ...(move !== undefined ? { jobOrderMove: move.input } : {}),
+    ...(along.move !== undefined ? { jobOrderMove: along.move.input } : {}),
+    ...(along.response !== undefined ? { jobResponse: along.response.input } : {}),
     jobId: output.state.jobId,
     scope: output.state.scope,
     expectedVersion,
@@ -128,10 +108,10 @@ export const writeMany = (
   const { dispatch } = deps
   const sender = dispatch.current()
   const commands = writes.map((write) => (sender ? write.output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []))
-  const moves = writes.map((write) => moveOf(deps, write))
+  const along = writes.map((write) => carriedAlong(deps, write.output, write.expectedVersion))
   const run = (pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>) =>
-    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!, moves[i]))), (results) => {
-      results.forEach((result, i) => settleMove(deps, moves[i], result))
+    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!, along[i]!))), (results) => {
+      results.forEach((result, i) => settleCarried(deps, along[i]!, result))
       landed(writes.flatMap((write, i) => (Result.isSuccess(results[i]!) ? [write.output.state.jobId] : [])))
       return afterCas(deps, writes, sender, pending, results)
     })

@@ -5,7 +5,7 @@ import { awaitsSend, type CommandEntry, type ExecutionState, isHeld, type JobOrd
 import { followHold } from "./ChangeFollower.js"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
-import { jobOrderOperation, responseOperation } from "./EntryOperations.js"
+import { jobOrderOperation, responseDocument, responseOperation } from "./EntryOperations.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
@@ -191,15 +191,6 @@ export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
 export const storeResponse = (entry: JobResponseEntry, scope: string) =>
   Effect.gen(function* () {
     const responses = yield* JobResponseDao
-    const doc = {
-      ID: entry.responseId,
-      JobOrderID: entry.jobId,
-      StartTime: new Date(entry.startTime).toISOString(),
-      EndTime: new Date(entry.endTime).toISOString(),
-      JobState: entry.state,
-      Data: entry.data,
-      ...(entry.error !== undefined ? { Error: entry.error } : {})
-    }
     yield* responses
       .put({
         id: entry.responseId,
@@ -207,7 +198,7 @@ export const storeResponse = (entry: JobResponseEntry, scope: string) =>
         orderId: entry.jobId,
         state: entry.state,
         startTime: entry.startTime,
-        doc: jsonDocument(doc),
+        doc: jsonDocument(responseDocument(entry)),
         expectedVersion: 0,
         change: "ResultUpdate",
         op: responseOperation(entry.responseId)

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
-import { JobOrderDao } from "@microdcs/store"
+import { JobOrderDao, JobResponseDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
-import { type Recipe, validateRecipe } from "@microdcs/sfc"
+import { correlationIdOf, type Recipe, validateRecipe } from "@microdcs/sfc"
 import { Executions, JobOrderTransitions } from "@microdcs/sfc-runtime"
 import { putJobOrder } from "./RuntimeFixtures.js"
 import { changeEntries, jobOrderFor, linearRecipe, observer, push, SCOPE } from "./RuntimeKit.js"
@@ -31,6 +31,29 @@ describe("SFC runtime: job order moves in the execution's write", () => {
       expect(yield* mainOf("jo-move-1")).toBe("Running")
       const runs = (yield* changeEntries(SCOPE)).filter((e) => e.id === "jo-move-1" && e.change === "Run")
       expect(runs.map((e) => e.op)).toEqual(["sfc:jo-move-1:1:Run"])
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
+  })
+
+  it.live("the last write moves the job order to Ended and stores the job response in its own write", () => {
+    const prefix = randomPrefix("sfc-moves-end")
+    return Effect.gen(function* () {
+      const executions = yield* Executions
+      const transitions = yield* JobOrderTransitions
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-3", "wm-move"))
+      yield* transitions.load("jo-move-3")
+      yield* executions.create({ jobId: "jo-move-3", scope: SCOPE, workMasterId: "wm-move", recipe })
+      const done = { type: "event", correlationId: correlationIdOf("jo-move-3", "fit", 1), data: { done: true } } as const
+      expect(yield* executions.apply("jo-move-3", done)).toMatchObject({ _tag: "Written", version: 2 })
+      expect(yield* mainOf("jo-move-3")).toBe("Ended")
+      const responses = yield* JobResponseDao
+      expect((yield* responses.byOrder("jo-move-3")).state).toContain("Completed")
+      const changes = (yield* changeEntries(SCOPE)).filter((e) => e.id === "jo-move-3" || e.kind === "jobresponse")
+      expect(changes.map((e) => [e.kind, e.change, e.op])).toEqual([
+        ["joborder", "StoreAndStart", expect.anything()],
+        ["joborder", "Run", "sfc:jo-move-3:1:Run"],
+        ["joborder", "Complete", "sfc:jo-move-3:2:Complete"],
+        ["jobresponse", "ResultUpdate", expect.stringMatching(/^sfc:/)]
+      ])
     }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
   })
 

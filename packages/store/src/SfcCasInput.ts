@@ -4,6 +4,7 @@ import { documentProblem, keyProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
 import type { SfcJobOrderMoveInput } from "./SfcJobOrderMove.js"
+import type { SfcJobResponseInput } from "./SfcJobResponseCreate.js"
 import type { ValkeyService } from "./Valkey.js"
 import {
   casVersionProblem,
@@ -71,6 +72,8 @@ export interface SfcWritten {
   readonly jobOrderDoc?: string | null
   /** With a `jobOrderMove`: the job order's version after the move, 0 when it was not written; absent when the reply was lost. */
   readonly jobOrderVersion?: number
+  /** With a `jobResponse`: 1 when it was created, 0 when not; absent when the reply was lost. */
+  readonly responseVersion?: number
 }
 
 /** The keys of a scope every CAS names, built once per scope (see `cachedKey`). */
@@ -109,6 +112,8 @@ export interface SfcCompareAndSetMany extends SfcCasCommon {
   readonly appliedEvents?: ReadonlyArray<SfcAppliedEvent> | undefined
   /** A move of the job's job order written with the state when its version still matches (see `SfcJobOrderMoveInput`). */
   readonly jobOrderMove?: SfcJobOrderMoveInput | undefined
+  /** A job response created with the state unless it exists (see `SfcJobResponseInput`). */
+  readonly jobResponse?: SfcJobResponseInput | undefined
 }
 
 /** A job's four named keys. */

@@ -1,5 +1,5 @@
 import { Effect, Result } from "effect"
-import { type SfcCasManyJob, type SfcCasManyJobReply, type SfcCompareAndSetManyArgs, type SfcJobOrderMove, sfcCompareAndSetMany } from "@microdcs/lua-scripts"
+import { type SfcCasManyJob, type SfcCasManyJobReply, type SfcCompareAndSetManyArgs, type SfcJobOrderMove, type SfcJobResponseCreate, sfcCompareAndSetMany } from "@microdcs/lua-scripts"
 import { newOperationId } from "./Document.js"
 import {
   type ConnectionError,
@@ -13,6 +13,7 @@ import {
 import { writeOutcome, type WriteOutcome } from "./OutcomeCheck.js"
 import { type CasDeps, EVENT_LIFETIME_MS, type PreparedJob, prepareJob, type SfcCompareAndSetMany, type SfcWritten } from "./SfcCasInput.js"
 import { preparedMove } from "./SfcJobOrderMove.js"
+import { preparedResponse } from "./SfcJobResponseCreate.js"
 import { writeFailure } from "./WriteReplies.js"
 
 /**
@@ -32,15 +33,20 @@ interface SentJob {
   readonly input: SfcCompareAndSetMany
   readonly prepared: PreparedJob
   readonly move: SfcJobOrderMove | undefined
+  readonly response: SfcJobResponseCreate | undefined
 }
 
-/** The checked write of one input with its checked move, or the first problem. */
-const prepareInput = (deps: CasDeps, input: SfcCompareAndSetMany, op: string): { prepared: PreparedJob; move: SfcJobOrderMove | undefined } | InvalidInput => {
+type Checked = Pick<SentJob, "prepared" | "move" | "response">
+
+/** The checked write of one input with its checked move and response, or the first problem. */
+const prepareInput = (deps: CasDeps, input: SfcCompareAndSetMany, op: string): Checked | InvalidInput => {
   const { keys, maxDocumentBytes } = deps.valkey
   const prepared = eventsProblem(input.appliedEvents) ?? prepareJob(keys, deps.scopeKeys, input, input.appliedEvents ?? [], maxDocumentBytes, op)
-  if (prepared instanceof InvalidInput || input.jobOrderMove === undefined) return prepared instanceof InvalidInput ? prepared : { prepared, move: undefined }
-  const move = preparedMove(keys, input.jobId, input.jobOrderMove, maxDocumentBytes)
-  return move instanceof InvalidInput ? move : { prepared, move }
+  if (prepared instanceof InvalidInput) return prepared
+  const move = input.jobOrderMove === undefined ? undefined : preparedMove(keys, input.jobId, input.jobOrderMove, maxDocumentBytes)
+  if (move instanceof InvalidInput) return move
+  const response = input.jobResponse === undefined ? undefined : preparedResponse(keys, input.jobResponse, maxDocumentBytes)
+  return response instanceof InvalidInput ? response : { prepared, move, response }
 }
 
 type Slots = Array<SfcCasManyResult | undefined>
@@ -87,12 +93,13 @@ const manyArgs = (deps: CasDeps, jobs: ReadonlyArray<SentJob>): SfcCompareAndSet
   nudgeChannel: deps.nudgeChannel,
   eventLifetimeMs: EVENT_LIFETIME_MS,
   jobs: jobs.map(
-    ({ input, prepared, move }): SfcCasManyJob => ({
+    ({ input, prepared, move, response }): SfcCasManyJob => ({
       ...prepared.args,
       keys: prepared.keys,
       events: prepared.eventKeys,
       nudge: input.nudge !== false,
-      ...(move !== undefined ? { jobOrderMove: move } : {})
+      ...(move !== undefined ? { jobOrderMove: move } : {}),
+      ...(response !== undefined ? { jobResponse: response } : {})
     })
   )
 })
@@ -107,7 +114,8 @@ const jobResult = (reply: SfcCasManyJobReply, job: SentJob): SfcCasManyResult =>
         op: job.op,
         entryIds: reply.entryIds,
         ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {}),
-        ...(reply.jobOrderVersion !== undefined ? { jobOrderVersion: reply.jobOrderVersion } : {})
+        ...(reply.jobOrderVersion !== undefined ? { jobOrderVersion: reply.jobOrderVersion } : {}),
+        ...(reply.responseVersion !== undefined ? { responseVersion: reply.responseVersion } : {})
       })
     case "duplicate":
       return Result.fail(new DuplicateEvent({ key: eventKeys[reply.eventIndex] ?? keys.state, jobId: reply.jobId, eventIndex: reply.eventIndex }))

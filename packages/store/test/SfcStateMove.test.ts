@@ -2,14 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { JobOrderDao, type SfcJobOrderMoveInput, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
+import { JobOrderDao, JobResponseDao, type SfcJobOrderMoveInput, type SfcJobResponseInput, SfcStateDao, Valkey, ValkeyLayer } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { manyWith } from "./SfcStateKit.js"
 
 // compareAndSetMany with a job order move: the move's put in the same script call as the state.
 
 const prefix = randomPrefix()
-const services = Layer.mergeAll(SfcStateDao.Default, JobOrderDao.Default).pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
+const services = Layer.mergeAll(SfcStateDao.Default, JobOrderDao.Default, JobResponseDao.Default).pipe(Layer.provideMerge(ValkeyLayer.layer({ url: inject("valkeyUrl"), prefix })))
 
 const state = JSON.stringify({ status: "running" })
 const move = (scope: string, expectedVersion: number, extra: Partial<SfcJobOrderMoveInput> = {}): SfcJobOrderMoveInput => ({
@@ -26,6 +26,31 @@ const changesOf = (scope: string) =>
     const entries = yield* unsafeCommand(valkey, "xrange", (c) => c.xrange(key, "-", "+"))
     return entries.map(([, fields]) => Object.fromEntries(fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]]] : []))))
   })
+
+const response = (id: string, scope: string, orderId: string): SfcJobResponseInput => ({
+  id, scope, orderId, state: "Ended_Completed", startTime: 1000, doc: JSON.stringify({ ID: id, JobOrderID: orderId }), op: `op-${id}`, change: "ResultUpdate"
+})
+
+describe("SfcStateDao.compareAndSetMany with a job response", () => {
+  it.effect("creates the response with the state, indexed as JobResponseDao.put indexes it; an existing one is left alone", () =>
+    Effect.gen(function* () {
+      const dao = yield* SfcStateDao
+      const responses = yield* JobResponseDao
+      const [first] = yield* dao.compareAndSetMany([manyWith("r-1", "r", 0, state, { jobResponse: response("resp-1", "r", "r-1") })])
+      expect(Result.getOrThrow(first!)).toMatchObject({ version: 1, responseVersion: 1 })
+      expect(yield* responses.get("resp-1")).toMatchObject({ version: 1, scope: "r", state: "Ended_Completed", orderId: "r-1" })
+      expect((yield* responses.byOrder("r-1")).id).toBe("resp-1")
+      const valkey = yield* Valkey
+      const byState = yield* valkey.key("jobResponseByState", { scope: "r", state: "Ended_Completed" })
+      expect(yield* unsafeCommand(valkey, "smembers", (c) => c.smembers(byState))).toEqual(["resp-1"])
+      expect((yield* changesOf("r")).at(-1)).toMatchObject({ kind: "jobresponse", id: "resp-1", change: "ResultUpdate", v: "1", op: "op-resp-1" })
+      // Stored already (a redelivery): left as it is, the state still written.
+      const [again] = yield* dao.compareAndSetMany([manyWith("r-1", "r", 1, state, { jobResponse: { ...response("resp-1", "r", "r-1"), doc: "{}" } })])
+      expect(Result.getOrThrow(again!)).toMatchObject({ version: 2, responseVersion: 0 })
+      expect((yield* responses.get("resp-1")).doc).toBe(JSON.stringify({ ID: "resp-1", JobOrderID: "r-1" }))
+    }).pipe(Effect.provide(services))
+  )
+})
 
 describe("SfcStateDao.compareAndSetMany with a job order move", () => {
   it.effect("writes the move with the state: the document, its version, its list score and a change entry; the job order read sees it", () =>
