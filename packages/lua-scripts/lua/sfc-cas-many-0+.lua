@@ -17,6 +17,12 @@
     sfc:waits:{scope}:{typeId} x L        zset   waits sets the job leaves (ZREM)
     sfc:correlation:{correlationId} x P   string pointers set to the job id (any type is replaced)
     joborder:{jobId}                      hash   only when R = 1: read after the write
+    joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}   only when G = 1: the job order
+                                                  move written with the job (lib/joborder-move.lua)
+    jobresponse:{id}, jobresponse:list:{scope}, jobresponse:bystate:{scope}:{state} (the response
+    doc key when its state is ""), jobresponse:byorder:{orderId}, jobresponse:oforder:{orderId},
+    scopes, changes:{scope}                       only when Q = 1: the job response created with the
+                                                  job (lib/jobresponse-create.lua)
 
   ARGV[1]  nudge channel ({prefix}:nudge:sfc); "" = no nudge for any job
   ARGV[2]  number of jobs N (a job id may appear once)
@@ -34,15 +40,26 @@
     J, M, L: the numbers of waits sets joined, moved and left
     P, the number of correlation pointers, and their lifetime in ms (any number when P = 0)
     R: "1" = read the job order after the write, "0" = not
+    G: "1" = a job order move is written with the job, "0" = not
+    Q: "1" = a job response is created with the job, "0" = not
     then J wait starts (epoch ms), one per joined waits set, in key order;
     then M wait starts, one per moved waits set, in key order;
     then the entry count E; then per entry its item count n (even, > 0) and n items
     field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
+    then, when G = 1, the move: expected job order version (> 0), its scope, job order id,
+    priority, doc, operation id, change word, origin ("" = none), changes nudge channel
+    then, when Q = 1, the response: its scope, id, normalized state ("" = not indexed), job order
+    id, start time (epoch ms), doc, operation id, change word, changes nudge channel
 
   Replies: an array with one reply per job, in job order:
     {"ok", newVersion, entryId1, entryId2, ...}   one stream id per entry, in order
     {"ok", newVersion, entryId1, ..., "joborder", doc}   with R = 1: the job order's doc field
                                                   after the write (false when it does not exist)
+    {"ok", newVersion, entryId1, ..., "moved", v, ["joborder", doc]}   with G = 1: the job order's
+                                                  version after the move, 0 when it was not written
+                                                  (another version, scope or type: never a refusal)
+    {..., "responded", v, ...}                    with Q = 1 (after "moved"): 1 when the response was
+                                                  created, 0 when it was not (it exists, or a type)
     {"conflict", storedVersion}                   0 when the state does not exist
     {"scope", storedScope}
     {"duplicate", eventIndex, jobId}              the job's event at eventIndex (0-based among
@@ -66,6 +83,28 @@ end
 
 local function isFlag(value) return value == '0' or value == '1' end
 
+-- The job order move's block from ARGV[cursor] when `present`: the move (false when absent) and
+-- the next cursor, or nil when malformed.
+local function readMove(present, cursor)
+  if not present then return false, cursor end
+  local expected = tonumber(ARGV[cursor])
+  if not expected or expected <= 0 or not tonumber(ARGV[cursor + 3]) or ARGV[cursor + 8] == nil then return nil end
+  return {
+    expected = expected, scope = ARGV[cursor + 1], id = ARGV[cursor + 2], priority = ARGV[cursor + 3], doc = ARGV[cursor + 4],
+    op = ARGV[cursor + 5], change = ARGV[cursor + 6], origin = ARGV[cursor + 7], channel = ARGV[cursor + 8]
+  }, cursor + 9
+end
+
+-- The job response's block from ARGV[cursor] when `present`, as readMove.
+local function readResponse(present, cursor)
+  if not present then return false, cursor end
+  if not tonumber(ARGV[cursor + 4]) or ARGV[cursor + 8] == nil then return nil end
+  return {
+    scope = ARGV[cursor], id = ARGV[cursor + 1], state = ARGV[cursor + 2], orderId = ARGV[cursor + 3], startTime = ARGV[cursor + 4],
+    doc = ARGV[cursor + 5], op = ARGV[cursor + 6], change = ARGV[cursor + 7], channel = ARGV[cursor + 8]
+  }, cursor + 9
+end
+
 -- One job's block of ARGV from `cursor` and of KEYS from `nextKey`: the job, the next cursor and
 -- key index, or nil and what is malformed.
 local function readJob(cursor, nextKey)
@@ -76,18 +115,22 @@ local function readJob(cursor, nextKey)
   if not expected or not eventCount or not joinCount or not moveCount or not leaveCount or not pointerCount then return nil, 'counts' end
   if not tonumber(pointerLifetime) then return nil, 'pointer lifetime' end
   if due == nil or (due ~= '' and not tonumber(due)) then return nil, 'deadline' end
-  if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) then return nil, 'flags' end
+  if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) or not isFlag(ARGV[a + 15]) or not isFlag(ARGV[a + 16]) then return nil, 'flags' end
   local job = {
     expected = expected, scope = ARGV[a + 1], jobId = ARGV[a + 2], op = ARGV[a + 3], doc = ARGV[a + 4], due = due,
     active = ARGV[a + 6] == '1', nudge = ARGV[a + 7] == '1', eventLifetime = eventLifetime, pointerLifetime = pointerLifetime
   }
   local what
-  job.joinSince, cursor = sfcReadStarts(a + 15, joinCount)
+  job.joinSince, cursor = sfcReadStarts(a + 17, joinCount)
   if not job.joinSince then return nil, 'wait start' end
   job.moveSince, cursor = sfcReadStarts(cursor, moveCount)
   if not job.moveSince then return nil, 'moved wait start' end
   job.entries, cursor, what = sfcReadEntries(cursor)
   if not job.entries then return nil, what end
+  job.move, cursor = readMove(ARGV[a + 15] == '1', cursor)
+  if job.move == nil then return nil, 'move' end
+  job.response, cursor = readResponse(ARGV[a + 16] == '1', cursor)
+  if job.response == nil then return nil, 'response' end
   job.stateKey, job.workKey, job.dueKey, job.activeKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
   job.eventKeys, nextKey = sfcTakeKeys(nextKey + 4, eventCount)
   job.joinKeys, nextKey = sfcTakeKeys(nextKey, joinCount)
@@ -98,6 +141,16 @@ local function readJob(cursor, nextKey)
   if ARGV[a + 14] == '1' then
     job.orderKey = KEYS[nextKey]
     nextKey = nextKey + 1
+  end
+  if job.move then
+    job.move.docKey, job.move.listKey, job.move.scopesKey, job.move.changesKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
+    nextKey = nextKey + 4
+  end
+  if job.response then
+    local r = job.response
+    r.docKey, r.listKey, r.stateKey, r.orderKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
+    r.ofOrderKey, r.scopesKey, r.changesKey = KEYS[nextKey + 4], KEYS[nextKey + 5], KEYS[nextKey + 6]
+    nextKey = nextKey + 7
   end
   return job, cursor, nextKey
 end

@@ -14,6 +14,52 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly events: ReadonlyArray<string>
   /** `false`: the job's entries are appended without a nudge (the writer handles them itself). */
   readonly nudge: boolean
+  /** A job order move written with the job when its version still matches (`put-joborder-4`'s put, never a refusal of the job). */
+  readonly jobOrderMove?: SfcJobOrderMove | undefined
+  /** A job response created with the job unless it exists (`put-jobresponse-10`'s create, never a refusal of the job). */
+  readonly jobResponse?: SfcJobResponseCreate | undefined
+}
+
+/** A job response created with an SFC job (see `lib/jobresponse-create.lua`). */
+export interface SfcJobResponseCreate {
+  readonly keys: {
+    readonly doc: string
+    readonly list: string
+    /** The by-state set, or the doc key when `state` is `""`. */
+    readonly state: string
+    readonly order: string
+    readonly ofOrder: string
+    readonly scopes: string
+    readonly changes: string
+  }
+  readonly scope: string
+  readonly id: string
+  /** The normalized state, `""` = not indexed. */
+  readonly state: string
+  readonly orderId: string
+  readonly startTime: number
+  readonly doc: string
+  readonly op: string
+  readonly change: string
+  readonly changesChannel: string
+}
+
+/** A job order move written with an SFC job (see `lib/joborder-move.lua`). */
+export interface SfcJobOrderMove {
+  readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string }
+  /** The job order version the move was computed from (> 0). */
+  readonly expectedVersion: number
+  readonly scope: string
+  readonly id: string
+  readonly priority: number
+  readonly doc: string
+  readonly op: string
+  /** The change word of the change entry (the trigger). */
+  readonly change: string
+  /** Who caused the move (JSON text), `""` for none. */
+  readonly origin: string
+  /** The change stream's nudge channel. */
+  readonly changesChannel: string
 }
 
 export interface SfcCompareAndSetManyArgs {
@@ -58,7 +104,35 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
   ...(job.waitsMove ?? []).map((w) => w.key),
   ...job.waitsLeave,
   ...(job.directSend?.pointerKeys ?? []),
-  ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : [])
+  ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : []),
+  ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes] : []),
+  ...(job.jobResponse ? responseKeys(job.jobResponse) : [])
+]
+
+const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes]
+
+const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> => [
+  r.scope,
+  r.id,
+  r.state,
+  r.orderId,
+  r.startTime,
+  r.doc,
+  r.op,
+  r.change,
+  r.changesChannel
+]
+
+const moveArgs = (move: SfcJobOrderMove): ReadonlyArray<string | number> => [
+  move.expectedVersion,
+  move.scope,
+  move.id,
+  move.priority,
+  move.doc,
+  move.op,
+  move.change,
+  move.origin,
+  move.changesChannel
 ]
 
 /** One job's block of ARGV, as the script header lays it out. */
@@ -78,17 +152,21 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   (job.directSend?.pointerKeys ?? []).length,
   job.directSend?.pointerLifetimeMs ?? 0,
   job.directSend?.jobOrderKey != null ? "1" : "0",
+  job.jobOrderMove ? "1" : "0",
+  job.jobResponse ? "1" : "0",
   ...job.waitsJoin.map((w) => w.since),
   ...(job.waitsMove ?? []).map((w) => w.since),
   job.entries.length,
-  ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()])
+  ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
+  ...(job.jobOrderMove ? moveArgs(job.jobOrderMove) : []),
+  ...(job.jobResponse ? responseArgs(job.jobResponse) : [])
 ]
 
 /**
  * `sfc-cas` for many jobs in one call: each job checked and written on its own (a refused job
  * writes nothing, the others are written), one nudge per scope. No fixed keys: KEYS are each
  * job's block (state, work, due, active, events, joined, moved and left waits sets, pointers,
- * the job order key), in job order. The reply has one entry per job, in order.
+ * the job order key, the move's and the response's keys), in job order. The reply has one entry per job, in order.
  */
 export const sfcCompareAndSetMany = defineScript({
   file: "sfc-cas-many-0+.lua",

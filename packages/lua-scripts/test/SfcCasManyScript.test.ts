@@ -61,15 +61,34 @@ describe("sfc-cas-many script", () => {
   it("encodes the shared head, then each job's block with its counts, wait starts and entries", () => {
     expect(sfcCompareAndSetMany.encodeArgs({ nudgeChannel: "p:nudge:sfc", eventLifetimeMs: 1000, jobs: [full, bare] })).toEqual([
       "p:nudge:sfc", 2, 1000,
-      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", 10, 11, 1, 4, "type", "command", "id", "x",
-      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", 0
+      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 10, 11, 1, 4, "type", "command", "id", "x",
+      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "0", "0", 0
     ])
+  })
+
+  it("encodes a job's move and response after its entries, and their keys after its job order key", () => {
+    const keys = { doc: "jo", list: "jl", scopes: "sc", changes: "ch" }
+    const move = { keys, expectedVersion: 2, scope: "s", id: "b", priority: 1, doc: "{}", op: "m-op", change: "Run", origin: "", changesChannel: "nc" }
+    const response = {
+      keys: { doc: "rd", list: "rl", state: "rs", order: "ro", ofOrder: "rf", scopes: "sc", changes: "ch" },
+      scope: "s", id: "r", state: "Ended", orderId: "b", startTime: 5, doc: "{}", op: "r-op", change: "ResultUpdate", changesChannel: "nc"
+    }
+    const job = { ...bare, jobOrderMove: move, jobResponse: response }
+    const args = { nudgeChannel: "", eventLifetimeMs: 1000, jobs: [job] }
+    expect(sfcCompareAndSetMany.encodeArgs(args)).toEqual([
+      "", 1, 1000,
+      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "1", "1", 0,
+      2, "s", "b", 1, "{}", "m-op", "Run", "", "nc",
+      "s", "r", "Ended", "b", 5, "{}", "r-op", "ResultUpdate", "nc"
+    ])
+    expect(scriptKeys(sfcCompareAndSetMany, {}, args).slice(4)).toEqual(["jo", "jl", "sc", "ch", "rd", "rl", "rs", "ro", "rf", "sc", "ch"])
   })
 
   it("decodes one reply per job, the duplicate with its event index", () => {
     expect(
       sfcCompareAndSetMany.decodeReply([
         ["ok", 3, "1-0", "joborder", null],
+        ["ok", 2, "2-0", "moved", 4, "responded", 0, "joborder", "{}"],
         ["ok", 1],
         ["conflict", 4],
         ["scope", "home"],
@@ -78,6 +97,7 @@ describe("sfc-cas-many script", () => {
       ])
     ).toEqual([
       { status: "ok", version: 3, entryIds: ["1-0"], jobOrderDoc: null },
+      { status: "ok", version: 2, entryIds: ["2-0"], jobOrderVersion: 4, responseVersion: 0, jobOrderDoc: "{}" },
       { status: "ok", version: 1, entryIds: [] },
       { status: "conflict", actual: 4 },
       { status: "scope", storedScope: "home" },

@@ -5,6 +5,7 @@ import type { BoundedMap } from "./BoundedMap.js"
 import type { CommandDispatch } from "./CommandDispatch.js"
 import type { CounterReads } from "./CounterReads.js"
 import type { ExecutionLogWriter } from "./ExecutionLogWriter.js"
+import type { JobOrderTransitions } from "./JobOrderTransitions.js"
 import type { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 export interface LoadedExecution {
@@ -20,6 +21,8 @@ export interface ExecutionDeps {
   readonly executionLog: ExecutionLogWriter["Service"]
   /** Counters named by transitions are read before the core runs (CounterReads.ts). */
   readonly counters: CounterReads
+  /** Where the runtime runs (not the admin tool), a write carries its job order move along (ExecutionWrite.ts). */
+  readonly jobOrders: JobOrderTransitions["Service"] | undefined
   // The states this process wrote last, with their store version: the next input of a job
   // starts from here instead of re-reading it. Another instance's write meanwhile shows as a
   // VersionConflict of the CAS, and the apply loop re-reads and recomputes.

@@ -4,6 +4,7 @@ import type { CommandEntry, EngineOutput, JobOrderEntry, JobResponseEntry } from
 import type { DirectSender, DirectSendOutcome } from "./CommandDispatch.js"
 import { type ExecutionDeps, remember } from "./ExecutionStates.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
+import { type CarriedAlong, carriedAlong, settleCarried } from "./WriteCarriedAlong.js"
 import type { AppliedEvent } from "./ApplyInbox.js"
 
 /**
@@ -42,9 +43,11 @@ export interface PlannedWrite {
 }
 
 /** The CAS input of one planned write, with the direct send's part when this instance sends its commands itself. */
-const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender | undefined, commands: ReadonlyArray<CommandEntry>): SfcCompareAndSetMany => {
+const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender | undefined, commands: ReadonlyArray<CommandEntry>, along: CarriedAlong): SfcCompareAndSetMany => {
   const { output, expectedVersion } = write
   return {
+    ...(along.move !== undefined ? { jobOrderMove: along.move.input } : {}),
+    ...(along.response !== undefined ? { jobResponse: along.response.input } : {}),
     jobId: output.state.jobId,
     scope: output.state.scope,
     expectedVersion,
@@ -105,8 +108,10 @@ export const writeMany = (
   const { dispatch } = deps
   const sender = dispatch.current()
   const commands = writes.map((write) => (sender ? write.output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []))
+  const along = writes.map((write) => carriedAlong(deps, write.output, write.expectedVersion))
   const run = (pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>) =>
-    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!))), (results) => {
+    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!, along[i]!))), (results) => {
+      results.forEach((result, i) => settleCarried(deps, along[i]!, result))
       landed(writes.flatMap((write, i) => (Result.isSuccess(results[i]!) ? [write.output.state.jobId] : [])))
       return afterCas(deps, writes, sender, pending, results)
     })

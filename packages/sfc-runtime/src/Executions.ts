@@ -8,6 +8,7 @@ import { CommandDispatch } from "./CommandDispatch.js"
 import { makeCounterReads } from "./CounterReads.js"
 import { ExecutionLogWriter } from "./ExecutionLogWriter.js"
 import { type ExecutionDeps, load, type LoadedExecution } from "./ExecutionStates.js"
+import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 export type { LoadedExecution } from "./ExecutionStates.js"
@@ -70,6 +71,7 @@ export class Executions extends Context.Service<Executions>()("@microdcs/sfc/Exe
       snapshots: yield* RecipeSnapshots,
       executionLog: yield* ExecutionLogWriter,
       counters: yield* makeCounterReads,
+      jobOrders: Option.getOrUndefined(yield* Effect.serviceOption(JobOrderTransitions)),
       cache: new BoundedMap<string, LoadedExecution>(STATE_CACHE_SIZE)
     }
     const loop = yield* makeApplyLoop(deps)

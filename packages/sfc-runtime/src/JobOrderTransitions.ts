@@ -13,7 +13,7 @@ import {
   transitionTable,
   type Trigger
 } from "@microdcs/job-state"
-import { type ConnectionError, type InvalidInput, JobOrderDao, StateMoved, type WrongType } from "@microdcs/store"
+import { type ConnectionError, type InvalidInput, JobOrderDao, type SfcJobOrderMoveInput, StateMoved, type WrongType } from "@microdcs/store"
 import { BoundedMap } from "./BoundedMap.js"
 
 const MAX_ATTEMPTS = 10
@@ -95,6 +95,33 @@ const writeMove = ({ jobOrders, cache }: TransitionDeps, id: string, current: Lo
       Effect.catchTags({ ScopeConflict: (e) => Effect.die(e), LimitReached: (e) => Effect.die(e) })
     )
 
+/** A move computed from the cached job order, to be written with an execution's write (`SfcStateDao.compareAndSetMany`'s `jobOrderMove`). */
+export interface PlannedMove {
+  readonly id: string
+  readonly op: string
+  readonly input: SfcJobOrderMoveInput
+  readonly current: LoadedJobOrder
+  readonly next: JobState
+}
+
+/** The move of `trigger` as `writeMove` would put it, from the cached job order; `undefined` when none is cached or its state refuses the trigger. */
+const planMove = ({ cache }: TransitionDeps, id: string, trigger: Trigger, op: string): PlannedMove | undefined => {
+  const current = cache.get(id)
+  if (current === undefined) return undefined
+  const moved = transition(current.state, trigger)
+  if (Result.isFailure(moved)) return undefined
+  const next = moved.success
+  const doc = encodeJobOrderRecord(current.jobOrder, next, current.comment, ENGINE_ORIGIN)
+  const input = { scope: current.scope, expectedVersion: current.version, doc, priority: priorityOf(current.jobOrder), change: trigger, op, origin: ENGINE_ORIGIN_TEXT }
+  return { id, op, input, current, next }
+}
+
+/** What the write did with a planned move: `version` when it landed, else `undefined` (moved meanwhile, or not known): re-read next. */
+const settleMove = ({ cache }: TransitionDeps, move: PlannedMove, version: number | undefined) => {
+  if (version === undefined || move.next.main === "Ended" || move.next.main === "Aborted") cache.delete(move.id)
+  else cache.set(move.id, { ...move.current, state: move.next, version, origin: ENGINE_ORIGIN })
+}
+
 /**
  * Applies a trigger. An internal trigger whose target the job order already has (a
  * redelivered outbox entry) counts as applied, so handlers stay idempotent.
@@ -139,7 +166,11 @@ export class JobOrderTransitions extends Context.Service<JobOrderTransitions>()(
       load: (id: string) => load(deps, id),
       /** Job orders by id in one read; the missing and unreadable ones are not in the map. */
       loadMany: (ids: ReadonlyArray<string>) => loadMany(deps, ids),
-      apply: (id: string, trigger: Trigger, op?: string) => apply(deps, id, trigger, op)
+      apply: (id: string, trigger: Trigger, op?: string) => apply(deps, id, trigger, op),
+      /** A move to write with an execution's write, from the cached job order (see {@link PlannedMove}). */
+      planMove: (id: string, trigger: Trigger, op: string) => planMove(deps, id, trigger, op),
+      /** Tells the cache what became of a planned move: its new version, or `undefined` when it did not land. */
+      settleMove: (move: PlannedMove, version: number | undefined) => settleMove(deps, move, version)
     } as const
   })
 }) {

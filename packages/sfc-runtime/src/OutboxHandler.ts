@@ -5,9 +5,12 @@ import { awaitsSend, type CommandEntry, type ExecutionState, isHeld, type JobOrd
 import { followHold } from "./ChangeFollower.js"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
+import { jobOrderOperation, responseDocument, responseOperation } from "./EntryOperations.js"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
+
+export { entryOperation, jobOrderOperation, responseOperation } from "./EntryOperations.js"
 import { StationPort } from "./StationPort.js"
 
 /**
@@ -155,19 +158,6 @@ const sendIfWanted = (command: CommandEntry, options: EngineOptions, main: strin
 /** A Complete or Abort whose Run has not landed yet; retried by the poller. */
 export class RunNotYetApplied extends Data.TaggedError("RunNotYetApplied")<{ readonly jobId: string; readonly trigger: string }> {}
 
-/** The operation id of a job response's put: the same for every delivery of its entry. */
-export const responseOperation = (responseId: string) => `sfc:${responseId}`
-
-/** The operation id of a job order entry's move: the same for every delivery of the entry. */
-export const jobOrderOperation = (jobId: string, version: string, trigger: JobOrderEntry["trigger"]) => `sfc:${jobId}:${version}:${trigger}`
-
-/**
- * The operation id the handler uses for a move or response entry of the write at `version`: the
- * writer that carries the entry out marks this id, and the batch skips an entry by it.
- */
-export const entryOperation = (entry: JobOrderEntry | JobResponseEntry, version: string): string =>
-  entry.type === "joborder" ? jobOrderOperation(entry.jobId, version, entry.trigger) : responseOperation(entry.responseId)
-
 /** Applies an internal trigger; if the MES moved the job order elsewhere, the execution follows. */
 export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
   Effect.gen(function* () {
@@ -201,15 +191,6 @@ export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
 export const storeResponse = (entry: JobResponseEntry, scope: string) =>
   Effect.gen(function* () {
     const responses = yield* JobResponseDao
-    const doc = {
-      ID: entry.responseId,
-      JobOrderID: entry.jobId,
-      StartTime: new Date(entry.startTime).toISOString(),
-      EndTime: new Date(entry.endTime).toISOString(),
-      JobState: entry.state,
-      Data: entry.data,
-      ...(entry.error !== undefined ? { Error: entry.error } : {})
-    }
     yield* responses
       .put({
         id: entry.responseId,
@@ -217,7 +198,7 @@ export const storeResponse = (entry: JobResponseEntry, scope: string) =>
         orderId: entry.jobId,
         state: entry.state,
         startTime: entry.startTime,
-        doc: jsonDocument(doc),
+        doc: jsonDocument(responseDocument(entry)),
         expectedVersion: 0,
         change: "ResultUpdate",
         op: responseOperation(entry.responseId)

@@ -70,7 +70,7 @@ export const SfcEngineProcesses = (options: Partial<EngineOptions> = {}, roles: 
 }
 
 /** The services the runtime is built from; also what an event-ingesting binding needs. */
-export const SfcRuntimeServices = Layer.mergeAll(SfcEvents.Default, JobOrderTransitions.Default).pipe(
+export const SfcRuntimeServices = SfcEvents.Default.pipe(
   Layer.provideMerge(Executions.DefaultWithoutDependencies),
-  Layer.provideMerge(Layer.mergeAll(CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default))
+  Layer.provideMerge(Layer.mergeAll(CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default, JobOrderTransitions.Default))
 )

@@ -3,6 +3,8 @@ import type { SfcCompareAndSetArgs, SfcEntryPairs } from "@microdcs/lua-scripts"
 import { documentProblem, keyProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
+import type { SfcJobOrderMoveInput } from "./SfcJobOrderMove.js"
+import type { SfcJobResponseInput } from "./SfcJobResponseCreate.js"
 import type { ValkeyService } from "./Valkey.js"
 import {
   casVersionProblem,
@@ -68,6 +70,10 @@ export interface SfcWritten {
   readonly entryIds: ReadonlyArray<string> | null
   /** With `directSend.readJobOrder`: the job order document after the write, `null` when it does not exist; absent when not read (or the reply was lost). */
   readonly jobOrderDoc?: string | null
+  /** With a `jobOrderMove`: the job order's version after the move, 0 when it was not written; absent when the reply was lost. */
+  readonly jobOrderVersion?: number
+  /** With a `jobResponse`: 1 when it was created, 0 when not; absent when the reply was lost. */
+  readonly responseVersion?: number
 }
 
 /** The keys of a scope every CAS names, built once per scope (see `cachedKey`). */
@@ -104,6 +110,10 @@ export interface SfcAppliedEvent {
 export interface SfcCompareAndSetMany extends SfcCasCommon {
   /** The events this write applies; if any was applied before, the job is a `DuplicateEvent` (with its `eventIndex`). */
   readonly appliedEvents?: ReadonlyArray<SfcAppliedEvent> | undefined
+  /** A move of the job's job order written with the state when its version still matches (see `SfcJobOrderMoveInput`). */
+  readonly jobOrderMove?: SfcJobOrderMoveInput | undefined
+  /** A job response created with the state unless it exists (see `SfcJobResponseInput`). */
+  readonly jobResponse?: SfcJobResponseInput | undefined
 }
 
 /** A job's four named keys. */

@@ -1,5 +1,5 @@
 import { Effect, Result } from "effect"
-import { type SfcCasManyJob, type SfcCasManyJobReply, type SfcCompareAndSetManyArgs, sfcCompareAndSetMany } from "@microdcs/lua-scripts"
+import { type SfcCasManyJob, type SfcCasManyJobReply, type SfcCompareAndSetManyArgs, type SfcJobOrderMove, type SfcJobResponseCreate, sfcCompareAndSetMany } from "@microdcs/lua-scripts"
 import { newOperationId } from "./Document.js"
 import {
   type ConnectionError,
@@ -12,6 +12,8 @@ import {
 } from "./Errors.js"
 import { writeOutcome, type WriteOutcome } from "./OutcomeCheck.js"
 import { type CasDeps, EVENT_LIFETIME_MS, type PreparedJob, prepareJob, type SfcCompareAndSetMany, type SfcWritten } from "./SfcCasInput.js"
+import { preparedMove } from "./SfcJobOrderMove.js"
+import { preparedResponse } from "./SfcJobResponseCreate.js"
 import { writeFailure } from "./WriteReplies.js"
 
 /**
@@ -24,12 +26,27 @@ export type SfcCasManyError = VersionConflict | ScopeConflict | WrongType | Dupl
 /** One job's result in a `compareAndSetMany`, in input order. */
 export type SfcCasManyResult = Result.Result<SfcWritten, SfcCasManyError>
 
-/** A job that goes to the script: where its result goes, its op, its input and its checked write. */
+/** A job that goes to the script: where its result goes, its op, its input and its checked write (and move). */
 interface SentJob {
   readonly slot: number
   readonly op: string
   readonly input: SfcCompareAndSetMany
   readonly prepared: PreparedJob
+  readonly move: SfcJobOrderMove | undefined
+  readonly response: SfcJobResponseCreate | undefined
+}
+
+type Checked = Pick<SentJob, "prepared" | "move" | "response">
+
+/** The checked write of one input with its checked move and response, or the first problem. */
+const prepareInput = (deps: CasDeps, input: SfcCompareAndSetMany, op: string): Checked | InvalidInput => {
+  const { keys, maxDocumentBytes } = deps.valkey
+  const prepared = eventsProblem(input.appliedEvents) ?? prepareJob(keys, deps.scopeKeys, input, input.appliedEvents ?? [], maxDocumentBytes, op)
+  if (prepared instanceof InvalidInput) return prepared
+  const move = input.jobOrderMove === undefined ? undefined : preparedMove(keys, input.jobId, input.jobOrderMove, maxDocumentBytes)
+  if (move instanceof InvalidInput) return move
+  const response = input.jobResponse === undefined ? undefined : preparedResponse(keys, input.jobResponse, maxDocumentBytes)
+  return response instanceof InvalidInput ? response : { prepared, move, response }
 }
 
 type Slots = Array<SfcCasManyResult | undefined>
@@ -56,7 +73,6 @@ const repeatedIds = (inputs: ReadonlyArray<SfcCompareAndSetMany>): ReadonlySet<s
 
 /** Checks every input as `compareAndSet` does: a refused one gets its result now (not sent), the others are returned to be sent. */
 const prepareBatch = (deps: CasDeps, inputs: ReadonlyArray<SfcCompareAndSetMany>, slots: Slots): Array<SentJob> => {
-  const { keys, maxDocumentBytes } = deps.valkey
   const twice = repeatedIds(inputs)
   const jobs: Array<SentJob> = []
   inputs.forEach((input, slot) => {
@@ -66,9 +82,9 @@ const prepareBatch = (deps: CasDeps, inputs: ReadonlyArray<SfcCompareAndSetMany>
       return
     }
     const op = input.op ?? newOperationId()
-    const prepared = eventsProblem(input.appliedEvents) ?? prepareJob(keys, deps.scopeKeys, input, input.appliedEvents ?? [], maxDocumentBytes, op)
-    if (prepared instanceof InvalidInput) slots[slot] = Result.fail(prepared)
-    else jobs.push({ slot, op, input, prepared })
+    const checked = prepareInput(deps, input, op)
+    if (checked instanceof InvalidInput) slots[slot] = Result.fail(checked)
+    else jobs.push({ slot, op, input, ...checked })
   })
   return jobs
 }
@@ -77,7 +93,14 @@ const manyArgs = (deps: CasDeps, jobs: ReadonlyArray<SentJob>): SfcCompareAndSet
   nudgeChannel: deps.nudgeChannel,
   eventLifetimeMs: EVENT_LIFETIME_MS,
   jobs: jobs.map(
-    ({ input, prepared }): SfcCasManyJob => ({ ...prepared.args, keys: prepared.keys, events: prepared.eventKeys, nudge: input.nudge !== false })
+    ({ input, prepared, move, response }): SfcCasManyJob => ({
+      ...prepared.args,
+      keys: prepared.keys,
+      events: prepared.eventKeys,
+      nudge: input.nudge !== false,
+      ...(move !== undefined ? { jobOrderMove: move } : {}),
+      ...(response !== undefined ? { jobResponse: response } : {})
+    })
   )
 })
 
@@ -90,7 +113,9 @@ const jobResult = (reply: SfcCasManyJobReply, job: SentJob): SfcCasManyResult =>
         version: reply.version,
         op: job.op,
         entryIds: reply.entryIds,
-        ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {})
+        ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {}),
+        ...(reply.jobOrderVersion !== undefined ? { jobOrderVersion: reply.jobOrderVersion } : {}),
+        ...(reply.responseVersion !== undefined ? { responseVersion: reply.responseVersion } : {})
       })
     case "duplicate":
       return Result.fail(new DuplicateEvent({ key: eventKeys[reply.eventIndex] ?? keys.state, jobId: reply.jobId, eventIndex: reply.eventIndex }))

@@ -35,12 +35,14 @@ import {
   type SfcWritten
 } from "./SfcCasInput.js"
 import { compareAndSetMany, type SfcCasManyError, type SfcCasManyResult } from "./SfcCasMany.js"
+import type { SfcJobOrderMoveInput } from "./SfcJobOrderMove.js"
+import type { SfcJobResponseInput } from "./SfcJobResponseCreate.js"
 import { checkTime, checkWaits } from "./SfcStateInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey, type ValkeyService } from "./Valkey.js"
 import { settleWrite, writeFailure } from "./WriteReplies.js"
 
-export { EVENT_LIFETIME_MS, type SfcAppliedEvent, type SfcCasManyError, type SfcCasManyResult, type SfcCompareAndSet, type SfcCompareAndSetMany, type SfcWritten }
+export { EVENT_LIFETIME_MS, type SfcAppliedEvent, type SfcCasManyError, type SfcCasManyResult, type SfcCompareAndSet, type SfcCompareAndSetMany, type SfcJobOrderMoveInput, type SfcJobResponseInput, type SfcWritten }
 
 export interface DeleteSfcState {
   readonly jobId: string

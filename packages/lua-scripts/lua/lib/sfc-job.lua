@@ -9,11 +9,15 @@
 --   entries                                per entry its XADD field/value items
 --   pointerKeys, pointerLifetime           correlation pointers set to the job id
 --   orderKey                               job order read after the write, or false
+--   move                                   a job order move written with it (lib/joborder-move.lua), or false
+--   response                               a job response created with it (lib/jobresponse-create.lua), or false
 -- The checks run in this order: sfcJobWrongType (before anything of any job is written), then
 -- sfcJobHeld (a redelivered event is a no-op even after the state moved on), then sfcJobRefused
 -- (version, scope); only then sfcJobApply. The caller publishes the nudge.
 -- @include lib/check-types.lua
 -- @include lib/check-version.lua
+-- @include lib/joborder-move.lua
+-- @include lib/jobresponse-create.lua
 
 -- `count` wait starts (epoch ms) from ARGV[cursor]; the list and the next cursor, or nil.
 local function sfcReadStarts(cursor, count)
@@ -95,7 +99,10 @@ local function sfcJobRefused(job)
   return nil, current
 end
 
--- Writes the checked job as `version`; the reply {"ok", version, entryId..., ["joborder", doc]}.
+-- Writes the checked job as `version`; the reply
+-- {"ok", version, entryId..., ["moved", jobOrderVersion], ["responded", responseVersion], ["joborder", doc]}
+-- ("moved" with a move, "responded" with a response, each 0 when it was not written; the job
+-- order read after the move).
 local function sfcJobApply(job, version)
   local jobId = job.jobId
   redis.call('HSET', job.stateKey, 'v', tostring(version), 'scope', job.scope, 'op', job.op, 'doc', job.doc)
@@ -118,6 +125,14 @@ local function sfcJobApply(job, version)
   for i, k in ipairs(job.moveKeys) do redis.call('ZADD', k, job.moveSince[i], jobId) end
   for _, k in ipairs(job.leaveKeys) do redis.call('ZREM', k, jobId) end
   for _, k in ipairs(job.pointerKeys) do redis.call('SET', k, jobId, 'PX', job.pointerLifetime) end
+  if job.move then
+    reply[#reply + 1] = 'moved'
+    reply[#reply + 1] = jobOrderMoveApply(job.move)
+  end
+  if job.response then
+    reply[#reply + 1] = 'responded'
+    reply[#reply + 1] = jobResponseCreate(job.response)
+  end
   if job.orderKey then
     reply[#reply + 1] = 'joborder'
     local orderType = redis.call('TYPE', job.orderKey)['ok']

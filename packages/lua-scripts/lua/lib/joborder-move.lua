@@ -1,0 +1,26 @@
+-- A job order move written together with an SFC write (sfc-cas-many-0+): the versioned put of
+-- put-joborder-4 for the engine's moves (no acceptance limit, no retention). A move is a table:
+--   docKey, listKey, scopesKey, changesKey   joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}
+--   expected                                 the version the move was computed from (> 0)
+--   scope, id, priority, doc, op, change, origin, channel   as put-joborder-4's ARGV
+-- It never refuses the SFC write: a key of another type, another version or another scope leaves
+-- the job order as it is, and the move's outbox entry carries it out (or finds it moot) instead.
+-- @include lib/check-types.lua
+-- @include lib/check-version.lua
+-- @include lib/append-change.lua
+
+-- Writes the move; its new version, or 0 when it was not written.
+local function jobOrderMoveApply(move)
+  local badKey = wrongType({ { move.docKey, 'hash' }, { move.listKey, 'zset' }, { move.scopesKey, 'set' }, { move.changesKey, 'stream' } })
+  if badKey then return 0 end
+  local versionOk, current = checkVersion(move.docKey, move.expected)
+  if not versionOk or current == 0 then return 0 end
+  if redis.call('HGET', move.docKey, 'scope') ~= move.scope then return 0 end
+  local version = current + 1
+  redis.call('HSET', move.docKey, 'v', tostring(version), 'scope', move.scope, 'op', move.op, 'doc', move.doc, 'priority', move.priority)
+  redis.call('PERSIST', move.docKey)
+  redis.call('ZADD', move.listKey, move.priority, move.id)
+  redis.call('SADD', move.scopesKey, move.scope)
+  appendChange(move.changesKey, move.channel, move.scope, 'joborder', move.id, move.change, version, move.op, move.origin)
+  return version
+end

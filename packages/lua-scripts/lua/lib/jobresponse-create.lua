@@ -1,0 +1,28 @@
+-- A job response created with an SFC write (sfc-cas-many-0+): the create-only put of
+-- put-jobresponse-10 (no stored state or order to let go of). A response is a table:
+--   docKey, listKey, stateKey, orderKey, ofOrderKey, scopesKey, changesKey
+--     jobresponse:{id}, jobresponse:list:{scope}, jobresponse:bystate:{scope}:{state} (the doc key
+--     when state is ""), jobresponse:byorder:{orderId}, jobresponse:oforder:{orderId}, scopes, changes:{scope}
+--   scope, id, state, orderId, startTime, doc, op, change, channel   as put-jobresponse-10's ARGV
+-- It never refuses the SFC write: a response that exists (a redelivery stored it) or a key of
+-- another type leaves everything as it is, and the response's outbox entry judges it instead.
+-- @include lib/check-types.lua
+-- @include lib/append-change.lua
+-- @include lib/release-order.lua
+
+-- Creates the response; its version (1), or 0 when it was not written.
+local function jobResponseCreate(r)
+  local checks = { { r.docKey, 'hash' }, { r.listKey, 'zset' }, { r.orderKey, 'string' }, { r.scopesKey, 'set' }, { r.changesKey, 'stream' },
+    { r.ofOrderKey, 'zset' } }
+  if r.state ~= '' then checks[#checks + 1] = { r.stateKey, 'set' } end
+  if wrongType(checks) then return 0 end
+  if redis.call('EXISTS', r.docKey) == 1 then return 0 end
+  redis.call('HSET', r.docKey, 'v', '1', 'scope', r.scope, 'state', r.state, 'order', r.orderId, 'start', r.startTime, 'op', r.op, 'doc', r.doc)
+  redis.call('ZADD', r.listKey, r.startTime, r.id)
+  if r.state ~= '' then redis.call('SADD', r.stateKey, r.id) end
+  redis.call('ZADD', r.ofOrderKey, orderClock(), r.id)
+  redis.call('SET', r.orderKey, r.id)
+  redis.call('SADD', r.scopesKey, r.scope)
+  appendChange(r.changesKey, r.channel, r.scope, 'jobresponse', r.id, r.change, 1, r.op)
+  return 1
+end

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Result } from "effect"
+import { JobOrderDao, JobResponseDao } from "@microdcs/store"
+import { randomPrefix } from "@microdcs/test-utils"
+import { decodeJobOrderRecord } from "@microdcs/job-state"
+import { correlationIdOf, type Recipe, validateRecipe } from "@microdcs/sfc"
+import { Executions, JobOrderTransitions } from "@microdcs/sfc-runtime"
+import { putJobOrder } from "./RuntimeFixtures.js"
+import { changeEntries, jobOrderFor, linearRecipe, observer, push, SCOPE } from "./RuntimeKit.js"
+
+/**
+ * A write whose outbox moves the job order (Run with the start) carries the move in the same
+ * script call, from the job order this process holds. The observer has no direct send and no
+ * pollers, so nothing else could move the job order here.
+ */
+
+const recipe: Recipe = Result.getOrThrow(validateRecipe(linearRecipe(["Fit"], [push("fit", "Fit")])))
+
+const mainOf = (id: string) =>
+  Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(Effect.map((doc) => Result.getOrThrow(decodeJobOrderRecord(doc.doc)).state.main))
+
+describe("SFC runtime: job order moves in the execution's write", () => {
+  it.live("a start whose job order this process holds moves it to Running in the start's own write, once", () => {
+    const prefix = randomPrefix("sfc-moves")
+    return Effect.gen(function* () {
+      const executions = yield* Executions
+      const transitions = yield* JobOrderTransitions
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-1", "wm-move"))
+      yield* transitions.load("jo-move-1")
+      expect((yield* executions.create({ jobId: "jo-move-1", scope: SCOPE, workMasterId: "wm-move", recipe }))._tag).toBe("Written")
+      expect(yield* mainOf("jo-move-1")).toBe("Running")
+      const runs = (yield* changeEntries(SCOPE)).filter((e) => e.id === "jo-move-1" && e.change === "Run")
+      expect(runs.map((e) => e.op)).toEqual(["sfc:jo-move-1:1:Run"])
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
+  })
+
+  it.live("the last write moves the job order to Ended and stores the job response in its own write", () => {
+    const prefix = randomPrefix("sfc-moves-end")
+    return Effect.gen(function* () {
+      const executions = yield* Executions
+      const transitions = yield* JobOrderTransitions
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-3", "wm-move"))
+      yield* transitions.load("jo-move-3")
+      yield* executions.create({ jobId: "jo-move-3", scope: SCOPE, workMasterId: "wm-move", recipe })
+      const done = { type: "event", correlationId: correlationIdOf("jo-move-3", "fit", 1), data: { done: true } } as const
+      expect(yield* executions.apply("jo-move-3", done)).toMatchObject({ _tag: "Written", version: 2 })
+      expect(yield* mainOf("jo-move-3")).toBe("Ended")
+      const responses = yield* JobResponseDao
+      expect((yield* responses.byOrder("jo-move-3")).state).toContain("Completed")
+      const changes = (yield* changeEntries(SCOPE)).filter((e) => e.id === "jo-move-3" || e.kind === "jobresponse")
+      expect(changes.map((e) => [e.kind, e.change, e.op])).toEqual([
+        ["joborder", "StoreAndStart", expect.anything()],
+        ["joborder", "Run", "sfc:jo-move-3:1:Run"],
+        ["joborder", "Complete", "sfc:jo-move-3:2:Complete"],
+        ["jobresponse", "ResultUpdate", expect.stringMatching(/^sfc:/)]
+      ])
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
+  })
+
+  it.live("a job order the MES moved since this process read it is left alone: the entry's handler judges it", () => {
+    const prefix = randomPrefix("sfc-moves-stale")
+    return Effect.gen(function* () {
+      const executions = yield* Executions
+      const transitions = yield* JobOrderTransitions
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-2", "wm-move"))
+      yield* transitions.load("jo-move-2")
+      // The MES writes meanwhile (a new version): the cached version no longer matches.
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-2", "wm-move"), { expectedVersion: 1, change: "Update" })
+      expect((yield* executions.create({ jobId: "jo-move-2", scope: SCOPE, workMasterId: "wm-move", recipe }))._tag).toBe("Written")
+      expect(yield* mainOf("jo-move-2")).toBe("AllowedToStart")
+      // The next move starts from a fresh read: the stale copy was dropped.
+      expect(yield* transitions.apply("jo-move-2", "Run")).toMatchObject({ _tag: "Applied", to: expect.stringContaining("Running") })
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
+  })
+})

@@ -1,0 +1,59 @@
+import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
+import type { SfcJobResponseCreate } from "@microdcs/lua-scripts"
+import { documentProblem, keyProblem, numberProblem } from "./DocumentInput.js"
+import { InvalidInput } from "./Errors.js"
+import { textProblem } from "./SfcStateInput.js"
+
+/**
+ * A job response created in the same script call as a job's state: the create-only put
+ * `JobResponseDao.put` makes with `expectedVersion: 0` (the document, its list, by-state and
+ * by-order indexes, a change entry). It never refuses the state's write: a response that exists
+ * (or a key of another type) is left as it is, and the write's result says so (`responseVersion` 0).
+ */
+export interface SfcJobResponseInput {
+  readonly id: string
+  /** The response's scope (its list and change stream). */
+  readonly scope: string
+  /** The job order it responds to. */
+  readonly orderId: string
+  /** The normalized state (see `normalizeState`); `""` = not indexed by state. */
+  readonly state: string
+  /** Start time in epoch ms, the list order. */
+  readonly startTime: number
+  /** The job response as JSON text. */
+  readonly doc: string
+  readonly op: string
+  /** The change word of the change entry (`ResultUpdate`). */
+  readonly change: string
+}
+
+/** The script's part of a response, or why it is refused. */
+export const preparedResponse = (schema: KeySchema, response: SfcJobResponseInput, maxBytes: number): SfcJobResponseCreate | InvalidInput => {
+  const refused =
+    numberProblem("jobResponse.startTime", response.startTime) ??
+    documentProblem("jobResponse.doc", response.doc, maxBytes) ??
+    textProblem("jobResponse.op", response.op) ??
+    textProblem("jobResponse.change", response.change) ??
+    (typeof response.state === "string" ? undefined : new InvalidInput({ field: "jobResponse.state", message: "jobResponse.state must be a string" }))
+  if (refused) return refused
+  let badKey: InvalidInput | undefined
+  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => {
+    const built = schema.key(family, parts)
+    if (built instanceof KeyPartError) badKey ??= keyProblem(built)
+    return built instanceof KeyPartError ? "" : built
+  }
+  const { id, scope, orderId, state } = response
+  const doc = key("jobResponse", { id })
+  const keys = {
+    doc,
+    list: key("jobResponseList", { scope }),
+    state: state === "" ? doc : key("jobResponseByState", { scope, state }),
+    order: key("jobResponseByOrder", { orderId }),
+    ofOrder: key("jobResponseOfOrder", { orderId }),
+    scopes: key("scopes", {}),
+    changes: key("changes", { scope })
+  }
+  const changesChannel = key("nudge", { kind: "changes" })
+  if (badKey) return badKey
+  return { keys, scope, id, state, orderId, startTime: response.startTime, doc: response.doc, op: response.op, change: response.change, changesChannel }
+}
