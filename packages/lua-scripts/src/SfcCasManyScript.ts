@@ -1,3 +1,4 @@
+import type { PutJobOrderArgs } from "./JobOrderScripts.js"
 import { asArray, asInteger, asText, UnexpectedReply } from "./Reply.js"
 import { decodeCasOk, type SfcCasOk } from "./SfcCasReply.js"
 import type { SfcCompareAndSetArgs } from "./SfcScripts.js"
@@ -44,20 +45,13 @@ export interface SfcJobResponseCreate {
   readonly changesChannel: string
 }
 
-/** A job order move written with an SFC job (see `lib/joborder-move.lua`). */
-export interface SfcJobOrderMove {
+/**
+ * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-4`'s put
+ * of the move (its `expectedVersion`, the version the move was computed from, is > 0), with no
+ * limit and no retention.
+ */
+export interface SfcJobOrderMove extends Pick<PutJobOrderArgs, "expectedVersion" | "scope" | "id" | "priority" | "doc" | "op" | "change" | "origin"> {
   readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string }
-  /** The job order version the move was computed from (> 0). */
-  readonly expectedVersion: number
-  readonly scope: string
-  readonly id: string
-  readonly priority: number
-  readonly doc: string
-  readonly op: string
-  /** The change word of the change entry (the trigger). */
-  readonly change: string
-  /** Who caused the move (JSON text), `""` for none. */
-  readonly origin: string
   /** The change stream's nudge channel. */
   readonly changesChannel: string
 }

@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import type { JobOrderEntry, JobResponseEntry } from "@microdcs/sfc"
 import type { DirectSendDeps, HandlerServices } from "./DirectSendDeps.js"
-import { entryOperation, moveJobOrder, storeResponse } from "./OutboxHandler.js"
+import { entryOperation } from "./EntryOperations.js"
+import { moveJobOrder, storeResponse } from "./OutboxHandler.js"
 
 /**
  * The job order moves and the response of a write, carried out here at once instead of after

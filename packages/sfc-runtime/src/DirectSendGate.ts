@@ -2,7 +2,8 @@ import { Effect, Result } from "effect"
 import { decodeJobOrderRecord } from "@microdcs/job-state"
 import type { CommandEntry, ExecutionState } from "@microdcs/sfc"
 import type { DirectSendDeps } from "./DirectSendDeps.js"
-import { jobOrderOperation, sendCommand, wantsSend } from "./OutboxHandler.js"
+import { jobOrderOperation } from "./EntryOperations.js"
+import { sendCommand, wantsSend } from "./OutboxHandler.js"
 
 /**
  * The gate and the send, in plain code around the few steps that need the store or the

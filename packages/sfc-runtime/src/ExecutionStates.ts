@@ -21,7 +21,7 @@ export interface ExecutionDeps {
   readonly executionLog: ExecutionLogWriter["Service"]
   /** Counters named by transitions are read before the core runs (CounterReads.ts). */
   readonly counters: CounterReads
-  /** Where the runtime runs (not the admin tool), a write carries its job order move along (ExecutionWrite.ts). */
+  /** Where the runtime runs (not the admin tool): a write carries its job order move and response along (WriteCarriedAlong.ts). */
   readonly jobOrders: JobOrderTransitions["Service"] | undefined
   // The states this process wrote last, with their store version: the next input of a job
   // starts from here instead of re-reading it. Another instance's write meanwhile shows as a

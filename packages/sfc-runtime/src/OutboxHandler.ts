@@ -9,8 +9,6 @@ import { jobOrderOperation, responseDocument, responseOperation } from "./EntryO
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
-
-export { entryOperation, jobOrderOperation, responseOperation } from "./EntryOperations.js"
 import { StationPort } from "./StationPort.js"
 
 /**

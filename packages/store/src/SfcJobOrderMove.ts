@@ -1,6 +1,7 @@
-import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
+import type { KeySchema } from "@microdcs/keyschema"
+import { checkedKeys } from "./CheckedKeys.js"
 import type { SfcJobOrderMove } from "@microdcs/lua-scripts"
-import { documentProblem, keyProblem } from "./DocumentInput.js"
+import { documentProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { textProblem } from "./SfcStateInput.js"
 
@@ -47,15 +48,11 @@ const moveProblem = (move: SfcJobOrderMoveInput, maxBytes: number): InvalidInput
 export const preparedMove = (schema: KeySchema, id: string, move: SfcJobOrderMoveInput, maxBytes: number): SfcJobOrderMove | InvalidInput => {
   const refused = moveProblem(move, maxBytes)
   if (refused) return refused
-  let badKey: InvalidInput | undefined
-  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => {
-    const built = schema.key(family, parts)
-    if (built instanceof KeyPartError) badKey ??= keyProblem(built)
-    return built instanceof KeyPartError ? "" : built
-  }
+  const { key, refused: badKey } = checkedKeys(schema)
   const keys = { doc: key("jobOrder", { id }), list: key("jobOrderList", { scope: move.scope }), scopes: key("scopes", {}), changes: key("changes", { scope: move.scope }) }
   const changesChannel = key("nudge", { kind: "changes" })
-  if (badKey) return badKey
+  const keyRefused = badKey()
+  if (keyRefused) return keyRefused
   const { scope, expectedVersion, doc, priority, change, op } = move
   return { keys, expectedVersion, scope, id, priority, doc, op, change, origin: move.origin ?? "", changesChannel }
 }

@@ -1,6 +1,7 @@
-import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
+import type { KeySchema } from "@microdcs/keyschema"
+import { checkedKeys } from "./CheckedKeys.js"
 import type { SfcJobResponseCreate } from "@microdcs/lua-scripts"
-import { documentProblem, keyProblem, numberProblem } from "./DocumentInput.js"
+import { documentProblem, numberProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { textProblem } from "./SfcStateInput.js"
 
@@ -36,12 +37,7 @@ export const preparedResponse = (schema: KeySchema, response: SfcJobResponseInpu
     textProblem("jobResponse.change", response.change) ??
     (typeof response.state === "string" ? undefined : new InvalidInput({ field: "jobResponse.state", message: "jobResponse.state must be a string" }))
   if (refused) return refused
-  let badKey: InvalidInput | undefined
-  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => {
-    const built = schema.key(family, parts)
-    if (built instanceof KeyPartError) badKey ??= keyProblem(built)
-    return built instanceof KeyPartError ? "" : built
-  }
+  const { key, refused: badKey } = checkedKeys(schema)
   const { id, scope, orderId, state } = response
   const doc = key("jobResponse", { id })
   const keys = {
@@ -54,6 +50,7 @@ export const preparedResponse = (schema: KeySchema, response: SfcJobResponseInpu
     changes: key("changes", { scope })
   }
   const changesChannel = key("nudge", { kind: "changes" })
-  if (badKey) return badKey
+  const keyRefused = badKey()
+  if (keyRefused) return keyRefused
   return { keys, scope, id, state, orderId, startTime: response.startTime, doc: response.doc, op: response.op, change: response.change, changesChannel }
 }
