@@ -29,7 +29,7 @@
 ]]
 -- @include lib/check-types.lua
 -- @include lib/check-version.lua
--- @include lib/append-change.lua
+-- @include lib/joborder-write.lua
 
 local docKey, listKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local expected = tonumber(ARGV[1])
@@ -52,14 +52,8 @@ if limit > 0 and retainMs == 0 and not redis.call('ZSCORE', listKey, id) then
 end
 
 local version = current + 1
-redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'op', op, 'doc', doc, 'priority', priority)
-if retainMs > 0 then
-  redis.call('ZREM', listKey, id)
-  redis.call('PEXPIRE', docKey, retainMs)
-else
-  redis.call('PERSIST', docKey)
-  redis.call('ZADD', listKey, priority, id)
-end
-redis.call('SADD', scopesKey, scope)
-appendChange(changesKey, channel, scope, 'joborder', id, change, version, op, origin)
+jobOrderWrite({
+  docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, scope = scope, id = id, priority = priority,
+  doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = retainMs
+}, version)
 return { 'ok', version }

@@ -42,8 +42,8 @@
 ]]
 -- @include lib/check-types.lua
 -- @include lib/check-version.lua
--- @include lib/append-change.lua
 -- @include lib/release-order.lua
+-- @include lib/jobresponse-write.lua
 
 local docKey, listKey, newStateKey, oldStateKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local newOrderKey, oldOrderKey, scopesKey, changesKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -74,15 +74,12 @@ if storedState ~= oldState then return { 'retry', storedState } end
 if storedOrder ~= oldOrder then return { 'retry', storedOrder } end
 
 local version = current + 1
-redis.call('HSET', docKey, 'v', tostring(version), 'scope', scope, 'state', newState, 'order', newOrder, 'start', startTime,
-  'op', op, 'doc', doc)
-redis.call('ZADD', listKey, startTime, id)
 if oldState ~= '' and oldState ~= newState then redis.call('SREM', oldStateKey, id) end
-if newState ~= '' then redis.call('SADD', newStateKey, id) end
 -- Another response may have claimed the old order since; its pointer is not ours to move.
 if oldOrder ~= '' and oldOrder ~= newOrder then releaseOrder(oldOrderKey, oldResponsesKey, id) end
-redis.call('ZADD', newResponsesKey, orderClock(), id)
-redis.call('SET', newOrderKey, id)
-redis.call('SADD', scopesKey, scope)
-appendChange(changesKey, channel, scope, 'jobresponse', id, change, version, op)
+jobResponseWrite({
+  docKey = docKey, listKey = listKey, stateKey = newStateKey, orderKey = newOrderKey, ofOrderKey = newResponsesKey, scopesKey = scopesKey,
+  changesKey = changesKey, scope = scope, id = id, state = newState, orderId = newOrder, startTime = startTime, doc = doc, op = op,
+  change = change, channel = channel
+}, version)
 return { 'ok', version }

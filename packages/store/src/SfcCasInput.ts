@@ -1,11 +1,12 @@
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
 import type { SfcCompareAndSetArgs, SfcEntryPairs } from "@microdcs/lua-scripts"
-import { documentProblem, keyProblem } from "./DocumentInput.js"
+import { documentProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
 import type { SfcJobOrderMoveInput } from "./SfcJobOrderMove.js"
 import type { SfcJobResponseInput } from "./SfcJobResponseCreate.js"
 import type { ValkeyService } from "./Valkey.js"
+import { checkedKeys } from "./CheckedKeys.js"
 import {
   casVersionProblem,
   entriesChecked,
@@ -216,18 +217,12 @@ export const prepareJob = (
   const values = valuesChecked(input, maxBytes)
   if (values instanceof InvalidInput) return values
   // The first key part the schema refuses; the keys are built on, and the result is dropped.
-  let refused: InvalidInput | undefined
-  const checked = (built: string | KeyPartError): string => {
-    if (!(built instanceof KeyPartError)) return built
-    refused ??= keyProblem(built)
-    return ""
-  }
-  const key = <F extends KeyFamily>(family: F, parts: KeyParts<F>): string => checked(schema.key(family, parts))
+  const { key, checked, refused } = checkedKeys(schema)
   const { scope, jobId } = input
   const keys = { state: key("sfcState", { jobId }), work: checked(scopeKeys.work(scope)), due: checked(scopeKeys.due(scope)), active: checked(scopeKeys.active(scope)) }
   const eventKeys = events.map((event) => key("sfcEvent", { scope, source: event.source, id: event.id }))
   const args = jobArgs(input, op, values.entries, values.waits, values.moves, key)
-  return refused ?? { keys, eventKeys, args }
+  return refused() ?? { keys, eventKeys, args }
 }
 
 /** Checks a CAS and builds its keys and arguments (see {@link prepareJob}). */

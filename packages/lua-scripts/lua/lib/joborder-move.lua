@@ -7,7 +7,7 @@
 -- the job order as it is, and the move's outbox entry carries it out (or finds it moot) instead.
 -- @include lib/check-types.lua
 -- @include lib/check-version.lua
--- @include lib/append-change.lua
+-- @include lib/joborder-write.lua
 
 -- Writes the move; its new version, or 0 when it was not written.
 local function jobOrderMoveApply(move)
@@ -17,10 +17,7 @@ local function jobOrderMoveApply(move)
   if not versionOk or current == 0 then return 0 end
   if redis.call('HGET', move.docKey, 'scope') ~= move.scope then return 0 end
   local version = current + 1
-  redis.call('HSET', move.docKey, 'v', tostring(version), 'scope', move.scope, 'op', move.op, 'doc', move.doc, 'priority', move.priority)
-  redis.call('PERSIST', move.docKey)
-  redis.call('ZADD', move.listKey, move.priority, move.id)
-  redis.call('SADD', move.scopesKey, move.scope)
-  appendChange(move.changesKey, move.channel, move.scope, 'joborder', move.id, move.change, version, move.op, move.origin)
+  move.retainMs = 0
+  jobOrderWrite(move, version)
   return version
 end

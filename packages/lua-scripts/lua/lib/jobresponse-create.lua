@@ -7,8 +7,7 @@
 -- It never refuses the SFC write: a response that exists (a redelivery stored it) or a key of
 -- another type leaves everything as it is, and the response's outbox entry judges it instead.
 -- @include lib/check-types.lua
--- @include lib/append-change.lua
--- @include lib/release-order.lua
+-- @include lib/jobresponse-write.lua
 
 -- Creates the response; its version (1), or 0 when it was not written.
 local function jobResponseCreate(r)
@@ -17,12 +16,6 @@ local function jobResponseCreate(r)
   if r.state ~= '' then checks[#checks + 1] = { r.stateKey, 'set' } end
   if wrongType(checks) then return 0 end
   if redis.call('EXISTS', r.docKey) == 1 then return 0 end
-  redis.call('HSET', r.docKey, 'v', '1', 'scope', r.scope, 'state', r.state, 'order', r.orderId, 'start', r.startTime, 'op', r.op, 'doc', r.doc)
-  redis.call('ZADD', r.listKey, r.startTime, r.id)
-  if r.state ~= '' then redis.call('SADD', r.stateKey, r.id) end
-  redis.call('ZADD', r.ofOrderKey, orderClock(), r.id)
-  redis.call('SET', r.orderKey, r.id)
-  redis.call('SADD', r.scopesKey, r.scope)
-  appendChange(r.changesKey, r.channel, r.scope, 'jobresponse', r.id, r.change, 1, r.op)
+  jobResponseWrite(r, 1)
   return 1
 end
