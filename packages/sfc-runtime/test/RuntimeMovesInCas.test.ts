@@ -19,15 +19,19 @@ const recipe: Recipe = Result.getOrThrow(validateRecipe(linearRecipe(["Fit"], [p
 const mainOf = (id: string) =>
   Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(Effect.map((doc) => Result.getOrThrow(decodeJobOrderRecord(doc.doc)).state.main))
 
+/** A job order stored by the MES and read by this process (so its move can ride in the job's writes). */
+const heldJobOrder = (id: string) =>
+  Effect.andThen(putJobOrder(SCOPE, jobOrderFor(id, "wm-move")), Effect.flatMap(JobOrderTransitions, (transitions) => transitions.load(id)))
+
+/** The job's execution created through the engine's loop. */
+const start = (jobId: string) => Effect.flatMap(Executions, (executions) => executions.create({ jobId, scope: SCOPE, workMasterId: "wm-move", recipe }))
+
 describe("SFC runtime: job order moves in the execution's write", () => {
   it.live("a start whose job order this process holds moves it to Running in the start's own write, once", () => {
     const prefix = randomPrefix("sfc-moves")
     return Effect.gen(function* () {
-      const executions = yield* Executions
-      const transitions = yield* JobOrderTransitions
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-1", "wm-move"))
-      yield* transitions.load("jo-move-1")
-      expect((yield* executions.create({ jobId: "jo-move-1", scope: SCOPE, workMasterId: "wm-move", recipe }))._tag).toBe("Written")
+      yield* heldJobOrder("jo-move-1")
+      expect((yield* start("jo-move-1"))._tag).toBe("Written")
       expect(yield* mainOf("jo-move-1")).toBe("Running")
       const runs = (yield* changeEntries(SCOPE)).filter((e) => e.id === "jo-move-1" && e.change === "Run")
       expect(runs.map((e) => e.op)).toEqual(["sfc:jo-move-1:1:Run"])
@@ -38,10 +42,8 @@ describe("SFC runtime: job order moves in the execution's write", () => {
     const prefix = randomPrefix("sfc-moves-end")
     return Effect.gen(function* () {
       const executions = yield* Executions
-      const transitions = yield* JobOrderTransitions
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-3", "wm-move"))
-      yield* transitions.load("jo-move-3")
-      yield* executions.create({ jobId: "jo-move-3", scope: SCOPE, workMasterId: "wm-move", recipe })
+      yield* heldJobOrder("jo-move-3")
+      yield* start("jo-move-3")
       const done = { type: "event", correlationId: correlationIdOf("jo-move-3", "fit", 1), data: { done: true } } as const
       expect(yield* executions.apply("jo-move-3", done)).toMatchObject({ _tag: "Written", version: 2 })
       expect(yield* mainOf("jo-move-3")).toBe("Ended")
@@ -60,13 +62,11 @@ describe("SFC runtime: job order moves in the execution's write", () => {
   it.live("a job order the MES moved since this process read it is left alone: the entry's handler judges it", () => {
     const prefix = randomPrefix("sfc-moves-stale")
     return Effect.gen(function* () {
-      const executions = yield* Executions
       const transitions = yield* JobOrderTransitions
-      yield* putJobOrder(SCOPE, jobOrderFor("jo-move-2", "wm-move"))
-      yield* transitions.load("jo-move-2")
+      yield* heldJobOrder("jo-move-2")
       // The MES writes meanwhile (a new version): the cached version no longer matches.
       yield* putJobOrder(SCOPE, jobOrderFor("jo-move-2", "wm-move"), { expectedVersion: 1, change: "Update" })
-      expect((yield* executions.create({ jobId: "jo-move-2", scope: SCOPE, workMasterId: "wm-move", recipe }))._tag).toBe("Written")
+      expect((yield* start("jo-move-2"))._tag).toBe("Written")
       expect(yield* mainOf("jo-move-2")).toBe("AllowedToStart")
       // The next move starts from a fresh read: the stale copy was dropped.
       expect(yield* transitions.apply("jo-move-2", "Run")).toMatchObject({ _tag: "Applied", to: expect.stringContaining("Running") })
