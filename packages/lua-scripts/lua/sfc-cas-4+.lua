@@ -35,12 +35,15 @@
   then the entry count E; then per entry its item count n (even, > 0) and n items
   field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
   then, optionally, the trailer of a direct send (the writer sends its commands itself):
-  the pointer count P, the pointers' lifetime in ms, and R ("1" = read the job order, "0" = not)
+  the pointer count P, the pointers' lifetime in ms, and R ("1" = read the job order, "0" = not),
+  and with R = 1 the job order version the writer holds (0 = none)
 
   Replies:
     {"ok", newVersion, entryId1, entryId2, ...}   one stream id per entry, in order
-    {"ok", newVersion, entryId1, ..., "joborder", doc}   with R = 1: the job order's doc field
-                                                  after the write (false when it does not exist)
+    {"ok", newVersion, entryId1, ..., "joborder", v, doc}   with R = 1: the job order's version
+                                                  after the write (0 when it does not exist) and its
+                                                  doc field (false when it does not exist, or when v
+                                                  is the version the writer holds)
     {"conflict", storedVersion}                   0 when the state does not exist
     {"scope", storedScope}
     {"duplicate", jobId}                          the event was already applied (to jobId)
@@ -72,13 +75,19 @@ moveSince, cursor = sfcReadStarts(cursor, moveCount)
 if not moveSince then return bad('moved wait start') end
 entries, cursor, what = sfcReadEntries(cursor)
 if not entries then return bad(what) end
-local pointerCount, pointerLifetime, readOrder = 0, false, false
+local pointerCount, pointerLifetime, readOrder, heldOrderVersion = 0, false, false, '0'
 if cursor <= #ARGV then
   pointerCount, pointerLifetime, readOrder = tonumber(ARGV[cursor]), ARGV[cursor + 1], ARGV[cursor + 2] == '1'
   if not pointerCount or not tonumber(pointerLifetime) or (ARGV[cursor + 2] ~= '0' and ARGV[cursor + 2] ~= '1') then
     return bad('direct-send trailer')
   end
   cursor = cursor + 3
+  if readOrder then
+    local held = tonumber(ARGV[cursor])
+    if not held or held < 0 or held % 1 ~= 0 then return bad('held job order version') end
+    heldOrderVersion = tostring(held)
+    cursor = cursor + 1
+  end
 end
 if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') end
 
@@ -106,7 +115,7 @@ local job = {
   expected = expected, scope = scope, jobId = jobId, op = op, doc = doc, due = due, active = active,
   eventKeys = eventKeys, eventLifetime = eventLifetime,
   joinKeys = joinKeys, joinSince = joinSince, moveKeys = moveKeys, moveSince = moveSince, leaveKeys = leaveKeys,
-  entries = entries, pointerKeys = pointerKeys, pointerLifetime = pointerLifetime, orderKey = orderKey
+  entries = entries, pointerKeys = pointerKeys, pointerLifetime = pointerLifetime, orderKey = orderKey, heldOrderVersion = heldOrderVersion
 }
 
 -- Validate everything before the first write: Valkey never rolls a script back.

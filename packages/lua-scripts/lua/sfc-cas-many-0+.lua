@@ -50,12 +50,16 @@
     priority, doc, operation id, change word, origin ("" = none), changes nudge channel
     then, when Q = 1, the response: its scope, id, normalized state ("" = not indexed), job order
     id, start time (epoch ms), doc, operation id, change word, changes nudge channel
+    then, when R = 1, the job order version the writer holds (0 = none)
 
   Replies: an array with one reply per job, in job order:
     {"ok", newVersion, entryId1, entryId2, ...}   one stream id per entry, in order
-    {"ok", newVersion, entryId1, ..., "joborder", doc}   with R = 1: the job order's doc field
-                                                  after the write (false when it does not exist)
-    {"ok", newVersion, entryId1, ..., "moved", v, ["joborder", doc]}   with G = 1: the job order's
+    {"ok", newVersion, entryId1, ..., "joborder", v, doc}   with R = 1: the job order's version
+                                                  after the write (0 when it does not exist) and
+                                                  its doc field (false when it does not exist, or
+                                                  when v is the version the writer holds or the one
+                                                  its move wrote)
+    {"ok", newVersion, entryId1, ..., "moved", v, ["joborder", v, doc]}   with G = 1: the job order's
                                                   version after the move, 0 when it was not written
                                                   (another version, scope or type: never a refusal)
     {..., "responded", v, ...}                    with Q = 1 (after "moved"): 1 when the response was
@@ -131,6 +135,12 @@ local function readJob(cursor, nextKey)
   if job.move == nil then return nil, 'move' end
   job.response, cursor = readResponse(ARGV[a + 16] == '1', cursor)
   if job.response == nil then return nil, 'response' end
+  job.heldOrderVersion = '0'
+  if ARGV[a + 14] == '1' then
+    if not isCount(ARGV[cursor]) then return nil, 'held job order version' end
+    job.heldOrderVersion = tostring(tonumber(ARGV[cursor]))
+    cursor = cursor + 1
+  end
   job.stateKey, job.workKey, job.dueKey, job.activeKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
   job.eventKeys, nextKey = sfcTakeKeys(nextKey + 4, eventCount)
   job.joinKeys, nextKey = sfcTakeKeys(nextKey, joinCount)

@@ -153,7 +153,8 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   job.entries.length,
   ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
   ...(job.jobOrderMove ? moveArgs(job.jobOrderMove) : []),
-  ...(job.jobResponse ? responseArgs(job.jobResponse) : [])
+  ...(job.jobResponse ? responseArgs(job.jobResponse) : []),
+  ...(job.directSend?.jobOrderKey != null ? [job.directSend.heldJobOrderVersion ?? 0] : [])
 ]
 
 /**

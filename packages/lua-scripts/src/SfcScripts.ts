@@ -36,13 +36,18 @@ export interface SfcCompareAndSetArgs {
   readonly entries: ReadonlyArray<SfcEntryPairs>
   /**
    * The trailer of a direct send (the writer sends its commands itself): correlation pointer keys
-   * set to the job id with a lifetime, and the job order key whose `doc` the reply carries, read
-   * after the write. Default none (the script's arguments are then exactly as without it).
+   * set to the job id with a lifetime, and the job order key whose version and `doc` the reply
+   * carries, read after the write. Default none (the script's arguments are then exactly as without it).
    */
   readonly directSend?: {
     readonly pointerKeys: ReadonlyArray<string>
     readonly pointerLifetimeMs: number
     readonly jobOrderKey: string | null
+    /**
+     * The job order version the writer holds (default none): when the job order is still at
+     * it, the reply leaves its `doc` out.
+     */
+    readonly heldJobOrderVersion?: number | undefined
   } | undefined
 }
 
@@ -52,6 +57,10 @@ export type SfcCompareAndSetReply =
   | Extract<WriteReply, { readonly status: "conflict" | "scope" | "wrongtype" }>
 
 const casName = "sfc-cas"
+
+/** The trailer of a direct send: pointer count and lifetime, R, and with R the held job order version. */
+const directSendArgs = (d: NonNullable<SfcCompareAndSetArgs["directSend"]>): ReadonlyArray<string | number> =>
+  d.jobOrderKey === null ? [d.pointerKeys.length, d.pointerLifetimeMs, "0"] : [d.pointerKeys.length, d.pointerLifetimeMs, "1", d.heldJobOrderVersion ?? 0]
 const decodeFailure = decodeWriteReply(casName, ["conflict", "scope", "wrongtype"])
 
 const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
@@ -96,7 +105,7 @@ export const sfcCompareAndSet = defineScript({
     ...(a.waitsMove ?? []).map((w) => w.since),
     a.entries.length,
     ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
-    ...(a.directSend ? [a.directSend.pointerKeys.length, a.directSend.pointerLifetimeMs, a.directSend.jobOrderKey !== null ? "1" : "0"] : [])
+    ...(a.directSend ? directSendArgs(a.directSend) : [])
   ],
   decodeReply: decodeCompareAndSet
 })

@@ -58,10 +58,10 @@ describe("sfc-cas-many script", () => {
     ])
   })
 
-  it("encodes the shared head, then each job's block with its counts, wait starts and entries", () => {
+  it("encodes the shared head, then each job's block with its counts, wait starts and entries (and the held job order version last)", () => {
     expect(sfcCompareAndSetMany.encodeArgs({ nudgeChannel: "p:nudge:sfc", eventLifetimeMs: 1000, jobs: [full, bare] })).toEqual([
       "p:nudge:sfc", 2, 1000,
-      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 10, 11, 1, 4, "type", "command", "id", "x",
+      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 10, 11, 1, 4, "type", "command", "id", "x", 0,
       0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "0", "0", 0
     ])
   })
@@ -87,8 +87,8 @@ describe("sfc-cas-many script", () => {
   it("decodes one reply per job, the duplicate with its event index", () => {
     expect(
       sfcCompareAndSetMany.decodeReply([
-        ["ok", 3, "1-0", "joborder", null],
-        ["ok", 2, "2-0", "moved", 4, "responded", 0, "joborder", "{}"],
+        ["ok", 3, "1-0", "joborder", 0, null],
+        ["ok", 2, "2-0", "moved", 4, "responded", 0, "joborder", 4, "{}"],
         ["ok", 1],
         ["conflict", 4],
         ["scope", "home"],
@@ -96,8 +96,8 @@ describe("sfc-cas-many script", () => {
         ["wrongtype", "k", "string", "zset"]
       ])
     ).toEqual([
-      { status: "ok", version: 3, entryIds: ["1-0"], jobOrderDoc: null },
-      { status: "ok", version: 2, entryIds: ["2-0"], jobOrderVersion: 4, responseVersion: 0, jobOrderDoc: "{}" },
+      { status: "ok", version: 3, entryIds: ["1-0"], jobOrder: null },
+      { status: "ok", version: 2, entryIds: ["2-0"], jobOrderVersion: 4, responseVersion: 0, jobOrder: { version: 4, doc: "{}" } },
       { status: "ok", version: 1, entryIds: [] },
       { status: "conflict", actual: 4 },
       { status: "scope", storedScope: "home" },

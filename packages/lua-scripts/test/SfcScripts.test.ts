@@ -49,10 +49,14 @@ describe("sfc scripts", () => {
       "p:sfc:correlation:c1",
       "p:joborder:j"
     ])
-    expect(sfcCompareAndSet.encodeArgs(direct).slice(-3)).toEqual([1, 60_000, "1"])
+    // With the job order key, the held version follows (0 = none held).
+    expect(sfcCompareAndSet.encodeArgs(direct).slice(-4)).toEqual([1, 60_000, "1", 0])
+    expect(sfcCompareAndSet.encodeArgs({ ...direct, directSend: { ...direct.directSend, heldJobOrderVersion: 7 } }).slice(-4)).toEqual([1, 60_000, "1", 7])
     expect(sfcCompareAndSet.encodeArgs({ ...direct, directSend: { ...direct.directSend, jobOrderKey: null } }).slice(-3)).toEqual([1, 60_000, "0"])
-    expect(sfcCompareAndSet.decodeReply(["ok", 3, "1-0", "joborder", "{}"])).toEqual({ status: "ok", version: 3, entryIds: ["1-0"], jobOrderDoc: "{}" })
-    expect(sfcCompareAndSet.decodeReply(["ok", 3, "joborder", null])).toEqual({ status: "ok", version: 3, entryIds: [], jobOrderDoc: null })
+    expect(sfcCompareAndSet.decodeReply(["ok", 3, "1-0", "joborder", 2, "{}"])).toEqual({ status: "ok", version: 3, entryIds: ["1-0"], jobOrder: { version: 2, doc: "{}" } })
+    expect(sfcCompareAndSet.decodeReply(["ok", 3, "joborder", 0, null])).toEqual({ status: "ok", version: 3, entryIds: [], jobOrder: null })
+    // The held version: the document is left out.
+    expect(sfcCompareAndSet.decodeReply(["ok", 3, "joborder", 7, null])).toEqual({ status: "ok", version: 3, entryIds: [], jobOrder: { version: 7, doc: undefined } })
   })
 
   it("a tail needs both the +.lua name and a tailKeys function", () => {

@@ -1,5 +1,6 @@
 import { Context, Deferred, type Duration, Effect, Exit, Layer } from "effect"
 import type { CommandEntry, ExecutionState, JobOrderEntry, JobResponseEntry } from "@microdcs/sfc"
+import type { SfcJobOrderRead } from "@microdcs/store"
 import { BoundedMap } from "./BoundedMap.js"
 
 /**
@@ -17,14 +18,14 @@ export interface DirectSender {
   /** How long the correlation pointers the CAS sets live (`EngineOptions.correlationTtlMs`). */
   readonly correlationTtlMs: number
   /**
-   * `jobOrderDoc` is the job order as the CAS read it after the write (`null`: missing), when it
+   * `jobOrder` is the job order as the CAS read it after the write (`null`: missing), when it
    * did; then the correlation pointer is set too.
    */
   readonly handle: (
     command: CommandEntry,
     state: ExecutionState,
     entryId: string | undefined,
-    jobOrderDoc: string | null | undefined
+    jobOrder: SfcJobOrderRead | null | undefined
   ) => Effect.Effect<DirectSendOutcome>
   /**
    * Carries out the job order moves and the job response of a write this instance just made

@@ -1,5 +1,5 @@
 import { Deferred, Effect, Exit, Fiber, FiberSet, Schedule } from "effect"
-import { Nudges, SfcCorrelations, Valkey, ValkeyStreams } from "@microdcs/store"
+import { Nudges, SfcCorrelations, type SfcJobOrderRead, Valkey, ValkeyStreams } from "@microdcs/store"
 import type { CommandEntry, ExecutionState } from "@microdcs/sfc"
 import { CommandDispatch, type DirectSendOutcome } from "./CommandDispatch.js"
 import { carryOut, nudgeHandlers } from "./DirectCarryOut.js"
@@ -39,8 +39,8 @@ const acknowledge = (deps: DirectSendDeps, scope: string, entryId: string) =>
   })
 
 /** One direct send with its outcome: `true` when carried out (the entry then needs nothing more). */
-const attempt = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
-  Effect.matchCauseEffect(Effect.interruptible(Effect.suspend(() => send(deps, command, state, jobOrderDoc))), {
+const attempt = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrder: SfcJobOrderRead | null | undefined) =>
+  Effect.matchCauseEffect(Effect.interruptible(Effect.suspend(() => send(deps, command, state, jobOrder))), {
     onSuccess: (sent) => {
       if (!sent || entryId === undefined) return Effect.succeed(sent)
       deps.dispatch.locate(command, state.scope, entryId)
@@ -94,7 +94,7 @@ const sendEnded = (deps: DirectSendDeps, write: Waiting, command: CommandEntry, 
 }
 
 /** The sender's `handle`: the send in a fiber of its own, the write waiting for its outcome. */
-const handOver = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrderDoc: string | null | undefined) =>
+const handOver = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, entryId: string | undefined, jobOrder: SfcJobOrderRead | null | undefined) =>
   Effect.suspend(() => {
     // Stopping: the outbox entry is the way (this process's handler, or the next instance).
     if (deps.closed || deps.gaveUp) return notSent
@@ -107,7 +107,7 @@ const handOver = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionS
         finished = true
         return sendEnded(deps, write, command, state.scope, exit)
       })
-    return Effect.forkDetach(Effect.onExit(attempt(deps, command, state, entryId, jobOrderDoc), finish)).pipe(
+    return Effect.forkDetach(Effect.onExit(attempt(deps, command, state, entryId, jobOrder), finish)).pipe(
       Effect.flatMap((fiber) => {
         if (!finished) deps.underway.set(write.outcome, { fiber, deadline: Date.now() + DIRECT_SEND_TIMEOUT_MS, command })
         return Deferred.await(write.outcome)
@@ -188,7 +188,7 @@ export const installDirectSend = (options: EngineOptions, consumer: string) =>
     yield* deps.dispatch.install({
       consumer,
       correlationTtlMs: options.correlationTtlMs,
-      handle: (command, state, entryId, jobOrderDoc) => handOver(deps, command, state, entryId, jobOrderDoc),
+      handle: (command, state, entryId, jobOrder) => handOver(deps, command, state, entryId, jobOrder),
       carryOut: (entries, version, scope) => carryOut(deps, runCarry, entries, version, scope)
     })
     /** The engine began to stop: after `graceMs`, writes no longer wait for their sends. */

@@ -1,5 +1,5 @@
-import { Effect, Result } from "effect"
-import { decodeJobOrderRecord } from "@microdcs/job-state"
+import { Effect } from "effect"
+import type { SfcJobOrderRead } from "@microdcs/store"
 import type { CommandEntry, ExecutionState } from "@microdcs/sfc"
 import type { DirectSendDeps } from "./DirectSendDeps.js"
 import { jobOrderOperation } from "./EntryOperations.js"
@@ -16,12 +16,6 @@ export const notSent = Effect.succeed(false)
 
 /** The operation id of the Run entry of a start write (always version 1), as its handler uses it. */
 const runOperation = (jobId: string) => jobOrderOperation(jobId, "1", "Run")
-
-/** The main state of a job order document (undefined when it does not decode). */
-const mainOf = (jobOrderDoc: string): string | undefined => {
-  const decoded = decodeJobOrderRecord(jobOrderDoc)
-  return Result.isSuccess(decoded) ? decoded.success.state.main : undefined
-}
 
 /** The job order's main state, read now (with the pointer): for a write whose CAS did not read it. */
 const jobOrderMain = (deps: DirectSendDeps, command: CommandEntry) =>
@@ -58,8 +52,10 @@ const sendFor = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionSt
 }
 
 /** The job order's main state from the CAS's read when there was one (`null`: missing), else read now. */
-export const send = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, jobOrderDoc: string | null | undefined): Effect.Effect<boolean, unknown> => {
+export const send = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, jobOrder: SfcJobOrderRead | null | undefined): Effect.Effect<boolean, unknown> => {
   if (state.status === "paused") return fullPath(deps, command)
-  if (jobOrderDoc === undefined) return Effect.flatMap(jobOrderMain(deps, command), (main) => sendFor(deps, command, state, main))
-  return sendFor(deps, command, state, jobOrderDoc === null ? undefined : mainOf(jobOrderDoc))
+  if (jobOrder === null) return sendFor(deps, command, state, undefined)
+  const main = jobOrder === undefined ? false : deps.jobOrders.mainAfterWrite(command.jobId, state.scope, jobOrder)
+  if (main === false) return Effect.flatMap(jobOrderMain(deps, command), (read) => sendFor(deps, command, state, read))
+  return sendFor(deps, command, state, main)
 }

@@ -29,7 +29,7 @@ const sendFrom = (
     return Effect.void
   }
   const entry = outbox[at] as CommandEntry
-  return Effect.flatMap(sender.handle(entry, output.state, written.entryIds?.[at], written.jobOrderDoc), (outcome) => {
+  return Effect.flatMap(sender.handle(entry, output.state, written.entryIds?.[at], written.jobOrder), (outcome) => {
     deps.dispatch.settle(entry, pending[nth]!, outcome)
     return sendFrom(deps, sender, output, written, pending, at + 1, nth + 1)
   })
@@ -41,6 +41,15 @@ export interface PlannedWrite {
   readonly output: EngineOutput
   readonly appliedEvents: ReadonlyArray<AppliedEvent>
 }
+
+/**
+ * The job order version this process holds a copy of, so the CAS's read after the write need
+ * not carry the document back. None with a move: a move that does not land may meet the job
+ * order at the version it would have made, in another state (one that lands is known: the CAS
+ * leaves its document out by itself, and `settleCarried` holds it before the sends).
+ */
+const heldVersion = (deps: ExecutionDeps, write: PlannedWrite, along: CarriedAlong) =>
+  along.move === undefined ? deps.jobOrders?.heldVersion(write.output.state.jobId) : undefined
 
 /** The CAS input of one planned write, with the direct send's part when this instance sends its commands itself. */
 const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender | undefined, commands: ReadonlyArray<CommandEntry>, along: CarriedAlong): SfcCompareAndSetMany => {
@@ -68,7 +77,7 @@ const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender
     // The CAS sets the pointers and reads the job order for the send: no round trip more.
     directSend:
       sender && commands.length > 0
-        ? { correlationIds: commands.map((c) => c.correlationId), pointerTtlMs: sender.correlationTtlMs, readJobOrder: true }
+        ? { correlationIds: commands.map((c) => c.correlationId), pointerTtlMs: sender.correlationTtlMs, readJobOrder: true, heldJobOrderVersion: heldVersion(deps, write, along) }
         : undefined
   }
 }

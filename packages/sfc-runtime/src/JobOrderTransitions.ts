@@ -13,7 +13,7 @@ import {
   transitionTable,
   type Trigger
 } from "@microdcs/job-state"
-import { type ConnectionError, type InvalidInput, JobOrderDao, type SfcJobOrderMoveInput, StateMoved, type WrongType } from "@microdcs/store"
+import { type ConnectionError, type InvalidInput, JobOrderDao, type SfcJobOrderMoveInput, type SfcJobOrderRead, StateMoved, type WrongType } from "@microdcs/store"
 import { BoundedMap } from "./BoundedMap.js"
 
 const MAX_ATTEMPTS = 10
@@ -123,6 +123,26 @@ const settleMove = ({ cache }: TransitionDeps, move: PlannedMove, version: numbe
 }
 
 /**
+ * The main state of a job order as a write read it after itself (`SfcWritten.jobOrder`): from
+ * the document it carries (then held as the copy of that version), or from the held copy when
+ * the read left the document out because the copy is at its version. `undefined`: the document
+ * does not decode; `false`: the copy moved on meanwhile (read the job order again).
+ */
+const mainAfterWrite = ({ cache }: TransitionDeps, id: string, scope: string, read: SfcJobOrderRead): string | undefined | false => {
+  if (read.doc === undefined) {
+    const held = cache.get(id)
+    return held?.version === read.version ? held.state.main : false
+  }
+  const decoded = decodeJobOrderRecord(read.doc)
+  if (Result.isFailure(decoded)) {
+    cache.delete(id)
+    return undefined
+  }
+  cache.set(id, { ...decoded.success, scope, version: read.version })
+  return decoded.success.state.main
+}
+
+/**
  * Applies a trigger. An internal trigger whose target the job order already has (a
  * redelivered outbox entry) counts as applied, so handlers stay idempotent.
  */
@@ -170,7 +190,10 @@ export class JobOrderTransitions extends Context.Service<JobOrderTransitions>()(
       /** A move to write with an execution's write, from the cached job order (see {@link PlannedMove}). */
       planMove: (id: string, trigger: Trigger, op: string) => planMove(deps, id, trigger, op),
       /** Tells the cache what became of a planned move: its new version, or `undefined` when it did not land. */
-      settleMove: (move: PlannedMove, version: number | undefined) => settleMove(deps, move, version)
+      settleMove: (move: PlannedMove, version: number | undefined) => settleMove(deps, move, version),
+      /** The version of the job order's held copy, if any: a write's read of it may then leave the document out. */
+      heldVersion: (id: string): number | undefined => deps.cache.get(id)?.version,
+      mainAfterWrite: (id: string, scope: string, read: SfcJobOrderRead) => mainAfterWrite(deps, id, scope, read)
     } as const
   })
 }) {

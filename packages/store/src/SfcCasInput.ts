@@ -1,5 +1,5 @@
 import { type KeyFamily, KeyPartError, type KeyParts, type KeySchema } from "@microdcs/keyschema"
-import type { SfcCompareAndSetArgs, SfcEntryPairs } from "@microdcs/lua-scripts"
+import type { SfcCompareAndSetArgs, SfcEntryPairs, SfcJobOrderRead } from "@microdcs/lua-scripts"
 import { documentProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
 import { cachedKey } from "./KeyCache.js"
@@ -50,6 +50,11 @@ export interface SfcCompareAndSet {
     readonly correlationIds: ReadonlyArray<string>
     readonly pointerTtlMs: number
     readonly readJobOrder: boolean
+    /**
+     * With `readJobOrder`: the job order version the writer holds (a copy it keeps). When the
+     * job order is still at that version, the reply gives the version without the document.
+     */
+    readonly heldJobOrderVersion?: number | undefined
   } | undefined
   /**
    * `false`: append the entries without nudging the work stream's consumers (default `true`).
@@ -69,8 +74,13 @@ export interface SfcWritten {
    * check showed the write landed (the entries are in the stream, their ids are not known here).
    */
   readonly entryIds: ReadonlyArray<string> | null
-  /** With `directSend.readJobOrder`: the job order document after the write, `null` when it does not exist; absent when not read (or the reply was lost). */
-  readonly jobOrderDoc?: string | null
+  /**
+   * With `directSend.readJobOrder`: the job order after the write, `null` when it does not exist;
+   * absent when not read (or the reply was lost). Its `doc` is `undefined` when its version is
+   * `directSend.heldJobOrderVersion` or the one the write's `jobOrderMove` made (the writer has
+   * those documents).
+   */
+  readonly jobOrder?: SfcJobOrderRead | null
   /** With a `jobOrderMove`: the job order's version after the move, 0 when it was not written; absent when the reply was lost. */
   readonly jobOrderVersion?: number
   /** With a `jobResponse`: 1 when it was created, 0 when not; absent when the reply was lost. */
@@ -147,11 +157,16 @@ const scalarProblem = (input: SfcCasCommon, maxBytes: number): InvalidInput | un
   (input.op !== undefined ? textProblem("op", input.op) : undefined) ??
   (input.due !== null ? timeProblem("due", input.due) : undefined)
 
-/** Why a direct send's pointer lifetime is refused, or `undefined`. */
+/** Why a direct send's pointer lifetime or held job order version is refused, or `undefined`. */
 const directSendProblem = (directSend: SfcCompareAndSet["directSend"]): InvalidInput | undefined => {
-  const ttl = directSend?.pointerTtlMs
-  return directSend && !(Number.isSafeInteger(ttl) && ttl! > 0)
-    ? new InvalidInput({ field: "directSend.pointerTtlMs", message: "directSend.pointerTtlMs must be a positive integer (ms)" })
+  if (directSend === undefined) return undefined
+  const ttl = directSend.pointerTtlMs
+  if (!(Number.isSafeInteger(ttl) && ttl > 0)) {
+    return new InvalidInput({ field: "directSend.pointerTtlMs", message: "directSend.pointerTtlMs must be a positive integer (ms)" })
+  }
+  const held = directSend.heldJobOrderVersion
+  return held !== undefined && !(Number.isSafeInteger(held) && held >= 0)
+    ? new InvalidInput({ field: "directSend.heldJobOrderVersion", message: "directSend.heldJobOrderVersion must be a non-negative integer" })
     : undefined
 }
 
@@ -182,7 +197,8 @@ const jobArgs = (
       ? {
           pointerKeys: input.directSend.correlationIds.map((correlationId) => key("sfcCorrelation", { correlationId })),
           pointerLifetimeMs: input.directSend.pointerTtlMs,
-          jobOrderKey: input.directSend.readJobOrder ? key("jobOrder", { id: jobId }) : null
+          jobOrderKey: input.directSend.readJobOrder ? key("jobOrder", { id: jobId }) : null,
+          heldJobOrderVersion: input.directSend.heldJobOrderVersion
         }
       : undefined
   }

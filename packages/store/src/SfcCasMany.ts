@@ -113,7 +113,7 @@ const jobResult = (reply: SfcCasManyJobReply, job: SentJob): SfcCasManyResult =>
         version: reply.version,
         op: job.op,
         entryIds: reply.entryIds,
-        ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {}),
+        ...(reply.jobOrder !== undefined ? { jobOrder: reply.jobOrder } : {}),
         ...(reply.jobOrderVersion !== undefined ? { jobOrderVersion: reply.jobOrderVersion } : {}),
         ...(reply.responseVersion !== undefined ? { responseVersion: reply.responseVersion } : {})
       })

@@ -43,6 +43,7 @@ import { Valkey, type ValkeyService } from "./Valkey.js"
 import { settleWrite, writeFailure } from "./WriteReplies.js"
 
 export { EVENT_LIFETIME_MS, type SfcAppliedEvent, type SfcCasManyError, type SfcCasManyResult, type SfcCompareAndSet, type SfcCompareAndSetMany, type SfcJobOrderMoveInput, type SfcJobResponseInput, type SfcWritten }
+export type { SfcJobOrderRead } from "@microdcs/lua-scripts"
 
 export interface DeleteSfcState {
   readonly jobId: string
@@ -72,7 +73,7 @@ const casResult = (
         version: reply.version,
         op,
         entryIds: reply.entryIds,
-        ...(reply.jobOrderDoc !== undefined ? { jobOrderDoc: reply.jobOrderDoc } : {})
+        ...(reply.jobOrder !== undefined ? { jobOrder: reply.jobOrder } : {})
       })
     case "duplicate":
       return Effect.fail(new DuplicateEvent({ key: keys.event ?? keys.state, jobId: reply.jobId }))

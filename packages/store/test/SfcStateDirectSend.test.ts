@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { JobOrderDao, SfcCorrelations, SfcStateDao, ValkeyLayer } from "@microdcs/store"
@@ -25,15 +25,39 @@ describe("SfcStateDao direct send", () => {
         casWith("jo-d", "s", 0, "{}", { entries: [command], directSend: { correlationIds: ["c-1", "c-2"], pointerTtlMs: 60_000, readJobOrder: true } })
       )
       expect(written.entryIds).toHaveLength(1)
-      expect(written.jobOrderDoc).toBe(JSON.stringify({ JobOrderID: "jo-d" }))
+      expect(written.jobOrder).toEqual({ version: 1, doc: JSON.stringify({ JobOrderID: "jo-d" }) })
       expect([yield* correlations.jobOf("c-1"), yield* correlations.jobOf("c-2")].map((o) => o._tag === "Some" && o.value)).toEqual(["jo-d", "jo-d"])
 
       // No job order: null; no read asked for: absent; no trailer at all: the reply as before.
       const missing = yield* states.compareAndSet(casWith("jo-none", "s", 0, "{}", { directSend: { correlationIds: [], pointerTtlMs: 1000, readJobOrder: true } }))
-      expect(missing.jobOrderDoc).toBeNull()
+      expect(missing.jobOrder).toBeNull()
       const unread = yield* states.compareAndSet(casWith("jo-d", "s", 1, "{}", { directSend: { correlationIds: ["c-3"], pointerTtlMs: 1000, readJobOrder: false } }))
-      expect(unread.jobOrderDoc).toBeUndefined()
-      expect("jobOrderDoc" in (yield* states.compareAndSet(casWith("jo-d", "s", 2, "{}")))).toBe(false)
+      expect(unread.jobOrder).toBeUndefined()
+      expect("jobOrder" in (yield* states.compareAndSet(casWith("jo-d", "s", 2, "{}")))).toBe(false)
+    }).pipe(Effect.provide(services))
+  )
+
+  it.effect("a writer that holds the job order's version gets the version without the document; another version brings the document", () =>
+    Effect.gen(function* () {
+      const states = yield* SfcStateDao
+      const jobOrders = yield* JobOrderDao
+      yield* jobOrders.put({ id: "jo-h", scope: "s", priority: 1, expectedVersion: 0, doc: JSON.stringify({ JobOrderID: "jo-h" }) })
+      const read = (heldJobOrderVersion: number) => ({ directSend: { correlationIds: [], pointerTtlMs: 1000, readJobOrder: true, heldJobOrderVersion } })
+      expect((yield* states.compareAndSet(casWith("jo-h", "s", 0, "{}", read(1)))).jobOrder).toEqual({ version: 1, doc: undefined })
+      const [many] = yield* states.compareAndSetMany([casWith("jo-h", "s", 1, "{}", read(1))])
+      expect(Result.getOrThrow(many!).jobOrder).toEqual({ version: 1, doc: undefined })
+      // The MES moved it meanwhile: the held copy is stale, the document comes back.
+      yield* jobOrders.put({ id: "jo-h", scope: "s", priority: 1, expectedVersion: 1, doc: JSON.stringify({ JobOrderID: "jo-h", moved: true }) })
+      const [stale] = yield* states.compareAndSetMany([casWith("jo-h", "s", 2, "{}", read(1))])
+      expect(Result.getOrThrow(stale!).jobOrder).toEqual({ version: 2, doc: JSON.stringify({ JobOrderID: "jo-h", moved: true }) })
+      expect((yield* states.compareAndSet(casWith("jo-h", "s", 3, "{}", read(0)))).jobOrder).toEqual({ version: 2, doc: JSON.stringify({ JobOrderID: "jo-h", moved: true }) })
+      // A held version that is none is refused before anything is written.
+      const before = yield* snapshotOf(prefix)
+      const bad = yield* Effect.flip(states.compareAndSet(casWith("jo-h", "s", 4, "{}", read(-1))))
+      expect(bad).toMatchObject({ _tag: "InvalidInput", field: "directSend.heldJobOrderVersion" })
+      const [badMany] = yield* states.compareAndSetMany([casWith("jo-h", "s", 4, "{}", read(1.5))])
+      expect(Result.isFailure(badMany!) && badMany.failure).toMatchObject({ _tag: "InvalidInput", field: "directSend.heldJobOrderVersion" })
+      expect(yield* snapshotOf(prefix)).toEqual(before)
     }).pipe(Effect.provide(services))
   )
 

@@ -45,7 +45,7 @@ describe("SfcStateDao.compareAndSetMany", () => {
       const [first, second, third] = results.map(Result.getOrThrow)
       expect(first).toMatchObject({ op: "op-w-1" })
       expect(first!.entryIds).toHaveLength(2)
-      expect(second!.jobOrderDoc).toBe(JSON.stringify({ JobOrderID: "w-2" }))
+      expect(second!.jobOrder).toEqual({ version: 1, doc: JSON.stringify({ JobOrderID: "w-2" }) })
       expect(third).toEqual({ version: 2, op: third!.op, entryIds: [] })
       // Entries of every job in job order, in one stream per scope.
       const entries = yield* xrange("w")

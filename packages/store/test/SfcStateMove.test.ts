@@ -53,7 +53,7 @@ describe("SfcStateDao.compareAndSetMany with a job response", () => {
 })
 
 describe("SfcStateDao.compareAndSetMany with a job order move", () => {
-  it.effect("writes the move with the state: the document, its version, its list score and a change entry; the job order read sees it", () =>
+  it.effect("writes the move with the state: the document, its version, its list score and a change entry; the job order read sees its version", () =>
     Effect.gen(function* () {
       const dao = yield* SfcStateDao
       const jobOrders = yield* JobOrderDao
@@ -61,7 +61,8 @@ describe("SfcStateDao.compareAndSetMany with a job order move", () => {
       const [written] = yield* dao.compareAndSetMany([
         manyWith("m-1", "m", 0, state, { jobOrderMove: move("m", 1), directSend: { correlationIds: [], pointerTtlMs: 1000, readJobOrder: true } })
       ])
-      expect(Result.getOrThrow(written!)).toMatchObject({ version: 1, jobOrderVersion: 2, jobOrderDoc: JSON.stringify({ moved: true }) })
+      // The writer has the document its move wrote: the read gives the version without it.
+      expect(Result.getOrThrow(written!)).toMatchObject({ version: 1, jobOrderVersion: 2, jobOrder: { version: 2, doc: undefined } })
       expect(yield* jobOrders.get("m-1")).toMatchObject({ version: 2, scope: "m", doc: JSON.stringify({ moved: true }) })
       const valkey = yield* Valkey
       const listKey = yield* valkey.key("jobOrderList", { scope: "m" })
@@ -80,7 +81,7 @@ describe("SfcStateDao.compareAndSetMany with a job order move", () => {
       yield* storeJobOrder("n-2", "other")
       yield* unsafeCommand(valkey, "corrupt", (c) => c.set(valkey.keys.key("jobOrder", { id: "n-4" }) as string, "not a hash"))
       const results = yield* dao.compareAndSetMany([
-        manyWith("n-1", "n", 0, state, { jobOrderMove: move("n", 7) }),
+        manyWith("n-1", "n", 0, state, { jobOrderMove: move("n", 7), directSend: { correlationIds: [], pointerTtlMs: 1000, readJobOrder: true } }),
         manyWith("n-2", "n", 0, state, { jobOrderMove: move("n", 1) }),
         manyWith("n-3", "n", 0, state, { jobOrderMove: move("n", 1) }),
         manyWith("n-4", "n", 0, state, { jobOrderMove: move("n", 1) })
@@ -89,6 +90,8 @@ describe("SfcStateDao.compareAndSetMany with a job order move", () => {
         [1, 2, 3, 4].map(() => expect.objectContaining({ version: 1, jobOrderVersion: 0 }))
       )
       expect(yield* jobOrders.get("n-1")).toMatchObject({ version: 1, doc: JSON.stringify({ moved: false }) })
+      // A move that did not land: the job order read brings the document back.
+      expect(Result.getOrThrow(results[0]!).jobOrder).toEqual({ version: 1, doc: JSON.stringify({ moved: false }) })
       expect(yield* jobOrders.get("n-2")).toMatchObject({ version: 1, scope: "other" })
       expect((yield* changesOf("n")).filter((change) => change["change"] === "Run")).toEqual([])
     }).pipe(Effect.provide(services))
