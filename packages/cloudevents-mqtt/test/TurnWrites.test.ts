@@ -11,7 +11,7 @@ let server: Server
 let socket: Socket
 const clientOf = (stream: Socket) => ({ stream }) as unknown as MqttClient
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
-const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+const waitMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 beforeAll(async () => {
   server = createServer((peer) => peer.resume())
@@ -43,7 +43,7 @@ describe("socket writes of a turn", () => {
     expect(socket.writableCorked).toBe(1)
     await nextTurn()
     expect(socket.writableCorked).toBe(1)
-    await after(ACK_LINGER_MS * 4)
+    await waitMs(ACK_LINGER_MS * 4)
     expect(socket.writableCorked).toBe(0)
   })
 
@@ -56,7 +56,7 @@ describe("socket writes of a turn", () => {
     await nextTurn()
     expect(socket.writableCorked).toBe(0)
     // The linger's timer finds nothing left to uncork.
-    await after(ACK_LINGER_MS * 4)
+    await waitMs(ACK_LINGER_MS * 4)
     expect(socket.writableCorked).toBe(0)
   })
 
