@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { AckHandler, IPublishPacket, MqttClient } from "mqtt"
-import { gatherTurnWrites } from "./TurnWrites.js"
+import { gatherAckWrites } from "./TurnWrites.js"
 
 /**
  * Acknowledging QoS 1 messages only when the consumer says so: mqtt.js is told to send no PUBACK
@@ -69,7 +69,7 @@ const makeAck = (deps: AckDeps, messageId: number | undefined, generation: numbe
         Effect.annotateLogs({ clientId: deps.clientId, messageId })
       )
     }
-    gatherTurnWrites(client)
+    gatherAckWrites(client)
     sendPacket.call(client, { cmd: "puback", messageId, reasonCode: 0 })
     state.unacknowledged--
     return Effect.void

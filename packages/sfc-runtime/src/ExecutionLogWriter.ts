@@ -50,6 +50,22 @@ const BATCH_WRITES = 2048
 const BATCH_TIMEOUT = "5 seconds"
 /** At shutdown, what is still queued gets this long to be written. */
 const DRAIN_TIMEOUT = "2 seconds"
+/**
+ * Once woken, a queue holding fewer writes than `LINGER_UNTIL` is left to grow this long first:
+ * under a light load each step's CAS would otherwise be a batch (a socket write and a MULTI) of
+ * its own, about three per job. The log is never waited for, so 10 ms later costs nothing.
+ */
+const LINGER_MS = 10
+const LINGER_UNTIL = 256
+
+/** The linger, on a plain timer: the log's pace is the wall clock's, also under a test clock. */
+const linger = (queue: LogWriteQueue): Effect.Effect<void> =>
+  queue.size >= LINGER_UNTIL
+    ? Effect.void
+    : Effect.callback<void>((resume) => {
+        const timer = setTimeout(() => resume(Effect.void), LINGER_MS)
+        return Effect.sync(() => clearTimeout(timer))
+      })
 
 /**
  * The writer's fiber runs in Node's check phase (setImmediate), after the I/O callbacks and
@@ -183,9 +199,11 @@ const install = (w: LogWriterState, settings: ExecutionLogSettings) =>
     yield* installFor(w, { settings, store, queue, metrics, retention })
     // Forked after the release above is registered, so the fibers stop before the drain runs.
     yield* Effect.forkScoped(retention.loop)
-    // Each turn takes what is queued (up to a batch): while a batch is on the wire, the next one grows.
+    // Each round takes what is queued (up to a batch) after the linger: while a batch is on
+    // the wire, the next one grows.
     yield* Effect.forkScoped(
       queue.waitForWrites.pipe(
+        Effect.andThen(Effect.suspend(() => linger(queue))),
         Effect.flatMap(() => flush(w, queue.take(BATCH_WRITES))),
         Effect.forever,
         Effect.provideService(Scheduler.Scheduler, afterIo)
