@@ -26,11 +26,11 @@ const rows = (limit: number): ReadonlyArray<Row> => [
   { label: "event→dispatch p50, 1 job (ms)", value: (r) => r.single.median, digits: 2, goal: { text: "≤ BullMQ", met: (e, b) => e <= b } },
   { label: "event→dispatch p99, 1 job (ms)", value: (r) => r.single.p99, digits: 2 },
   { label: "event→dispatch p50, jobs at once (ms)", value: (r) => r.loaded.median, digits: 1 },
-  { label: "event→dispatch p99, jobs at once (ms)", value: (r) => r.loaded.p99, digits: 1, goal: { text: "≤ 50 ms", met: (e) => e <= 50 } },
-  { label: "commands/step sent", value: (r) => r.sentPerStep, digits: 2, goal: { text: "≤ 2", met: (e) => e <= 2 } },
+  { label: "event→dispatch p99, jobs at once (ms)", value: (r) => r.loaded.p99, digits: 1, goal: { text: "≤ 10 ms", met: (e) => e <= 10 } },
+  { label: "commands/step sent", value: (r) => r.sentPerStep, digits: 2, goal: { text: "≤ BullMQ", met: (e, b) => e <= b } },
   { label: "commands/step run by the server", value: (r) => r.executedPerStep, digits: 1 },
-  { label: "server CPU µs/step", value: (r) => r.serverCpuMicrosPerStep, digits: 0 },
-  { label: "Node CPU µs/step", value: (r) => r.nodeCpuMicrosPerStep, digits: 0, goal: { text: "≤ 150", met: (e) => e <= 150 } },
+  { label: "server CPU µs/step", value: (r) => r.serverCpuMicrosPerStep, digits: 0, goal: { text: "≤ BullMQ", met: (e, b) => e <= b } },
+  { label: "Node CPU µs/step", value: (r) => r.nodeCpuMicrosPerStep, digits: 0, goal: { text: "≤ BullMQ", met: (e, b) => e <= b } },
   { label: "share of the state-write limit (%)", value: (r) => (100 * r.stepsPerSecond) / limit, digits: 1 }
 ]
 
