@@ -124,15 +124,16 @@ const settleMove = ({ cache }: TransitionDeps, move: PlannedMove, version: numbe
 
 /**
  * The main state of a job order as a write read it after itself (`SfcWritten.jobOrder`): from
- * the document it carries (then held as the copy of that version), or from the held copy when
- * the read left the document out because the copy is at its version. `undefined`: the document
- * does not decode; `false`: the copy moved on meanwhile (read the job order again).
+ * the held copy when it is at the read's version (a version names one document, so the copy is
+ * what was read: the read may have left the document out, and a write with several commands
+ * decodes it once), else from the document the read carries, then held as the copy of that
+ * version. `undefined`: the document does not decode; `false`: the read left the document out
+ * and the copy moved on meanwhile (read the job order again).
  */
 const mainAfterWrite = ({ cache }: TransitionDeps, id: string, scope: string, read: SfcJobOrderRead): string | undefined | false => {
-  if (read.doc === undefined) {
-    const held = cache.get(id)
-    return held?.version === read.version ? held.state.main : false
-  }
+  const held = cache.get(id)
+  if (held?.version === read.version) return held.state.main
+  if (read.doc === undefined) return false
   const decoded = decodeJobOrderRecord(read.doc)
   if (Result.isFailure(decoded)) {
     cache.delete(id)

@@ -33,6 +33,9 @@ describe("JobOrderTransitions: the held copy of a job order", () => {
       expect(transitions.heldVersion("jo-held")).toBe(2)
       expect(transitions.mainAfterWrite("jo-held", SCOPE, { version: 2, doc: undefined })).toBe("Interrupted")
 
+      // A read at the copy's version is answered by the copy, with or without its document.
+      expect(transitions.mainAfterWrite("jo-held", SCOPE, { version: 2, doc: recordIn("Interrupted_Suspended") })).toBe("Interrupted")
+
       // A document that does not decode: no state, and no copy kept.
       expect(transitions.mainAfterWrite("jo-held", SCOPE, { version: 3, doc: "{" })).toBeUndefined()
       expect(transitions.heldVersion("jo-held")).toBeUndefined()
