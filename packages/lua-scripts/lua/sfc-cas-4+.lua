@@ -83,9 +83,8 @@ if cursor <= #ARGV then
   end
   cursor = cursor + 3
   if readOrder then
-    local held = tonumber(ARGV[cursor])
-    if not held or held < 0 or held % 1 ~= 0 then return bad('held job order version') end
-    heldOrderVersion = tostring(held)
+    heldOrderVersion = sfcHeldVersion(ARGV[cursor])
+    if not heldOrderVersion then return bad('held job order version') end
     cursor = cursor + 1
   end
 end

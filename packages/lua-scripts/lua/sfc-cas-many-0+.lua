@@ -137,8 +137,8 @@ local function readJob(cursor, nextKey)
   if job.response == nil then return nil, 'response' end
   job.heldOrderVersion = '0'
   if ARGV[a + 14] == '1' then
-    if not isCount(ARGV[cursor]) then return nil, 'held job order version' end
-    job.heldOrderVersion = tostring(tonumber(ARGV[cursor]))
+    job.heldOrderVersion = sfcHeldVersion(ARGV[cursor])
+    if not job.heldOrderVersion then return nil, 'held job order version' end
     cursor = cursor + 1
   end
   job.stateKey, job.workKey, job.dueKey, job.activeKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]

@@ -43,16 +43,22 @@ interface TransitionDeps {
   readonly cache: BoundedMap<string, LoadedJobOrder>
 }
 
+/** Decodes a job order document read at `version` and holds it as the copy (`undefined`: unreadable, and no copy is held). */
+const hold = (cache: TransitionDeps["cache"], id: string, scope: string, version: number, doc: string): LoadedJobOrder | undefined => {
+  const decoded = decodeJobOrderRecord(doc)
+  if (Result.isFailure(decoded)) {
+    cache.delete(id)
+    return undefined
+  }
+  const loaded = { ...decoded.success, scope, version }
+  cache.set(id, loaded)
+  return loaded
+}
+
 /** The job order with its decoded state; `undefined` when it does not exist or is unreadable. */
 const load = ({ jobOrders, cache }: TransitionDeps, id: string): Effect.Effect<LoadedJobOrder | undefined, InvalidInput | WrongType | ConnectionError> =>
   jobOrders.get(id).pipe(
-    Effect.map((doc) => {
-      const decoded = decodeJobOrderRecord(doc.doc)
-      const loaded = Result.isSuccess(decoded) ? { ...decoded.success, scope: doc.scope, version: doc.version } : undefined
-      if (loaded) cache.set(id, loaded)
-      else cache.delete(id)
-      return loaded
-    }),
+    Effect.map((doc) => hold(cache, id, doc.scope, doc.version, doc.doc)),
     Effect.catchTag("NotFound", () => Effect.sync(() => void cache.delete(id)))
   )
 
@@ -61,14 +67,10 @@ const loadMany = ({ jobOrders, cache }: TransitionDeps, ids: ReadonlyArray<strin
   Effect.map(jobOrders.getMany(ids), (docs) => {
     const found = new Map<string, LoadedJobOrder>()
     for (const doc of docs) {
-      const decoded = decodeJobOrderRecord(doc.doc)
-      if (Result.isSuccess(decoded)) found.set(doc.id, { ...decoded.success, scope: doc.scope, version: doc.version })
+      const loaded = hold(cache, doc.id, doc.scope, doc.version, doc.doc)
+      if (loaded) found.set(doc.id, loaded)
     }
-    for (const id of ids) {
-      const loaded = found.get(id)
-      if (loaded) cache.set(id, loaded)
-      else cache.delete(id)
-    }
+    for (const id of ids) if (!found.has(id)) cache.delete(id)
     return found
   })
 
@@ -134,13 +136,7 @@ const mainAfterWrite = ({ cache }: TransitionDeps, id: string, scope: string, re
   const held = cache.get(id)
   if (held?.version === read.version) return held.state.main
   if (read.doc === undefined) return false
-  const decoded = decodeJobOrderRecord(read.doc)
-  if (Result.isFailure(decoded)) {
-    cache.delete(id)
-    return undefined
-  }
-  cache.set(id, { ...decoded.success, scope, version: read.version })
-  return decoded.success.state.main
+  return hold(cache, id, scope, read.version, read.doc)?.state.main
 }
 
 /**

@@ -33,6 +33,14 @@ local function sfcReadStarts(cursor, count)
   return since, cursor
 end
 
+-- The held job order version of a direct send's read (a non-negative integer) as the job order
+-- hash stores versions, or nil when it is none.
+local function sfcHeldVersion(value)
+  local held = tonumber(value)
+  if not held or held < 0 or held % 1 ~= 0 then return nil end
+  return tostring(held)
+end
+
 -- The entries from ARGV[cursor]: their count E, then per entry its item count n (even, > 0) and
 -- n items. The entries and the next cursor, or nil, the cursor and what is malformed.
 local function sfcReadEntries(cursor)
