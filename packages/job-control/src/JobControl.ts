@@ -40,6 +40,28 @@ const admittedFor = (command: Command, claimed: ClaimedEvent<HandleResult> | und
   return target !== undefined && target.id === admission.jobOrder.id && target.scope === admission.jobOrder.scope ? admission.read : undefined
 }
 
+/** Runs one parsed command: a job order method, a query or a station configuration. */
+type Run = (
+  command: Command,
+  op: string,
+  admitted: ClaimAdmission | undefined,
+  origin: Origin,
+  done: DoneInWrite<Answer> | undefined
+) => Effect.Effect<Answer, InvalidInput | JobControlFailure>
+
+/** A parsed request's command run, its answer as the reply of `replyType`; a refused value is INVALID_REQUEST. */
+const runCommand = (run: Run, request: JobControlRequest, command: Command, replyType: string, claimed: ClaimedEvent<HandleResult> | undefined) => {
+  // The result a done mark keeps is the very one returned.
+  const result = rememberLast((answer: Answer) => toResult(replyType, answer))
+  const done = claimed?.done === undefined ? undefined : doneThrough(claimed.done, result)
+  return run(command, requestOperationId(request), admittedFor(command, claimed), request.origin ?? mesOrigin(request.source), done).pipe(
+    // Stores validate before they write, so a refused value has written nothing.
+    Effect.catchTag("InvalidInput", (e) => Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))),
+    Effect.map(result),
+    (handled) => traced(handled, request)
+  )
+}
+
 /**
  * The job-control processor: one request in, one reply and the status events
  * of what it changed out. It knows nothing of MQTT; the binding maps CloudEvents to
@@ -52,13 +74,7 @@ export class JobControl extends Context.Service<JobControl>()("@microdcs/job-con
     const config = yield* makeStationConfig
     const triggerConfig = yield* makeTriggerConfig
 
-    const run = (
-      command: Command,
-      op: string,
-      admitted: ClaimAdmission | undefined,
-      origin: Origin,
-      done: DoneInWrite<Answer> | undefined
-    ): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
+    const run: Run = (command, op, admitted, origin, done) => {
       switch (command._tag) {
         case "JobOrderMethod":
           return methods.jobOrderMethod(command, op, origin, admitted, done)
@@ -91,19 +107,7 @@ export class JobControl extends Context.Service<JobControl>()("@microdcs/job-con
       }
       return Result.match(parsed.command, {
         onFailure: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
-        onSuccess: (command) => {
-          // The result a done mark keeps is the very one returned.
-          const result = rememberLast((answer: Answer) => toResult(parsed.replyType, answer))
-          const done = claimed?.done === undefined ? undefined : doneThrough(claimed.done, result)
-          return run(command, requestOperationId(request), admittedFor(command, claimed), request.origin ?? mesOrigin(request.source), done).pipe(
-            // Stores validate before they write, so a refused value has written nothing.
-            Effect.catchTag("InvalidInput", (e) =>
-              Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))
-            ),
-            Effect.map(result),
-            (handled) => traced(handled, request)
-          )
-        }
+        onSuccess: (command) => runCommand(run, request, command, parsed.replyType, claimed)
       })
     }
 
