@@ -3,6 +3,7 @@ import { type CloudEvent, commandFilters, type IncomingMessage, MqttConnection, 
 import {
   admissionTarget,
   type ClaimedEvent,
+  doneThrough,
   exactlyOnce,
   type ExactlyOnceResult,
   type HandleResult,
@@ -11,7 +12,8 @@ import {
   type JobControlFailure,
   type JobControlReply,
   type JobControlRequest,
-  parsedRequest
+  parsedRequest,
+  rememberLast
 } from "@microdcs/job-control"
 import { type AnswerDeps, type PublishDropReason, sendAnswer, sendReply } from "./IngressAnswers.js"
 import { badInputReply, replyEvent, toJobControlRequest } from "./JobControlEvents.js"
@@ -96,10 +98,12 @@ const refuseEarly = (deps: IngressDeps, record: RequestRecord, message: Incoming
 
 /** How the claimed request is run: through job control with its claim, or by its extra handler. */
 const answeredBy = (deps: IngressDeps, event: CloudEvent, request: JobControlRequest, extra: ExtraRequestHandler | undefined) => {
-  // The reply event is built before the done mark, so the very event sent is kept with it.
-  const answer = (result: HandleResult): Answered => ({ result, reply: replyEvent(deps.source, event, result.reply) })
+  // The reply event is built before the done mark, so the very event sent is kept with it; a
+  // mark landed with the request's create keeps the event built for its result.
+  const answer = rememberLast((result: HandleResult): Answered => ({ result, reply: replyEvent(deps.source, event, result.reply) }))
   return extra === undefined
-    ? (claimed: ClaimedEvent) => Effect.map(deps.jobControl.handle(request, claimed), answer)
+    ? (claimed: ClaimedEvent) =>
+        Effect.map(deps.jobControl.handle(request, { admission: claimed.admission, done: claimed.done && doneThrough(claimed.done, answer) }), answer)
     : Effect.map(extra.handle(request), answer)
 }
 
@@ -122,8 +126,9 @@ const claimAndRun = (
         return sendReply(deps, record, message, badInputReply(deps.source, "attributes", `${error.field}: ${error.message}`, event))
       }).pipe(Effect.as(undefined))
     ),
-    // The handler outlived its lease: its effect happened but its result is lost, and a
-    // redelivery could be claimed by someone else. Acknowledge; there is nothing to send.
+    // The handler outlived its lease: its effect happened (or, for a create that would have
+    // marked it done, did not) but its result is lost, and a redelivery could be claimed by
+    // someone else. Acknowledge; there is nothing to send.
     Effect.catchTag("LeaseLost", (error) =>
       Effect.logError("request processed after its dedupe lease ran out; no reply sent").pipe(
         annotate(message, event),

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { type AdmissionTarget, type ClaimAdmission, claimToken, type ConnectionError, DedupeStore, type InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
+import { type AdmissionTarget, type ClaimAdmission, claimToken, type ConnectionError, DedupeStore, InvalidInput, type LeaseLost, type WrongType } from "@microdcs/store"
+import type { DoneInWrite } from "./DoneInWrite.js"
 
 /** 2 × a 30 s handler timeout: the lease must outlive the slowest handler that still succeeds. */
 export const DEFAULT_LEASE_MS = 60_000
@@ -33,10 +34,17 @@ export interface ExactlyOnceOptions<A = unknown> {
   readonly holder?: string | undefined
 }
 
-/** What the claim gives the processing: the admission reads, when `admitJobOrder` asked for them. */
-export interface ClaimedEvent {
+/** What the claim gives the processing: the admission reads, when `admitJobOrder` asked for them, and its done mark. */
+export interface ClaimedEvent<A = unknown> {
   /** The reads, with the job order they were made for (`admitJobOrder`). */
   readonly admission: { readonly jobOrder: AdmissionTarget; readonly read: ClaimAdmission } | undefined
+  /**
+   * The event's done mark, for a write that lands it with its own effect
+   * (`JobOrderDao.createMarkingDone`); `exactlyOnce` always gives one. Its values are the
+   * processing's results (`exactlyOnce` hands an `unknown` one, so that a processing's result
+   * type is still inferred from what it returns).
+   */
+  readonly done?: DoneInWrite<A> | undefined
 }
 
 /**
@@ -73,6 +81,19 @@ const claimEvent = <A>(dedupe: DedupeStore["Service"], options: ExactlyOnceOptio
   )
 }
 
+/** The done mark a processing may land with its own write; `landed` records that one did. */
+const doneInWrite = <A>(dedupe: DedupeStore["Service"], options: ExactlyOnceOptions<A>, token: string, landed: { marked: boolean }): DoneInWrite<unknown> => ({
+  mark: (value) => {
+    // The processing marks the value it returns (see DoneInWrite), so `value` is an `A`.
+    const mark = dedupe.doneMark(options.source, options.id, token, options.doneTtlMs ?? DEFAULT_DONE_TTL_MS, options.storedReply?.(value as A))
+    // A reply the store cannot keep: the mark after processing drops it (see markDone).
+    return mark instanceof InvalidInput ? undefined : mark
+  },
+  landed: () => {
+    landed.marked = true
+  }
+})
+
 /** Marks the event done with the reply to keep; a reply the store refuses to keep (over the size limit) is dropped, not the done mark. */
 const markDone = <A>(dedupe: DedupeStore["Service"], options: ExactlyOnceOptions<A>, token: string, value: A) => {
   const { source, id } = options
@@ -99,7 +120,8 @@ const markDone = <A>(dedupe: DedupeStore["Service"], options: ExactlyOnceOptions
  * (its liveness key gone, see `holder`); the dead holder's own done mark then meets `LeaseLost`.
  * A failing (or interrupted) `process` gives its claim back and fails with its own error, so the
  * broker's redelivery is processed instead of waiting out the lease. `process` may take what
- * the claim read for it (see `admitJobOrder`).
+ * the claim read for it (see `admitJobOrder`), and land its done mark with its own write
+ * (`ClaimedEvent.done`): then no mark follows the processing.
  */
 export const exactlyOnce = <A, E, R>(
   options: ExactlyOnceOptions<A>,
@@ -124,9 +146,10 @@ export const exactlyOnce = <A, E, R>(
         // A service tag is an Effect and a function both: asking `isEffect` first keeps it an Effect.
         // Suspended, so a throw while building it is a defect that gives the claim back too.
         const admitted = options.admitJobOrder === undefined || claim.admission === undefined ? undefined : { jobOrder: options.admitJobOrder, read: claim.admission }
-        const processing = Effect.isEffect(process) ? process : Effect.suspend(() => process({ admission: admitted }))
+        const landed = { marked: false }
+        const processing = Effect.isEffect(process) ? process : Effect.suspend(() => process({ admission: admitted, done: doneInWrite(dedupe, options, token, landed) }))
         const value = yield* restore(processing).pipe(Effect.onError(() => release))
-        yield* markDone(dedupe, options, token, value)
+        if (!landed.marked) yield* markDone(dedupe, options, token, value)
         return { _tag: "Processed", value } as const
       })
     )

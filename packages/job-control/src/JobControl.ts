@@ -5,6 +5,7 @@ import type { JobControlFailure } from "./JobControlFailure.js"
 import { type Answer, invalidRequest, toResult } from "./Answer.js"
 import { admissionTarget, type Command, parsedRequest } from "./Command.js"
 import type { ClaimedEvent } from "./Dedupe.js"
+import { type DoneInWrite, doneThrough, rememberLast } from "./DoneInWrite.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
 import { makeJobOrderMethods } from "./JobOrderMethods.js"
 import { BadRequest } from "./Payload.js"
@@ -32,11 +33,33 @@ const traced = <A, E, R>(effect: Effect.Effect<A, E, R>, request: JobControlRequ
   )
 
 /** The claim's admission reads, if they were made for the job order `command` would create. */
-const admittedFor = (command: Command, claimed: ClaimedEvent | undefined): ClaimAdmission | undefined => {
+const admittedFor = (command: Command, claimed: ClaimedEvent<HandleResult> | undefined): ClaimAdmission | undefined => {
   const admission = claimed?.admission
   if (admission === undefined) return undefined
   const target = admissionTarget(command)
   return target !== undefined && target.id === admission.jobOrder.id && target.scope === admission.jobOrder.scope ? admission.read : undefined
+}
+
+/** Runs one parsed command: a job order method, a query or a station configuration. */
+type Run = (
+  command: Command,
+  op: string,
+  admitted: ClaimAdmission | undefined,
+  origin: Origin,
+  done: DoneInWrite<Answer> | undefined
+) => Effect.Effect<Answer, InvalidInput | JobControlFailure>
+
+/** A parsed request's command run, its answer as the reply of `replyType`; a refused value is INVALID_REQUEST. */
+const runCommand = (run: Run, request: JobControlRequest, command: Command, replyType: string, claimed: ClaimedEvent<HandleResult> | undefined) => {
+  // The result a done mark keeps is the very one returned.
+  const result = rememberLast((answer: Answer) => toResult(replyType, answer))
+  const done = claimed?.done === undefined ? undefined : doneThrough(claimed.done, result)
+  return run(command, requestOperationId(request), admittedFor(command, claimed), request.origin ?? mesOrigin(request.source), done).pipe(
+    // Stores validate before they write, so a refused value has written nothing.
+    Effect.catchTag("InvalidInput", (e) => Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))),
+    Effect.map(result),
+    (handled) => traced(handled, request)
+  )
 }
 
 /**
@@ -51,10 +74,10 @@ export class JobControl extends Context.Service<JobControl>()("@microdcs/job-con
     const config = yield* makeStationConfig
     const triggerConfig = yield* makeTriggerConfig
 
-    const run = (command: Command, op: string, admitted: ClaimAdmission | undefined, origin: Origin): Effect.Effect<Answer, InvalidInput | JobControlFailure> => {
+    const run: Run = (command, op, admitted, origin, done) => {
       switch (command._tag) {
         case "JobOrderMethod":
-          return methods.jobOrderMethod(command, op, origin, admitted)
+          return methods.jobOrderMethod(command, op, origin, admitted, done)
         case "StateMethod":
           return methods.stateMethod(command, op, origin)
         case "ResponseByOrder":
@@ -71,9 +94,10 @@ export class JobControl extends Context.Service<JobControl>()("@microdcs/job-con
      * subject, malformed payload, a value the store refuses) is answered INVALID_REQUEST and
      * writes nothing: every check runs before the first write. `claimed`: what the request's
      * dedupe claim read for a Store or StoreAndStart (see `admissionTarget`), used when it was
-     * read for this request's job order.
+     * read for this request's job order, and its done mark, which a Store or StoreAndStart lands
+     * with its create (then the processing marks nothing after).
      */
-    const handle = (request: JobControlRequest, claimed?: ClaimedEvent): Effect.Effect<HandleResult, JobControlFailure> => {
+    const handle = (request: JobControlRequest, claimed?: ClaimedEvent<HandleResult>): Effect.Effect<HandleResult, JobControlFailure> => {
       // Triggers are configuration of their own, not a station reference list.
       if (request.type === TRIGGER_CONFIG_EVENT_TYPE) return triggerConfig.handle(request)
       const parsed = parsedRequest(request)
@@ -83,15 +107,7 @@ export class JobControl extends Context.Service<JobControl>()("@microdcs/job-con
       }
       return Result.match(parsed.command, {
         onFailure: (bad) => Effect.succeed(toResult(parsed.replyType, invalidRequest(bad))),
-        onSuccess: (command) =>
-          run(command, requestOperationId(request), admittedFor(command, claimed), request.origin ?? mesOrigin(request.source)).pipe(
-            // Stores validate before they write, so a refused value has written nothing.
-            Effect.catchTag("InvalidInput", (e) =>
-              Effect.succeed(invalidRequest(new BadRequest({ kind: "InvalidInput", message: `${e.field}: ${e.message}` })))
-            ),
-            Effect.map((answer) => toResult(parsed.replyType, answer)),
-            (handled) => traced(handled, request)
-          )
+        onSuccess: (command) => runCommand(run, request, command, parsed.replyType, claimed)
       })
     }
 

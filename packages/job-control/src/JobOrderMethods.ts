@@ -20,6 +20,7 @@ import { type ClaimAdmission, JobOrderDao, type LimitReached, StateMoved, Valkey
 import { describeMissing, makeAcceptance } from "./Acceptance.js"
 import { type Answer, refused, succeeded, unableToAccept, unknownJobOrder } from "./Answer.js"
 import type { Command } from "./Command.js"
+import type { DoneInWrite } from "./DoneInWrite.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
 import type { JobOrderReferences } from "./References.js"
 
@@ -78,35 +79,43 @@ const alreadyExists = (id: string) => unableToAccept(id, "AlreadyExists", `job o
 
 // Positional arguments, no record: these run once per request.
 
-/** The create-only put of a new job order in its first state. */
-const create = (deps: MethodDeps, command: JobOrderCommand, target: JobState, limit: number, op: string | undefined, origin: Origin) => {
+/** The create-only put of a new job order in its first state, landing the request's done mark with it when `done` is given. */
+const create = (deps: MethodDeps, command: JobOrderCommand, target: JobState, limit: number, op: string | undefined, origin: Origin, done?: DoneInWrite<Answer>) => {
   const { jobOrder, scope, method } = command
   const id = jobOrder.JobOrderID
-  return deps.jobOrders
-    .put({
-      id,
-      scope,
-      doc: encodeJobOrderRecord(jobOrder, target, command.comment, origin),
-      priority: priorityOf(jobOrder),
-      expectedVersion: 0,
-      change: method,
-      limit,
-      op,
-      origin: encodeOrigin(origin)
+  const input = {
+    id,
+    scope,
+    doc: encodeJobOrderRecord(jobOrder, target, command.comment, origin),
+    priority: priorityOf(jobOrder),
+    expectedVersion: 0,
+    change: method,
+    limit,
+    op,
+    origin: encodeOrigin(origin)
+  }
+  // A create is always version 1: its answer, and the done mark keeping it, are known before the write.
+  const answer = moved(method, scope, id, target, 1)
+  const mark = done?.mark(answer)
+  const write =
+    done === undefined || mark === undefined
+      ? Effect.map(deps.jobOrders.put(input), ({ version }) => moved(method, scope, id, target, version))
+      : Effect.map(deps.jobOrders.createMarkingDone(input, mark), () => {
+          done.landed(mark)
+          return answer
+        })
+  return write.pipe(
+    Effect.catchTags({
+      // Another request created it between our read and the put.
+      VersionConflict: () => Effect.succeed(alreadyExists(id)),
+      ScopeConflict: () => Effect.succeed(alreadyExists(id)),
+      LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
     })
-    .pipe(
-      Effect.map(({ version }) => moved(method, scope, id, target, version)),
-      Effect.catchTags({
-        // Another request created it between our read and the put.
-        VersionConflict: () => Effect.succeed(alreadyExists(id)),
-        ScopeConflict: () => Effect.succeed(alreadyExists(id)),
-        LimitReached: (e) => Effect.succeed(unableToAccept(id, "LimitReached", limitMessage(scope, e)))
-      })
-    )
+  )
 }
 
 /** Store and StoreAndStart: create-only, so an existing id is refused, never overwritten. */
-const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefined, requester: Origin, admitted: ClaimAdmission | undefined) =>
+const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefined, requester: Origin, admitted: ClaimAdmission | undefined, done?: DoneInWrite<Answer>) =>
   Effect.gen(function* () {
     const { jobOrder, scope, method } = command
     const origin = withComment(requester, command.comment)
@@ -128,7 +137,7 @@ const store = (deps: MethodDeps, command: JobOrderCommand, op: string | undefine
     const missing = yield* deps.acceptance.missingReferences(scope, command.references, read.unknownWorkMasters)
     if (missing.length > 0) return unableToAccept(id, "UnknownReference", describeMissing(missing))
     const limit = Option.getOrElse(storedLimit, () => deps.options.defaultAcceptanceLimit)
-    return yield* create(deps, command, target, limit, op, origin)
+    return yield* create(deps, command, target, limit, op, origin, done)
   })
 
 /** The versioned put of a move from the version read; `undefined` when that version moved on. */
@@ -199,8 +208,11 @@ const apply = (deps: MethodDeps, move: Move) =>
     return yield* new StateMoved({ key, attempts: options.maxAttempts })
   })
 
-/** `origin`: who sent the request; `admitted`: the admission reads made with its claim, for Store and StoreAndStart. */
-const jobOrderMethod = (deps: MethodDeps, command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission) =>
+/**
+ * `origin`: who sent the request; `admitted`: the admission reads made with its claim, for Store
+ * and StoreAndStart; `done`: the request's done mark, landed with the create when there is one.
+ */
+const jobOrderMethod = (deps: MethodDeps, command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission, done?: DoneInWrite<Answer>) =>
   command.method === "Update"
     ? apply(deps, {
         method: "Update",
@@ -211,7 +223,7 @@ const jobOrderMethod = (deps: MethodDeps, command: JobOrderCommand, op: string |
         op,
         origin: withComment(origin, command.comment)
       })
-    : store(deps, command, op, origin, admitted)
+    : store(deps, command, op, origin, admitted, done)
 
 const stateMethod = (deps: MethodDeps, command: StateCommand, op: string | undefined, origin: Origin) =>
   apply(deps, { method: command.method, scope: command.scope, jobOrderId: command.jobOrderId, comment: command.comment, op, origin: withComment(origin, command.comment) })
@@ -223,8 +235,8 @@ const stateMethod = (deps: MethodDeps, command: StateCommand, op: string | undef
 export const makeJobOrderMethods = Effect.gen(function* () {
   const deps: MethodDeps = { valkey: yield* Valkey, jobOrders: yield* JobOrderDao, options: yield* JobControlOptions, acceptance: yield* makeAcceptance }
   return {
-    jobOrderMethod: (command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission) =>
-      jobOrderMethod(deps, command, op, origin, admitted),
+    jobOrderMethod: (command: JobOrderCommand, op: string | undefined, origin: Origin, admitted?: ClaimAdmission, done?: DoneInWrite<Answer>) =>
+      jobOrderMethod(deps, command, op, origin, admitted, done),
     stateMethod: (command: StateCommand, op: string | undefined, origin: Origin) => stateMethod(deps, command, op, origin)
   } as const
 })

@@ -24,6 +24,7 @@ export { type JobControlSettings, defaultJobControlSettings, JobControlOptions }
 export * from "./JobControl.js"
 // The exactly-once combinator and the claim holder whose liveness lets a dead one's claims be taken over.
 export * from "./Dedupe.js"
+export * from "./DoneInWrite.js"
 export * from "./ClaimHolder.js"
 // Triggers: matching and job order ids (pure), the in-memory catalog, the starts, the config event.
 export * from "./TriggerMatch.js"

@@ -16,17 +16,14 @@
     {"wrongtype", key, actualType, expectedType}
 ]]
 -- @include lib/check-types.lua
+-- @include lib/dedupe-mark.lua
 
 local key, token, ttlMs, reply = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 
 local badKey, badType, wantType = wrongType({ { key, 'string' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
-local stored = redis.call('GET', key)
-if stored ~= 'processing:' .. token then return { 'lost', stored } end
-if reply == nil or reply == '' then
-  redis.call('SET', key, 'done', 'PX', ttlMs)
-else
-  redis.call('SET', key, 'done:' .. reply, 'PX', ttlMs)
-end
+local held, stored = dedupeHeld(key, token)
+if not held then return { 'lost', stored } end
+dedupeMarkDone(key, ttlMs, reply)
 return { 'ok' }

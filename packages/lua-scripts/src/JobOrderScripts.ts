@@ -1,6 +1,6 @@
-import { asArray, asText, UnexpectedReply } from "./Reply.js"
+import { asArray, asOptionalText, asText, UnexpectedReply } from "./Reply.js"
 import { defineScript } from "./ScriptDescriptor.js"
-import { decodeWriteReply } from "./WriteReply.js"
+import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
 import { decodeWrongType, type WrongTypeReply } from "./WrongTypeReply.js"
 
 export interface PutJobOrderArgs {
@@ -27,6 +27,45 @@ export const putJobOrder = defineScript({
     a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs, a.origin
   ],
   decodeReply: decodeWriteReply("put-joborder", ["ok", "conflict", "scope", "limit", "wrongtype"])
+})
+
+export interface CreateJobOrderDoneArgs {
+  readonly scope: string
+  readonly id: string
+  readonly priority: number
+  readonly doc: string
+  readonly op: string
+  readonly change: string
+  readonly nudgeChannel: string
+  /** 0 = no limit. */
+  readonly limit: number
+  /** Who caused the write (JSON text); "" = none. */
+  readonly origin: string
+  /** The request's claim token, its done TTL and the reply kept with the mark ("" = none). */
+  readonly token: string
+  readonly ttlMs: number
+  readonly reply: string
+}
+
+/** `lost`: the caller no longer holds the claim (`stored`: what the key holds, null when gone); nothing was written. */
+export type CreateJobOrderDoneReply =
+  | Extract<WriteReply, { readonly status: "ok" | "conflict" | "scope" | "limit" | "wrongtype" }>
+  | { readonly status: "lost"; readonly stored: string | null }
+
+const decodeCreateWrite = decodeWriteReply("create-joborder-done", ["ok", "conflict", "scope", "limit", "wrongtype"])
+
+/** A job order's create and its request's done mark, in one atomic step (see the script's header). */
+export const createJobOrderDone = defineScript({
+  file: "create-joborder-done-5.lua",
+  keys: ["doc", "list", "scopes", "changes", "dedupe"],
+  encodeArgs: (a: CreateJobOrderDoneArgs) => [
+    a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.origin, a.token, a.ttlMs, a.reply
+  ],
+  decodeReply: (raw): CreateJobOrderDoneReply => {
+    const reply = asArray("create-joborder-done", raw)
+    if (reply[0] !== "lost") return decodeCreateWrite(raw)
+    return { status: "lost", stored: asOptionalText("create-joborder-done", reply[1] ?? null) }
+  }
 })
 
 export interface DeleteDocumentArgs {

@@ -10,20 +10,15 @@ import {
   dedupeRelease,
   dedupeTakeover
 } from "@microdcs/lua-scripts"
-import { Busy, type ConnectionError, InvalidInput, LeaseLost, type WrongType } from "./Errors.js"
+import { Busy, type ConnectionError, InvalidInput, type LeaseLost, type WrongType } from "./Errors.js"
 import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { claimTokenHolder } from "./ClaimToken.js"
-import { documentProblem, keyPartProblem, keyProblem } from "./DocumentInput.js"
+import { keyPartProblem } from "./DocumentInput.js"
 import { validateText } from "./Input.js"
 import { wrongTypeError } from "./TypeGuard.js"
 import { Valkey, type ValkeyService } from "./Valkey.js"
+import { dedupeKeyOf, type DoneMark, doneMark, leaseLost, positiveMsProblem } from "./DoneMark.js"
 import { command } from "./RawDoor.js"
-
-/** The same refusal as `validatePositiveMs`, synchronously: PX rejects 0 and fractions. */
-const positiveMsProblem = (field: string, value: number): InvalidInput | undefined =>
-  Number.isSafeInteger(value) && value > 0
-    ? undefined
-    : new InvalidInput({ field, message: `${field} must be a positive integer number of ms, got ${value}` })
 
 /**
  * The admission reads of a job order, made by {@link DedupeStore}'s `claimWithAdmission` once it
@@ -66,13 +61,6 @@ const notClaimed = (key: string, reply: NotClaimed): Effect.Effect<ClaimResult, 
 type ClaimError = Busy | WrongType | InvalidInput | ConnectionError
 
 /** The dedupe key of an event, or why its source or id cannot name one (synchronous, for the hot path). */
-const dedupeKeyOf = (valkey: ValkeyService, source: string, id: string): string | InvalidInput => {
-  const problem = keyPartProblem("source", source) ?? keyPartProblem("id", id)
-  if (problem) return problem
-  const key = valkey.keys.key("dedupe", { hash: dedupeHash(source, id) })
-  return key instanceof KeyPartError ? keyProblem(key) : key
-}
-
 const dedupeKey = (valkey: ValkeyService, source: string, id: string): Effect.Effect<string, InvalidInput> =>
   Effect.gen(function* () {
     yield* validateText("source", source)
@@ -191,13 +179,9 @@ const claimWithAdmission = (
   })
 
 /** The done mark's reply: `LeaseLost` when the caller no longer holds the lease. */
-const doneReply = (key: string, token: string, reply: DedupeDoneReply): Effect.Effect<void, LeaseLost | WrongType> => {
+const doneReply = (mark: DoneMark, reply: DedupeDoneReply): Effect.Effect<void, LeaseLost | WrongType> => {
   if (reply.status === "wrongtype") return Effect.fail(wrongTypeError(reply))
-  if (reply.status === "lost") {
-    const done = reply.stored === "done" || reply.stored?.startsWith("done:") === true
-    const now = reply.stored === null ? "the lease expired" : done ? "it is already done" : "another token holds it"
-    return Effect.fail(new LeaseLost({ key, message: `token ${token} no longer holds ${key}: ${now}` }))
-  }
+  if (reply.status === "lost") return Effect.fail(leaseLost(mark.key, mark.token, reply.stored))
   return Effect.void
 }
 
@@ -215,14 +199,9 @@ const markDone = (
   storedReply?: string
 ): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> =>
   Effect.suspend((): Effect.Effect<void, LeaseLost | WrongType | InvalidInput | ConnectionError> => {
-    const key = dedupeKeyOf(valkey, source, id)
-    if (typeof key !== "string") return Effect.fail(key)
-    const problem =
-      keyPartProblem("token", token) ??
-      positiveMsProblem("ttlMs", ttlMs) ??
-      (storedReply === undefined ? undefined : documentProblem("reply", storedReply, valkey.maxDocumentBytes))
-    if (problem) return Effect.fail(problem)
-    return Effect.flatMap(valkey.script(dedupeDone, { dedupe: key }, { token, ttlMs, reply: storedReply }), (reply) => doneReply(key, token, reply))
+    const mark = doneMark(valkey, source, id, token, ttlMs, storedReply)
+    if (mark instanceof InvalidInput) return Effect.fail(mark)
+    return Effect.flatMap(valkey.script(dedupeDone, { dedupe: mark.key }, { token, ttlMs, reply: storedReply }), (reply) => doneReply(mark, reply))
   })
 
 /** Gives the caller's own lease back (processing failed); `true` when it was deleted. */
@@ -257,6 +236,11 @@ export class DedupeStore extends Context.Service<DedupeStore>()("@microdcs/store
       claimWithAdmission: (source: string, id: string, token: string, leaseMs: number, jobOrder: AdmissionTarget) =>
         claimWithAdmission(valkey, source, id, token, leaseMs, jobOrder),
       markDone: (source: string, id: string, token: string, ttlMs: number, storedReply?: string) => markDone(valkey, source, id, token, ttlMs, storedReply),
+      /**
+       * The done mark `markDone` would write, checked, for a write that lands it with its own
+       * effect (`JobOrderDao.createMarkingDone`); `InvalidInput` as `markDone` would refuse it.
+       */
+      doneMark: (source: string, id: string, token: string, ttlMs: number, storedReply?: string) => doneMark(valkey, source, id, token, ttlMs, storedReply),
       release: (source: string, id: string, token: string) => release(valkey, source, id, token),
       leaseRemaining: (source: string, id: string) => leaseRemaining(valkey, source, id)
     } as const

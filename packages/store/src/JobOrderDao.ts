@@ -1,7 +1,8 @@
 import { Effect, Option, Context, Layer } from "effect"
 import { KeyPartError } from "@microdcs/keyschema"
 import { deleteJobOrder, listJobOrders, putJobOrder } from "@microdcs/lua-scripts"
-import type { ExpectedVersion, StoredDocument, Written } from "./Document.js"
+import type { StoredDocument, Written } from "./Document.js"
+import type { DeleteJobOrder, PutJobOrder } from "./JobOrderInput.js"
 import { keyProblem, numberProblem } from "./DocumentInput.js"
 import { makeDocumentDao, type PutOutcome } from "./DocumentDao.js"
 import { isReplyError } from "./FailureKind.js"
@@ -20,33 +21,10 @@ import { Valkey, type ValkeyService } from "./Valkey.js"
 import { admissionFrom, type JobOrderAdmission } from "./Admission.js"
 import { wrongTypeError } from "./WriteReplies.js"
 import { command } from "./RawDoor.js"
+import type { DoneMark } from "./DoneMark.js"
+import { createMarkingDone as createWithMark } from "./JobOrderCreateDone.js"
 
-export interface PutJobOrder {
-  readonly id: string
-  readonly scope: string
-  /** The job order as JSON text. */
-  readonly doc: string
-  /** OPC UA priority: a higher value wins, so lists put it first. */
-  readonly priority: number
-  readonly expectedVersion: ExpectedVersion
-  /** The method that caused the write (`Store`, `Start`, ...); default `put`. */
-  readonly change?: string | undefined
-  /** Operation id stored with the write; default a new UUID. Pass your own to make retries idempotent. */
-  readonly op?: string | undefined
-  /** Acceptance limit counted inside the script when the id is not yet listed; 0 or absent = none. */
-  readonly limit?: number | undefined
-  /** Retire the job order: take it out of the scope list and let the document expire after this many ms. */
-  readonly retainMs?: number | undefined
-  /** Who caused the write, as its writer encodes it (job-state's `encodeOrigin`): kept in the change entry. */
-  readonly origin?: string | undefined
-}
-
-export interface DeleteJobOrder {
-  readonly id: string
-  readonly expectedVersion?: ExpectedVersion | undefined
-  readonly op?: string | undefined
-  readonly change?: string | undefined
-}
+export type { DeleteJobOrder, PutJobOrder } from "./JobOrderInput.js"
 
 export type { JobOrderAdmission } from "./Admission.js"
 
@@ -165,7 +143,23 @@ export class JobOrderDao extends Context.Service<JobOrderDao>()("@microdcs/store
     const outcome: (id: string, op: string) => Effect.Effect<Option.Option<number>, WrongType | InvalidInput | ConnectionError> =
       documents.outcome
 
-    return { put, putMany, get, getMany, admission: (id: string, scope: string) => admission(valkey, id, scope), delete: remove, list, outcome } as const
+    /**
+     * A create-only put that also writes the done mark of the request that asked for it, in one
+     * atomic step while the mark's claim is still the caller's (see `createMarkingDone`).
+     */
+    const createMarkingDone = (input: PutJobOrder, mark: DoneMark) => createWithMark(valkey, input, mark)
+
+    return {
+      put,
+      putMany,
+      createMarkingDone,
+      get,
+      getMany,
+      admission: (id: string, scope: string) => admission(valkey, id, scope),
+      delete: remove,
+      list,
+      outcome
+    } as const
   })
 }) {
   static readonly DefaultWithoutDependencies = Layer.effect(this, this.make)

@@ -15,6 +15,8 @@ export { MAX_INDEX_RETRIES, moved, type Moved, readForWrite, retryWhileMoved } f
 export * from "./JobResponseDao.js"
 export * from "./WorkMasterDao.js"
 export * from "./DedupeStore.js"
+export type { DoneMark } from "./DoneMark.js"
+export type { CreateMarkingDoneError } from "./JobOrderCreateDone.js"
 export * from "./ClaimHolders.js"
 export { claimToken, claimTokenHolder } from "./ClaimToken.js"
 export * from "./Lease.js"
