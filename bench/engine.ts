@@ -13,7 +13,7 @@ import { runEngineRound } from "./EngineRound.js"
 import { printEngineSplit, runEngineSplit, SPLIT } from "./EngineSplit.js"
 import { JOBS, SINGLE_JOBS, STEPS, type SystemRound } from "./Figures.js"
 import { ServerProbe } from "./ServerProbe.js"
-import { stateWriteLimit, type StateWriteSample } from "./StateWriteLimit.js"
+import { printStateWrite, stateWriteLimit, type StateWriteSample } from "./StateWriteLimit.js"
 
 const ROUNDS = Math.max(1, Number(process.env["BENCH_ROUNDS"] ?? 2))
 /**
@@ -75,6 +75,7 @@ export const runEngineBench = async (url: string): Promise<void> => {
     if (!sample) throw new Error("no command entry was left in any round's work stream to model the state write on")
     const limit = await stateWriteLimit(url, sample)
     printComparison(engine, bullmq, limit, JOBS)
+    printStateWrite(sample, limit, STEPS)
     printExecutionLogCost(engine, engineLogOff, JOBS)
     // After the main rounds, so their figures are as before; the engine is warm by then.
     if (SPLIT) printEngineSplit(await runEngineSplit(url, probe, ROUNDS), bullmq, JOBS)
