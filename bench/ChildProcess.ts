@@ -6,7 +6,9 @@ import { type ChildProcess, fork } from "node:child_process"
  */
 const childExecArgv = (): Array<string> => {
   const profileDir = process.env["BENCH_CHILD_PROF"]
-  return profileDir ? ["--import", "tsx", "--cpu-prof", `--cpu-prof-dir=${profileDir}`] : ["--import", "tsx", "--conditions=source"]
+  // `--no-memory-protection-keys`: as the daemon runs (its README, "Embedded PostgreSQL").
+  const base = ["--no-memory-protection-keys", "--import", "tsx"]
+  return profileDir ? [...base, "--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [...base, "--conditions=source"]
 }
 
 /**

@@ -62,7 +62,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Starts `apps/island-daemon/src/{script}` under tsx with exactly `env` (plus PATH). */
 export const spawnScript = (script: string, env: Readonly<Record<string, string>>): ScriptProcess => {
   const started = performance.now()
-  const child = spawn(process.execPath, ["--import", "tsx/esm", "--conditions=source", `apps/island-daemon/src/${script}`], {
+  // `--no-memory-protection-keys`: as the daemon's scripts run it (see its README, "Embedded PostgreSQL").
+  const args = ["--no-memory-protection-keys", "--import", "tsx/esm", "--conditions=source", `apps/island-daemon/src/${script}`]
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env },
     stdio: ["ignore", "pipe", "pipe"]
