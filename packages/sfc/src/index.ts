@@ -9,9 +9,11 @@ export {
   Qualifier,
   Recipe,
   type RecipeJson,
+  RecipeWire,
   Step,
   Transition
 } from "./recipe/Recipe.js"
+export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"

@@ -116,6 +116,18 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
   )
 
 /**
+ * A recipe as JSON in its canonical form, PascalCase names with `Initial` and `Priority` optional:
+ * what the published JSON Schema describes (`recipeJsonSchema`). Decoding with `Recipe` accepts
+ * this and, besides, snake_case names.
+ */
+export const RecipeWire = Schema.Struct({
+  Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
+  Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
+  Actions: Schema.Array(Schema.toEncoded(ActionFields).annotate({ identifier: "Action" })),
+  Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
+}).annotate({ identifier: "Recipe" })
+
+/**
  * The recipe model. Decoding checks the shape and each field on its own; the rules that span
  * elements (names, references, reachability, conditions) are `validateRecipe`'s.
  */
