@@ -29,6 +29,15 @@ afterAll(async () => {
 const REQUESTS = 40
 const GRACE_MS = 10_000
 
+/** Resolves once `answered()` holds, looking every millisecond; rejects after 20 s. */
+const firstReply = async (answered: () => boolean) => {
+  const deadline = Date.now() + 20_000
+  while (!answered()) {
+    if (Date.now() > deadline) throw new Error("no reply within 20 s")
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
+
 /**
  * A recipe that waits for an event no station sends: a started job runs and stays Running, a
  * stable state to check. (A recipe that completes in its first step is avoided on purpose: its
@@ -55,7 +64,10 @@ describe("graceful shutdown", () => {
           mqttUrl: broker.url,
           prefix,
           instanceId: "drain-1",
-          extra: { SHUTDOWN_GRACE_MS: String(GRACE_MS) }
+          // A narrow intake (4 requests in flight): at the SIGTERM most requests are still in the
+          // broker, however fast the island answers the ones it took (at 64 it answered all 40
+          // between two looks at the replies).
+          extra: { SHUTDOWN_GRACE_MS: String(GRACE_MS), MQTT_RECEIVE_MAXIMUM: "4" }
         })
         const start = () =>
           Effect.promise(async () => {
@@ -78,8 +90,9 @@ describe("graceful shutdown", () => {
             }),
           { concurrency: "unbounded" }
         )
-        // SIGTERM as soon as the first answer is out: the rest are in flight or not taken yet.
-        yield* eventually(Effect.sync(() => (requests.some((c) => mes.repliesTo(c).length > 0) ? true : undefined)))
+        // SIGTERM as soon as the first answer is out (looked for every millisecond): the rest are
+        // in flight or not taken yet.
+        yield* Effect.promise(() => firstReply(() => requests.some((c) => mes.repliesTo(c).length > 0)))
         const signalled = performance.now()
         first.child.kill("SIGTERM")
         const exit = yield* Effect.promise(() => first.exited)

@@ -29,18 +29,8 @@ export const putJobOrder = defineScript({
   decodeReply: decodeWriteReply("put-joborder", ["ok", "conflict", "scope", "limit", "wrongtype"])
 })
 
-export interface CreateJobOrderDoneArgs {
-  readonly scope: string
-  readonly id: string
-  readonly priority: number
-  readonly doc: string
-  readonly op: string
-  readonly change: string
-  readonly nudgeChannel: string
-  /** 0 = no limit. */
-  readonly limit: number
-  /** Who caused the write (JSON text); "" = none. */
-  readonly origin: string
+/** A create's arguments are a put's, without the version (always a create) and the retention (never retired). */
+export interface CreateJobOrderDoneArgs extends Omit<PutJobOrderArgs, "expectedVersion" | "retainMs"> {
   /** The request's claim token, its done TTL and the reply kept with the mark ("" = none). */
   readonly token: string
   readonly ttlMs: number
