@@ -134,6 +134,13 @@ export const makeMetrics = () => {
   }
   const reasonLabel = boundedLabel({ cap: 64 })
   const store: StoreFiguresCache = { gauges: storeGauges(registry), readStore: undefined, last: undefined }
+  const ready = new Gauge({
+    name: "microdcs_ready",
+    help: "The readiness checks of /readyz at the last scrape, one per check: 1 passes, 0 fails (check started is 0 while the island starts)",
+    labelNames: ["check"] as const,
+    registers: [registry]
+  })
+  const readiness = { at: Number.NEGATIVE_INFINITY }
   return {
     registry,
     /** Records one outcome of a handled message; a refusal also counts by its reason. */
@@ -147,6 +154,14 @@ export const makeMetrics = () => {
     recordPublishDropped: (what: string, reason: string) => publishDropped.inc({ what, reason }),
     /** Journal work: `count` events, entries or buckets of one operation's outcome (a failure counts 1). */
     recordJournal: (operation: "record" | "sweep" | "config" | "reload", outcome: string, count = 1) => journal.inc({ operation, outcome }, count),
+    /** Whether the readiness checks are older than the store figures' TTL: many scrapers, one check. */
+    readinessDue: () => performance.now() - readiness.at >= STORE_FIGURES_TTL_MS,
+    /** The readiness checks as `/readyz` reports them, for alerting on what `/readyz` says. */
+    recordReadiness: (checks: Readonly<Record<string, boolean>>) => {
+      readiness.at = performance.now()
+      ready.reset()
+      for (const [check, passes] of Object.entries(checks)) ready.set({ check }, passes ? 1 : 0)
+    },
     /** From now until the scope closes, scrapes read the Valkey-side figures (at most once per TTL). */
     followStore: followStore(store),
     /** The exposition text. */
