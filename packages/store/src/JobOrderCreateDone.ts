@@ -1,10 +1,10 @@
 import { Effect } from "effect"
-import { KeyPartError } from "@microdcs/keyschema"
 import { createJobOrderDone, type CreateJobOrderDoneReply } from "@microdcs/lua-scripts"
 import { newOperationId, type Written } from "./Document.js"
-import { documentProblem, keyProblem, numberProblem } from "./DocumentInput.js"
+import { checkedKeys } from "./CheckedKeys.js"
+import { documentProblem, numberProblem } from "./DocumentInput.js"
 import { type DoneMark, leaseLost } from "./DoneMark.js"
-import type { ConnectionError, InvalidInput, LeaseLost, LimitReached, ScopeConflict, UnknownOutcome, VersionConflict, WrongType } from "./Errors.js"
+import { type ConnectionError, InvalidInput, type LeaseLost, type LimitReached, type ScopeConflict, type UnknownOutcome, type VersionConflict, type WrongType } from "./Errors.js"
 import type { PutJobOrder } from "./JobOrderInput.js"
 import { writeOutcome } from "./OutcomeCheck.js"
 import type { ValkeyService } from "./Valkey.js"
@@ -20,23 +20,19 @@ interface CheckedCreate {
   readonly context: WriteContext
 }
 
-const keyOf = (key: string | KeyPartError) => (key instanceof KeyPartError ? keyProblem(key) : key)
-
-/** The create's checks and keys, as the job order put makes them; the mark was checked when it was built. */
+/** The create's checks and keys, as the job order put and an SFC job's move make them; the mark was checked when it was built. */
 const check = (valkey: ValkeyService, input: PutJobOrder, mark: DoneMark): CheckedCreate | InvalidInput => {
   const problem = numberProblem("priority", input.priority) ?? documentProblem("doc", input.doc, valkey.maxDocumentBytes)
   if (problem) return problem
-  const doc = keyOf(valkey.keys.key("jobOrder", { id: input.id }))
-  if (typeof doc !== "string") return doc
-  const list = keyOf(valkey.keys.key("jobOrderList", { scope: input.scope }))
-  if (typeof list !== "string") return list
-  const changes = keyOf(valkey.keys.key("changes", { scope: input.scope }))
-  if (typeof changes !== "string") return changes
-  const scopes = valkey.keys.key("scopes", {}) as string
-  const nudgeChannel = valkey.keys.key("nudge", { kind: "changes" }) as string
+  const { key, refused } = checkedKeys(valkey.keys)
+  const doc = key("jobOrder", { id: input.id })
+  const keys = { doc, list: key("jobOrderList", { scope: input.scope }), scopes: key("scopes", {}), changes: key("changes", { scope: input.scope }), dedupe: mark.key }
+  const nudgeChannel = key("nudge", { kind: "changes" })
+  const keyRefused = refused()
+  if (keyRefused) return keyRefused
   const { scope, id, priority } = input
   return {
-    keys: { doc, list, scopes, changes, dedupe: mark.key },
+    keys,
     args: {
       scope, id, priority, doc: input.doc, op: input.op ?? newOperationId(), change: input.change ?? "put", nudgeChannel,
       limit: input.limit ?? 0, origin: input.origin ?? "", token: mark.token, ttlMs: mark.ttlMs, reply: mark.reply ?? ""
@@ -77,7 +73,7 @@ const inDoubt = (valkey: ValkeyService, checked: CheckedCreate, unknown: Unknown
 export const createMarkingDone = (valkey: ValkeyService, input: PutJobOrder, mark: DoneMark): Created =>
   Effect.suspend((): Created => {
     const checked = check(valkey, input, mark)
-    if (!("keys" in checked)) return Effect.fail(checked)
+    if (checked instanceof InvalidInput) return Effect.fail(checked)
     const write = Effect.flatMap(valkey.script(createJobOrderDone, checked.keys, checked.args), (reply) => settle(checked, mark, reply))
     const sentAt = performance.now()
     return write.pipe(Effect.catchTag("UnknownOutcome", (unknown) => inDoubt(valkey, checked, unknown, performance.now() - sentAt, write)))
