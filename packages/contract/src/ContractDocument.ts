@@ -14,7 +14,7 @@ import {
   triggersChanged
 } from "./IslandMessages.js"
 import type { Json, JsonObject } from "./Json.js"
-import { replyMessage, requestMessage, retainedDeletion } from "./Messages.js"
+import { DATA_OPTIONAL, replyMessage, requestMessage, retainedDeletion } from "./Messages.js"
 import { operations } from "./Operations.js"
 import { payloadSchemaId } from "./PayloadSchemas.js"
 import { requestKinds } from "./Requests.js"
@@ -31,7 +31,7 @@ const description = [
   "",
   "Every message is a CloudEvent 1.0 in MQTT binary mode: the data is the payload, `datacontenttype` the MQTT Content Type,",
   "`correlationid` (a UUID) the 16 bytes of the MQTT Correlation Data, and every other attribute a user property of the same name",
-  "(the message's headers). The island sends QoS 1.",
+  `(the message's headers). The island sends QoS 1. A message marked \`${DATA_OPTIONAL}\` may carry no data: zero bytes, no content type.`,
   "",
   `Payload schemas are JSON Schema 2020-12, referenced by their \`$id\`; the repository publishes each \`${SCHEMA_BASE}{name}/v{x.y.z}/\``,
   "as `docs/schemas/{name}/v{x.y.z}/schema.json`. `docs/integrator/protocol.md` walks through the same contract by hand."

@@ -43,6 +43,7 @@ export const stationCommand: JsonObject = message("StationCommand", {
     required: ["jobid", "action", "attempt"]
   },
   payload: "station-command",
+  dataOptional: true,
   correlation: "The command's correlation id, which the station's reply must echo.",
   responseTopic: channelAddresses.stationReplies
 })
@@ -56,6 +57,7 @@ export const stationReply: JsonObject = message("StationReply", {
     extensions: { mdcserrorkind: extensions.mdcserrorkind, mdcserrormessage: extensions.mdcserrormessage }
   },
   payload: "station-reply",
+  dataOptional: true,
   correlation: "The command's Correlation Data, echoed."
 })
 
@@ -67,14 +69,16 @@ export const stationEvent: JsonObject = message("StationEvent", {
     subject: { description: "The scope (or `{scope}/...`); without it, the topic's scope.", required: false },
     extensions: { jobid: extensions.jobid }
   },
-  payload: "station-event"
+  payload: "station-event",
+  dataOptional: true
 })
 
 export const triggerEvent: JsonObject = message("TriggerEvent", {
   title: "Event that may fire a trigger",
   summary: "Any CloudEvent on an events topic: each enabled trigger of its type (and subject pattern) starts a job order.",
   headers: { type: { any: "The type a trigger names." }, subject: { description: "Matched by a trigger's subject pattern; without a pattern, the trigger's scope.", required: false } },
-  payload: "trigger-event"
+  payload: "trigger-event",
+  dataOptional: true
 })
 
 export const triggersChanged: JsonObject = message("TriggersChanged", {

@@ -17,11 +17,19 @@ export interface MessageSpec {
   readonly headers: HeaderSpec
   /** The payload schema's name; none: the message carries no data (zero bytes). */
   readonly payload?: string
+  /** The payload may also be left out (an event without data: zero bytes, no content type). */
+  readonly dataOptional?: boolean
   /** What the MQTT Correlation Data is, when the message carries one. */
   readonly correlation?: string
   /** The MQTT Response Topic: an address, or what it is. */
   readonly responseTopic?: string | JsonObject
 }
+
+/**
+ * The extension that marks a message whose data may be left out: a CloudEvent without data
+ * travels as zero bytes without a content type, which a payload schema cannot say.
+ */
+export const DATA_OPTIONAL = "x-microdcs-data-optional"
 
 const correlationData = (description: string): JsonObject => ({
   type: "string",
@@ -37,6 +45,7 @@ export const message = (name: string, spec: MessageSpec): JsonObject => ({
   ...(spec.payload === undefined ? {} : { contentType: JSON_CONTENT_TYPE }),
   headers: cloudEventHeaders(spec.headers),
   ...(spec.payload === undefined ? {} : { payload: { $ref: `#/components/schemas/${spec.payload}` } }),
+  ...(spec.dataOptional === true ? { [DATA_OPTIONAL]: true } : {}),
   bindings: {
     mqtt: {
       ...(spec.correlation === undefined ? {} : { correlationData: correlationData(spec.correlation) }),
