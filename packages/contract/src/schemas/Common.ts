@@ -1,5 +1,5 @@
 import { MAX_KEY_PART_BYTES } from "@microdcs/keyschema"
-import { allJobStates, normalizedName, ReturnStatus, toStoredState } from "@microdcs/job-state"
+import { allJobStates, isFinished, type JobState, normalizedName, ReturnStatus, toStoredState } from "@microdcs/job-state"
 import type { Json, JsonObject } from "../Json.js"
 
 /**
@@ -71,16 +71,23 @@ const isa95State: JsonObject = closedObject(
   { description: "OPC UA ISA95StateDataType." }
 )
 
+const stateListOf = (states: ReadonlyArray<JobState>, description: string): JsonObject =>
+  arrayOf(isa95State, { description, minItems: 1, maxItems: 2, enum: states.map((state) => toStoredState(state) as unknown as Json) })
+
 /**
  * A job order state as OPC UA writes it (ISA95StateDataType[]: the main state, then its
  * substate); the enum lists every state of the state table, exactly as the island writes it.
  */
-export const stateList: JsonObject = arrayOf(isa95State, {
-  description: "A job order state as OPC UA ISA95StateDataType[]: the main state, then the substate of a compound state.",
-  minItems: 1,
-  maxItems: 2,
-  enum: allJobStates.map((state) => toStoredState(state) as unknown as Json)
-})
+export const stateList: JsonObject = stateListOf(
+  allJobStates,
+  "A job order state as OPC UA ISA95StateDataType[]: the main state, then the substate of a compound state."
+)
+
+/** The state a job ended in: Ended_* or Aborted. */
+export const finishedStateList: JsonObject = stateListOf(
+  allJobStates.filter(isFinished),
+  "The state the job ended in (Ended_Completed, Ended_Closed or Aborted) as OPC UA ISA95StateDataType[]."
+)
 
 /** The `Problems` of a refusal that lists every problem as a text. */
 export const problemTexts: JsonObject = arrayOf({ type: "string" }, { description: "Every problem found, so all can be fixed at once.", minItems: 1 })

@@ -1,5 +1,5 @@
 import type { JsonObject } from "../Json.js"
-import { arrayOf, closedObject, englishText, idText, localizedText, object, stateList, text } from "./Common.js"
+import { arrayOf, closedObject, englishText, finishedStateList, idText, localizedText, object, text } from "./Common.js"
 
 /**
  * The ISA-95 documents of job control (OPC 10031-4 data types in their JSON form): the job
@@ -76,7 +76,7 @@ export const jobResponseV2Schema: JsonObject = closedObject(
     JobOrderID: text("The job order it answers."),
     StartTime: text("When the job started.", { format: "date-time" }),
     EndTime: text("When it ended.", { format: "date-time" }),
-    JobState: stateList,
+    JobState: finishedStateList,
     JobResponseData: arrayOf({ $ref: "#/$defs/ISA95ParameterDataType" }, { description: "The recipe's result data: one parameter per top-level key." }),
     PersonnelActuals: arrayOf(actualById("Personnel", "PersonnelUse")),
     EquipmentActuals: arrayOf(actualById("Equipment", "EquipmentUse")),
@@ -96,5 +96,9 @@ export const jobResponseV2Schema: JsonObject = closedObject(
     )
   },
   ["JobResponseID", "JobOrderID", "StartTime", "EndTime", "JobState", "JobResponseData", "PersonnelActuals", "EquipmentActuals", "PhysicalAssetActuals", "MaterialActuals"],
-  { $defs: { ISA95ParameterDataType: parameter } }
+  {
+    description:
+      "The job response (OPC UA ISA95JobResponseDataType) the island writes once a job order ended: its final state, the recipe's result data, and the job order's requirements as what the job ran with.",
+    $defs: { ISA95ParameterDataType: parameter }
+  }
 )
