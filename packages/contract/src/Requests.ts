@@ -45,7 +45,8 @@ const configNames: Readonly<Record<string, string>> = {
 
 const transitionSummary = (method: (typeof methods)[number]): string => {
   const { from, to } = transitionTable[method]
-  return `Job control method ${method}: moves a job order from ${from.join(", ")} to ${to.replace("*_", "the same main state, ")}.`
+  const target = to.startsWith("*_") ? `the ${to.slice(2)} substate of its main state` : to
+  return `Job control method ${method} (data: the ${methodPayload[method]}): moves a job order from ${from.join(", ")} to ${target}.`
 }
 
 const methodRequests = (): ReadonlyArray<RequestKind> =>
