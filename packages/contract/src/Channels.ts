@@ -68,27 +68,49 @@ const channel = (name: keyof typeof channelAddresses, title: string, description
 const requestMessages = () => requestKinds().flatMap((kind) => kind.variants.map((variant) => variant.key))
 const replyMessages = () => [...requestKinds().map((kind) => `${kind.key}Response`), "ErrorResponse"]
 
+/** The channels whose messages are fixed: name, title, description, messages. */
+const fixedChannels: ReadonlyArray<readonly [keyof typeof channelAddresses, string, string, ReadonlyArray<string>]> = [
+  ["statusEvents", "Job order status events", "Island → MES: one event per job order transition (not retained).", ["JobOrderStatusEvent"]],
+  [
+    "triggerEvents",
+    "Events that may fire triggers",
+    "Anyone → island: the island watches every events topic (its own status events and the stations' events included) " +
+      "and starts a job order for each event that fires a trigger.",
+    ["TriggerEvent"]
+  ],
+  ["triggerChanges", "Trigger changes", "Island ↔ island (and tools): trigger edits, so every instance reloads its triggers.", ["TriggersChanged"]],
+  ["stationCommands", "Station push commands", "Island → station: a recipe action's command, with the island's station reply topic as Response Topic.", ["StationCommand"]],
+  ["stationReplies", "Station replies", "Station → island: the answer to a push command, on the command's Response Topic.", ["StationReply"]],
+  ["stationEvents", "Station pull events", "Station → island: events that recipe steps wait for.", ["StationEvent"]],
+  ["order", "Retained job orders", "Island → anyone: each job order and its state, retained (message expiry); deleted when it is retired.", ["OrderDocument", "RetainedDeletion"]],
+  ["result", "Retained job responses", "Island → anyone: the job response of each ended job order, retained; deleted with the job order.", ["ResultDocument", "RetainedDeletion"]],
+  ["stateIndex", "Retained state index", "Island → anyone: the head of a scope's state index (page 0), retained.", ["StateIndexPage"]],
+  [
+    "stateIndexPage",
+    "Retained state index pages",
+    "Island → anyone: the further pages of an index larger than one message, retained before the head; pages no longer needed are deleted.",
+    ["StateIndexPage", "RetainedDeletion"]
+  ],
+  ["metadata", "Retained island metadata", "Island → anyone: the island's topic layout and scopes, retained.", ["IslandMetadata"]]
+]
+
+/** The replies go to each request's own Response Topic: a channel without an address. */
+const replies = (): JsonObject => ({
+  address: null,
+  title: "Job control replies",
+  description: "Island → MES: the reply to each request, on the request's Response Topic (QoS 1), with its Correlation Data echoed.",
+  messages: Object.fromEntries(replyMessages().map((m) => [m, ref(m)]))
+})
+
 export const channels = (): JsonObject =>
   Object.fromEntries([
-    channel("commands", "Job control requests", "MES → island: job control methods, queries and configuration, each a CloudEvent in binary mode with a Response Topic. A request is answered once: the same `id` and `source` again gets the first reply and changes nothing.", requestMessages()),
-    [
-      "replies",
-      {
-        address: null,
-        title: "Job control replies",
-        description: "Island → MES: the reply to each request, on the request's Response Topic (QoS 1), with its Correlation Data echoed.",
-        messages: Object.fromEntries(replyMessages().map((m) => [m, ref(m)]))
-      }
-    ],
-    channel("statusEvents", "Job order status events", "Island → MES: one event per job order transition (not retained).", ["JobOrderStatusEvent"]),
-    channel("triggerEvents", "Events that may fire triggers", "Anyone → island: the island watches every events topic (its own status events and the stations' events included) and starts a job order for each event that fires a trigger.", ["TriggerEvent"]),
-    channel("triggerChanges", "Trigger changes", "Island ↔ island (and tools): trigger edits, so every instance reloads its triggers.", ["TriggersChanged"]),
-    channel("stationCommands", "Station push commands", "Island → station: a recipe action's command, with the island's station reply topic as Response Topic.", ["StationCommand"]),
-    channel("stationReplies", "Station replies", "Station → island: the answer to a push command, on the command's Response Topic.", ["StationReply"]),
-    channel("stationEvents", "Station pull events", "Station → island: events that recipe steps wait for.", ["StationEvent"]),
-    channel("order", "Retained job orders", "Island → anyone: each job order and its state, retained (message expiry); deleted when it is retired.", ["OrderDocument", "RetainedDeletion"]),
-    channel("result", "Retained job responses", "Island → anyone: the job response of each ended job order, retained; deleted with the job order.", ["ResultDocument", "RetainedDeletion"]),
-    channel("stateIndex", "Retained state index", "Island → anyone: the head of a scope's state index (page 0), retained.", ["StateIndexPage"]),
-    channel("stateIndexPage", "Retained state index pages", "Island → anyone: the further pages of an index larger than one message, retained before the head; pages no longer needed are deleted.", ["StateIndexPage", "RetainedDeletion"]),
-    channel("metadata", "Retained island metadata", "Island → anyone: the island's topic layout and scopes, retained.", ["IslandMetadata"])
+    channel(
+      "commands",
+      "Job control requests",
+      "MES → island: job control methods, queries and configuration, each a CloudEvent in binary mode with a Response Topic. " +
+        "A request is answered once: the same `id` and `source` again gets the first reply and changes nothing.",
+      requestMessages()
+    ),
+    ["replies", replies()],
+    ...fixedChannels.map(([name, title, description, messages]) => channel(name, title, description, messages))
   ])
