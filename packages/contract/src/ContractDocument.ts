@@ -32,6 +32,7 @@ const description = [
   "Every message is a CloudEvent 1.0 in MQTT binary mode: the data is the payload, `datacontenttype` the MQTT Content Type,",
   "`correlationid` (a UUID) the 16 bytes of the MQTT Correlation Data, and every other attribute a user property of the same name",
   `(the message's headers). The island sends QoS 1. A message marked \`${DATA_OPTIONAL}\` may carry no data: zero bytes, no content type.`,
+  "Payloads are shown as `application/json`; a request may also be MessagePack (`application/msgpack`), and its reply then is too.",
   "",
   `Payload schemas are JSON Schema 2020-12, referenced by their \`$id\`; the repository publishes each \`${SCHEMA_BASE}{name}/v{x.y.z}/\``,
   "as `docs/schemas/{name}/v{x.y.z}/schema.json`. `docs/integrator/protocol.md` walks through the same contract by hand."
