@@ -30,7 +30,8 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   "@microdcs/embedded": () => import("../../embedded/src/index.js"),
   "@microdcs/execution-log": () => import("../../execution-log/src/index.js"),
   "@microdcs/execution-log/testing": () => import("../../execution-log/src/testing.js"),
-  "@microdcs/journal": () => import("../../journal/src/index.js")
+  "@microdcs/journal": () => import("../../journal/src/index.js"),
+  "@microdcs/contract": () => import("../../contract/src/index.js")
 }
 
 describe.runIf(process.env["UPDATE_PUBLIC_API"] !== undefined)("rewriting the list", () => {
