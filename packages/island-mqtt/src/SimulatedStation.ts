@@ -12,7 +12,7 @@ import {
   type PublishFailure
 } from "@microdcs/cloudevents-mqtt"
 import { ScopeRegistry, SfcStateDao } from "@microdcs/store"
-import { stationCommandFilter, stationEventsTopic, type StationTopicConfig } from "./StationTopics.js"
+import { stationCommandFilter, stationEventsTopic, type StationTopicConfig } from "@microdcs/cloudevents-mqtt"
 
 /** A push command as the simulated station received it. */
 export interface StationCommand {
