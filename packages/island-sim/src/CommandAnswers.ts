@@ -1,6 +1,6 @@
 import type { EventDataSource } from "./EventData.js"
 import { drawDelay, occurs, rememberBounded } from "./Occurrence.js"
-import type { CommandRule, StationScript } from "./StationScript.js"
+import type { CommandRule, Resend, StationScript } from "./StationScript.js"
 import { fillTemplate } from "./Templates.js"
 
 /** A push command as the station received it. */
@@ -17,12 +17,17 @@ export interface ReceivedCommand {
   readonly parameters: unknown
 }
 
-/** A pull event a command sets off: its id is fixed when it is planned, so every resend carries the same one. */
+/** A pull event to send: its id and data are fixed when it is planned, so every resend carries the same. */
 export interface PlannedEvent {
   readonly type: string
   readonly id: string
   readonly afterMs: number
   readonly data: unknown
+}
+
+/** A pull event a command sets off, and how it is sent again until its job ends. */
+export interface PlannedTrigger extends PlannedEvent {
+  readonly resend: Resend
 }
 
 export type Answer =
@@ -34,7 +39,7 @@ export type Answer =
       readonly delayMs: number
       readonly data: unknown
       readonly error: string | undefined
-      readonly emit: ReadonlyArray<PlannedEvent>
+      readonly emit: ReadonlyArray<PlannedTrigger>
     }
 
 /** How many answers are kept for commands that come again with the same id (a redelivery). */
@@ -45,13 +50,14 @@ const ruleFor = (script: StationScript, command: ReceivedCommand): number | unde
   return index < 0 ? undefined : index
 }
 
-const planned = (script: StationScript, data: EventDataSource, rule: CommandRule, command: ReceivedCommand): ReadonlyArray<PlannedEvent> =>
+const planned = (script: StationScript, data: EventDataSource, rule: CommandRule, command: ReceivedCommand): ReadonlyArray<PlannedTrigger> =>
   rule.emit.flatMap((trigger) => {
     const event = script.events.get(trigger.type)
     if (event === undefined) return []
     // Derived from the command's id: a redelivered command sets off the same event, not a second one.
     const id = `${command.id}/${trigger.type}`
-    return [{ type: trigger.type, id, afterMs: drawDelay(trigger.after), data: data.next(event, trigger.type, command.scope, command.jobId) }]
+    const afterMs = drawDelay(trigger.after)
+    return [{ type: trigger.type, id, afterMs, data: data.next(event, trigger.type, command.scope, command.jobId), resend: event.resend }]
   })
 
 const ruleAnswer = (script: StationScript, data: EventDataSource, index: number, ordinal: number, command: ReceivedCommand): Answer => {

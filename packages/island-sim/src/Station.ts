@@ -79,7 +79,7 @@ const publishEvent = (s: StationDeps, scope: string, event: PlannedEvent, jobId:
     const topic = yield* Effect.fromResult(stationEventsTopic(s.options.topics, scope))
     const extensions = jobId === undefined ? {} : { jobid: jobId }
     yield* s.mqtt.publish(topic, makeCloudEvent({ source: s.script.source, type: event.type, subject: scope, id: event.id, data: event.data, extensions }), { qos: 1 })
-    s.stats.event(copy)
+    s.stats.sent(copy)
     s.options.onEvent?.({ scope, type: event.type, id: event.id, jobId, data: event.data, copy })
   })
 
@@ -108,14 +108,15 @@ const answer = (s: StationDeps, triggered: TriggeredEvents, scope: string, messa
     if (Result.isFailure(message.decoded)) return yield* Effect.logWarning("island-sim: unreadable command").pipe(Effect.annotateLogs({ reason: message.decoded.failure.message }))
     const command = commandOf(scope, message.decoded.success)
     const given = s.answers(command)
-    s.stats.command(command.type, given)
+    s.stats.answered(command.type, given)
     s.options.onCommand?.(command, given)
     if (given._tag === "Silent") return
     if (given.delayMs > 0) yield* Effect.sleep(given.delayMs)
     yield* replyTo(s, message, command, given)
+    if (given.emit.length === 0) return
     const jobId = command.jobId
-    if (jobId === undefined && given.emit.length > 0) return yield* Effect.logWarning("island-sim: a command without jobid sets off no event").pipe(Effect.annotateLogs({ type: command.type }))
-    for (const event of given.emit) yield* triggered.trigger(scope, jobId!, event, s.script.events.get(event.type)!.resend)
+    if (jobId === undefined) return yield* Effect.logWarning("island-sim: a command without jobid sets off no event").pipe(Effect.annotateLogs({ type: command.type }))
+    for (const event of given.emit) yield* triggered.trigger(scope, jobId, event)
   }).pipe(Effect.catchCause((cause) => Effect.logWarning("island-sim: could not answer a command", cause)))
 
 /** Subscribes to the command topic of each of its scopes (never a `+` filter) and answers what arrives. */
@@ -148,10 +149,13 @@ export const makeStation = (
     const ended = (scope: string, jobId: string) => Effect.andThen(Effect.sync(() => data.forget(scope, jobId)), triggered.jobEnded(scope, jobId))
     yield* followJobStates(mqtt, options.topics, scopes, (seen) => (isEndState(seen.state) ? ended(seen.scope, seen.jobId) : Effect.void))
     yield* serveCommands(s, triggered, scopes)
+    // Suspended: a repeated emit (the schedule's) draws a new id and the next data each time.
     const emit = (scope: string, type: string, o: EmitOptions = {}): Effect.Effect<void, PublishFailure | StationScopeUnknown> =>
-      scopes.includes(scope)
-        ? publishEvent(s, scope, { type, id: o.id ?? crypto.randomUUID(), afterMs: 0, data: o.data ?? eventData(script, data, type, scope, o.jobId) }, o.jobId, 1)
-        : Effect.fail(new StationScopeUnknown({ scope, scopes }))
+      Effect.suspend((): Effect.Effect<void, PublishFailure | StationScopeUnknown> =>
+        scopes.includes(scope)
+          ? publishEvent(s, scope, { type, id: o.id ?? crypto.randomUUID(), afterMs: 0, data: o.data ?? eventData(script, data, type, scope, o.jobId) }, o.jobId, 1)
+          : Effect.fail(new StationScopeUnknown({ scope, scopes }))
+      )
     yield* scheduleEvents(script.schedule, (event) => emit(event.scope, event.type, { jobId: event.jobId }))
     return { clientId: mqtt.clientId, scopes, stats: s.stats.snapshot, emit }
   })

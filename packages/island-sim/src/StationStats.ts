@@ -17,8 +17,8 @@ export interface StationStats {
 }
 
 export interface StationStatsCounter {
-  readonly command: (type: string, answer: Answer) => void
-  readonly event: (copy: number) => void
+  readonly answered: (type: string, answer: Answer) => void
+  readonly sent: (copy: number) => void
   readonly snapshot: () => StationStats
 }
 
@@ -26,7 +26,7 @@ export const makeStationStats = (): StationStatsCounter => {
   const counts = { commands: 0, replies: 0, errors: 0, silences: 0, unscripted: 0, events: 0, copies: 0 }
   const byType: Record<string, number> = {}
   return {
-    command: (type, answer) => {
+    answered: (type, answer) => {
       counts.commands++
       byType[type] = (byType[type] ?? 0) + 1
       if (answer.rule === undefined) counts.unscripted++
@@ -34,7 +34,7 @@ export const makeStationStats = (): StationStatsCounter => {
       else if (answer.error !== undefined) counts.errors++
       else counts.replies++
     },
-    event: (copy) => void (copy === 1 ? counts.events++ : counts.copies++),
+    sent: (copy) => void (copy === 1 ? counts.events++ : counts.copies++),
     snapshot: () => ({ ...counts, commandsByType: { ...byType } })
   }
 }

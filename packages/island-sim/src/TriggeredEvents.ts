@@ -1,8 +1,7 @@
 import { Effect, FiberMap, type Scope } from "effect"
 import type { PublishFailure } from "@microdcs/cloudevents-mqtt"
-import type { PlannedEvent } from "./CommandAnswers.js"
+import type { PlannedEvent, PlannedTrigger } from "./CommandAnswers.js"
 import { rememberBounded } from "./Occurrence.js"
-import type { Resend } from "./StationScript.js"
 
 /**
  * The pull events commands set off, each sent again with the SAME CloudEvent id until its job
@@ -11,12 +10,12 @@ import type { Resend } from "./StationScript.js"
  * of one it applied (by source and id) as a duplicate however far the job has moved on since. So
  * the copies cost nothing once one was taken, and one of them arrives while the job waits.
  *
- * A copy stops when the job ends (`jobEnded`), when the same job's next event of that type
+ * The copies stop when the job ends (`jobEnded`), when the same job's next event of that type
  * replaces it (in the rework loop, the second torque check replaces the first), or after
  * `resend.forMs`.
  */
 export interface TriggeredEvents {
-  readonly trigger: (scope: string, jobId: string, event: PlannedEvent, resend: Resend) => Effect.Effect<void>
+  readonly trigger: (scope: string, jobId: string, event: PlannedTrigger) => Effect.Effect<void>
   readonly jobEnded: (scope: string, jobId: string) => Effect.Effect<void>
 }
 
@@ -27,16 +26,17 @@ const ENDED_REMEMBERED = 10_000
 
 const jobPrefix = (scope: string, jobId: string) => `${scope}\u0000${jobId}\u0000`
 
-const sendCopies = (send: SendEvent, scope: string, jobId: string, event: PlannedEvent, resend: Resend) =>
+const sendCopies = (send: SendEvent, scope: string, jobId: string, event: PlannedTrigger) =>
   Effect.gen(function* () {
     yield* Effect.sleep(event.afterMs)
-    const until = Date.now() + resend.forMs
+    const { everyMs, forMs } = event.resend
+    const until = Date.now() + forMs
     // A copy that did not reach the broker is logged; the next one may.
     const copy = (n: number) => send(scope, event, jobId, n).pipe(Effect.catch((error) => Effect.logWarning("island-sim: event not sent", error)))
     yield* copy(1)
-    if (resend.everyMs <= 0) return
-    for (let n = 2; Date.now() + resend.everyMs <= until; n++) {
-      yield* Effect.sleep(resend.everyMs)
+    if (everyMs <= 0) return
+    for (let n = 2; Date.now() + everyMs <= until; n++) {
+      yield* Effect.sleep(everyMs)
       yield* copy(n)
     }
   })
@@ -46,10 +46,10 @@ export const makeTriggeredEvents = (send: SendEvent): Effect.Effect<TriggeredEve
     const running = yield* FiberMap.make<string>()
     const ended = new Map<string, true>()
     return {
-      trigger: (scope, jobId, event, resend) =>
+      trigger: (scope, jobId, event) =>
         ended.has(jobPrefix(scope, jobId))
           ? Effect.void
-          : Effect.asVoid(FiberMap.run(running, `${jobPrefix(scope, jobId)}${event.type}`, sendCopies(send, scope, jobId, event, resend))),
+          : Effect.asVoid(FiberMap.run(running, `${jobPrefix(scope, jobId)}${event.type}`, sendCopies(send, scope, jobId, event))),
       jobEnded: (scope, jobId) =>
         Effect.suspend(() => {
           const prefix = jobPrefix(scope, jobId)

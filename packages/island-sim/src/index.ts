@@ -2,7 +2,7 @@
 export type { CommandRule, Delay, EventScript, Occurrence, Resend, ScheduledEvent, StationScript, TriggeredEvent } from "./StationScript.js"
 export { decodeStationScript, DEFAULT_RESEND, DEFAULT_STATION_SOURCE, readStationScript } from "./ScriptDecode.js"
 export { EVENT_PLACEHOLDERS, REPLY_PLACEHOLDERS } from "./Templates.js"
-export type { Answer, PlannedEvent, ReceivedCommand } from "./CommandAnswers.js"
+export type { Answer, PlannedEvent, PlannedTrigger, ReceivedCommand } from "./CommandAnswers.js"
 export { type EmitOptions, type EmittedEvent, makeStation, type Station, type StationOptions } from "./Station.js"
 export type { StationStats } from "./StationStats.js"
 // The MES: its input files, the run, and the report.
