@@ -9,12 +9,15 @@ import { storeLayer } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { type CapturedMessage, makeContractCheck } from "./ContractCheck.js"
 import { daemon, daemonEnv } from "./DaemonProcess.js"
-import { axleJobOrder, axleStation, completedCount, configureAxleStation, eventually, fixture, jobOrderOf, type Mes, makeMes, SCOPE } from "./IslandKit.js"
+import { runDemoMes } from "../src/DemoMes.js"
+import { startDemoStation } from "../src/DemoStation.js"
+import { axleJobOrder, completedCount, configureAxleStation, eventually, fixture, jobOrderOf, type Mes, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
- * The island keeps its AsyncAPI contract: a daemon, a simulated station and an MES run a small
- * workload (every configuration kind, a journal, a trigger fired by an event, axle jobs to the
- * end, every method, both queries, refusals), every message on the broker is captured, and each
+ * The island keeps its AsyncAPI contract: a daemon runs a demo batch (the demo's own island-sim
+ * station and MES, as `pnpm demo` runs them) and then a workload that shows the rest (every
+ * configuration kind, a trigger fired by an event, every method, both queries, refusals); every
+ * message on the broker is captured, and each
  * must be a message of the channel its topic (or the request's Response Topic) names, with the
  * user properties, content type, Correlation Data and payload that message has. Every message
  * of the contract shows up, but the state index's further pages.
@@ -152,7 +155,9 @@ describe("the island's MQTT traffic", () => {
         const messages: Array<CapturedMessage> = []
         yield* capture(messages)
         yield* daemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: INSTANCE }))
-        yield* axleStation(broker.url, prefix)
+        yield* startDemoStation(broker.url, { prefix })
+        const demo = yield* runDemoMes(broker.url, { prefix }, 5)
+        expect(demo.completed).toBe(5)
         const mes = yield* makeMes(broker.url, prefix)
         yield* configure(mes)
         const jobs = yield* runJobs(mes)
