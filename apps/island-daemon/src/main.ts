@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The island daemon. Reads its configuration from the environment, starts the roles it is
  * asked to run (all by default), serves /healthz, /readyz, /metrics and the JSON API, and shuts
