@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs"
+import { chmodSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { isBuiltin } from "node:module"
 import { build, type Metafile } from "esbuild"
@@ -103,6 +103,8 @@ export const bundleApp = async (options: AppBundleOptions): Promise<ReadonlyArra
       (error: unknown) => void problems.push(...buildProblems(error))
     )
   }
+  // A bin runs by its shebang: executable, as an installer leaves it.
+  for (const entry of options.entries) if (entry.shebang !== undefined && problems.length === 0) chmodSync(entry.outfile, 0o755)
   if (problems.length === 0) problems.push(...unusedDependencies(app, used))
   problems.push(...workspaceDependencies(app))
   if (problems.length > 0) throw new AppBundleFailed(problems)
