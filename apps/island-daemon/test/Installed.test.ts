@@ -1,10 +1,13 @@
+import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { inject } from "vitest"
 import { type DeployedPackage, deployPackage, type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
+import { healthCheckCommand } from "./Dockerfile.js"
 
 /**
  * The daemon as `npm install @microdcs/island-daemon` gives it: built, then deployed into a
@@ -64,6 +67,12 @@ describe("the installed daemon (pnpm deploy of the package)", () => {
     expect([page.status, script.status, metrics.status]).toEqual([200, 200, 200])
     expect(script.headers.get("content-type")).toMatch(/javascript/)
     expect(metrics.text).toMatch(/^microdcs_ready\{check="roles"\} 1$/m)
+  })
+
+  it("passes the container image's health check (the Dockerfile's HEALTHCHECK command)", async () => {
+    const [command = "", ...args] = healthCheckCommand()
+    const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HTTP_PORT: String(island.port) }
+    await expect(promisify(execFile)(command, args, { env, timeout: 60_000 })).resolves.toBeDefined()
   })
 
   it("stops on SIGTERM with exit 0", async () => {
