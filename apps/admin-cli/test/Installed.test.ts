@@ -38,5 +38,5 @@ describe("the installed CLI (pnpm deploy of the package)", () => {
       { scope: SCOPE, jobOrders: 3 },
       { scope: OTHER_SCOPE, jobOrders: 1 }
     ])
-  })
+  }, 120_000)
 })

@@ -63,9 +63,9 @@ let broker: MosquittoServer
 let island: DaemonProcess
 beforeAll(async () => {
   broker = await startMosquitto()
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix: randomPrefix("grafana"), instanceId: "grafana-1" }))
-  await island.waitReady()
-}, 120_000)
+  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix: randomPrefix("grafana"), instanceId: "grafana-1" }), 120_000)
+  await island.waitReady(120_000)
+}, 300_000)
 afterAll(async () => {
   await island?.stop()
   await broker?.stop()
@@ -108,7 +108,7 @@ describe("the Grafana dashboard (deploy/grafana)", () => {
     expect(wanted.filter((name) => !named.has(name))).toEqual([])
   })
 
-  it("names only metrics a running daemon exports", async () => {
+  it("names only metrics a running daemon exports", { timeout: 60_000 }, async () => {
     const text = (await island.get("/metrics")).text
     const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]))
     const exported = (name: string) => {

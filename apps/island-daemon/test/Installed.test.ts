@@ -67,16 +67,16 @@ describe("the installed daemon (pnpm deploy of the package)", () => {
     expect([page.status, script.status, metrics.status]).toEqual([200, 200, 200])
     expect(script.headers.get("content-type")).toMatch(/javascript/)
     expect(metrics.text).toMatch(/^microdcs_ready\{check="roles"\} 1$/m)
-  })
+  }, 400_000)
 
   it("passes the container image's health check (the Dockerfile's HEALTHCHECK command)", async () => {
     const [command = "", ...args] = healthCheckCommand()
     const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HTTP_PORT: String(island.port) }
     await expect(promisify(execFile)(command, args, { env, timeout: 60_000 })).resolves.toBeDefined()
-  })
+  }, 90_000)
 
   it("stops on SIGTERM with exit 0", async () => {
     const exit = await island.stop("SIGTERM", 120_000)
     expect({ code: exit.code, signal: exit.signal }, island.stderr()).toEqual({ code: 0, signal: null })
-  })
+  }, 150_000)
 })
