@@ -12,6 +12,8 @@ import {
   evaluateValue,
   literal,
   logical,
+  maxConditionLength,
+  maxConditionNesting,
   name,
   not,
   orderField,
@@ -134,6 +136,14 @@ describe("arithmetic", () => {
       expect(value(text, { results }), text).toBeUndefined()
     }
     expect(value("n / 0 == n / 0 || n / 0 != 1", { results })).toBe(false)
+  })
+
+  it("keeps the nesting and length bounds", () => {
+    expect(failure("-".repeat(200) + "1")).toEqual({ position: maxConditionNesting, message: `nested deeper than ${maxConditionNesting} levels` })
+    // The longest chain the length allows still evaluates.
+    const chain = Array<string>(Math.floor((maxConditionLength + 1) / 2)).fill("1").join("+")
+    expect(chain.length).toBeLessThanOrEqual(maxConditionLength)
+    expect(value(chain)).toBe(Math.floor((maxConditionLength + 1) / 2))
   })
 
   it("refuses an operator without an operand", () => {
