@@ -9,13 +9,15 @@ export {
   Qualifier,
   Recipe,
   type RecipeJson,
+  RecipeSchemaVersion,
   RecipeWire,
   Step,
   Transition
 } from "./recipe/Recipe.js"
 export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
-export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
+export { jobOrderFields } from "./recipe/jobOrderFields.js"
+export { reachableSteps, type RecipeGraph, stepsBeforeConverging } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
 export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 // The condition language: parser, evaluator, printer and the AST constructors.

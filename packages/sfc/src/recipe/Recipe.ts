@@ -75,7 +75,7 @@ const TransitionFields = Schema.Struct({
   Priority: Schema.Int.pipe(Schema.withDecodingDefaultType(Effect.succeed(0)))
 })
 
-const ActionFields = Schema.Struct({
+const ActionFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Step: Schema.String,
   Qualifier,
@@ -84,6 +84,16 @@ const ActionFields = Schema.Struct({
   TimeoutSeconds: Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0, { expected: "a positive number" })),
   Parameters: Schema.optionalKey(JsonObject)
 })
+
+/**
+ * The action fields recipe schema v1.1.0 adds (validation refuses them in a v1.0.0 recipe).
+ * `Results`: the fields the action's result has; conditions' names are checked against them.
+ */
+export const ActionFieldsV1_1 = {
+  Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString))
+}
+
+const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1 })
 
 const BranchFields = Schema.Struct({
   Name: Schema.NonEmptyString,
@@ -104,6 +114,9 @@ export interface Action extends Schema.Schema.Type<typeof ActionFields> {}
 export const Branch = acceptingSnakeCase("Branch", BranchFields)
 export interface Branch extends Schema.Schema.Type<typeof BranchFields> {}
 
+export const RecipeSchemaVersion = oneOf("1.0.0", "1.1.0")
+export type RecipeSchemaVersion = typeof RecipeSchemaVersion.Type
+
 const recipeOf = <A extends Schema.Top>(action: A) =>
   acceptingSnakeCase(
     "Recipe",
@@ -111,19 +124,22 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
       Steps: Schema.Array(Step),
       Transitions: Schema.Array(Transition),
       Actions: Schema.Array(action),
-      Branches: Schema.optionalKey(Schema.Array(Branch))
+      Branches: Schema.optionalKey(Schema.Array(Branch)),
+      /** The schema version the work master's `dataschema` names; absent means v1.0.0. */
+      SchemaVersion: Schema.optionalKey(RecipeSchemaVersion)
     })
   )
 
 /**
  * A recipe as JSON in its canonical form, PascalCase names with `Initial` and `Priority` optional:
  * what the published JSON Schema describes (`recipeJsonSchema`). Decoding with `Recipe` accepts
- * this and, besides, snake_case names.
+ * this and, besides, snake_case names. This is v1.0.0: the action fields of v1.1.0
+ * (`ActionFieldsV1_1`) belong in the v1.1.0 schema only.
  */
 export const RecipeWire = Schema.Struct({
   Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
   Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
-  Actions: Schema.Array(Schema.toEncoded(ActionFields).annotate({ identifier: "Action" })),
+  Actions: Schema.Array(Schema.toEncoded(ActionFieldsV1_0).annotate({ identifier: "Action" })),
   Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
 }).annotate({ identifier: "Recipe" })
 

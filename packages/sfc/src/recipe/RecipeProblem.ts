@@ -12,6 +12,10 @@ export type RecipeRule =
   | "counter"
   | "qualifier"
   | "unreachable"
+  /** A construct of recipe schema v1.1.0 in a recipe that says v1.0.0. */
+  | "needs-v1.1"
+  /** A name in a condition that nothing the transition can read supplies (v1.1.0). */
+  | "condition-name"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and
@@ -21,6 +25,8 @@ export interface RecipeProblem {
   readonly rule: RecipeRule
   readonly path: ReadonlyArray<string | number>
   readonly message: string
+  /** For a `condition-name` problem: what the condition could read instead, as condition text. */
+  readonly candidates?: ReadonlyArray<string>
 }
 
 /** `Actions[2].Qualifier` */
