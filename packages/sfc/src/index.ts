@@ -9,7 +9,9 @@ export {
   Qualifier,
   Recipe,
   type RecipeJson,
+  RecipeSchemaVersion,
   RecipeWire,
+  RetryPolicy,
   Step,
   Transition
 } from "./recipe/Recipe.js"
@@ -17,7 +19,7 @@ export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
-export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
+export { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, RECIPE_SCHEMA_IDS, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 // The condition language: parser, evaluator, printer and the AST constructors.
 export * from "./condition/index.js"
 // The pure engine core (src/engine/index.ts says what it exports).

@@ -12,6 +12,8 @@ export type RecipeRule =
   | "counter"
   | "qualifier"
   | "unreachable"
+  | "retry"
+  | "needs-v1.1"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and

@@ -5,6 +5,7 @@ import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
+import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
 
 /** One recipe rule: the problems it finds in a structurally sound recipe, in recipe order. */
 export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
@@ -215,7 +216,7 @@ export const stepsReachable: RecipeCheck = (recipe) => {
 }
 
 /** The rules that judge each transition or action on its own, so they also run on the parts of a malformed recipe. */
-export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers]
+export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers, failureFieldsNeedV1_1, retryPolicies]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
@@ -227,5 +228,8 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
+  failureFieldsNeedV1_1,
+  retryPolicies,
+  onErrorTargets,
   stepsReachable
 ]
