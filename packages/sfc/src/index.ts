@@ -11,6 +11,7 @@ export {
   type RecipeJson,
   RecipeSchemaVersion,
   RecipeWire,
+  RetryPolicy,
   Step,
   Transition
 } from "./recipe/Recipe.js"
@@ -19,7 +20,7 @@ export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/Recipe
 export { jobOrderFields } from "./recipe/jobOrderFields.js"
 export { reachableSteps, type RecipeGraph, stepsBeforeConverging } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
-export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
+export { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, RECIPE_SCHEMA_IDS, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 // The condition language: parser, evaluator, printer and the AST constructors.
 export * from "./condition/index.js"
 // The pure engine core (src/engine/index.ts says what it exports).

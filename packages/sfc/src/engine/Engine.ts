@@ -1,6 +1,7 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
-import { enterStep, failJob, settle } from "./Flow.js"
+import { failAction, leaveOnError, retryAfterError, retryAfterTimeout, timeoutSpends, timeoutWhy } from "./ActionFailure.js"
+import { enterStep, settle } from "./Flow.js"
 import { holdCommand } from "./HeldCommands.js"
 import { abort, pause, resume, retry, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
@@ -197,9 +198,7 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
     action: run.action, ...(input.correlationId !== undefined ? { correlationId: input.correlationId } : {}), ...(input.error !== undefined ? { error: input.error } : {})
   }, { run })
   if (input.error !== undefined) {
-    draft.updateAction(at, { state: "failed", error: input.error, deadline: undefined })
-    logActionWritten(draft, at, true)
-    failJob(draft, `action ${run.action} failed: ${input.error}`)
+    if (!retryAfterError(draft, at)) failAction(draft, at, "error", input.error, `action ${run.action} failed: ${input.error}`)
     return undefined
   }
   draft.updateAction(at, { state: "completed", result: input.data ?? null, deadline: undefined, remainingMs: undefined })
@@ -216,15 +215,16 @@ const applyTick = (draft: Draft): void => {
   // (the command would reach the station before the job order leaves Running).
   for (const at of expired) {
     const run = draft.actions[at]!
-    if (run.state === "dispatched" && run.attempts - (run.attemptBase ?? 0) < draft.state.maxAttempts) continue
-    const action = draft.index.action(run.action)!
-    const why = run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
+    // An action that failed while paused, waiting for this first tick after Resume (ActionFailure.ts).
+    if (run.state === "failed") return leaveOnError(draft, at)
+    if (!timeoutSpends(draft, run)) continue
+    const why = timeoutWhy(draft, run)
     logInstant(draft, "timeout", run.action, { error: why }, { run })
-    draft.updateAction(at, { state: "failed", error: why, deadline: undefined })
-    logActionWritten(draft, at, true)
-    return failJob(draft, `action ${run.action} timed out: ${why}`)
+    return failAction(draft, at, "timeout", why, `action ${run.action} timed out: ${why}`)
   }
   for (const at of expired) {
+    // A Retry policy's back-off that ended, or an attempt that timed out.
+    if (retryAfterTimeout(draft, at)) continue
     const run = draft.actions[at]!
     const action = draft.index.action(run.action)!
     logInstant(draft, "timeout", run.action, { resend: run.attempts + 1 }, { run })

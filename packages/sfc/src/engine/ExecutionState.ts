@@ -20,11 +20,16 @@ export interface ActionRun {
   readonly step: string
   readonly visit: number
   readonly state: ActionRunState
-  /** Push commands: the same for every resend of this visit. */
+  /** Push commands: the same for every resend of this visit (and attempt of a Retry policy). */
   readonly correlationId?: string
   readonly attempts: number
   /** Sends before an operator's retry: the send budget counts from here (absent: from 0). */
   readonly attemptBase?: number
+  /**
+   * An action with a Retry policy: the policy's attempt that is open, or that failed while the
+   * next one waits (state `pending`, its deadline the next send); absent: the first.
+   */
+  readonly retryAttempt?: number
   /** Epoch ms; absent when the action is settled, is a pulse, or the job is paused. */
   readonly deadline?: number
   /** While paused: what was left of the deadline. */
@@ -45,6 +50,11 @@ export interface ActiveStep {
   readonly branch?: { readonly name: string; readonly path: number }
   /** The sequence number of this visit's node in the execution log. */
   readonly logSeq?: number
+  /**
+   * Entered by leaving another step for a target outside its transitions (an action's OnError):
+   * that step's results, which this step's transitions read before its own (LeaveTo.ts).
+   */
+  readonly carried?: ReadonlyArray<{ readonly action: string; readonly result: unknown }>
 }
 
 /** A branch being executed: which of its paths are still running. */

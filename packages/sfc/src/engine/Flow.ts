@@ -4,6 +4,7 @@ import type { Draft } from "./Draft.js"
 import type { ActionRun, ActiveStep } from "./ExecutionState.js"
 import type { ActionResult } from "./RecipeIndex.js"
 import { chooseTransitionOf } from "./TransitionCounters.js"
+import { withCarried } from "./CarriedResults.js"
 import {
   logActionOpened,
   logBranchClosed,
@@ -63,7 +64,7 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
 }
 
 /** Enters a transition target: a step, or a branch (all paths, or the chosen one). */
-const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<ActionResult>): void => {
+export const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<ActionResult>): void => {
   const branch = draft.index.branch(target)
   if (!branch) return enterStep(draft, target)
   const firstSteps = branch.Branches.map((path) => path[0]!)
@@ -91,7 +92,7 @@ const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<ActionRe
     .sort((a, b) => draft.index.actionOrder(a.action) - draft.index.actionOrder(b.action))
     .map((r) => ({ action: r.action, result: r.result }))
 
-const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
+export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
   const runs = draft.actions.filter((r) => r.step === active.step && r.visit === active.visit)
   logRunsLeft(draft, active, runs)
   logStepClosed(draft, active)
@@ -126,7 +127,7 @@ const takeTransition = (draft: Draft, source: string, results: ReadonlyArray<Act
 /** Advances one finished step. */
 const advance = (draft: Draft, active: ActiveStep): void => {
   const runs = leaveStep(draft, active)
-  const results = resultsOf(draft, runs)
+  const results = withCarried(active, resultsOf(draft, runs))
   if (!active.branch) return takeTransition(draft, active.step, results)
 
   const branch = draft.index.branch(active.branch.name)!

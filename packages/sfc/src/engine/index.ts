@@ -20,3 +20,4 @@ export {
 export { stepAll, type StepAllOutput } from "./StepAll.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"
+export type { ActionErrorResult } from "./ActionFailure.js"

@@ -56,6 +56,10 @@ export type Interaction = typeof Interaction.Type
 export const Qualifier = oneOf("N", "P")
 export type Qualifier = typeof Qualifier.Type
 
+/** Which recipe schema a recipe was given under: v1.1.0 adds fields that v1.0.0 refuses. */
+export const RecipeSchemaVersion = oneOf("1.0.0", "1.1.0")
+export type RecipeSchemaVersion = typeof RecipeSchemaVersion.Type
+
 export const BranchType = oneOf("simultaneous", "selection")
 export type BranchType = typeof BranchType.Type
 
@@ -75,13 +79,16 @@ const TransitionFields = Schema.Struct({
   Priority: Schema.Int.pipe(Schema.withDecodingDefaultType(Effect.succeed(0)))
 })
 
+const positiveSeconds = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0, { expected: "a positive number" }))
+
+/** An action as recipe schema v1.0.0 has it (what the v1.0.0 JSON Schema describes). */
 const ActionFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Step: Schema.String,
   Qualifier,
   Interaction,
   TypeId: Schema.NonEmptyString,
-  TimeoutSeconds: Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0, { expected: "a positive number" })),
+  TimeoutSeconds: positiveSeconds,
   Parameters: Schema.optionalKey(JsonObject)
 })
 
@@ -93,7 +100,39 @@ export const ActionFieldsV1_1 = {
   Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString))
 }
 
-const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1 })
+/** v1.1.0: how often and how far apart an action is tried again after a timeout or an error reply. */
+const RetryPolicyFields = Schema.Struct({
+  /** Tries in all, the first included (1: no retry). */
+  MaxAttempts: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1, { expected: "a positive integer" })),
+  /** The wait before the second try (default 1 s). */
+  InitialIntervalSeconds: Schema.optionalKey(positiveSeconds),
+  /** Each wait is the one before times this (default 2). */
+  BackoffCoefficient: Schema.optionalKey(Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(1, { expected: "a number of at least 1" }))),
+  /** The longest wait (default 100 × the initial interval). */
+  MaximumIntervalSeconds: Schema.optionalKey(positiveSeconds)
+})
+
+export const RetryPolicy = acceptingSnakeCase("RetryPolicy", RetryPolicyFields)
+export interface RetryPolicy extends Schema.Schema.Type<typeof RetryPolicyFields> {}
+
+/** The fields recipe schema v1.1.0 adds to an action; `retry` is the schema of its retry policy. */
+const actionFailureFields = <R extends Schema.Top>(retry: R) => ({
+  Retry: Schema.optionalKey(retry),
+  /** A step or branch to go to when the action finally fails, instead of failing the job. */
+  OnError: Schema.optionalKey(Schema.NonEmptyString)
+})
+
+const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1, ...actionFailureFields(RetryPolicy) })
+
+/**
+ * An action of recipe schema v1.1.0 in its canonical JSON form (PascalCase inside `Retry` too):
+ * for the v1.1.0 JSON Schema.
+ */
+export const ActionWireV1_1 = Schema.Struct({
+  ...ActionFieldsV1_0.fields,
+  ...ActionFieldsV1_1,
+  ...actionFailureFields(RetryPolicyFields.annotate({ identifier: "RetryPolicy" }))
+}).annotate({ identifier: "Action" })
 
 const BranchFields = Schema.Struct({
   Name: Schema.NonEmptyString,
@@ -114,9 +153,6 @@ export interface Action extends Schema.Schema.Type<typeof ActionFields> {}
 export const Branch = acceptingSnakeCase("Branch", BranchFields)
 export interface Branch extends Schema.Schema.Type<typeof BranchFields> {}
 
-export const RecipeSchemaVersion = oneOf("1.0.0", "1.1.0")
-export type RecipeSchemaVersion = typeof RecipeSchemaVersion.Type
-
 const recipeOf = <A extends Schema.Top>(action: A) =>
   acceptingSnakeCase(
     "Recipe",
@@ -125,7 +161,7 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
       Transitions: Schema.Array(Transition),
       Actions: Schema.Array(action),
       Branches: Schema.optionalKey(Schema.Array(Branch)),
-      /** The schema version the work master's `dataschema` names; absent means v1.0.0. */
+      /** Set by `validateWorkMasterRecipe` from the work master's `dataschema`; absent means 1.0.0. */
       SchemaVersion: Schema.optionalKey(RecipeSchemaVersion)
     })
   )
@@ -153,12 +189,26 @@ export interface Recipe extends Schema.Schema.Type<typeof Recipe> {}
 /** A recipe as JSON: PascalCase field names, defaults filled in. */
 export type RecipeJson = typeof Recipe.Encoded
 
+/** A retry policy as `validateRecipe` starts from it: numbers left loose, judged by the `retry` rule. */
+const RetryPolicyDraft = acceptingSnakeCase(
+  "RetryPolicy",
+  Schema.Struct({
+    MaxAttempts: Schema.Number,
+    InitialIntervalSeconds: Schema.optionalKey(Schema.Number),
+    BackoffCoefficient: Schema.optionalKey(Schema.Number),
+    MaximumIntervalSeconds: Schema.optionalKey(Schema.Number)
+  })
+)
+
 /**
  * An action as `validateRecipe` starts from it: qualifier and timeout are left loose so that
  * their problems are reported together with the cross-element ones instead of hiding them.
  * @internal
  */
-export const ActionDraft = acceptingSnakeCase("Action", Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number }))
+export const ActionDraft = acceptingSnakeCase(
+  "Action",
+  Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number, Retry: Schema.optionalKey(RetryPolicyDraft) })
+)
 
 /** The shape `validateRecipe` starts from: like `Recipe`, with the loose `ActionDraft`. @internal */
 export const RecipeDraft = recipeOf(ActionDraft)

@@ -16,6 +16,8 @@ export type RecipeRule =
   | "needs-v1.1"
   /** A name in a condition that nothing the transition can read supplies (v1.1.0). */
   | "condition-name"
+  /** An action's Retry policy that is not one (v1.1.0). */
+  | "retry"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and

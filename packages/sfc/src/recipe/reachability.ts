@@ -3,10 +3,12 @@ export interface RecipeGraph {
   readonly Steps: ReadonlyArray<{ readonly Name: string }>
   readonly Transitions: ReadonlyArray<{ readonly Source: string; readonly Target: string }>
   readonly Branches?: ReadonlyArray<{ readonly Name: string; readonly Branches: ReadonlyArray<ReadonlyArray<string>> }>
+  /** An action's `OnError` is an edge from its step to that target. */
+  readonly Actions?: ReadonlyArray<{ readonly Step: string; readonly OnError?: string | undefined }>
 }
 
 /**
- * The steps that can become active starting from the `start` steps. Transitions are edges; entering a
+ * The steps that can become active starting from the `start` steps. Transitions (and actions' `OnError`) are edges; entering a
  * branch reaches the first step of each path, each path's steps follow in order, and the branch's
  * own outgoing transitions are followed once its paths are entered. References to elements that do
  * not exist are ignored here (they are reported elsewhere).
@@ -15,6 +17,7 @@ export const reachableSteps = (recipe: RecipeGraph, start: Iterable<string>): Re
   const next = new Map<string, Array<string>>()
   const edge = (from: string, to: string) => next.set(from, [...(next.get(from) ?? []), to])
   for (const transition of recipe.Transitions) edge(transition.Source, transition.Target)
+  for (const action of recipe.Actions ?? []) if (action.OnError !== undefined) edge(action.Step, action.OnError)
   for (const branch of recipe.Branches ?? []) {
     for (const path of branch.Branches) {
       path.forEach((step, index) => edge(index === 0 ? branch.Name : path[index - 1]!, step))

@@ -6,6 +6,7 @@ import { conditionsNeedV1_1 } from "./conditionVersion.js"
 import { type Path, problem, quote, type RecipeCheck, transitionLabel } from "./recipeCheck.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
+import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
 
 export type { RecipeCheck } from "./recipeCheck.js"
 
@@ -208,7 +209,7 @@ export const stepsReachable: RecipeCheck = (recipe) => {
 }
 
 /** The rules that judge each transition or action on its own, so they also run on the parts of a malformed recipe. */
-export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers]
+export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers, failureFieldsNeedV1_1, retryPolicies]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
@@ -220,6 +221,9 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
+  failureFieldsNeedV1_1,
+  retryPolicies,
+  onErrorTargets,
   stepsReachable,
   conditionsNeedV1_1,
   conditionNames

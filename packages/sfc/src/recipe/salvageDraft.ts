@@ -30,7 +30,10 @@ const neutralAction = { Name: "", Step: "", Qualifier: "N", Interaction: "push_c
  */
 export const salvageDraft = (input: unknown): RecipeDraft => {
   if (!isObject(input)) return { Steps: [], Transitions: [], Actions: [] }
+  // The version decides whether the v1.1.0 fields of an action are allowed.
+  const version = input["SchemaVersion"] === "1.1.0" ? ({ SchemaVersion: "1.1.0" } as const) : {}
   return {
+    ...version,
     Steps: [],
     Transitions: salvage(Transition, listOf(input, "Transitions"), neutralTransition),
     Actions: salvage(ActionDraft, listOf(input, "Actions"), neutralAction)
