@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result, Stream } from "effect"
 import {
   type CloudEvent,
@@ -12,7 +12,8 @@ import {
 } from "@microdcs/cloudevents-mqtt"
 import { decodeStationScript, makeStation, type StationScript } from "@microdcs/island-sim"
 import { JOB_ORDER_STATUS_EVENT_TYPE, JobStates, toStoredState } from "@microdcs/job-state"
-import { type MosquittoServer, randomPrefix, startMosquitto, until } from "@microdcs/test-utils"
+import { randomPrefix, until } from "@microdcs/test-utils"
+import { mosquittoForFile } from "@microdcs/testkit"
 
 /**
  * The station against the broker alone: the test plays the island on a connection of its own
@@ -20,13 +21,7 @@ import { type MosquittoServer, randomPrefix, startMosquitto, until } from "@micr
  * answers and emits. No island, no Valkey.
  */
 
-let broker: MosquittoServer
-beforeAll(async () => {
-  broker = await startMosquitto()
-})
-afterAll(async () => {
-  await broker?.stop()
-})
+const broker = mosquittoForFile()
 
 const TIGHTEN = "com.example.station.tighten.v1"
 const TORQUE = "com.example.station.torque.v1"

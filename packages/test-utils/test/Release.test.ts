@@ -46,7 +46,7 @@ const workspace = (): string => {
 }
 
 /** Every file under `root` with its text. */
-const snapshot = (root: string): Record<string, string> =>
+const treeContents = (root: string): Record<string, string> =>
   Object.fromEntries(
     readdirSync(root, { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
@@ -104,7 +104,7 @@ const manifestIn = (tarball: string) => JSON.parse(spawnSync("tar", ["-xzOf", ta
 describe("pnpm release (scripts/release.mjs)", () => {
   it("dry run: packs the public packages at their new versions, leaves the workspace as it was, needs no registry", async () => {
     const root = workspace()
-    const before = snapshot(root)
+    const before = treeContents(root)
     const out = join(root, "..", `${relative(tmpdir(), root)}-out`)
     trees.push(out)
     const { status, out: printed } = await release(root, ["--skip-build", "--registry", nowhere, "--out", out])
@@ -112,7 +112,7 @@ describe("pnpm release (scripts/release.mjs)", () => {
     expect(printed).toContain("dry run")
     expect(readdirSync(out).sort()).toEqual(["fixture-app-1.0.0.tgz", "fixture-lib-1.1.0.tgz"])
     expect(manifestIn(join(out, "fixture-app-1.0.0.tgz")).dependencies).toEqual({ "@fixture/lib": "^1.1.0" })
-    expect(snapshot(root)).toEqual(before)
+    expect(treeContents(root)).toEqual(before)
   }, 200_000)
 
   it("--publish: versions and commits the workspace, publishes what the registry lacks (dependencies first), tags it; again: nothing new", async () => {
@@ -152,12 +152,12 @@ describe("pnpm release (scripts/release.mjs)", () => {
 
   it("reports every bad argument at once, and does nothing", async () => {
     const root = workspace()
-    const before = snapshot(root)
+    const before = treeContents(root)
     const { status, out } = await release(root, ["--registry", "ftp://example", "--tag", "1.2.3", "--bogus", "--out", root])
     expect(status).toBe(2)
     for (const problem of ["unknown argument --bogus", "the registry must be an http(s) URL", "the tag must be a name", "the output folder is not empty"]) {
       expect(out).toContain(problem)
     }
-    expect(snapshot(root)).toEqual(before)
+    expect(treeContents(root)).toEqual(before)
   })
 })
