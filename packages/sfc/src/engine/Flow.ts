@@ -63,7 +63,7 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
 }
 
 /** Enters a transition target: a step, or a branch (all paths, or the chosen one). */
-const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<ActionResult>): void => {
+export const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<ActionResult>): void => {
   const branch = draft.index.branch(target)
   if (!branch) return enterStep(draft, target)
   const firstSteps = branch.Branches.map((path) => path[0]!)
@@ -85,13 +85,14 @@ const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<Action
 }
 
 /** Results of the given actions' runs, in recipe order (later actions win on a bare name). */
-const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<ActionResult> =>
+export const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<ActionResult> =>
   runs
     .filter((r) => r.state === "completed")
     .sort((a, b) => draft.index.actionOrder(a.action) - draft.index.actionOrder(b.action))
     .map((r) => ({ action: r.action, result: r.result }))
 
-const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
+/** Leaves an active step: closes its nodes, drops its runs, returns them. */
+export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
   const runs = draft.actions.filter((r) => r.step === active.step && r.visit === active.visit)
   logRunsLeft(draft, active, runs)
   logStepClosed(draft, active)

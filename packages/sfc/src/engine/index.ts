@@ -20,3 +20,7 @@ export {
 export { stepAll, type StepAllOutput } from "./StepAll.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"
+// An operator's audited interventions: the inputs, and the typed refusal of one the engine would not apply.
+export * from "./InterventionInput.js"
+export { interventionRefusal } from "./InterventionPlan.js"
+export { InterventionRefused, type InterventionProblem, type InterventionProblemKind } from "./InterventionRefusal.js"
