@@ -20,6 +20,9 @@ import { recipeBuilders } from "../src/testing.js"
 export const T0 = 1_700_000_000_000
 export const JOB = "job-1"
 export const SCOPE = "line-1"
+/** Who intervenes and why, for the operator's inputs (skip, force, set a result, retry). */
+export const AUDIT = { origin: { kind: "cli", id: "alice@host" }, reason: "station was down" } as const
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** A recipe from JSON, validated like a stored work master's; a test with a broken recipe throws. */

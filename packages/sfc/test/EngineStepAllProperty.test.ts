@@ -14,7 +14,7 @@ import {
   type StepAllOutput
 } from "@microdcs/sfc"
 import { type Op, op, recipe, resultData } from "./EngineArbitraries.js"
-import { foldStep, JOB, push, pull, recipeOf, SCOPE, stepJson, T0, transition, withCounters } from "./EngineKit.js"
+import { AUDIT, foldStep, JOB, push, pull, recipeOf, SCOPE, stepJson, T0, transition, withCounters } from "./EngineKit.js"
 
 // `stepAll` is the fold of `step`: random recipes, random batches of inputs (each batch one call
 // at one time), and the same batches with counters read through the runtime's loop.
@@ -62,7 +62,7 @@ const resolve = (o: Batch["ops"][number], state: ExecutionState, now: number, pa
       return { type: "hold", command }
     }
     case "retry":
-      return { type: "retry", action: pick(["dispatched", "waiting"], o.pick)?.action ?? "a0" }
+      return { type: "retry", ...AUDIT, action: pick(["dispatched", "waiting"], o.pick)?.action ?? "a0" }
     case "outage":
       return { type: "outage", from: now - o.length, to: now }
     case "tick":

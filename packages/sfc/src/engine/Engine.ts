@@ -3,7 +3,7 @@ import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { failAction, leaveOnError, retryAfterError, retryAfterTimeout, timeoutSpends, timeoutWhy } from "./ActionFailure.js"
 import { enterStep, settle } from "./Flow.js"
 import { holdCommand } from "./HeldCommands.js"
-import { abort, pause, resume, retry, stop } from "./Interventions.js"
+import { abort, intervene, type InterventionInput, pause, resume, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
 import type { LogWrite } from "./ExecutionLog.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
@@ -32,8 +32,8 @@ export type EngineInput =
   | { readonly type: "stop"; readonly origin?: Origin | undefined }
   /** `reason` (default: "aborted by {origin}", without one "aborted by the MES") is the job's error. */
   | { readonly type: "abort"; readonly reason?: string; readonly origin?: Origin | undefined }
-  /** An operator retries an open action (a station that was down is back): see RetryAction.ts. */
-  | { readonly type: "retry"; readonly action: string; readonly origin?: Origin | undefined }
+  /** An operator's audited intervention: skip-step, force-transition, set-result, retry (InterventionInput.ts). */
+  | InterventionInput
 
 export interface WaitChange {
   readonly typeId: string
@@ -291,9 +291,8 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
     case "abort":
       abort(draft, input.reason, input.origin)
       break
-    case "retry":
-      note = retry(draft, input.action, input.origin)
-      break
+    default: // retry, skip-step, force-transition, set-result
+      note = intervene(draft, input)
   }
   return output(state, draft, note)
 }

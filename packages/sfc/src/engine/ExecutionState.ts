@@ -1,5 +1,7 @@
+import type { Origin } from "@microdcs/job-state"
 import type { Recipe } from "../recipe/Recipe.js"
 import type { ExecutionLogState } from "./ExecutionLog.js"
+import type { InterventionKind } from "./InterventionInput.js"
 import type { CommandEntry } from "./Outbox.js"
 
 /**
@@ -74,6 +76,16 @@ export interface StepRecord {
   readonly leftAt?: number
 }
 
+/** One operator intervention, as the state keeps it (bounded; the newest are kept): who, why, when. */
+export interface InterventionRecord {
+  readonly at: number
+  readonly intervention: InterventionKind
+  /** What it was about, as its log node names it: the step, `Source -> Target`, the action. */
+  readonly name: string
+  readonly by: Origin
+  readonly reason: string
+}
+
 export interface ExecutionState {
   readonly jobId: string
   readonly scope: string
@@ -106,6 +118,8 @@ export interface ExecutionState {
   /** Latest result per action name: the data of the job response. */
   readonly results: Readonly<Record<string, unknown>>
   readonly history: ReadonlyArray<StepRecord>
+  /** The operator's interventions (skip, force, set result, retry), oldest first; absent until the first. */
+  readonly interventions?: ReadonlyArray<InterventionRecord>
   /**
    * The execution log's ids and sequence numbers, kept here so they are the
    * same on every engine instance and after a restart. Absent in states written before the log
@@ -116,3 +130,6 @@ export interface ExecutionState {
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */
 export const HISTORY_LIMIT = 100
+
+/** How many intervention records a state keeps (the log keeps every one). */
+export const INTERVENTION_LIMIT = 100

@@ -86,12 +86,13 @@ export const enterTarget = (draft: Draft, target: string, results: ReadonlyArray
 }
 
 /** Results of the given actions' runs, in recipe order (later actions win on a bare name). */
-const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<ActionResult> =>
+export const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<ActionResult> =>
   runs
     .filter((r) => r.state === "completed")
     .sort((a, b) => draft.index.actionOrder(a.action) - draft.index.actionOrder(b.action))
     .map((r) => ({ action: r.action, result: r.result }))
 
+/** Leaves an active step: closes its nodes, drops its runs, returns them. */
 export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
   const runs = draft.actions.filter((r) => r.step === active.step && r.visit === active.visit)
   logRunsLeft(draft, active, runs)

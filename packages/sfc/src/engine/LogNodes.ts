@@ -154,3 +154,21 @@ export const logFinished = (draft: Draft, status: Exclude<LogExecutionStatus, "r
   for (const child of log.openChildren()) log.close(child, status, draft.now)
   log.close(log.executionId, status, draft.now)
 }
+
+/** A node that opens and closes now in the execution an active step runs in (an intervention on the step). */
+export const logStepInstant = (draft: Draft, active: ActiveStep, kind: LogNodeKind, name: string, detail: unknown): void => {
+  const executionId = executionOfPlacement(draft, active.branch)
+  if (executionId === undefined) return
+  draft.log!.node(executionId, { kind, name, visit: active.visit, openedAt: draft.now, closedAt: draft.now, detail })
+}
+
+/** Closes the node of an open action an operator abandoned (its step was skipped), saying so. */
+export const logActionAbandoned = (draft: Draft, at: number, why: string): void => {
+  const run = draft.actions[at]
+  if (run?.logNode === undefined || draft.log === undefined) return
+  const into = executionOfRun(draft, run)
+  if (into === undefined) return
+  const detail = { ...actionDetail(draft, run), abandoned: why }
+  draft.log.put(into, { seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at, closedAt: draft.now, detail })
+  draft.actions[at] = withoutLogNode(run)
+}

@@ -21,3 +21,7 @@ export { stepAll, type StepAllOutput } from "./StepAll.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"
 export type { ActionErrorResult } from "./ActionFailure.js"
+// An operator's audited interventions: the inputs, and the typed refusal of one the engine would not apply.
+export * from "./InterventionInput.js"
+export { interventionRefusal } from "./InterventionPlan.js"
+export { InterventionRefused, type InterventionProblem, type InterventionProblemKind } from "./InterventionRefusal.js"
