@@ -3,13 +3,16 @@ export {
   Action,
   Branch,
   BranchType,
+  CorrelationKey,
   decodeRecipe,
   encodeRecipe,
   Interaction,
+  Matches,
   Qualifier,
   Recipe,
   type RecipeJson,
   RecipeWire,
+  RecipeWireV1_1,
   Step,
   Transition
 } from "./recipe/Recipe.js"
@@ -17,7 +20,8 @@ export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
-export { RECIPE_SCHEMA_ID, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
+export { type MatchTarget, parseMatches, placeOf } from "./recipe/correlationKey.js"
+export { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 // The condition language: parser, evaluator, printer and the AST constructors.
 export * from "./condition/index.js"
 // The pure engine core (src/engine/index.ts says what it exports).

@@ -1,4 +1,5 @@
 import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
+import { ATTRIBUTE_NAME, FIELD_PATH, MATCHES } from "./correlationKey.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
@@ -49,6 +50,15 @@ const acceptingSnakeCase = <Fields extends Schema.Struct.Fields>(identifier: str
   return renamed.pipe(Schema.decodeTo(struct, loose)).annotate({ identifier })
 }
 
+/**
+ * A correlation key as `validateRecipe` starts from it: either field, any text, PascalCase or
+ * snake_case, so that the correlation rules can name every problem at once. @internal
+ */
+const CorrelationKeyDraft = acceptingSnakeCase(
+  "CorrelationKey",
+  Schema.Struct({ Attribute: Schema.optionalKey(Schema.String), DataField: Schema.optionalKey(Schema.String) })
+)
+
 export const Interaction = oneOf("push_command", "pull_event")
 export type Interaction = typeof Interaction.Type
 
@@ -75,7 +85,8 @@ const TransitionFields = Schema.Struct({
   Priority: Schema.Int.pipe(Schema.withDecodingDefaultType(Effect.succeed(0)))
 })
 
-const ActionFields = Schema.Struct({
+/** The fields of an action in recipe schema v1.0.0. */
+const ActionFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Step: Schema.String,
   Qualifier,
@@ -83,6 +94,26 @@ const ActionFields = Schema.Struct({
   TypeId: Schema.NonEmptyString,
   TimeoutSeconds: Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0, { expected: "a positive number" })),
   Parameters: Schema.optionalKey(JsonObject)
+})
+
+/**
+ * Where a pull event carries the value that picks its job (v1.1.0): a CloudEvent attribute (an
+ * extension such as `lotid`, or `subject`/`source`) or a dot path into the event's data. PascalCase
+ * only: the decoded draft (`CorrelationKeyDraft`) also takes snake_case.
+ */
+export const CorrelationKey = Schema.Union([
+  Schema.Struct({ Attribute: Schema.String.check(Schema.isPattern(ATTRIBUTE_NAME, { expected: "a CloudEvent attribute name (a-z, 0-9, at most 20)" })) }).annotate({ identifier: "AttributeKey" }),
+  Schema.Struct({ DataField: Schema.String.check(Schema.isPattern(FIELD_PATH, { expected: "a dot path of field names or indexes" })) }).annotate({ identifier: "DataFieldKey" })
+]).annotate({ identifier: "CorrelationKey" })
+export type CorrelationKey = typeof CorrelationKey.Type
+
+/** `jobid`, `order.<field path>` or `parameter.<ID>`: what the event's key must equal (v1.1.0). */
+export const Matches = Schema.String.check(Schema.isPattern(MATCHES, { expected: "jobid, order.<field path> or parameter.<ID>" }))
+
+const ActionFields = Schema.Struct({
+  ...ActionFieldsV1_0.fields,
+  CorrelationKey: Schema.optionalKey(CorrelationKey),
+  Matches: Schema.optionalKey(Matches)
 })
 
 const BranchFields = Schema.Struct({
@@ -111,7 +142,9 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
       Steps: Schema.Array(Step),
       Transitions: Schema.Array(Transition),
       Actions: Schema.Array(action),
-      Branches: Schema.optionalKey(Schema.Array(Branch))
+      Branches: Schema.optionalKey(Schema.Array(Branch)),
+      /** The recipe schema the recipe was given in (its work master's `dataschema`); absent = 1.0.0. */
+      SchemaVersion: Schema.optionalKey(Schema.Literals(["1.0.0", "1.1.0"]))
     })
   )
 
@@ -120,12 +153,18 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
  * what the published JSON Schema describes (`recipeJsonSchema`). Decoding with `Recipe` accepts
  * this and, besides, snake_case names.
  */
-export const RecipeWire = Schema.Struct({
-  Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
-  Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
-  Actions: Schema.Array(Schema.toEncoded(ActionFields).annotate({ identifier: "Action" })),
-  Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
-}).annotate({ identifier: "Recipe" })
+const wireOf = <A extends Schema.Struct.Fields>(actionFields: Schema.Struct<A>) =>
+  Schema.Struct({
+    Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
+    Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
+    Actions: Schema.Array(Schema.toEncoded(actionFields).annotate({ identifier: "Action" })),
+    Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
+  }).annotate({ identifier: "Recipe" })
+
+export const RecipeWire = wireOf(ActionFieldsV1_0)
+
+/** {@link RecipeWire} of recipe schema v1.1.0: actions may name a `CorrelationKey` and what it `Matches`. */
+export const RecipeWireV1_1 = wireOf(ActionFields)
 
 /**
  * The recipe model. Decoding checks the shape and each field on its own; the rules that span
@@ -142,7 +181,17 @@ export type RecipeJson = typeof Recipe.Encoded
  * their problems are reported together with the cross-element ones instead of hiding them.
  * @internal
  */
-export const ActionDraft = acceptingSnakeCase("Action", Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number }))
+export const ActionDraft = acceptingSnakeCase(
+  "Action",
+  Schema.Struct({
+    ...ActionFields.fields,
+    Qualifier: Schema.String,
+    TimeoutSeconds: Schema.Number,
+    // Checked by the correlation rules, which name every problem of it at once.
+    CorrelationKey: Schema.optionalKey(CorrelationKeyDraft),
+    Matches: Schema.optionalKey(Schema.String)
+  })
+)
 
 /** The shape `validateRecipe` starts from: like `Recipe`, with the loose `ActionDraft`. @internal */
 export const RecipeDraft = recipeOf(ActionDraft)

@@ -3,6 +3,7 @@ import { isCounterName, maxCounterNameLength } from "../condition/conditionCount
 import { parseCondition } from "../condition/parseCondition.js"
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
+import { correlationChecks } from "./correlationRules.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 
@@ -215,7 +216,7 @@ export const stepsReachable: RecipeCheck = (recipe) => {
 }
 
 /** The rules that judge each transition or action on its own, so they also run on the parts of a malformed recipe. */
-export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers]
+export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers, ...correlationChecks]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
@@ -227,5 +228,6 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
+  ...correlationChecks,
   stepsReachable
 ]

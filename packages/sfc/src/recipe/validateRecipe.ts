@@ -7,6 +7,9 @@ import { salvageDraft } from "./salvageDraft.js"
 /** The `dataschema` of a work master whose `data` is a recipe (the identifier the MES side uses). */
 export const RECIPE_SCHEMA_ID = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.0.0/"
 
+/** The `dataschema` of a work master whose `data` is a recipe of schema v1.1.0. */
+export const RECIPE_SCHEMA_ID_V1_1 = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/"
+
 /**
  * Checks a recipe against every rule and reports every problem at once. Shape problems (a missing
  * field, a wrong type) come first; with them, the rules that look at one element at a time still
