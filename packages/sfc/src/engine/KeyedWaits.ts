@@ -53,6 +53,13 @@ const actionNamed = (state: ExecutionState, name: string): Action => state.recip
 /** Whether the action names a correlation key: its waits are keyed, never in a by-type waits set. */
 export const waitsByKey = (state: ExecutionState, action: string): boolean => keyPlaceOf(actionNamed(state, action)) !== undefined
 
+/** Every keyed wait the job may be in, whatever its actions' states: what a delete of its state removes. */
+export const everyKeyedWait = (state: ExecutionState): ReadonlyArray<KeyedWait> =>
+  state.recipe.Actions.flatMap((action) => {
+    const key = waitKeyOf(state.correlationKeys, action)
+    return key !== undefined ? [{ typeId: action.TypeId, key }] : []
+  })
+
 const idOf = (wait: KeyedWait): string => JSON.stringify([wait.typeId, wait.key.place, wait.key.value])
 
 /** The keyed waits of a state, each with its earliest wait start (two actions may share one). */

@@ -19,7 +19,7 @@ export {
 } from "./Engine.js"
 export { stepAll, type StepAllOutput } from "./StepAll.js"
 export { eventKeyAt, type KeyedEvent, keyText, MAX_KEY_BYTES } from "./CorrelationKeys.js"
-export type { KeyedWait, KeyedWaitChange, WaitKey } from "./KeyedWaits.js"
+export { everyKeyedWait, type KeyedWait, type KeyedWaitChange, type WaitKey } from "./KeyedWaits.js"
 export type { WaitChanges } from "./Waits.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"
