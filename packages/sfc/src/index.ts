@@ -20,7 +20,6 @@ export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
-export { type MatchTarget, parseMatches, placeOf } from "./recipe/correlationKey.js"
 export { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, RECIPE_SCHEMA_IDS, validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 // The condition language: parser, evaluator, printer and the AST constructors.
 export * from "./condition/index.js"

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { eventKeyAt, indexesOf, keyText } from "@microdcs/sfc"
+import { eventKeyAt, indexesOf } from "@microdcs/sfc"
+import { keyText } from "../src/engine/CorrelationKeys.js"
 import { Job, JOB, pull, recipeOf, T0 } from "./EngineKit.js"
 import { recipeBuilders } from "../src/testing.js"
 

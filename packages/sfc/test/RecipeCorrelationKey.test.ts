@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest"
 import { Result } from "effect"
 import { Ajv2020 } from "ajv/dist/2020.js"
-import { parseMatches, placeOf, type RecipeProblem, recipeJsonSchema, RECIPE_SCHEMA_ID_V1_1, validateRecipe } from "@microdcs/sfc"
+import {
+  type RecipeProblem,
+  recipeJsonSchema,
+  RECIPE_SCHEMA_ID,
+  RECIPE_SCHEMA_ID_V1_1,
+  validateRecipe,
+  validateWorkMasterRecipe
+} from "@microdcs/sfc"
+import { parseMatches, placeOf } from "../src/recipe/correlationKey.js"
 import { recipeBuilders } from "../src/testing.js"
 
 // The correlation key of a pull event (recipe schema v1.1.0): the model, its rules and its JSON Schema.
@@ -76,6 +84,14 @@ describe("correlation key: model and rules", () => {
       ["Actions.8.Matches", 'action "open": CorrelationKey needs Matches saying what the key must equal (jobid, order.<field path> or parameter.<ID>)'],
       ["Actions.9.CorrelationKey", `action "cmd": a correlation key is for pull_event actions; a push_command's reply finds its job by its correlation id`]
     ])
+  })
+
+  it("takes the version from the work master's dataschema, whatever the recipe's data says", () => {
+    const data = recipe([keyed({ CorrelationKey: { Attribute: "lotid" }, Matches: "jobid" })], "1.1.0")
+    const v1_1 = validateWorkMasterRecipe({ ID: "wm", dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...data, SchemaVersion: "1.0.0" } })
+    expect(Result.getOrThrow(v1_1!).SchemaVersion).toBe("1.1.0")
+    const v1_0 = validateWorkMasterRecipe({ ID: "wm", dataschema: RECIPE_SCHEMA_ID, data })!
+    expect(Result.isFailure(v1_0) && v1_0.failure.map((p) => p.rule)).toEqual(["needs-v1.1", "needs-v1.1"])
   })
 
   it("still judges the keys when the recipe's shape is wrong elsewhere", () => {

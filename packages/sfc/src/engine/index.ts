@@ -18,7 +18,7 @@ export {
   type WaitChange
 } from "./Engine.js"
 export { stepAll, type StepAllOutput } from "./StepAll.js"
-export { eventKeyAt, type KeyedEvent, keyText, MAX_KEY_BYTES } from "./CorrelationKeys.js"
+export { eventKeyAt, type KeyedEvent } from "./CorrelationKeys.js"
 export { everyKeyedWait, type KeyedWait, type KeyedWaitChange, type WaitKey } from "./KeyedWaits.js"
 export type { WaitChanges } from "./Waits.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
