@@ -13,7 +13,7 @@
     sfc:waits:{scope}:{typeId} x ARGV[10] zset   waits sets the job joins (ZADD NX: first start kept)
     sfc:waits:{scope}:{typeId} x ARGV[11] zset   waits sets whose wait start moves (ZADD: new start)
     sfc:waits:{scope}:{typeId} x ARGV[12] zset   waits sets the job leaves (ZREM)
-    per keyed wait joined (ARGV[14] of them), then per keyed wait left (ARGV[15]), two keys:
+    per keyed wait joined or moved (ARGV[14] of them), then per keyed wait left (ARGV[15]), two keys:
       sfc:keyed:{scope}:{typeId}:{place}:{value}   zset   the keyed wait (lib/sfc-keyed-waits.lua)
       sfc:keyplaces:{scope}:{typeId}               hash   its type's places
     sfc:correlation:{correlationId} x P   string only with the trailer: pointers set to the job id
@@ -33,11 +33,12 @@
   ARGV[11] number of waits sets with a moved wait start (M)
   ARGV[12] number of waits sets left (L)
   ARGV[13] lifetime of the applied-event key in ms
-  ARGV[14] number of keyed waits joined (KJ)
-  ARGV[15] number of keyed waits left (KL); a keyed wait whose start moves is one of the M moved sets
+  ARGV[14] number of keyed waits joined or moved (KJ)
+  ARGV[15] number of keyed waits left (KL)
   then J wait starts (epoch ms), one per joined waits set, in tail order;
   then M wait starts, one per moved waits set, in tail order;
-  then per keyed wait joined its place and its wait start, in tail order;
+  then per keyed wait joined its place, its wait start and "1" when the start replaces the stored
+  one (a moved wait) or "0" when the first start is kept, in tail order;
   then per keyed wait left its place, in tail order;
   then the entry count E; then per entry its item count n (even, > 0) and n items
   field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)

@@ -15,7 +15,7 @@
     sfc:waits:{scope}:{typeId} x J        zset   waits sets the job joins (ZADD NX: first start kept)
     sfc:waits:{scope}:{typeId} x M        zset   waits sets whose wait start moves (ZADD: new start)
     sfc:waits:{scope}:{typeId} x L        zset   waits sets the job leaves (ZREM)
-    per keyed wait joined (KJ), then per keyed wait left (KL), two keys:
+    per keyed wait joined or moved (KJ), then per keyed wait left (KL), two keys:
       sfc:keyed:{scope}:{typeId}:{place}:{value}   zset   the keyed wait (lib/sfc-keyed-waits.lua)
       sfc:keyplaces:{scope}:{typeId}               hash   its type's places
     sfc:correlation:{correlationId} x P   string pointers set to the job id (any type is replaced)
@@ -45,11 +45,11 @@
     R: "1" = read the job order after the write, "0" = not
     G: "1" = a job order move is written with the job, "0" = not
     Q: "1" = a job response is created with the job, "0" = not
-    KJ, KL: the numbers of keyed waits joined and left (a keyed wait whose start moves is one of
-    the M moved sets)
+    KJ, KL: the numbers of keyed waits joined (or moved) and left
     then J wait starts (epoch ms), one per joined waits set, in key order;
     then M wait starts, one per moved waits set, in key order;
-    then per keyed wait joined its place and its wait start, in key order;
+    then per keyed wait joined its place, its wait start and "1" when the start replaces the
+    stored one (a moved wait) or "0" when the first start is kept, in key order;
     then per keyed wait left its place, in key order;
     then the entry count E; then per entry its item count n (even, > 0) and n items
     field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)

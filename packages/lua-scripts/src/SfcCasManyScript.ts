@@ -155,7 +155,7 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   (job.keyedLeave ?? []).length,
   ...job.waitsJoin.map((w) => w.since),
   ...(job.waitsMove ?? []).map((w) => w.since),
-  ...(job.keyedJoin ?? []).flatMap((w) => [w.place, w.since]),
+  ...(job.keyedJoin ?? []).flatMap((w) => [w.place, w.since, w.move === true ? "1" : "0"]),
   ...(job.keyedLeave ?? []).map((w) => w.place),
   job.entries.length,
   ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),

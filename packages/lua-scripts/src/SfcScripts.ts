@@ -35,9 +35,10 @@ export interface SfcCompareAndSetArgs {
   readonly waitsLeave: ReadonlyArray<string>
   /**
    * Keyed waits the job joins (waits by correlation key, `lib/sfc-keyed-waits.lua`), each with its
-   * start; a keyed wait whose start moves goes in `waitsMove`. Default none.
+   * start, kept if the job is already in it; with `move`, the start replaces the stored one (its
+   * earlier wait ended and a later one is open). Default none.
    */
-  readonly keyedJoin?: ReadonlyArray<SfcKeyedWaitArgs & { readonly since: number }> | undefined
+  readonly keyedJoin?: ReadonlyArray<SfcKeyedWaitArgs & { readonly since: number; readonly move?: boolean | undefined }> | undefined
   /** Keyed waits the job leaves. Default none. */
   readonly keyedLeave?: ReadonlyArray<SfcKeyedWaitArgs> | undefined
   /** Work and outbox entries appended to `sfc:work:{scope}`, in order. */
@@ -116,7 +117,7 @@ export const sfcCompareAndSet = defineScript({
     (a.keyedLeave ?? []).length,
     ...a.waitsJoin.map((w) => w.since),
     ...(a.waitsMove ?? []).map((w) => w.since),
-    ...(a.keyedJoin ?? []).flatMap((w) => [w.place, w.since]),
+    ...(a.keyedJoin ?? []).flatMap((w) => [w.place, w.since, w.move === true ? "1" : "0"]),
     ...(a.keyedLeave ?? []).map((w) => w.place),
     a.entries.length,
     ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),

@@ -67,7 +67,7 @@ describe("sfc-cas-many script", () => {
   it("encodes the shared head, then each job's block with its counts, wait starts, keyed waits and entries (and the held job order version last)", () => {
     expect(sfcCompareAndSetMany.encodeArgs({ nudgeChannel: "p:nudge:sfc", eventLifetimeMs: 1000, jobs: [full, bare] })).toEqual([
       "p:nudge:sfc", 2, 1000,
-      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 1, 1, 10, 11, "data.lot", 9, "data.lot", 1, 4, "type", "command", "id", "x", 0,
+      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 1, 1, 10, 11, "data.lot", 9, "0", "data.lot", 1, 4, "type", "command", "id", "x", 0,
       0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "0", "0", 0, 0, 0
     ])
   })

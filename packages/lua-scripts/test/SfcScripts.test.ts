@@ -40,12 +40,14 @@ describe("sfc scripts", () => {
       2, 4, "type", "command", "id", "x", 2, "type", "start"
     ])
     // Keyed waits: their counts in the head, their places (and starts) after the moved starts, two keys each after the left waits sets.
-    const keyedJoin = [{ key: "p:sfc:keyed:s:t:data.lot:L1", places: "p:sfc:keyplaces:s:t", place: "data.lot", since: 9 }]
+    const keyedJoin = [
+      { key: "p:sfc:keyed:s:t:data.lot:L1", places: "p:sfc:keyplaces:s:t", place: "data.lot", since: 9 },
+      { key: "p:sfc:keyed:s:t:data.lot:L2", places: "p:sfc:keyplaces:s:t", place: "data.lot", since: 8, move: true }
+    ]
     const keyedLeave = [{ key: "p:sfc:keyed:s:t:data.lot:L0", places: "p:sfc:keyplaces:s:t", place: "data.lot" }]
-    expect(sfcCompareAndSet.encodeArgs({ ...args, keyedJoin, keyedLeave }).slice(13, 20)).toEqual([1, 1, 10, 11, 12, "data.lot", 9])
-    expect(sfcCompareAndSet.encodeArgs({ ...args, keyedJoin, keyedLeave })[20]).toBe("data.lot")
+    expect(sfcCompareAndSet.encodeArgs({ ...args, keyedJoin, keyedLeave }).slice(13, 25)).toEqual([2, 1, 10, 11, 12, "data.lot", 9, "0", "data.lot", 8, "1", "data.lot"])
     expect(scriptKeys(sfcCompareAndSet, { state: "st", work: "wk", due: "du", active: "ac" }, { ...args, keyedJoin, keyedLeave }).slice(9)).toEqual([
-      keyedJoin[0]!.key, keyedJoin[0]!.places, keyedLeave[0]!.key, keyedLeave[0]!.places
+      keyedJoin[0]!.key, keyedJoin[0]!.places, keyedJoin[1]!.key, keyedJoin[1]!.places, keyedLeave[0]!.key, keyedLeave[0]!.places
     ])
   })
 

@@ -197,10 +197,10 @@ const jobArgs = (
     due: input.due,
     active: input.active,
     waitsJoin: waits.join.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
-    // A keyed wait that moves keeps its key and count: only its start changes, as a waits set's.
-    waitsMove: [...moves.map((w) => ({ key: waitKey(w.typeId), since: w.since })), ...keyed.move.map((w) => ({ key: keyedArgs(w).key, since: w.since }))],
+    waitsMove: moves.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
     waitsLeave: waits.leave.map(waitKey),
-    keyedJoin: keyed.add.map((w) => ({ ...keyedArgs(w), since: w.since })),
+    // A moved keyed wait is joined with its new start: counted only if the job was not in it.
+    keyedJoin: [...keyed.add.map((w) => ({ ...keyedArgs(w), since: w.since })), ...keyed.move.map((w) => ({ ...keyedArgs(w), since: w.since, move: true }))],
     keyedLeave: keyed.remove.map(keyedArgs),
     entries,
     directSend: input.directSend

@@ -6,8 +6,7 @@
 --   eventKeys                              applied-event keys (strings) recorded with the write
 --   eventLifetime                          their lifetime in ms
 --   joinKeys/joinSince, moveKeys/moveSince, leaveKeys   the waits sets and their wait starts
---   keyedJoins, keyedLeaves                keyed waits joined and left (lib/sfc-keyed-waits.lua); a
---                                          keyed wait whose start moves is in moveKeys
+--   keyedJoins, keyedLeaves                keyed waits joined (or moved) and left (lib/sfc-keyed-waits.lua)
 --   entries                                per entry its XADD field/value items
 --   pointerKeys, pointerLifetime           correlation pointers set to the job id
 --   orderKey                               job order read after the write, or false

@@ -4,20 +4,20 @@
 --                                                        expect `value` at `place` (longest first)
 --   sfc:keyplaces:{scope}:{typeId}               hash   place -> how many keyed waits of the type
 --                                                        read it: the places an event is looked up by
--- A wait is a table { key = the zset, places = the hash, place = its field, since = wait start }.
--- The count moves only when the job's membership does (ZADD NX added it, ZREM removed it), so
--- writing a wait again (a reindex, a redelivered write) never counts it twice, and a place with no
--- keyed wait left is no field of the hash.
+-- A wait is a table { key = the zset, places = the hash, place = its field, since = wait start,
+-- move = true when its start replaces the one stored }. The count moves only when the job's
+-- membership does (ZADD added it, ZREM removed it), so writing a wait again (a reindex, a move)
+-- never counts it twice, and a place with no keyed wait left is no field of the hash.
 
--- `count` keyed joins from ARGV[cursor], per join its place and wait start; the list and the next
--- cursor, or nil.
+-- `count` keyed joins from ARGV[cursor], per join its place, its wait start and "1" when the start
+-- replaces the stored one ("0": the first start is kept); the list and the next cursor, or nil.
 local function sfcReadKeyedJoins(cursor, count)
   local joins = {}
   for i = 1, count do
-    local place, since = ARGV[cursor], ARGV[cursor + 1]
-    if not place or place == '' or not tonumber(since) then return nil end
-    joins[i] = { place = place, since = since }
-    cursor = cursor + 2
+    local place, since, move = ARGV[cursor], ARGV[cursor + 1], ARGV[cursor + 2]
+    if not place or place == '' or not tonumber(since) or (move ~= '0' and move ~= '1') then return nil end
+    joins[i] = { place = place, since = since, move = move == '1' }
+    cursor = cursor + 3
   end
   return joins, cursor
 end
@@ -52,9 +52,12 @@ local function sfcKeyedTypes(waits, typed)
   end
 end
 
--- The job joins the keyed wait (its first start kept); a new member counts at its place.
+-- The job joins the keyed wait (its first start kept, or replaced for a move); a new member counts
+-- at its place.
 local function sfcKeyedJoin(wait, jobId)
-  if redis.call('ZADD', wait.key, 'NX', wait.since, jobId) == 1 then redis.call('HINCRBY', wait.places, wait.place, 1) end
+  local added
+  if wait.move then added = redis.call('ZADD', wait.key, wait.since, jobId) else added = redis.call('ZADD', wait.key, 'NX', wait.since, jobId) end
+  if added == 1 then redis.call('HINCRBY', wait.places, wait.place, 1) end
 end
 
 -- The job leaves the keyed wait; a member removed uncounts at its place, which goes at zero.
