@@ -35,6 +35,6 @@ export const startJob = (jobId: string, maxAttempts: number) =>
       return "no-recipe" satisfies StartOutcome
     }
     const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
-    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe, recipeDigest: digest, maxAttempts })
+    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe, recipeDigest: digest, maxAttempts, order: order.jobOrder })
     return (created._tag === "Written" ? "started" : "already-started") satisfies StartOutcome
   })

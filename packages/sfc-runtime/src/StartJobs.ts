@@ -30,7 +30,7 @@ const paramsOf = (jobId: string, sorted: Extract<Sorted, { _tag: "Recipe" }>, do
       return "no-recipe" satisfies StartOutcome
     }
     const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
-    return { jobId, scope: sorted.order.scope, workMasterId: sorted.workMasterId, recipe, recipeDigest: digest, maxAttempts } satisfies StartParams
+    return { jobId, scope: sorted.order.scope, workMasterId: sorted.workMasterId, recipe, recipeDigest: digest, maxAttempts, order: sorted.order.jobOrder } satisfies StartParams
   })
 
 /** The work masters the batch's jobs name, each read once (one pipelined read). */

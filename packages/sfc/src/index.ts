@@ -3,15 +3,18 @@ export {
   Action,
   Branch,
   BranchType,
+  CorrelationKey,
   decodeRecipe,
   encodeRecipe,
   Interaction,
+  Matches,
   Qualifier,
   Recipe,
   type RecipeJson,
   RecipeSchemaVersion,
   RecipeWire,
   RetryPolicy,
+  RecipeWireV1_1,
   Step,
   Transition
 } from "./recipe/Recipe.js"

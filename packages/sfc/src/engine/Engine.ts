@@ -1,14 +1,16 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { failAction, leaveOnError, retryAfterError, retryAfterTimeout, timeoutSpends, timeoutWhy } from "./ActionFailure.js"
-import { enterStep, settle } from "./Flow.js"
+import { enterStep, failJob, settle } from "./Flow.js"
 import { holdCommand } from "./HeldCommands.js"
 import { abort, intervene, type InterventionInput, pause, resume, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
 import type { LogWrite } from "./ExecutionLog.js"
+import { runForEvent, startKeys } from "./KeyedWaits.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
+import { type WaitChanges, waitChanges, waitsIndexOf } from "./Waits.js"
 import type { Origin } from "@microdcs/job-state"
 
 /**
@@ -18,8 +20,8 @@ import type { Origin } from "@microdcs/job-state"
  */
 
 export type EngineInput =
-  /** A station reply (by correlation id) or event (by type), with its data or an error. */
-  | { readonly type: "event"; readonly correlationId?: string; readonly eventType?: string; readonly data?: unknown; readonly error?: string }
+  /** A station reply (by correlation id) or event (by type), with its data or an error; `attributes` (extensions too) may hold its correlation key. */
+  | { readonly type: "event"; readonly correlationId?: string; readonly eventType?: string; readonly data?: unknown; readonly error?: string; readonly attributes?: Readonly<Record<string, string>> }
   /** The timer sweep found the job due. */
   | { readonly type: "tick" }
   /** Outage grace: deadlines in (from, to] move back by `to - from`. */
@@ -35,25 +37,15 @@ export type EngineInput =
   /** An operator's audited intervention: skip-step, force-transition, set-result, retry (InterventionInput.ts). */
   | InterventionInput
 
-export interface WaitChange {
-  readonly typeId: string
-  readonly since: number
-}
+export type { WaitChange } from "./Waits.js"
 
-export interface EngineOutput {
+export interface EngineOutput extends WaitChanges {
   readonly state: ExecutionState
   /** False when the input changed nothing (an event for no waiting action, a tick too early). */
   readonly changed: boolean
   readonly outbox: ReadonlyArray<OutboxEntry>
   /** The earliest open deadline (epoch ms), or null. */
   readonly due: number | null
-  readonly waitsAdd: ReadonlyArray<WaitChange>
-  /**
-   * Waits sets the job stays in with a later wait start: its earliest wait for the type ended
-   * and a newer one is open, so the job goes behind the jobs that have waited longer.
-   */
-  readonly waitsMove: ReadonlyArray<WaitChange>
-  readonly waitsRemove: ReadonlyArray<string>
   /** False once the execution is terminal: the job leaves `sfc:active`. */
   readonly active: boolean
   /** Why an input was ignored, for the log. */
@@ -84,21 +76,11 @@ export interface StartParams {
    * the job id alone). Absent: the state has no log.
    */
   readonly executionId?: string | undefined
+  /** The job order as the MES sent it (its `JobOrder`): what `order.` and `parameter.` correlation keys read at start. */
+  readonly order?: unknown
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
-
-/** The pull-event types a state waits on, each with its earliest wait start. */
-const waitsOf = (state: ExecutionState): Map<string, number> => {
-  const waits = new Map<string, number>()
-  if (isTerminalStatus(state.status)) return waits
-  for (const run of state.actions) {
-    if (run.state !== "waiting") continue
-    const typeId = state.recipe.Actions.find((a) => a.Name === run.action)?.TypeId
-    if (typeId !== undefined) waits.set(typeId, Math.min(waits.get(typeId) ?? Infinity, run.waitSince ?? 0))
-  }
-  return waits
-}
 
 /** The earliest open deadline of a running state, or null. */
 export const dueOf = (state: ExecutionState): number | null => {
@@ -110,25 +92,16 @@ export const dueOf = (state: ExecutionState): number | null => {
 /** The indexes a state implies (due, waits, active): what reconcile compares against Valkey. */
 export const indexesOf = (state: ExecutionState) => ({
   due: dueOf(state),
-  waits: [...waitsOf(state)].map(([typeId, since]) => ({ typeId, since })),
+  ...waitsIndexOf(state),
   active: !isTerminalStatus(state.status)
 })
 
 /** What the runtime's indexes (due, waits, active) change by from `before` (none at start) to `state`. */
-export const indexChanges = (before: ExecutionState | undefined, state: ExecutionState) => {
-  const oldWaits = before ? waitsOf(before) : new Map<string, number>()
-  const newWaits = waitsOf(state)
-  const changes = [...newWaits].map(([typeId, since]) => ({ typeId, since }))
-  return {
-    due: dueOf(state),
-    waitsAdd: changes.filter((w) => !oldWaits.has(w.typeId)),
-    // A wait that ends and restarts in one write keeps the type: without the move the job
-    // would keep its old place and take events from jobs that have waited longer.
-    waitsMove: changes.filter((w) => oldWaits.has(w.typeId) && oldWaits.get(w.typeId) !== w.since),
-    waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
-    active: !isTerminalStatus(state.status)
-  }
-}
+export const indexChanges = (before: ExecutionState | undefined, state: ExecutionState) => ({
+  due: dueOf(state),
+  ...waitChanges(before, state),
+  active: !isTerminalStatus(state.status)
+})
 
 const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
   const state = draft.finish()
@@ -157,11 +130,13 @@ const askingForCounters = (before: ExecutionState, now: number, run: () => Engin
 
 /** Creates the execution of a job: enters the initial step and moves the job order to Running. */
 export const start = (params: StartParams, now: number, counters: ReadonlyArray<CounterValues> = []): EngineOutput => {
+  const keys = startKeys(params.recipe, params.jobId, params.order)
   const initial: ExecutionState = {
     jobId: params.jobId,
     scope: params.scope,
     workMasterId: params.workMasterId,
     recipe: params.recipe,
+    ...("problem" in keys ? {} : keys),
     ...(params.recipeDigest !== undefined ? { recipeDigest: params.recipeDigest } : {}),
     status: "running",
     revision: 0,
@@ -178,6 +153,7 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     const draft = new Draft(initial, now, params.executionId)
     draft.counters = new CounterReadings(counters)
     draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
+    if ("problem" in keys) failJob(draft, keys.problem) // a key the job order does not give never matches (enterStep then does nothing)
     enterStep(draft, draft.index.initialStep)
     settle(draft)
     return output(undefined, draft)
@@ -188,9 +164,7 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
   const at =
     input.correlationId !== undefined
       ? draft.actions.findIndex((r) => r.correlationId === input.correlationId && (r.state === "dispatched" || r.state === "waiting"))
-      : draft.actions.findIndex(
-          (r) => r.state === "waiting" && draft.index.action(r.action)?.TypeId === input.eventType
-        )
+      : runForEvent(draft, input.eventType, input)
   if (at < 0) return `no action is waiting for this event (${input.correlationId ?? input.eventType ?? "no id"})`
   const run = draft.actions[at]!
   // A reply carries no type into the core: its node is named like the reply event, `{TypeId}.reply`.

@@ -99,6 +99,11 @@ export interface ExecutionState {
    */
   readonly recipeDigest?: string
   readonly status: ExecutionStatus
+  /**
+   * The key each action that names a correlation key expects (action name → value), fixed at
+   * start from the job id or the job order (see `CorrelationKeys.ts`). Absent when none does.
+   */
+  readonly correlationKeys?: Readonly<Record<string, string>>
   /** Grows with every change of this document (the core's own version, independent of Valkey's). */
   readonly revision: number
   readonly startedAt: number

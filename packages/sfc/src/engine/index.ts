@@ -18,6 +18,9 @@ export {
   type WaitChange
 } from "./Engine.js"
 export { stepAll, type StepAllOutput } from "./StepAll.js"
+export { eventKeyAt, type KeyedEvent } from "./CorrelationKeys.js"
+export { everyKeyedWait, type KeyedWait, type KeyedWaitChange, type WaitKey } from "./KeyedWaits.js"
+export type { WaitChanges } from "./Waits.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"
 export type { ActionErrorResult } from "./ActionFailure.js"

@@ -1,4 +1,5 @@
 import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
+import { ATTRIBUTE_NAME, FIELD_PATH, MATCHES } from "./correlationKey.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
@@ -48,6 +49,15 @@ const acceptingSnakeCase = <Fields extends Schema.Struct.Fields>(identifier: str
   }
   return renamed.pipe(Schema.decodeTo(struct, loose)).annotate({ identifier })
 }
+
+/**
+ * A correlation key as `validateRecipe` starts from it: either field, any text, PascalCase or
+ * snake_case, so that the correlation rules can name every problem at once. @internal
+ */
+const CorrelationKeyDraft = acceptingSnakeCase(
+  "CorrelationKey",
+  Schema.Struct({ Attribute: Schema.optionalKey(Schema.String), DataField: Schema.optionalKey(Schema.String) })
+)
 
 export const Interaction = oneOf("push_command", "pull_event")
 export type Interaction = typeof Interaction.Type
@@ -122,7 +132,27 @@ const actionFailureFields = <R extends Schema.Top>(retry: R) => ({
   OnError: Schema.optionalKey(Schema.NonEmptyString)
 })
 
-const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1, ...actionFailureFields(RetryPolicy) })
+/**
+ * Where a pull event carries the value that picks its job (v1.1.0): a CloudEvent attribute (an
+ * extension such as `lotid`, or `subject`/`source`) or a dot path into the event's data. PascalCase
+ * only: the decoded draft (`CorrelationKeyDraft`) also takes snake_case.
+ */
+export const CorrelationKey = Schema.Union([
+  Schema.Struct({ Attribute: Schema.String.check(Schema.isPattern(ATTRIBUTE_NAME, { expected: "a CloudEvent attribute name (a-z, 0-9, at most 20)" })) }).annotate({ identifier: "AttributeKey" }),
+  Schema.Struct({ DataField: Schema.String.check(Schema.isPattern(FIELD_PATH, { expected: "a dot path of field names or indexes" })) }).annotate({ identifier: "DataFieldKey" })
+]).annotate({ identifier: "CorrelationKey" })
+export type CorrelationKey = typeof CorrelationKey.Type
+
+/** `jobid`, `order.<field path>` or `parameter.<ID>`: what the event's key must equal (v1.1.0). */
+export const Matches = Schema.String.check(Schema.isPattern(MATCHES, { expected: "jobid, order.<field path> or parameter.<ID>" }))
+
+/** The fields recipe schema v1.1.0 adds to a pull event: where its key is and what it must equal. */
+const correlationFields = {
+  CorrelationKey: Schema.optionalKey(CorrelationKey),
+  Matches: Schema.optionalKey(Matches)
+}
+
+const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1, ...actionFailureFields(RetryPolicy), ...correlationFields })
 
 /**
  * An action of recipe schema v1.1.0 in its canonical JSON form (PascalCase inside `Retry` too):
@@ -131,7 +161,8 @@ const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFields
 export const ActionWireV1_1 = Schema.Struct({
   ...ActionFieldsV1_0.fields,
   ...ActionFieldsV1_1,
-  ...actionFailureFields(RetryPolicyFields.annotate({ identifier: "RetryPolicy" }))
+  ...actionFailureFields(RetryPolicyFields.annotate({ identifier: "RetryPolicy" })),
+  ...correlationFields
 }).annotate({ identifier: "Action" })
 
 const BranchFields = Schema.Struct({
@@ -172,12 +203,18 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
  * this and, besides, snake_case names. This is v1.0.0: the action fields of v1.1.0
  * (`ActionFieldsV1_1`) belong in the v1.1.0 schema only.
  */
-export const RecipeWire = Schema.Struct({
-  Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
-  Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
-  Actions: Schema.Array(Schema.toEncoded(ActionFieldsV1_0).annotate({ identifier: "Action" })),
-  Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
-}).annotate({ identifier: "Recipe" })
+const wireOf = <A extends Schema.Struct.Fields>(actionFields: Schema.Struct<A>) =>
+  Schema.Struct({
+    Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
+    Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
+    Actions: Schema.Array(Schema.toEncoded(actionFields).annotate({ identifier: "Action" })),
+    Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
+  }).annotate({ identifier: "Recipe" })
+
+export const RecipeWire = wireOf(ActionFieldsV1_0)
+
+/** {@link RecipeWire} of recipe schema v1.1.0: actions may declare `Results`, a `Retry` policy, an `OnError` target, a `CorrelationKey` and what it `Matches`. */
+export const RecipeWireV1_1 = wireOf(ActionWireV1_1)
 
 /**
  * The recipe model. Decoding checks the shape and each field on its own; the rules that span
@@ -207,7 +244,15 @@ const RetryPolicyDraft = acceptingSnakeCase(
  */
 export const ActionDraft = acceptingSnakeCase(
   "Action",
-  Schema.Struct({ ...ActionFields.fields, Qualifier: Schema.String, TimeoutSeconds: Schema.Number, Retry: Schema.optionalKey(RetryPolicyDraft) })
+  Schema.Struct({
+    ...ActionFields.fields,
+    Qualifier: Schema.String,
+    TimeoutSeconds: Schema.Number,
+    Retry: Schema.optionalKey(RetryPolicyDraft),
+    // Checked by the correlation rules, which name every problem of it at once.
+    CorrelationKey: Schema.optionalKey(CorrelationKeyDraft),
+    Matches: Schema.optionalKey(Schema.String)
+  })
 )
 
 /** The shape `validateRecipe` starts from: like `Recipe`, with the loose `ActionDraft`. @internal */

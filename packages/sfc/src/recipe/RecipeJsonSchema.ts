@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { RecipeWire } from "./Recipe.js"
-import { RECIPE_SCHEMA_ID } from "./validateRecipe.js"
+import { RecipeWire, RecipeWireV1_1 } from "./Recipe.js"
+import { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1 } from "./validateRecipe.js"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 
@@ -28,15 +28,16 @@ const withoutNullAlternatives = (value: Json): Json => {
  * the island accepts. It checks the shape of each element (PascalCase names; `Initial` and
  * `Priority` may be left out); the rules across elements (unique names, references,
  * reachability, conditions) are `validateRecipe`'s. The repository publishes it under its `$id`
- * as `docs/schemas/sfc-recipe/v1.0.0/schema.json`.
+ * as `docs/schemas/sfc-recipe/v1.0.0/schema.json`. `"1.1.0"` gives the schema of recipe schema
+ * v1.1.0 (`RECIPE_SCHEMA_ID_V1_1`), whose actions may name a correlation key.
  */
-export const recipeJsonSchema = (): { readonly [key: string]: Json } => {
-  const document = Schema.toJsonSchemaDocument(RecipeWire)
+export const recipeJsonSchema = (version: "1.0.0" | "1.1.0" = "1.0.0"): { readonly [key: string]: Json } => {
+  const document = Schema.toJsonSchemaDocument(version === "1.0.0" ? RecipeWire : RecipeWireV1_1)
   const schema = withoutNullAlternatives(document.schema as Json) as { readonly [key: string]: Json }
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
-    $id: RECIPE_SCHEMA_ID,
-    title: "SFC recipe v1.0.0",
+    $id: version === "1.0.0" ? RECIPE_SCHEMA_ID : RECIPE_SCHEMA_ID_V1_1,
+    title: `SFC recipe v${version}`,
     description: "A recipe as a work master's data: steps, transitions, actions and branches of a sequential function chart.",
     ...schema,
     $defs: withoutNullAlternatives(document.definitions as Json)

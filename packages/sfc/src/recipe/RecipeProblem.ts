@@ -18,6 +18,8 @@ export type RecipeRule =
   | "condition-name"
   /** An action's Retry policy that is not one (v1.1.0). */
   | "retry"
+  /** A pull event's `CorrelationKey` or `Matches` (where its key is, what the key must equal). */
+  | "correlation-key"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and

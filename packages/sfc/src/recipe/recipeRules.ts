@@ -4,6 +4,7 @@ import { parseCondition } from "../condition/parseCondition.js"
 import { conditionNames } from "./conditionNames.js"
 import { conditionsNeedV1_1 } from "./conditionVersion.js"
 import { type Path, problem, quote, type RecipeCheck, transitionLabel } from "./recipeCheck.js"
+import { correlationChecks } from "./correlationRules.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
@@ -209,7 +210,15 @@ export const stepsReachable: RecipeCheck = (recipe) => {
 }
 
 /** The rules that judge each transition or action on its own, so they also run on the parts of a malformed recipe. */
-export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers, failureFieldsNeedV1_1, retryPolicies]
+export const elementChecks: ReadonlyArray<RecipeCheck> = [
+  positiveTimeouts,
+  conditionsParse,
+  counterNames,
+  supportedQualifiers,
+  failureFieldsNeedV1_1,
+  retryPolicies,
+  ...correlationChecks
+]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
@@ -224,6 +233,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   failureFieldsNeedV1_1,
   retryPolicies,
   onErrorTargets,
+  ...correlationChecks,
   stepsReachable,
   conditionsNeedV1_1,
   conditionNames

@@ -8,7 +8,6 @@ import { salvageDraft } from "./salvageDraft.js"
 export const RECIPE_SCHEMA_ID = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.0.0/"
 /** The `dataschema` of a work master whose recipe may use the fields of schema v1.1.0. */
 export const RECIPE_SCHEMA_ID_V1_1 = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/"
-export const RECIPE_SCHEMA_IDS: ReadonlyArray<string> = [RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1]
 
 /**
  * Checks a recipe against every rule and reports every problem at once. Shape problems (a missing
@@ -30,25 +29,25 @@ export const validateRecipe = (input: unknown): Result.Result<Recipe, ReadonlyAr
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
+/** Every `dataschema` of a work master that carries a recipe. */
+export const RECIPE_SCHEMA_IDS: ReadonlyArray<string> = [RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1]
+
+/** The recipe with the version its work master's `dataschema` names (v1.0.0: none, which reads as v1.0.0). */
+const withVersion = (data: unknown, dataschema: unknown): unknown => {
+  if (!isObject(data)) return data
+  const { SchemaVersion: _given, schema_version: _givenSnake, ...recipe } = data
+  return dataschema === RECIPE_SCHEMA_ID_V1_1 ? { ...recipe, SchemaVersion: "1.1.0" } : recipe
+}
+
 /**
- * The recipe a work master carries, validated; `undefined` when its `dataschema` is not the recipe
- * schema (a work master without a recipe is left to the MES).
+ * The recipe a work master carries, validated; `undefined` when its `dataschema` is not a recipe
+ * schema (a work master without a recipe is left to the MES). The `dataschema` says the recipe's
+ * schema version, whatever its data says.
  */
 export const validateWorkMasterRecipe = (workMaster: unknown): Result.Result<Recipe, ReadonlyArray<RecipeProblem>> | undefined => {
   if (!isObject(workMaster) || !RECIPE_SCHEMA_IDS.includes(workMaster["dataschema"] as string)) return undefined
   if (!Object.hasOwn(workMaster, "data")) {
     return Result.fail([{ rule: "structure", path: [], message: "the work master names the recipe schema but has no data" }])
   }
-  return validateRecipe(withSchemaVersion(workMaster["data"], workMaster["dataschema"] === RECIPE_SCHEMA_ID_V1_1 ? "1.1.0" : undefined))
-}
-
-/**
- * The recipe with the version its work master's `dataschema` names: the data cannot claim a version
- * of its own (a v1.0.0 recipe keeps exactly the fields it had).
- */
-const withSchemaVersion = (data: unknown, version: "1.1.0" | undefined): unknown => {
-  if (!isObject(data)) return data
-  if (version === undefined && !Object.hasOwn(data, "SchemaVersion") && !Object.hasOwn(data, "schema_version")) return data
-  const { SchemaVersion: _version, schema_version: _snakeCase, ...rest } = data
-  return version === undefined ? rest : { ...rest, SchemaVersion: version }
+  return validateRecipe(withVersion(workMaster["data"], workMaster["dataschema"]))
 }
