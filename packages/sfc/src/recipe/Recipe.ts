@@ -1,4 +1,5 @@
 import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
+import { Duration } from "./Duration.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
@@ -59,9 +60,21 @@ export type Qualifier = typeof Qualifier.Type
 export const BranchType = oneOf("simultaneous", "selection")
 export type BranchType = typeof BranchType.Type
 
-const StepFields = Schema.Struct({
+// Each element's fields as v1.0.0 has them, then the model with what v1.1.0 adds. Decoding
+// accepts every field of every version (validation refuses a v1.1.0 field in a v1.0.0 recipe,
+// rule `needs-v1.1`); each published JSON Schema describes its own version's fields.
+
+const StepFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Initial: Schema.Boolean.pipe(Schema.withDecodingDefaultType(Effect.succeed(false)))
+})
+
+const StepFields = Schema.Struct({
+  ...StepFieldsV1_0.fields,
+  /** v1.1.0: how long the step may stay active (a duration, `30s`). */
+  MaxDuration: Schema.optionalKey(Duration),
+  /** v1.1.0: the step or branch to go to when MaxDuration runs out; absent, the job fails. */
+  OnMaxDuration: Schema.optionalKey(Schema.NonEmptyString)
 })
 
 const TransitionFields = Schema.Struct({
@@ -75,7 +88,7 @@ const TransitionFields = Schema.Struct({
   Priority: Schema.Int.pipe(Schema.withDecodingDefaultType(Effect.succeed(0)))
 })
 
-const ActionFields = Schema.Struct({
+const ActionFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Step: Schema.String,
   Qualifier,
@@ -84,6 +97,8 @@ const ActionFields = Schema.Struct({
   TimeoutSeconds: Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0, { expected: "a positive number" })),
   Parameters: Schema.optionalKey(JsonObject)
 })
+
+const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields })
 
 const BranchFields = Schema.Struct({
   Name: Schema.NonEmptyString,
@@ -104,6 +119,12 @@ export interface Action extends Schema.Schema.Type<typeof ActionFields> {}
 export const Branch = acceptingSnakeCase("Branch", BranchFields)
 export interface Branch extends Schema.Schema.Type<typeof BranchFields> {}
 
+/** v1.1.0: the recipe's own fields besides its elements. */
+const RecipeFieldsV1_1 = {
+  /** How long the whole job may run (a duration, `2h`); the job fails when it is exceeded. */
+  MaxJobDuration: Schema.optionalKey(Duration)
+}
+
 const recipeOf = <A extends Schema.Top>(action: A) =>
   acceptingSnakeCase(
     "Recipe",
@@ -111,21 +132,38 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
       Steps: Schema.Array(Step),
       Transitions: Schema.Array(Transition),
       Actions: Schema.Array(action),
-      Branches: Schema.optionalKey(Schema.Array(Branch))
+      Branches: Schema.optionalKey(Schema.Array(Branch)),
+      ...RecipeFieldsV1_1,
+      /**
+       * The version the recipe runs by, from its work master's `dataschema` (not written by a
+       * recipe's author): absent means 1.0.0, so a v1.0.0 recipe's JSON and digest stay as they were.
+       */
+      SchemaVersion: Schema.optionalKey(oneOf("1.0.0", "1.1.0"))
     })
   )
 
+const wireOf = <S extends Schema.Struct.Fields, A extends Schema.Struct.Fields, R extends Schema.Struct.Fields>(
+  step: Schema.Struct<S>,
+  action: Schema.Struct<A>,
+  recipe: R
+) =>
+  Schema.Struct({
+    Steps: Schema.Array(Schema.toEncoded(step).annotate({ identifier: "Step" })),
+    Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
+    Actions: Schema.Array(Schema.toEncoded(action).annotate({ identifier: "Action" })),
+    Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" }))),
+    ...recipe
+  }).annotate({ identifier: "Recipe" })
+
 /**
- * A recipe as JSON in its canonical form, PascalCase names with `Initial` and `Priority` optional:
- * what the published JSON Schema describes (`recipeJsonSchema`). Decoding with `Recipe` accepts
- * this and, besides, snake_case names.
+ * A v1.0.0 recipe as JSON in its canonical form, PascalCase names with `Initial` and `Priority`
+ * optional: what the published v1.0.0 JSON Schema describes (`recipeJsonSchema()`). Decoding with
+ * `Recipe` accepts this and, besides, snake_case names.
  */
-export const RecipeWire = Schema.Struct({
-  Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
-  Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
-  Actions: Schema.Array(Schema.toEncoded(ActionFields).annotate({ identifier: "Action" })),
-  Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
-}).annotate({ identifier: "Recipe" })
+export const RecipeWire = wireOf(StepFieldsV1_0, ActionFieldsV1_0, {})
+
+/** A v1.1.0 recipe as JSON, canonical form: what `recipeJsonSchema("1.1.0")` describes. */
+export const RecipeWireV1_1 = wireOf(StepFields, ActionFields, RecipeFieldsV1_1)
 
 /**
  * The recipe model. Decoding checks the shape and each field on its own; the rules that span

@@ -12,6 +12,10 @@ export type RecipeRule =
   | "counter"
   | "qualifier"
   | "unreachable"
+  /** A construct of recipe schema v1.1.0 in a recipe that says v1.0.0. */
+  | "needs-v1.1"
+  /** A step's time limit that cannot work (`OnMaxDuration` without `MaxDuration`, or into a branch path). */
+  | "time-limit"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and

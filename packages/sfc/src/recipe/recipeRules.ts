@@ -5,6 +5,7 @@ import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
+import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
 
 /** One recipe rule: the problems it finds in a structurally sound recipe, in recipe order. */
 export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
@@ -227,5 +228,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
+  timeLimitTargets,
+  timeLimitsNeedV11,
   stepsReachable
 ]
