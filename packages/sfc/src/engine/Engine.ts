@@ -1,11 +1,15 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
+import { indexChanges, type WaitChange } from "./Indexes.js"
 import { enterStep, failJob, settle } from "./Flow.js"
 import { holdCommand } from "./HeldCommands.js"
 import { abort, pause, resume, retry, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
 import type { LogWrite } from "./ExecutionLog.js"
+import { fireJobLimit, fireStepLimits } from "./LimitsRunOut.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
+import { freezeLimits, jobLimit, shiftLimits, thawLimits } from "./TimeLimits.js"
+import { markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
 import type { Origin } from "@microdcs/job-state"
@@ -33,11 +37,6 @@ export type EngineInput =
   | { readonly type: "abort"; readonly reason?: string; readonly origin?: Origin | undefined }
   /** An operator retries an open action (a station that was down is back): see RetryAction.ts. */
   | { readonly type: "retry"; readonly action: string; readonly origin?: Origin | undefined }
-
-export interface WaitChange {
-  readonly typeId: string
-  readonly since: number
-}
 
 export interface EngineOutput {
   readonly state: ExecutionState
@@ -87,48 +86,6 @@ export interface StartParams {
 
 export const DEFAULT_MAX_ATTEMPTS = 3
 
-/** The pull-event types a state waits on, each with its earliest wait start. */
-const waitsOf = (state: ExecutionState): Map<string, number> => {
-  const waits = new Map<string, number>()
-  if (isTerminalStatus(state.status)) return waits
-  for (const run of state.actions) {
-    if (run.state !== "waiting") continue
-    const typeId = state.recipe.Actions.find((a) => a.Name === run.action)?.TypeId
-    if (typeId !== undefined) waits.set(typeId, Math.min(waits.get(typeId) ?? Infinity, run.waitSince ?? 0))
-  }
-  return waits
-}
-
-/** The earliest open deadline of a running state, or null. */
-export const dueOf = (state: ExecutionState): number | null => {
-  if (state.status !== "running") return null
-  const deadlines = state.actions.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
-  return deadlines.length > 0 ? Math.min(...deadlines) : null
-}
-
-/** The indexes a state implies (due, waits, active): what reconcile compares against Valkey. */
-export const indexesOf = (state: ExecutionState) => ({
-  due: dueOf(state),
-  waits: [...waitsOf(state)].map(([typeId, since]) => ({ typeId, since })),
-  active: !isTerminalStatus(state.status)
-})
-
-/** What the runtime's indexes (due, waits, active) change by from `before` (none at start) to `state`. */
-export const indexChanges = (before: ExecutionState | undefined, state: ExecutionState) => {
-  const oldWaits = before ? waitsOf(before) : new Map<string, number>()
-  const newWaits = waitsOf(state)
-  const changes = [...newWaits].map(([typeId, since]) => ({ typeId, since }))
-  return {
-    due: dueOf(state),
-    waitsAdd: changes.filter((w) => !oldWaits.has(w.typeId)),
-    // A wait that ends and restarts in one write keeps the type: without the move the job
-    // would keep its old place and take events from jobs that have waited longer.
-    waitsMove: changes.filter((w) => oldWaits.has(w.typeId) && oldWaits.get(w.typeId) !== w.since),
-    waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
-    active: !isTerminalStatus(state.status)
-  }
-}
-
 const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
   const state = draft.finish()
   return { state, changed: draft.changed, outbox: draft.outbox, ...indexChanges(before, state), ...(note !== undefined ? { note } : {}), log: draft.logWrites(state) }
@@ -171,7 +128,8 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     branches: [],
     actions: [],
     results: {},
-    history: []
+    history: [],
+    ...jobLimit(params.recipe, now)
   }
   return askingForCounters(initial, now, () => {
     const draft = new Draft(initial, now, params.executionId)
@@ -205,11 +163,15 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
   draft.updateAction(at, { state: "completed", result: input.data ?? null, deadline: undefined, remainingMs: undefined })
   draft.results[run.action] = input.data ?? null
   logActionWritten(draft, at, true)
+  // v1.1.0: a waiting step's late pulse changes what its transitions read.
+  draft.recheck = true
   if (draft.state.status === "running") settle(draft)
   return undefined
 }
 
 const applyTick = (draft: Draft): void => {
+  if (draft.state.status !== "running") return
+  fireJobLimit(draft)
   if (draft.state.status !== "running") return
   const expired = draft.actions.flatMap((run, at) => (run.deadline !== undefined && run.deadline <= draft.now ? [at] : []))
   // Failures first: a job that fails in this write must not resend anything in the same write
@@ -224,8 +186,13 @@ const applyTick = (draft: Draft): void => {
     logActionWritten(draft, at, true)
     return failJob(draft, `action ${run.action} timed out: ${why}`)
   }
-  for (const at of expired) {
-    const run = draft.actions[at]!
+  // v1.1.0: steps past their MaxDuration go first; an action of a step left here is not resent.
+  const due = expired.map((at) => draft.actions[at]!)
+  fireStepLimits(draft)
+  if (draft.state.status !== "running") return
+  for (const run of due) {
+    const at = draft.actions.indexOf(run)
+    if (at < 0) continue
     const action = draft.index.action(run.action)!
     logInstant(draft, "timeout", run.action, { resend: run.attempts + 1 }, { run })
     draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
@@ -235,6 +202,8 @@ const applyTick = (draft: Draft): void => {
       parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
     })
   }
+  markDueRecheck(draft)
+  if (draft.recheck) settle(draft)
 }
 
 const applyOutage = (draft: Draft, from: number, to: number): void => {
@@ -243,6 +212,7 @@ const applyOutage = (draft: Draft, from: number, to: number): void => {
   draft.actions.forEach((run, at) => {
     if (run.deadline !== undefined && run.deadline > from && run.deadline <= to) draft.updateAction(at, { deadline: run.deadline + length })
   })
+  shiftLimits(draft, from, to)
 }
 
 /**
@@ -278,11 +248,13 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
       break
     case "pause":
       pause(draft, input.origin)
+      freezeLimits(draft)
       break
     case "hold":
       note = holdCommand(draft, input.command)
       break
     case "resume":
+      thawLimits(draft)
       resume(draft, input.origin)
       break
     case "stop":

@@ -1,6 +1,7 @@
 import { Result } from "effect"
 import { evaluateCondition, parseCondition } from "../condition/index.js"
 import type { Recipe } from "../recipe/Recipe.js"
+import { recipeSchemaVersion } from "../recipe/RecipeVersions.js"
 
 type Step = Recipe["Steps"][number]
 type Transition = Recipe["Transitions"][number]
@@ -18,6 +19,8 @@ export type CompiledCondition = (results: ReadonlyArray<ActionResult>) => boolea
 /** Lookups the core needs, built once per recipe snapshot and cached by identity. */
 export interface RecipeIndex {
   readonly recipe: Recipe
+  /** The recipe runs by schema v1.1.0 (waiting transitions, time limits); false: v1.0.0, as it always ran. */
+  readonly v11: boolean
   readonly initialStep: string
   readonly step: (name: string) => Step | undefined
   readonly branch: (name: string) => Branch | undefined
@@ -60,6 +63,7 @@ export const indexRecipe = (recipe: Recipe): RecipeIndex => {
   const conditions = new Map<string, CompiledCondition>()
   const index: RecipeIndex = {
     recipe,
+    v11: recipeSchemaVersion(recipe) === "1.1.0",
     initialStep: recipe.Steps.find((s) => s.Initial)?.Name ?? recipe.Steps[0]?.Name ?? "",
     step: (name) => steps.get(name),
     branch: (name) => branches.get(name),

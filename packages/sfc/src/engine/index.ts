@@ -6,17 +6,9 @@ export * from "./ExecutionState.js"
 export * from "./ExecutionLog.js"
 export * from "./Outbox.js"
 export * from "./Correlation.js"
-export {
-  DEFAULT_MAX_ATTEMPTS,
-  dueOf,
-  type EngineInput,
-  type EngineOutput,
-  indexesOf,
-  start,
-  type StartParams,
-  step,
-  type WaitChange
-} from "./Engine.js"
+export { DEFAULT_MAX_ATTEMPTS, type EngineInput, type EngineOutput, start, type StartParams, step } from "./Engine.js"
+export { dueOf, indexesOf, type WaitChange } from "./Indexes.js"
 export { stepAll, type StepAllOutput } from "./StepAll.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
 export { awaitsSend, isHeld } from "./HeldCommands.js"
+export { COUNTER_RECHECK_MS } from "./Waiting.js"

@@ -1,7 +1,9 @@
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
 import { recipeSchemaVersion } from "./RecipeVersions.js"
-import type { RecipeCheck } from "./recipeRules.js"
+
+/** One rule, as `recipeRules.ts` lists them (typed here: that module imports this one). */
+type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
 
 /**
  * The rules of the time limits (v1.1.0): `MaxDuration` and `OnMaxDuration` on a step,
