@@ -9,6 +9,7 @@ export {
   Qualifier,
   Recipe,
   type RecipeJson,
+  RecipeSchemaVersion,
   RecipeWire,
   RecipeWireV1_1,
   Step,
@@ -16,14 +17,14 @@ export {
 } from "./recipe/Recipe.js"
 export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
-export { reachableSteps, type RecipeGraph } from "./recipe/reachability.js"
+export { jobOrderFields } from "./recipe/jobOrderFields.js"
+export { reachableSteps, type RecipeGraph, stepsBeforeConverging } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
 export { validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
 export {
   RECIPE_SCHEMA_ID,
   RECIPE_SCHEMA_ID_V1_1,
   RECIPE_SCHEMA_IDS,
-  type RecipeSchemaVersion,
   recipeSchemaVersion,
   versionOfSchemaId
 } from "./recipe/RecipeVersions.js"

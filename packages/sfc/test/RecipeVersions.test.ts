@@ -73,9 +73,9 @@ describe("recipe schema versions", () => {
   it("refuses every v1.1.0 construct in a v1.0.0 recipe, each named (rule needs-v1.1)", () => {
     const problems = problemsOf(validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID, data: limited }))
     expect(problems.map((p) => [p.rule, p.path, p.message])).toEqual([
-      ["needs-v1.1", ["MaxJobDuration"], "MaxJobDuration needs recipe schema v1.1.0 (this recipe is v1.0.0: its work master names the v1.0.0 dataschema)"],
-      ["needs-v1.1", ["Steps", 0, "MaxDuration"], 'step "Press": MaxDuration needs recipe schema v1.1.0 (this recipe is v1.0.0: its work master names the v1.0.0 dataschema)'],
-      ["needs-v1.1", ["Steps", 0, "OnMaxDuration"], 'step "Press": OnMaxDuration needs recipe schema v1.1.0 (this recipe is v1.0.0: its work master names the v1.0.0 dataschema)']
+      ["needs-v1.1", ["MaxJobDuration"], "MaxJobDuration needs recipe schema v1.1.0"],
+      ["needs-v1.1", ["Steps", 0, "MaxDuration"], 'step "Press": MaxDuration needs recipe schema v1.1.0'],
+      ["needs-v1.1", ["Steps", 0, "OnMaxDuration"], 'step "Press": OnMaxDuration needs recipe schema v1.1.0']
     ])
   })
 })

@@ -98,7 +98,15 @@ const ActionFieldsV1_0 = Schema.Struct({
   Parameters: Schema.optionalKey(JsonObject)
 })
 
-const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields })
+/**
+ * The action fields recipe schema v1.1.0 adds (validation refuses them in a v1.0.0 recipe).
+ * `Results`: the fields the action's result has; conditions' names are checked against them.
+ */
+export const ActionFieldsV1_1 = {
+  Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString))
+}
+
+const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1 })
 
 const BranchFields = Schema.Struct({
   Name: Schema.NonEmptyString,
@@ -125,6 +133,9 @@ const RecipeFieldsV1_1 = {
   MaxJobDuration: Schema.optionalKey(Duration)
 }
 
+export const RecipeSchemaVersion = oneOf("1.0.0", "1.1.0")
+export type RecipeSchemaVersion = typeof RecipeSchemaVersion.Type
+
 const recipeOf = <A extends Schema.Top>(action: A) =>
   acceptingSnakeCase(
     "Recipe",
@@ -138,7 +149,7 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
        * The version the recipe runs by, from its work master's `dataschema` (not written by a
        * recipe's author): absent means 1.0.0, so a v1.0.0 recipe's JSON and digest stay as they were.
        */
-      SchemaVersion: Schema.optionalKey(oneOf("1.0.0", "1.1.0"))
+      SchemaVersion: Schema.optionalKey(RecipeSchemaVersion)
     })
   )
 

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { RecipeWire, RecipeWireV1_1 } from "./Recipe.js"
-import { RECIPE_SCHEMA_IDS, type RecipeSchemaVersion } from "./RecipeVersions.js"
+import type { RecipeSchemaVersion } from "./Recipe.js"
+import { RECIPE_SCHEMA_IDS } from "./RecipeVersions.js"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 

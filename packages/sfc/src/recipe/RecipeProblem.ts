@@ -16,6 +16,8 @@ export type RecipeRule =
   | "needs-v1.1"
   /** A step's time limit that cannot work (`OnMaxDuration` without `MaxDuration`, or into a branch path). */
   | "time-limit"
+  /** A name in a condition that nothing the transition can read supplies (v1.1.0). */
+  | "condition-name"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and
@@ -25,6 +27,8 @@ export interface RecipeProblem {
   readonly rule: RecipeRule
   readonly path: ReadonlyArray<string | number>
   readonly message: string
+  /** For a `condition-name` problem: what the condition could read instead, as condition text. */
+  readonly candidates?: ReadonlyArray<string>
 }
 
 /** `Actions[2].Qualifier` */

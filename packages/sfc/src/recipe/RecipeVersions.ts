@@ -1,3 +1,5 @@
+import type { RecipeSchemaVersion } from "./Recipe.js"
+
 /**
  * The versions of the recipe schema. A work master names its recipe's version by its
  * `dataschema`; the island runs each recipe by the rules of the version it names, so a v1.0.0
@@ -10,7 +12,6 @@ export const RECIPE_SCHEMA_ID = "https://aschamberger.github.io/schemas/microdcs
 /** The `dataschema` of a work master whose `data` is a v1.1.0 recipe (waiting transitions, time limits, ...). */
 export const RECIPE_SCHEMA_ID_V1_1 = "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/"
 
-export type RecipeSchemaVersion = "1.0.0" | "1.1.0"
 
 /** Every recipe schema id a work master may name, oldest first, with its version. */
 export const RECIPE_SCHEMA_IDS: Readonly<Record<RecipeSchemaVersion, string>> = {

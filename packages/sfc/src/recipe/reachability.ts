@@ -35,3 +35,32 @@ export const reachableSteps = (recipe: RecipeGraph, start: Iterable<string>): Re
   }
   return new Set([...seen].filter((name) => steps.has(name)))
 }
+
+/**
+ * The steps that can have run before `branch` converges: its paths' steps and every step from
+ * which the branch can be reached (loops included). A branch's transitions out of it read the
+ * latest result of each action, so these steps' actions are the ones they can read.
+ */
+export const stepsBeforeConverging = (recipe: RecipeGraph, branch: string): ReadonlySet<string> => {
+  const previous = new Map<string, Array<string>>()
+  const edge = (from: string, to: string) => previous.set(to, [...(previous.get(to) ?? []), from])
+  for (const transition of recipe.Transitions) edge(transition.Source, transition.Target)
+  for (const b of recipe.Branches ?? []) {
+    for (const path of b.Branches) {
+      path.forEach((step, index) => edge(index === 0 ? b.Name : path[index - 1]!, step))
+      // A path's last step leads to its branch's convergence.
+      if (path.length > 0) edge(path[path.length - 1]!, b.Name)
+    }
+  }
+  const steps = new Set(recipe.Steps.map((step) => step.Name))
+  const seen = new Set<string>([branch])
+  const queue = [branch]
+  for (let node = queue.shift(); node !== undefined; node = queue.shift()) {
+    for (const source of previous.get(node) ?? []) {
+      if (seen.has(source)) continue
+      seen.add(source)
+      queue.push(source)
+    }
+  }
+  return new Set([...seen].filter((name) => steps.has(name)))
+}

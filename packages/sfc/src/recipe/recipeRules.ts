@@ -1,21 +1,14 @@
 import { Result } from "effect"
 import { isCounterName, maxCounterNameLength } from "../condition/conditionCounters.js"
 import { parseCondition } from "../condition/parseCondition.js"
-import type { RecipeDraft } from "./Recipe.js"
-import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
+import { conditionNames } from "./conditionNames.js"
+import { conditionsNeedV1_1 } from "./conditionVersion.js"
+import { type Path, problem, quote, type RecipeCheck, transitionLabel } from "./recipeCheck.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
 
-/** One recipe rule: the problems it finds in a structurally sound recipe, in recipe order. */
-export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
-
-type Path = ReadonlyArray<string | number>
-const problem = (rule: RecipeRule, path: Path, message: string): RecipeProblem => ({ rule, path, message })
-
-const quote = (name: string) => JSON.stringify(name)
-const transitionLabel = (t: { Source: string; Target: string }, index: number) =>
-  `transition ${index} (${quote(t.Source)} → ${quote(t.Target)})`
+export type { RecipeCheck } from "./recipeCheck.js"
 
 /** Names share one namespace: transitions and paths refer to steps and branches by name alone. */
 export const uniqueNames: RecipeCheck = (recipe) => {
@@ -229,6 +222,8 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   counterNames,
   supportedQualifiers,
   timeLimitTargets,
+  stepsReachable,
   timeLimitsNeedV11,
-  stepsReachable
+  conditionsNeedV1_1,
+  conditionNames
 ]

@@ -1,9 +1,7 @@
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
 import { recipeSchemaVersion } from "./RecipeVersions.js"
-
-/** One rule, as `recipeRules.ts` lists them (typed here: that module imports this one). */
-type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
+import type { RecipeCheck } from "./recipeCheck.js"
 
 /**
  * The rules of the time limits (v1.1.0): `MaxDuration` and `OnMaxDuration` on a step,
@@ -21,7 +19,7 @@ const quote = (name: string) => JSON.stringify(name)
 export const needsV11 = (recipe: Pick<RecipeDraft, "SchemaVersion">, path: Path, construct: string): ReadonlyArray<RecipeProblem> =>
   recipeSchemaVersion(recipe) === "1.1.0"
     ? []
-    : [{ rule: "needs-v1.1", path, message: `${construct} needs recipe schema v1.1.0 (this recipe is v1.0.0: its work master names the v1.0.0 dataschema)` }]
+    : [{ rule: "needs-v1.1", path, message: `${construct} needs recipe schema v1.1.0` }]
 
 export const timeLimitsNeedV11: RecipeCheck = (recipe) => [
   ...(recipe.MaxJobDuration !== undefined ? needsV11(recipe, ["MaxJobDuration"], "MaxJobDuration") : []),

@@ -1,7 +1,7 @@
 import { Result } from "effect"
-import { decodeRecipe, decodeRecipeDraft, type Recipe, type RecipeDraft } from "./Recipe.js"
+import { decodeRecipe, decodeRecipeDraft, type Recipe, type RecipeDraft, type RecipeSchemaVersion } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
-import { type RecipeSchemaVersion, versionOfSchemaId } from "./RecipeVersions.js"
+import { versionOfSchemaId } from "./RecipeVersions.js"
 import { elementChecks, recipeChecks } from "./recipeRules.js"
 import { salvageDraft } from "./salvageDraft.js"
 
