@@ -2,6 +2,7 @@ import { Result } from "effect"
 import type { Recipe } from "../recipe/Recipe.js"
 import type { Draft } from "./Draft.js"
 import type { ActionResult } from "./RecipeIndex.js"
+import { conditionContext } from "./StepClocks.js"
 import { chooseTransitionOf } from "./TransitionCounters.js"
 
 /**
@@ -30,7 +31,7 @@ export const choosePath = (draft: Draft, branch: Branch, results: ReadonlyArray<
   const firstSteps = branch.Branches.map((path) => path[0]!)
   const into = draft.index.outgoing(branch.Name).filter((t) => firstSteps.includes(t.Target))
   if (into.length === 0) return Result.succeed(0)
-  const choice = chooseTransitionOf(draft.index, draft.counters, branch.Name, into, results)
+  const choice = chooseTransitionOf(draft.index, draft.counters, branch.Name, into, results, conditionContext(draft))
   if (Result.isFailure(choice)) return Result.fail(`selection branch ${branch.Name}: ${choice.failure.message}`)
   return Result.succeed(choice.success ? firstSteps.indexOf(choice.success.Target) : undefined)
 }
@@ -43,8 +44,9 @@ export const chooseExit = (
   results: ReadonlyArray<ActionResult>
 ): Result.Result<Chosen | undefined, string> => {
   let candidates = outgoing
+  const context = conditionContext(draft)
   for (;;) {
-    const choice = chooseTransitionOf(draft.index, draft.counters, source, candidates, results)
+    const choice = chooseTransitionOf(draft.index, draft.counters, source, candidates, results, context)
     if (Result.isFailure(choice)) return Result.fail(`transition out of ${source}: ${choice.failure.message}`)
     const transition = choice.success
     const branch = transition === undefined ? undefined : draft.index.branch(transition.Target)

@@ -8,7 +8,9 @@ import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues }
 import type { LogWrite } from "./ExecutionLog.js"
 import { fireJobLimit, fireStepLimits } from "./LimitsRunOut.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
-import { freezeLimits, jobLimit, shiftLimits, thawLimits } from "./TimeLimits.js"
+import { applyOrder, orderKept } from "./OrderFields.js"
+import { indexRecipe } from "./RecipeIndex.js"
+import { jobLimit, pauseClocks, resumeClocks, shiftLimits } from "./TimeLimits.js"
 import { markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
@@ -37,6 +39,8 @@ export type EngineInput =
   | { readonly type: "abort"; readonly reason?: string; readonly origin?: Origin | undefined }
   /** An operator retries an open action (a station that was down is back): see RetryAction.ts. */
   | { readonly type: "retry"; readonly action: string; readonly origin?: Origin | undefined }
+  /** The job order was updated: its fields conditions read (v1.1.0 `order.*`, OrderFields.ts). */
+  | { readonly type: "order"; readonly order: unknown }
 
 export interface EngineOutput {
   readonly state: ExecutionState
@@ -82,6 +86,8 @@ export interface StartParams {
    * the job id alone). Absent: the state has no log.
    */
   readonly executionId?: string | undefined
+  /** The job order as the MES sent it: the state keeps the fields v1.1.0 conditions read (`order.*`). */
+  readonly order?: unknown
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
@@ -129,7 +135,8 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     actions: [],
     results: {},
     history: [],
-    ...jobLimit(params.recipe, now)
+    ...jobLimit(params.recipe, now),
+    ...orderKept(indexRecipe(params.recipe), params.order)
   }
   return askingForCounters(initial, now, () => {
     const draft = new Draft(initial, now, params.executionId)
@@ -248,13 +255,13 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
       break
     case "pause":
       pause(draft, input.origin)
-      freezeLimits(draft)
+      pauseClocks(draft)
       break
     case "hold":
       note = holdCommand(draft, input.command)
       break
     case "resume":
-      thawLimits(draft)
+      resumeClocks(draft)
       resume(draft, input.origin)
       break
     case "stop":
@@ -265,6 +272,9 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
       break
     case "retry":
       note = retry(draft, input.action, input.origin)
+      break
+    case "order":
+      note = applyOrder(draft, input.order)
       break
   }
   return output(state, draft, note)

@@ -4,6 +4,7 @@ import { correlationIdOf } from "./Correlation.js"
 import type { Draft } from "./Draft.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 import type { ActionResult } from "./RecipeIndex.js"
+import { recordStepTime } from "./StepClocks.js"
 import { stepLimit } from "./TimeLimits.js"
 import { type Source, waitAt } from "./Waiting.js"
 import {
@@ -102,6 +103,7 @@ export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<Actio
   draft.active = draft.active.filter((a) => a !== active)
   const at = draft.history.findLastIndex((h) => h.step === active.step && h.visit === active.visit)
   if (at >= 0) draft.history[at] = { ...draft.history[at]!, leftAt: draft.now }
+  recordStepTime(draft, active)
   return runs
 }
 

@@ -2,6 +2,7 @@ import { durationMs } from "../recipe/Duration.js"
 import type { Recipe } from "../recipe/Recipe.js"
 import { recipeSchemaVersion } from "../recipe/RecipeVersions.js"
 import type { Draft } from "./Draft.js"
+import { holdStepTimes } from "./StepClocks.js"
 
 /**
  * Time limits (v1.1.0): a step's `MaxDuration` (then `OnMaxDuration`, or the job fails) and the
@@ -23,7 +24,7 @@ export const jobLimit = (recipe: Recipe, now: number): { readonly jobLimitAt?: n
 }
 
 /** Pause: each running time limit keeps what is left of it. */
-export const freezeLimits = (draft: Draft): void => {
+export const pauseClocks = (draft: Draft): void => {
   if (draft.state.status !== "paused") return
   draft.active = draft.active.map((a) => {
     if (a.limitAt === undefined) return a
@@ -38,12 +39,14 @@ export const freezeLimits = (draft: Draft): void => {
 }
 
 /**
- * Resume: each frozen time limit runs again with what was left of it, and a waiting step's
- * transitions are evaluated again (counters may have moved meanwhile).
+ * Resume: each frozen time limit runs again with what was left of it, the pause is left out of
+ * the steps' times, and a waiting step's transitions are evaluated again (counters may have
+ * moved meanwhile).
  */
-export const thawLimits = (draft: Draft): void => {
+export const resumeClocks = (draft: Draft): void => {
   if (draft.state.status !== "paused") return
   draft.recheck = true
+  holdStepTimes(draft)
   draft.active = draft.active.map((a) => {
     if (a.limitLeftMs === undefined) return a
     const { limitLeftMs, ...rest } = a

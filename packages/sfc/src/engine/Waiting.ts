@@ -1,6 +1,8 @@
+import { stepTimeThresholds } from "../condition/index.js"
 import type { Draft } from "./Draft.js"
 import type { ActiveStep, BranchRun, ExecutionState } from "./ExecutionState.js"
 import type { RecipeIndex } from "./RecipeIndex.js"
+import { elapsedOf } from "./StepClocks.js"
 import { countersNamed } from "./TransitionCounters.js"
 
 /**
@@ -55,16 +57,17 @@ const readsOf = (index: RecipeIndex, source: string): WaitReads => {
   let reads = bySource.get(source)
   if (!reads) {
     const conditions = exitConditions(index, source)
-    reads = { counters: countersNamed(index, conditions).length > 0, thresholds: [] }
+    const thresholds = conditions.flatMap((t) => {
+      const ast = index.v11 ? index.parse(t.Condition) : undefined
+      return ast === undefined ? [] : stepTimeThresholds(ast).flatMap((threshold) => (threshold.step === source ? [threshold.ms] : []))
+    })
+    reads = { counters: countersNamed(index, conditions).length > 0, thresholds: [...new Set(thresholds)] }
     bySource.set(source, reads)
   }
   return reads
 }
 
 const nameOf = (source: Source): string => ("step" in source ? source.step.step : source.branch.name)
-
-/** The running time of an active step at `now` (its paused time left out). */
-const elapsed = (active: ActiveStep, now: number): number => now - active.enteredAt - (active.heldMs ?? 0)
 
 /** The first threshold of a step's time after `after`: `>=` turns true at it, `>` one ms later. */
 const nextThreshold = (active: ActiveStep, thresholds: ReadonlyArray<number>, after: number): number | undefined => {
@@ -83,7 +86,7 @@ const canChange = (draft: Draft, source: Source): boolean => {
   if (!("step" in source)) return false
   const { step } = source
   if (step.limitAt !== undefined) return true
-  if (reads.thresholds.some((ms) => ms >= elapsed(step, draft.now))) return true
+  if (reads.thresholds.some((ms) => ms >= elapsedOf(step, draft.now))) return true
   return draft.actions.some((r) => r.step === step.step && r.visit === step.visit && (r.state === "dispatched" || r.state === "waiting"))
 }
 
