@@ -11,7 +11,7 @@ import { logActionWritten, logInstant } from "./LogNodes.js"
 import { applyOrder, orderKept } from "./OrderFields.js"
 import { indexRecipe } from "./RecipeIndex.js"
 import { jobLimit, pauseClocks, resumeClocks, shiftLimits } from "./TimeLimits.js"
-import { markDueRecheck } from "./Waiting.js"
+import { counterRecheck, markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
 import type { Origin } from "@microdcs/job-state"
@@ -88,6 +88,8 @@ export interface StartParams {
   readonly executionId?: string | undefined
   /** The job order as the MES sent it: the state keeps the fields v1.1.0 conditions read (`order.*`). */
   readonly order?: unknown
+  /** v1.1.0: how often a waiting step's counters are read again (default `COUNTER_RECHECK_MS`). */
+  readonly counterRecheckMs?: number | undefined
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
@@ -136,7 +138,8 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     results: {},
     history: [],
     ...jobLimit(params.recipe, now),
-    ...orderKept(indexRecipe(params.recipe), params.order)
+    ...orderKept(indexRecipe(params.recipe), params.order),
+    ...counterRecheck(indexRecipe(params.recipe).v11, params.counterRecheckMs)
   }
   return askingForCounters(initial, now, () => {
     const draft = new Draft(initial, now, params.executionId)

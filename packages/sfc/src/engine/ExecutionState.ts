@@ -132,6 +132,8 @@ export interface ExecutionState {
    * read (`order.Priority`). Absent when they read none.
    */
   readonly order?: unknown
+  /** v1.1.0: how often a waiting step's counters are read again, when not `COUNTER_RECHECK_MS`. */
+  readonly counterRecheckMs?: number
 }
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */

@@ -13,7 +13,8 @@ import { countersNamed } from "./TransitionCounters.js"
  * - an event for one of the step's open actions (a pulse that answers late) changes its results;
  * - a step's time, `Press.T > 30s`: the instant it can turn true is in the due index;
  * - a counter: nothing tells the engine that one changed (they also change as time windows
- *   slide), so the due index asks for a re-read every `COUNTER_RECHECK_MS`;
+ *   slide), so the due index asks for a re-read every `COUNTER_RECHECK_MS` (or the state's
+ *   `counterRecheckMs`, the runtime's setting);
  * - Resume, and a job order update (`order.*` fields).
  * The recipe's flow has one token at top level (only branch paths run side by side, and their
  * steps advance by list order), so at most one step or branch waits at a time.
@@ -22,8 +23,12 @@ import { countersNamed } from "./TransitionCounters.js"
  * the job fails as in v1.0.0.
  */
 
-/** How often the counters a waiting step's transitions read are read again (ms). */
+/** How often the counters a waiting step's transitions read are read again (ms), unless the state says otherwise. */
 export const COUNTER_RECHECK_MS = 5_000
+
+/** `{ counterRecheckMs }` for a new state when the runtime asks for another interval than the default. */
+export const counterRecheck = (v11: boolean, ms: number | undefined): { readonly counterRecheckMs?: number } =>
+  v11 && ms !== undefined && ms > 0 && ms !== COUNTER_RECHECK_MS ? { counterRecheckMs: ms } : {}
 
 /** A step or branch being left by its transitions. */
 export type Source = { readonly step: ActiveStep } | { readonly branch: BranchRun }
@@ -111,25 +116,29 @@ export const waitAt = (draft: Draft, source: Source): boolean => {
  * When the waiting step's (or branch's) transitions must be evaluated again without any input
  * (a step time threshold, a counter re-read), or `undefined`.
  */
-export const nextCheckOf = (state: Pick<ExecutionState, "active" | "branches">, index: RecipeIndex): number | undefined => {
+export const nextCheckOf = (
+  state: Pick<ExecutionState, "active" | "branches"> & { readonly counterRecheckMs?: number | undefined },
+  index: RecipeIndex
+): number | undefined => {
   let next: number | undefined
+  const recheck = state.counterRecheckMs ?? COUNTER_RECHECK_MS
   const consider = (at: number | undefined) => {
     if (at !== undefined && (next === undefined || at < next)) next = at
   }
   for (const active of state.active) {
     if (active.checkedAt === undefined) continue
     const reads = readsOf(index, active.step)
-    if (reads.counters) consider(active.checkedAt + COUNTER_RECHECK_MS)
+    if (reads.counters) consider(active.checkedAt + recheck)
     consider(nextThreshold(active, reads.thresholds, active.checkedAt))
   }
   for (const run of state.branches) {
-    if (run.checkedAt !== undefined && readsOf(index, run.name).counters) consider(run.checkedAt + COUNTER_RECHECK_MS)
+    if (run.checkedAt !== undefined && readsOf(index, run.name).counters) consider(run.checkedAt + recheck)
   }
   return next
 }
 
 /** A tick: asks `settle` to evaluate the waiting transitions again when their next check is due. */
 export const markDueRecheck = (draft: Draft): void => {
-  const at = nextCheckOf(draft, draft.index)
+  const at = nextCheckOf({ active: draft.active, branches: draft.branches, counterRecheckMs: draft.state.counterRecheckMs }, draft.index)
   if (at !== undefined && at <= draft.now) draft.recheck = true
 }
