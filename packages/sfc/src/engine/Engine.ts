@@ -245,40 +245,39 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
   const draft = new Draft(state, now, freshExecutionId)
   draft.counters = readings
   if (isTerminalStatus(state.status)) return output(state, draft, `execution is ${state.status}`)
-  let note: string | undefined
+  return output(state, draft, applyInput(draft, input))
+}
+
+/** One input on a draft of a state that is not terminal; why it was ignored, if it was. */
+const applyInput = (draft: Draft, input: EngineInput): string | undefined => {
   switch (input.type) {
     case "event":
-      note = applyEvent(draft, input)
-      break
+      return applyEvent(draft, input)
     case "tick":
       applyTick(draft)
-      break
+      return undefined
     case "outage":
       applyOutage(draft, input.from, input.to)
-      break
+      return undefined
     case "pause":
       pause(draft, input.origin)
       pauseClocks(draft)
-      break
+      return undefined
     case "hold":
-      note = holdCommand(draft, input.command)
-      break
+      return holdCommand(draft, input.command)
     case "resume":
       resumeClocks(draft)
       resume(draft, input.origin)
-      break
+      return undefined
     case "stop":
       stop(draft, input.origin)
-      break
+      return undefined
     case "abort":
       abort(draft, input.reason, input.origin)
-      break
+      return undefined
     case "retry":
-      note = retry(draft, input.action, input.origin)
-      break
+      return retry(draft, input.action, input.origin)
     case "order":
-      note = applyOrder(draft, input.order)
-      break
+      return applyOrder(draft, input.order)
   }
-  return output(state, draft, note)
 }
