@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import { JobStates } from "@microdcs/job-state"
 import { JobOrderDao } from "@microdcs/store"
 import { counterWorld, setCounter } from "./CounterKit.js"
@@ -20,9 +20,9 @@ import {
 
 /**
  * Recipe schema v1.1.0 through the runtime, against the real server: a step that waits for its
- * own time and one that waits for a counter (read again on the timer sweep), a step's time limit
- * that takes the way out it names, the job's time limit, and a job order update that moves a
- * waiting step on.
+ * own time and one that waits for a counter (read again on the timer sweep), a counter source
+ * that is down, a step's time limit that takes the way out it names, the job's time limit, and a
+ * job order update that moves a waiting step on.
  */
 
 /** Press for at least 300 ms, then Cure until more than two good parts are counted, then Pack. */
@@ -64,6 +64,27 @@ describe("SFC runtime: recipe schema v1.1.0", () => {
       expect(sent(station, "jo-wait")).toEqual(["press", "cure", "pack"])
       expect(world.requests.every((r) => r.source === "Cure" && r.counters.join() === "good_parts")).toBe(true)
       expect(yield* dueScore(SCOPE, "jo-wait")).toBeNull()
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.live("a counter source that is down holds back only the step that reads it; the sweep ticks every other scope", () => {
+    const { layer, world } = counterWorld({ onCommand: (c) => ({ data: c.action === "cure" ? { tool: "nr-2" } : {} }) }, { counterRecheckMs: 100 })
+    const timed = { ...waitingRecipe, Transitions: [transition("Press", "Cure", "Press.T >= 300ms"), transition("Cure", "Pack", "Cure.T >= 200ms")] }
+    return Effect.gen(function* () {
+      yield* setCounter("good_parts", "nr-2", 0)
+      yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-counted", waitingRecipe))
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-counted", "wm-counted"))
+      yield* untilExecution("jo-counted", (s) => s.active[0]?.step === "Cure" && s.active[0].checkedAt !== undefined)
+      yield* Ref.set(world.failing, true)
+      // A job of another scope, waiting on its steps' times only, runs to its end meanwhile.
+      yield* putWorkMaster("line-2", recipeWorkMasterV11("wm-timed", timed))
+      yield* putJobOrder("line-2", jobOrderFor("jo-timed", "wm-timed"))
+      expect(responseSummary(yield* untilResponse("jo-timed"))).toMatchObject({ state: "Ended_Completed" })
+      expect((yield* executionOf("jo-counted"))?.state.active.map((a) => a.step)).toEqual(["Cure"])
+      // The source is back: the counted job reads its counter again and goes on.
+      yield* setCounter("good_parts", "nr-2", 5)
+      yield* Ref.set(world.failing, false)
+      expect(responseSummary(yield* untilResponse("jo-counted"))).toMatchObject({ state: "Ended_Completed" })
     }).pipe(Effect.provide(layer))
   })
 
