@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Result } from "effect"
-import { RECIPE_SCHEMA_ID_V1_1, validateRecipe } from "@microdcs/sfc"
+import { COUNTER_RECHECK_MS, RECIPE_SCHEMA_ID_V1_1, validateRecipe } from "@microdcs/sfc"
 import { Executions, SfcEvents, startJob, type StationEvent } from "@microdcs/sfc-runtime"
 import { SfcStateDao, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
@@ -34,8 +34,8 @@ describe("SFC runtime: events routed by correlation key", () => {
       yield* putJobOrder(SCOPE, lotOrder("jo-lot-a", "lot-a"))
       yield* putJobOrder(SCOPE, lotOrder("jo-lot-b", "lot-b"))
       // Started from the stored job orders, a first: without keys, a would get the first event.
-      expect(yield* startJob("jo-lot-a", 3)).toBe("started")
-      expect(yield* startJob("jo-lot-b", 3)).toBe("started")
+      expect(yield* startJob("jo-lot-a", { maxAttempts: 3, counterRecheckMs: COUNTER_RECHECK_MS })).toBe("started")
+      expect(yield* startJob("jo-lot-b", { maxAttempts: 3, counterRecheckMs: COUNTER_RECHECK_MS })).toBe("started")
       expect(yield* states.keyPlaces(SCOPE, LOT_SCAN)).toEqual(["attribute.lotid"])
       expect((yield* states.keyedWaiting(SCOPE, { typeId: LOT_SCAN, key: { place: "attribute.lotid", value: "lot-a" } }, 3)).map((j) => j.jobId)).toEqual(["jo-lot-a"])
       expect(yield* states.waiting(SCOPE, LOT_SCAN)).toEqual([])

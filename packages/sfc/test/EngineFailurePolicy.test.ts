@@ -151,7 +151,7 @@ describe("OnError: the step is left for a target instead of failing the job", ()
     job.apply({ type: "tick" }, T0 + 300)
     expect(job.state.history.map((h) => h.step)).toEqual(["Tighten", "Triage"])
     // One try, an error (not a timeout), so neither Triage transition holds: the job fails there.
-    expect(job.state.error).toBe("no transition out of Triage has a condition that holds")
+    expect(job.state.error).toBe("no transition out of Triage has a condition that holds, and nothing its conditions read can change")
   })
 
   it("writes the move as a transition node that names the action", () => {

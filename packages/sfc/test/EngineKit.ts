@@ -32,6 +32,9 @@ export const recipeOf = (json: unknown): Recipe => {
   return result.success
 }
 
+/** A recipe of schema v1.1.0 from JSON (waiting transitions, time limits). */
+export const recipeV11 = (json: object): Recipe => recipeOf({ ...json, SchemaVersion: "1.1.0" })
+
 const builders = recipeBuilders("")
 export const { stepJson, transition, push, pull } = builders
 
@@ -101,10 +104,18 @@ export class Job {
   }
 
   apply(input: EngineInput, now: number): EngineOutput {
-    const out = step(this.state, input, now)
-    this.outputs.push(out)
-    this.state = JSON.parse(JSON.stringify(out.state)) as ExecutionState
-    return out
+    return this.applyReading(input, now, () => {
+      throw new Error("no counters in this test")
+    })
+  }
+
+  /** `apply` through the runtime's counter loop: `read` answers each need, `needs` collects them. */
+  applyReading(input: EngineInput, now: number, read: (need: CounterNeed) => CounterValues, needs: Array<CounterNeed> = []): EngineOutput {
+    const run = withCounters((values) => step(this.state, input, now, undefined, values), (o) => o.needsCounters, read)
+    needs.push(...run.needs)
+    this.outputs.push(run.result)
+    this.state = JSON.parse(JSON.stringify(run.result.state)) as ExecutionState
+    return run.result
   }
 
   /** The open run of an action (dispatched or waiting); throws when there is none. */

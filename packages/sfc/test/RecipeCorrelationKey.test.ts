@@ -86,10 +86,12 @@ describe("correlation key: model and rules", () => {
     ])
   })
 
-  it("takes the version from the work master's dataschema, whatever the recipe's data says", () => {
-    const data = recipe([keyed({ CorrelationKey: { Attribute: "lotid" }, Matches: "jobid" })], "1.1.0")
-    const v1_1 = validateWorkMasterRecipe({ ID: "wm", dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...data, SchemaVersion: "1.0.0" } })
+  it("takes the version from the work master's dataschema; a recipe that names another is refused", () => {
+    const { SchemaVersion: _named, ...data } = recipe([keyed({ CorrelationKey: { Attribute: "lotid" }, Matches: "jobid" })], "1.1.0")
+    const v1_1 = validateWorkMasterRecipe({ ID: "wm", dataschema: RECIPE_SCHEMA_ID_V1_1, data })
     expect(Result.getOrThrow(v1_1!).SchemaVersion).toBe("1.1.0")
+    const named = validateWorkMasterRecipe({ ID: "wm", dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...data, SchemaVersion: "1.0.0" } })!
+    expect(Result.isFailure(named) && named.failure.map((p) => p.rule)).toEqual(["structure"])
     const v1_0 = validateWorkMasterRecipe({ ID: "wm", dataschema: RECIPE_SCHEMA_ID, data })!
     expect(Result.isFailure(v1_0) && v1_0.failure.map((p) => p.rule)).toEqual(["needs-v1.1", "needs-v1.1"])
   })

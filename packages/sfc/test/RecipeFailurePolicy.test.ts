@@ -47,15 +47,17 @@ describe("Retry and OnError in the recipe model", () => {
     ])
   })
 
-  it("take the version from the work master's dataschema, never from the data", () => {
-    expect(RECIPE_SCHEMA_IDS).toEqual([RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1])
-    const v1 = validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID, data: v11(recipe()) })
+  it("take the version from the work master's dataschema; a recipe that names another is refused", () => {
+    expect(RECIPE_SCHEMA_IDS).toEqual({ "1.0.0": RECIPE_SCHEMA_ID, "1.1.0": RECIPE_SCHEMA_ID_V1_1 })
+    const { SchemaVersion: _named, ...withFailurePolicy } = v11(recipe()) as Record<string, unknown>
+    const v1 = validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID, data: withFailurePolicy })
     expect(problemsOf(v1).map((p) => p.rule)).toEqual(["needs-v1.1", "needs-v1.1"])
-    const accepted = Result.getOrThrow(validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...recipe(), SchemaVersion: "1.0.0" } })!)
+    const accepted = Result.getOrThrow(validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID_V1_1, data: recipe() })!)
     expect(accepted.SchemaVersion).toBe("1.1.0")
+    expect(problemsOf(validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...recipe(), SchemaVersion: "1.0.0" } })).map((p) => p.rule)).toEqual(["structure"])
     // A v1.0.0 recipe decodes exactly as before: no version field appears.
     const plain = { Steps: [stepJson("A", true)], Transitions: [], Actions: [push("a", "A")] }
-    expect(Result.getOrThrow(validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID, data: { ...plain, SchemaVersion: "1.1.0" } })!)).not.toHaveProperty("SchemaVersion")
+    expect(Result.getOrThrow(validateWorkMasterRecipe({ dataschema: RECIPE_SCHEMA_ID, data: plain })!)).not.toHaveProperty("SchemaVersion")
   })
 
   it("lists every out-of-range number of a retry policy, with its path", () => {

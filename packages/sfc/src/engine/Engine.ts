@@ -1,16 +1,22 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { failAction, leaveOnError, retryAfterError, retryAfterTimeout, timeoutSpends, timeoutWhy } from "./ActionFailure.js"
+import { indexChanges } from "./Indexes.js"
 import { enterStep, failJob, settle } from "./Flow.js"
 import { holdCommand } from "./HeldCommands.js"
 import { abort, intervene, type InterventionInput, pause, resume, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
 import type { LogWrite } from "./ExecutionLog.js"
 import { runForEvent, startKeys } from "./KeyedWaits.js"
+import { fireJobLimit, fireStepLimits } from "./LimitsRunOut.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
+import { applyOrder, orderKept } from "./OrderFields.js"
+import { indexRecipe } from "./RecipeIndex.js"
+import { jobLimit, pauseClocks, resumeClocks, shiftLimits } from "./TimeLimits.js"
+import { counterRecheck, markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
-import { type WaitChanges, waitChanges, waitsIndexOf } from "./Waits.js"
+import type { WaitChanges } from "./Waits.js"
 import type { Origin } from "@microdcs/job-state"
 
 /**
@@ -36,6 +42,8 @@ export type EngineInput =
   | { readonly type: "abort"; readonly reason?: string; readonly origin?: Origin | undefined }
   /** An operator's audited intervention: skip-step, force-transition, set-result, retry (InterventionInput.ts). */
   | InterventionInput
+  /** The job order was updated: its fields conditions read (v1.1.0 `order.*`, OrderFields.ts). */
+  | { readonly type: "order"; readonly order: unknown }
 
 export type { WaitChange } from "./Waits.js"
 
@@ -76,32 +84,16 @@ export interface StartParams {
    * the job id alone). Absent: the state has no log.
    */
   readonly executionId?: string | undefined
-  /** The job order as the MES sent it (its `JobOrder`): what `order.` and `parameter.` correlation keys read at start. */
+  /**
+   * The job order as the MES sent it (its `JobOrder`): what `order.` and `parameter.` correlation
+   * keys read at start, and the fields v1.1.0 conditions read (`order.*`), which the state keeps.
+   */
   readonly order?: unknown
+  /** v1.1.0: how often a waiting step's counters are read again (default `COUNTER_RECHECK_MS`). */
+  readonly counterRecheckMs?: number | undefined
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
-
-/** The earliest open deadline of a running state, or null. */
-export const dueOf = (state: ExecutionState): number | null => {
-  if (state.status !== "running") return null
-  const deadlines = state.actions.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
-  return deadlines.length > 0 ? Math.min(...deadlines) : null
-}
-
-/** The indexes a state implies (due, waits, active): what reconcile compares against Valkey. */
-export const indexesOf = (state: ExecutionState) => ({
-  due: dueOf(state),
-  ...waitsIndexOf(state),
-  active: !isTerminalStatus(state.status)
-})
-
-/** What the runtime's indexes (due, waits, active) change by from `before` (none at start) to `state`. */
-export const indexChanges = (before: ExecutionState | undefined, state: ExecutionState) => ({
-  due: dueOf(state),
-  ...waitChanges(before, state),
-  active: !isTerminalStatus(state.status)
-})
 
 const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
   const state = draft.finish()
@@ -147,7 +139,10 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     branches: [],
     actions: [],
     results: {},
-    history: []
+    history: [],
+    ...jobLimit(params.recipe, now),
+    ...orderKept(indexRecipe(params.recipe), params.order),
+    ...counterRecheck(indexRecipe(params.recipe).v11, params.counterRecheckMs)
   }
   return askingForCounters(initial, now, () => {
     const draft = new Draft(initial, now, params.executionId)
@@ -178,11 +173,15 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
   draft.updateAction(at, { state: "completed", result: input.data ?? null, deadline: undefined, remainingMs: undefined })
   draft.results[run.action] = input.data ?? null
   logActionWritten(draft, at, true)
+  // v1.1.0: a waiting step's late pulse changes what its transitions read.
+  draft.recheck = true
   if (draft.state.status === "running") settle(draft)
   return undefined
 }
 
 const applyTick = (draft: Draft): void => {
+  if (draft.state.status !== "running") return
+  fireJobLimit(draft)
   if (draft.state.status !== "running") return
   const expired = draft.actions.flatMap((run, at) => (run.deadline !== undefined && run.deadline <= draft.now ? [at] : []))
   // Failures first: a job that fails in this write must not resend anything in the same write
@@ -196,10 +195,14 @@ const applyTick = (draft: Draft): void => {
     logInstant(draft, "timeout", run.action, { error: why }, { run })
     return failAction(draft, at, "timeout", why, `action ${run.action} timed out: ${why}`)
   }
-  for (const at of expired) {
-    // A Retry policy's back-off that ended, or an attempt that timed out.
-    if (retryAfterTimeout(draft, at)) continue
-    const run = draft.actions[at]!
+  // v1.1.0: steps past their MaxDuration go first; an action of a step left here is not resent.
+  const due = expired.map((at) => draft.actions[at]!)
+  fireStepLimits(draft)
+  if (draft.state.status !== "running") return
+  for (const run of due) {
+    const at = draft.actions.indexOf(run)
+    // Gone with its step, or a Retry policy's back-off that ended / an attempt that timed out.
+    if (at < 0 || retryAfterTimeout(draft, at)) continue
     const action = draft.index.action(run.action)!
     logInstant(draft, "timeout", run.action, { resend: run.attempts + 1 }, { run })
     draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
@@ -209,6 +212,8 @@ const applyTick = (draft: Draft): void => {
       parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
     })
   }
+  markDueRecheck(draft)
+  if (draft.recheck) settle(draft)
 }
 
 const applyOutage = (draft: Draft, from: number, to: number): void => {
@@ -217,6 +222,7 @@ const applyOutage = (draft: Draft, from: number, to: number): void => {
   draft.actions.forEach((run, at) => {
     if (run.deadline !== undefined && run.deadline > from && run.deadline <= to) draft.updateAction(at, { deadline: run.deadline + length })
   })
+  shiftLimits(draft, from, to)
 }
 
 /**
@@ -239,34 +245,39 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
   const draft = new Draft(state, now, freshExecutionId)
   draft.counters = readings
   if (isTerminalStatus(state.status)) return output(state, draft, `execution is ${state.status}`)
-  let note: string | undefined
+  return output(state, draft, applyInput(draft, input))
+}
+
+/** One input on a draft of a state that is not terminal; why it was ignored, if it was. */
+const applyInput = (draft: Draft, input: EngineInput): string | undefined => {
   switch (input.type) {
     case "event":
-      note = applyEvent(draft, input)
-      break
+      return applyEvent(draft, input)
     case "tick":
       applyTick(draft)
-      break
+      return undefined
     case "outage":
       applyOutage(draft, input.from, input.to)
-      break
+      return undefined
     case "pause":
       pause(draft, input.origin)
-      break
+      pauseClocks(draft)
+      return undefined
     case "hold":
-      note = holdCommand(draft, input.command)
-      break
+      return holdCommand(draft, input.command)
     case "resume":
+      resumeClocks(draft)
       resume(draft, input.origin)
-      break
+      return undefined
     case "stop":
       stop(draft, input.origin)
-      break
+      return undefined
     case "abort":
       abort(draft, input.reason, input.origin)
-      break
+      return undefined
+    case "order":
+      return applyOrder(draft, input.order)
     default: // retry, skip-step, force-transition, set-result
-      note = intervene(draft, input)
+      return intervene(draft, input)
   }
-  return output(state, draft, note)
 }

@@ -57,6 +57,17 @@ export interface ActiveStep {
    * that step's results, which this step's transitions read before its own (LeaveTo.ts).
    */
   readonly carried?: ReadonlyArray<{ readonly action: string; readonly result: unknown }>
+  /** v1.1.0, the step's MaxDuration: when its time limit runs out (epoch ms); absent while paused. */
+  readonly limitAt?: number
+  /** While paused: what was left of the step's time limit. */
+  readonly limitLeftMs?: number
+  /**
+   * v1.1.0: the step's actions are done and, when its transitions were last evaluated (at this
+   * time), none held: the step waits until something they read changes (Waiting.ts).
+   */
+  readonly checkedAt?: number
+  /** v1.1.0: time this activation spent paused (a step's `T` counts running time); absent when none. */
+  readonly heldMs?: number
 }
 
 /** A branch being executed: which of its paths are still running. */
@@ -66,6 +77,11 @@ export interface BranchRun {
   readonly runningPaths: ReadonlyArray<number>
   /** A simultaneous branch's node in the execution log: its visit and the child execution of each path. */
   readonly logNode?: { readonly seq: number; readonly visit: number; readonly children: ReadonlyArray<string> }
+  /**
+   * v1.1.0: every path ended and, when the branch's transitions were last evaluated (at this
+   * time), none held: the branch waits, with no path running, until one does.
+   */
+  readonly checkedAt?: number
 }
 
 /** One entry of the step history (bounded; the newest are kept). */
@@ -131,6 +147,22 @@ export interface ExecutionState {
    * (or with the log off): the runtime gives one an execution id on its first touch.
    */
   readonly log?: ExecutionLogState
+  /** v1.1.0, the recipe's MaxJobDuration: when the job's time limit runs out (epoch ms); absent while paused. */
+  readonly jobLimitAt?: number
+  /** While paused: what was left of the job's time limit. */
+  readonly jobLimitLeftMs?: number
+  /**
+   * v1.1.0: the length of the last activation (ms, running time) of each step whose `T` a
+   * condition reads; only those steps, so the document stays small. Absent when none.
+   */
+  readonly stepTimes?: Readonly<Record<string, number>>
+  /**
+   * v1.1.0: the job order as the MES sent it, cut down to the fields the recipe's conditions
+   * read (`order.Priority`). Absent when they read none.
+   */
+  readonly order?: unknown
+  /** v1.1.0: how often a waiting step's counters are read again, when not `COUNTER_RECHECK_MS`. */
+  readonly counterRecheckMs?: number
 }
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */

@@ -1,10 +1,13 @@
 import { Result } from "effect"
+import { chooseExit, choosePath } from "./ChooseExit.js"
 import { correlationIdOf } from "./Correlation.js"
 import type { Draft } from "./Draft.js"
-import type { ActionRun, ActiveStep } from "./ExecutionState.js"
+import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 import type { ActionResult } from "./RecipeIndex.js"
-import { chooseTransitionOf } from "./TransitionCounters.js"
 import { withCarried } from "./CarriedResults.js"
+import { recordStepTime } from "./StepClocks.js"
+import { stepLimit } from "./TimeLimits.js"
+import { type Source, waitAt } from "./Waiting.js"
 import {
   logActionOpened,
   logBranchClosed,
@@ -38,7 +41,7 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
   draft.visits[step] = visit
   // The step's node opens before its actions' nodes: the log shows the visit, then what it did.
   const logSeq = logStepOpened(draft, step, visit, branch)
-  draft.active.push({ step, visit, enteredAt: draft.now, ...(branch ? { branch } : {}), ...(logSeq !== undefined ? { logSeq } : {}) })
+  draft.active.push({ step, visit, enteredAt: draft.now, ...(branch ? { branch } : {}), ...(logSeq !== undefined ? { logSeq } : {}), ...stepLimit(draft, step) })
   draft.record({ step, visit, enteredAt: draft.now })
   for (const action of draft.index.actionsOf(step)) {
     const timeoutMs = action.TimeoutSeconds * 1000
@@ -63,26 +66,27 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
   draft.touch()
 }
 
-/** Enters a transition target: a step, or a branch (all paths, or the chosen one). */
-export const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<ActionResult>): void => {
+/**
+ * Enters a transition target: a step, or a branch (all paths, or the chosen one: `path` when it
+ * was chosen with the transition, else chosen here).
+ */
+export const enterTarget = (draft: Draft, target: string, results: ReadonlyArray<ActionResult>, path?: number): void => {
   const branch = draft.index.branch(target)
   if (!branch) return enterStep(draft, target)
-  const firstSteps = branch.Branches.map((path) => path[0]!)
+  const firstSteps = branch.Branches.map((p) => p[0]!)
   let paths: Array<number>
   if (branch.Type === "simultaneous") {
     paths = firstSteps.map((_, i) => i)
   } else {
-    const into = draft.index.outgoing(branch.Name).filter((t) => firstSteps.includes(t.Target))
-    const choice = into.length > 0 ? chooseTransitionOf(draft.index, draft.counters, branch.Name, into, results) : Result.succeed(undefined)
-    if (Result.isFailure(choice)) return failJob(draft, `selection branch ${branch.Name}: ${choice.failure.message}`)
-    const chosen = choice.success
-    if (into.length > 0 && !chosen) return failJob(draft, `no path of selection branch ${branch.Name} has a condition that holds`)
-    paths = [chosen ? firstSteps.indexOf(chosen.Target) : 0]
+    const choice = path === undefined ? choosePath(draft, branch, results) : Result.succeed(path)
+    if (Result.isFailure(choice)) return failJob(draft, choice.failure)
+    if (choice.success === undefined) return failJob(draft, `no path of selection branch ${branch.Name} has a condition that holds`)
+    paths = [choice.success]
   }
   // A simultaneous branch runs each path as a child execution of the log; a selection path runs inline.
   const logged = branch.Type === "simultaneous" ? logBranchOpened(draft, branch.Name, paths) : {}
   draft.branches.push({ name: branch.Name, enteredAt: draft.now, runningPaths: paths, ...logged })
-  for (const path of paths) enterStep(draft, firstSteps[path]!, { name: branch.Name, path })
+  for (const p of paths) enterStep(draft, firstSteps[p]!, { name: branch.Name, path: p })
 }
 
 /** Results of the given actions' runs, in recipe order (later actions win on a bare name). */
@@ -101,6 +105,7 @@ export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<Actio
   draft.active = draft.active.filter((a) => a !== active)
   const at = draft.history.findLastIndex((h) => h.step === active.step && h.visit === active.visit)
   if (at >= 0) draft.history[at] = { ...draft.history[at]!, leftAt: draft.now }
+  recordStepTime(draft, active)
   return runs
 }
 
@@ -110,27 +115,50 @@ const isDone = (draft: Draft, active: ActiveStep): boolean =>
     (r) => r.step !== active.step || r.visit !== active.visit || r.state === "completed" || draft.index.action(r.action)?.Qualifier === "P"
   )
 
-/** Leaves a source (step or branch) by its transitions: lowest priority that holds wins. */
-const takeTransition = (draft: Draft, source: string, results: ReadonlyArray<ActionResult>, exclude: ReadonlyArray<string> = []): void => {
-  const outgoing = draft.index.outgoing(source).filter((t) => !exclude.includes(t.Target))
-  if (outgoing.length === 0) {
-    if (draft.active.length === 0) completeJob(draft)
-    return
-  }
-  const choice = chooseTransitionOf(draft.index, draft.counters, source, outgoing, results)
-  if (Result.isFailure(choice)) return failJob(draft, `transition out of ${source}: ${choice.failure.message}`)
-  const chosen = choice.success
-  if (!chosen) return failJob(draft, `no transition out of ${source} has a condition that holds`)
-  logInstant(draft, "transition", `${source} -> ${chosen.Target}`)
-  enterTarget(draft, chosen.Target, results)
+/** No step is active and no branch waits: the job is done. */
+const isIdle = (draft: Draft): boolean => draft.active.length === 0 && draft.branches.length === 0
+
+/** A branch is left: its node closes. */
+const closeBranch = (draft: Draft, run: BranchRun): void => {
+  const at = draft.branches.findIndex((b) => b.name === run.name)
+  logBranchClosed(draft, draft.branches[at]!)
+  draft.branches.splice(at, 1)
 }
 
-/** Advances one finished step. */
-const advance = (draft: Draft, active: ActiveStep): void => {
-  const runs = leaveStep(draft, active)
-  const results = withCarried(active, resultsOf(draft, runs))
-  if (!active.branch) return takeTransition(draft, active.step, results)
+const leaveSource = (draft: Draft, source: Source): void => void ("step" in source ? leaveStep(draft, source.step) : closeBranch(draft, source.branch))
 
+/**
+ * Leaves a source (step or branch) by its transitions: lowest priority that holds wins. With
+ * none, v1.1.0 waits there when something they read can change (Waiting.ts); v1.0.0 fails.
+ */
+const takeTransition = (draft: Draft, source: Source, name: string, results: ReadonlyArray<ActionResult>, exclude: ReadonlyArray<string> = []): void => {
+  const outgoing = draft.index.outgoing(name).filter((t) => !exclude.includes(t.Target))
+  if (outgoing.length === 0) {
+    leaveSource(draft, source)
+    if (isIdle(draft)) completeJob(draft)
+    return
+  }
+  const choice = chooseExit(draft, name, outgoing, results)
+  if (Result.isFailure(choice)) {
+    leaveSource(draft, source)
+    return failJob(draft, choice.failure)
+  }
+  const chosen = choice.success
+  if (!chosen && waitAt(draft, source)) return
+  leaveSource(draft, source)
+  if (!chosen) return failJob(draft, `no transition out of ${name} has a condition that holds${draft.index.v11 ? ", and nothing its conditions read can change" : ""}`)
+  logInstant(draft, "transition", `${name} -> ${chosen.transition.Target}`)
+  enterTarget(draft, chosen.transition.Target, results, chosen.path)
+}
+
+/** Advances one finished step: a top-level one by its transitions, a path step to the next step of its path. */
+const advance = (draft: Draft, active: ActiveStep): void => {
+  if (!active.branch) {
+    const runs = draft.actions.filter((r) => r.step === active.step && r.visit === active.visit)
+    // A step entered by an OnError reads the failed step's results before its own (CarriedResults.ts).
+    return takeTransition(draft, { step: active }, active.step, withCarried(active, resultsOf(draft, runs)))
+  }
+  const results = resultsOf(draft, leaveStep(draft, active))
   const branch = draft.index.branch(active.branch.name)!
   const path = branch.Branches[active.branch.path]!
   const next = path[path.indexOf(active.step) + 1]
@@ -139,17 +167,17 @@ const advance = (draft: Draft, active: ActiveStep): void => {
   const at = draft.branches.findIndex((b) => b.name === branch.Name)
   logPathEnded(draft, draft.branches[at]!, active.branch.path)
   const running = draft.branches[at]!.runningPaths.filter((p) => p !== active.branch!.path)
-  if (running.length > 0) {
-    draft.branches[at] = { ...draft.branches[at]!, runningPaths: running }
-    return
-  }
-  logBranchClosed(draft, draft.branches[at]!)
-  draft.branches.splice(at, 1)
+  draft.branches[at] = { ...draft.branches[at]!, runningPaths: running }
+  if (running.length > 0) return
   // The branch converges: leave it like a step, by the transitions whose source is its name
   // (the ones into its own paths are for choosing a selection path, not for leaving).
-  const firstSteps = branch.Branches.map((p) => p[0]!)
-  const branchResults = resultsOf(draft, runsSince(draft, results))
-  takeTransition(draft, branch.Name, branchResults, firstSteps)
+  leaveBranch(draft, draft.branches[at]!, results)
+}
+
+/** Leaves a branch whose paths all ended, with every action's latest result (recipe order). */
+const leaveBranch = (draft: Draft, run: BranchRun, last: ReadonlyArray<ActionResult>): void => {
+  const firstSteps = draft.index.branch(run.name)!.Branches.map((p) => p[0]!)
+  takeTransition(draft, { branch: run }, run.name, resultsOf(draft, runsSince(draft, last)), firstSteps)
 }
 
 /** The results visible when a branch converges: every action's latest result, recipe order. */
@@ -159,13 +187,34 @@ const runsSince = (draft: Draft, last: ReadonlyArray<ActionResult>): ReadonlyArr
   return [...latest].map(([action, result]) => ({ action, step: "", visit: 0, state: "completed" as const, attempts: 0, result }))
 }
 
-/** Advances every finished step until nothing moves (one write covers all of it). */
+/** v1.1.0: the waiting step's (or branch's) transitions once more: something they read may have changed. */
+const recheckWaiting = (draft: Draft): void => {
+  const at = draft.active.findIndex((a) => a.checkedAt !== undefined)
+  if (at >= 0) {
+    // Unmarked, the step is done again: `settle` evaluates its transitions.
+    const { checkedAt: _checked, ...step } = draft.active[at]!
+    draft.active[at] = step
+    return draft.touch()
+  }
+  const run = draft.branches.find((b) => b.checkedAt !== undefined)
+  if (run === undefined) return
+  const { checkedAt: _checked, ...unmarked } = run
+  draft.branches[draft.branches.indexOf(run)] = unmarked
+  draft.touch()
+  leaveBranch(draft, unmarked, [])
+}
+
+/** Advances every finished step until nothing moves (one write covers all of it); a waiting one only on a recheck. */
 export const settle = (draft: Draft): void => {
+  if (draft.recheck) {
+    draft.recheck = false
+    recheckWaiting(draft)
+  }
   for (let entries = 0; draft.state.status === "running"; entries++) {
     if (entries > MAX_ENTRIES_PER_CALL) return failJob(draft, "the recipe keeps entering steps without waiting for anything")
-    const done = draft.active.find((a) => isDone(draft, a))
+    const done = draft.active.find((a) => a.checkedAt === undefined && isDone(draft, a))
     if (!done) {
-      if (draft.active.length === 0) completeJob(draft)
+      if (isIdle(draft)) completeJob(draft)
       return
     }
     advance(draft, done)

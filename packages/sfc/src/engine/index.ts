@@ -6,17 +6,8 @@ export * from "./ExecutionState.js"
 export * from "./ExecutionLog.js"
 export * from "./Outbox.js"
 export * from "./Correlation.js"
-export {
-  DEFAULT_MAX_ATTEMPTS,
-  dueOf,
-  type EngineInput,
-  type EngineOutput,
-  indexesOf,
-  start,
-  type StartParams,
-  step,
-  type WaitChange
-} from "./Engine.js"
+export { DEFAULT_MAX_ATTEMPTS, type EngineInput, type EngineOutput, start, type StartParams, step } from "./Engine.js"
+export { dueOf, indexesOf, type WaitChange } from "./Indexes.js"
 export { stepAll, type StepAllOutput } from "./StepAll.js"
 export { eventKeyAt, type KeyedEvent } from "./CorrelationKeys.js"
 export { everyKeyedWait, type KeyedWait, type KeyedWaitChange, type WaitKey } from "./KeyedWaits.js"
@@ -28,3 +19,4 @@ export type { ActionErrorResult } from "./ActionFailure.js"
 export * from "./InterventionInput.js"
 export { interventionRefusal } from "./InterventionPlan.js"
 export { InterventionRefused, type InterventionProblem, type InterventionProblemKind } from "./InterventionRefusal.js"
+export { COUNTER_RECHECK_MS } from "./Waiting.js"

@@ -1,5 +1,7 @@
 import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
-import { ATTRIBUTE_NAME, FIELD_PATH, MATCHES } from "./correlationKey.js"
+import { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
+export { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
+import { Duration } from "./Duration.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
@@ -73,9 +75,21 @@ export type RecipeSchemaVersion = typeof RecipeSchemaVersion.Type
 export const BranchType = oneOf("simultaneous", "selection")
 export type BranchType = typeof BranchType.Type
 
-const StepFields = Schema.Struct({
+// Each element's fields as v1.0.0 has them, then the model with what v1.1.0 adds. Decoding
+// accepts every field of every version (validation refuses a v1.1.0 field in a v1.0.0 recipe,
+// rule `needs-v1.1`); each published JSON Schema describes its own version's fields.
+
+const StepFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Initial: Schema.Boolean.pipe(Schema.withDecodingDefaultType(Effect.succeed(false)))
+})
+
+const StepFields = Schema.Struct({
+  ...StepFieldsV1_0.fields,
+  /** v1.1.0: how long the step may stay active (a duration, `30s`). */
+  MaxDuration: Schema.optionalKey(Duration),
+  /** v1.1.0: the step or branch to go to when MaxDuration runs out; absent, the job fails. */
+  OnMaxDuration: Schema.optionalKey(Schema.NonEmptyString)
 })
 
 const TransitionFields = Schema.Struct({
@@ -132,19 +146,6 @@ const actionFailureFields = <R extends Schema.Top>(retry: R) => ({
   OnError: Schema.optionalKey(Schema.NonEmptyString)
 })
 
-/**
- * Where a pull event carries the value that picks its job (v1.1.0): a CloudEvent attribute (an
- * extension such as `lotid`, or `subject`/`source`) or a dot path into the event's data. PascalCase
- * only: the decoded draft (`CorrelationKeyDraft`) also takes snake_case.
- */
-export const CorrelationKey = Schema.Union([
-  Schema.Struct({ Attribute: Schema.String.check(Schema.isPattern(ATTRIBUTE_NAME, { expected: "a CloudEvent attribute name (a-z, 0-9, at most 20)" })) }).annotate({ identifier: "AttributeKey" }),
-  Schema.Struct({ DataField: Schema.String.check(Schema.isPattern(FIELD_PATH, { expected: "a dot path of field names or indexes" })) }).annotate({ identifier: "DataFieldKey" })
-]).annotate({ identifier: "CorrelationKey" })
-export type CorrelationKey = typeof CorrelationKey.Type
-
-/** `jobid`, `order.<field path>` or `parameter.<ID>`: what the event's key must equal (v1.1.0). */
-export const Matches = Schema.String.check(Schema.isPattern(MATCHES, { expected: "jobid, order.<field path> or parameter.<ID>" }))
 
 /** The fields recipe schema v1.1.0 adds to a pull event: where its key is and what it must equal. */
 const correlationFields = {
@@ -184,6 +185,12 @@ export interface Action extends Schema.Schema.Type<typeof ActionFields> {}
 export const Branch = acceptingSnakeCase("Branch", BranchFields)
 export interface Branch extends Schema.Schema.Type<typeof BranchFields> {}
 
+/** v1.1.0: the recipe's own fields besides its elements. */
+const RecipeFieldsV1_1 = {
+  /** How long the whole job may run (a duration, `2h`); the job fails when it is exceeded. */
+  MaxJobDuration: Schema.optionalKey(Duration)
+}
+
 const recipeOf = <A extends Schema.Top>(action: A) =>
   acceptingSnakeCase(
     "Recipe",
@@ -192,29 +199,41 @@ const recipeOf = <A extends Schema.Top>(action: A) =>
       Transitions: Schema.Array(Transition),
       Actions: Schema.Array(action),
       Branches: Schema.optionalKey(Schema.Array(Branch)),
-      /** Set by `validateWorkMasterRecipe` from the work master's `dataschema`; absent means 1.0.0. */
+      ...RecipeFieldsV1_1,
+      /**
+       * The version the recipe runs by, from its work master's `dataschema` (not written by a
+       * recipe's author): absent means 1.0.0, so a v1.0.0 recipe's JSON and digest stay as they were.
+       */
       SchemaVersion: Schema.optionalKey(RecipeSchemaVersion)
     })
   )
 
-/**
- * A recipe as JSON in its canonical form, PascalCase names with `Initial` and `Priority` optional:
- * what the published JSON Schema describes (`recipeJsonSchema`). Decoding with `Recipe` accepts
- * this and, besides, snake_case names. This is v1.0.0: the action fields of v1.1.0
- * (`ActionFieldsV1_1`) belong in the v1.1.0 schema only.
- */
-const wireOf = <A extends Schema.Struct.Fields>(actionFields: Schema.Struct<A>) =>
+const wireOf = <S extends Schema.Struct.Fields, A extends Schema.Struct.Fields, R extends Schema.Struct.Fields>(
+  step: Schema.Struct<S>,
+  action: Schema.Struct<A>,
+  recipe: R
+) =>
   Schema.Struct({
-    Steps: Schema.Array(Schema.toEncoded(StepFields).annotate({ identifier: "Step" })),
+    Steps: Schema.Array(Schema.toEncoded(step).annotate({ identifier: "Step" })),
     Transitions: Schema.Array(Schema.toEncoded(TransitionFields).annotate({ identifier: "Transition" })),
-    Actions: Schema.Array(Schema.toEncoded(actionFields).annotate({ identifier: "Action" })),
-    Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" })))
+    Actions: Schema.Array(Schema.toEncoded(action).annotate({ identifier: "Action" })),
+    Branches: Schema.optionalKey(Schema.Array(Schema.toEncoded(BranchFields).annotate({ identifier: "Branch" }))),
+    ...recipe
   }).annotate({ identifier: "Recipe" })
 
-export const RecipeWire = wireOf(ActionFieldsV1_0)
+/**
+ * A v1.0.0 recipe as JSON in its canonical form, PascalCase names with `Initial` and `Priority`
+ * optional: what the published v1.0.0 JSON Schema describes (`recipeJsonSchema()`). Decoding with
+ * `Recipe` accepts this and, besides, snake_case names.
+ */
+export const RecipeWire = wireOf(StepFieldsV1_0, ActionFieldsV1_0, {})
 
-/** {@link RecipeWire} of recipe schema v1.1.0: actions may declare `Results`, a `Retry` policy, an `OnError` target, a `CorrelationKey` and what it `Matches`. */
-export const RecipeWireV1_1 = wireOf(ActionWireV1_1)
+/**
+ * A v1.1.0 recipe as JSON, canonical form: what `recipeJsonSchema("1.1.0")` describes. Steps may
+ * have a time limit, the recipe a job time limit, actions `Results`, a `Retry` policy, an
+ * `OnError` target, a `CorrelationKey` and what it `Matches`.
+ */
+export const RecipeWireV1_1 = wireOf(StepFields, ActionWireV1_1, RecipeFieldsV1_1)
 
 /**
  * The recipe model. Decoding checks the shape and each field on its own; the rules that span

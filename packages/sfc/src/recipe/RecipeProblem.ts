@@ -14,6 +14,8 @@ export type RecipeRule =
   | "unreachable"
   /** A construct of recipe schema v1.1.0 in a recipe that says v1.0.0. */
   | "needs-v1.1"
+  /** A step's time limit that cannot work (`OnMaxDuration` without `MaxDuration`, or into a branch path). */
+  | "time-limit"
   /** A name in a condition that nothing the transition can read supplies (v1.1.0). */
   | "condition-name"
   /** An action's Retry policy that is not one (v1.1.0). */

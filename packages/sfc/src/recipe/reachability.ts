@@ -1,6 +1,7 @@
 /** What reachability needs of a recipe: names and edges only, so any recipe-shaped value fits. */
 export interface RecipeGraph {
-  readonly Steps: ReadonlyArray<{ readonly Name: string }>
+  /** `OnMaxDuration`: where a step goes when its time limit runs out, an edge like a transition's. */
+  readonly Steps: ReadonlyArray<{ readonly Name: string; readonly OnMaxDuration?: string | undefined }>
   readonly Transitions: ReadonlyArray<{ readonly Source: string; readonly Target: string }>
   readonly Branches?: ReadonlyArray<{ readonly Name: string; readonly Branches: ReadonlyArray<ReadonlyArray<string>> }>
   /** An action's `OnError` is an edge from its step to that target. */
@@ -8,7 +9,9 @@ export interface RecipeGraph {
 }
 
 /**
- * The steps that can become active starting from the `start` steps. Transitions (and actions' `OnError`) are edges; entering a
+ * The steps that can become active starting from the `start` steps. Transitions are edges (and a
+ * step's `OnMaxDuration`, which a step on a branch path takes out of the branch, and an action's
+ * `OnError`); entering a
  * branch reaches the first step of each path, each path's steps follow in order, and the branch's
  * own outgoing transitions are followed once its paths are entered. References to elements that do
  * not exist are ignored here (they are reported elsewhere).
@@ -18,6 +21,7 @@ export const reachableSteps = (recipe: RecipeGraph, start: Iterable<string>): Re
   const edge = (from: string, to: string) => next.set(from, [...(next.get(from) ?? []), to])
   for (const transition of recipe.Transitions) edge(transition.Source, transition.Target)
   for (const action of recipe.Actions ?? []) if (action.OnError !== undefined) edge(action.Step, action.OnError)
+  for (const step of recipe.Steps) if (step.OnMaxDuration !== undefined) edge(step.Name, step.OnMaxDuration)
   for (const branch of recipe.Branches ?? []) {
     for (const path of branch.Branches) {
       path.forEach((step, index) => edge(index === 0 ? branch.Name : path[index - 1]!, step))

@@ -8,6 +8,7 @@ import { correlationChecks } from "./correlationRules.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
+import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
 
 export type { RecipeCheck } from "./recipeCheck.js"
 
@@ -234,7 +235,9 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   retryPolicies,
   onErrorTargets,
   ...correlationChecks,
+  timeLimitTargets,
   stepsReachable,
+  timeLimitsNeedV11,
   conditionsNeedV1_1,
   conditionNames
 ]
