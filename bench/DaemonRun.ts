@@ -4,13 +4,13 @@ import { fileURLToPath } from "node:url"
 
 /**
  * The island daemon as an operator runs it, for the start and soak figures: the built
- * `apps/island-daemon/dist/main.js` when there is one (`pnpm build`), else the sources under tsx
+ * `apps/island-daemon/dist/island-daemon.mjs` when there is one (`pnpm build`), else the sources under tsx
  * (`BENCH_DAEMON=src` forces them), with exactly `env` (plus PATH and HOME). Its structured log
  * tells the HTTP port; `get` asks it.
  */
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
-const BUILT = "apps/island-daemon/dist/main.js"
+const BUILT = "apps/island-daemon/dist/island-daemon.mjs"
 
 export const daemonMode = (): "dist" | "src" => (process.env["BENCH_DAEMON"] !== "src" && existsSync(`${ROOT}${BUILT}`) ? "dist" : "src")
 
@@ -24,7 +24,9 @@ export interface DaemonRun {
 }
 
 export const runDaemon = (env: Readonly<Record<string, string>>): DaemonRun => {
-  const args = daemonMode() === "dist" ? [BUILT] : ["--import", "tsx/esm", "--conditions=source", "apps/island-daemon/src/main.ts"]
+  // `--no-memory-protection-keys`: as the bin's shebang and the daemon's scripts run it (its README, "Embedded PostgreSQL").
+  const source = ["--import", "tsx/esm", "--conditions=source", "apps/island-daemon/src/main.ts"]
+  const args = ["--no-memory-protection-keys", ...(daemonMode() === "dist" ? [BUILT] : source)]
   const startedAt = performance.now()
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

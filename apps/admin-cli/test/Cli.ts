@@ -1,7 +1,6 @@
 import { execFile, execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { bundle } from "../src/build/bundle.js"
 
 /**
@@ -9,6 +8,8 @@ import { bundle } from "../src/build/bundle.js"
  * terminal, output captured, exit code kept. The CLI is bundled once per test file (what
  * `pnpm build` ships); one child then starts in well under a second, so a file can afford
  * dozens of runs. `Connection.test.ts` runs the source through tsx as `pnpm start` does.
+ * The bundle goes to a folder of its own under this package's `node_modules/.cache`, where Node
+ * finds the third-party packages it imports (the package's dependencies), as in an install.
  */
 
 export interface Run {
@@ -45,8 +46,11 @@ export const exec = (command: string, args: ReadonlyArray<string>, env: NodeJS.P
     child.stdin?.end()
   })
 
+const bundles = fileURLToPath(new URL("../node_modules/.cache/microdcs-admin-test/", import.meta.url))
+
 export const makeCli = async (url: string, prefix: string): Promise<Cli> => {
-  const root = mkdtempSync(join(tmpdir(), "microdcs-admin-"))
+  mkdirSync(bundles, { recursive: true })
+  const root = mkdtempSync(bundles)
   const main = await bundle(root)
   const base = { VALKEY_URL: url, VALKEY_PREFIX: prefix }
   const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>

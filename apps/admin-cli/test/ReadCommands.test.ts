@@ -1,11 +1,12 @@
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { type Cli, makeCli } from "./Cli.js"
-import { OTHER_SCOPE, SCOPE, seedIsland, withStore } from "./Seed.js"
+import { decodeJobResponse } from "@microdcs/job-state"
+import { OTHER_SCOPE, RESPONSE_T0, responseDocs, SCOPE, seedIsland, withStore } from "./Seed.js"
 
 // Read-only commands against one seeded island: nothing here writes, so the tests share it.
 const url = inject("valkeyUrl")
@@ -110,11 +111,12 @@ describe("scopes, job orders, job responses", () => {
   })
 
   it("jobresponses list (by start time and by state), show, by-order; exit 3 on unknown ids", async () => {
-    const [table, byState, show, byOrder, unknown, unknownOrder] = await Promise.all([
+    const [table, byState, show, byOrder, old, unknown, unknownOrder] = await Promise.all([
       cli.run(["jobresponses", "list", "--scope", SCOPE]),
       cli.json(["jobresponses", "list", "--scope", SCOPE, "--state", "Ended_Completed"]),
       cli.run(["jobresponses", "show", "jr-2"]),
       cli.json(["jobresponses", "by-order", "jo-4"]),
+      cli.json(["jobresponses", "show", "jr-3"]),
       cli.run(["jobresponses", "show", "jr-none"]),
       cli.run(["jobresponses", "by-order", "jo-none"])
     ])
@@ -127,8 +129,15 @@ describe("scopes, job orders, job responses", () => {
     expect(byState.jobResponses.map((r: { id: string }) => r.id)).toEqual(["jr-3", "jr-4"])
     expect(show.stdout).toMatch(/^job order:\s+jo-2$/m)
     expect(show.stdout).toMatch(/ResultUpdate/)
-    expect(byOrder).toMatchObject({ id: "jr-4", orderId: "jo-4", state: "Ended_Completed", scope: SCOPE })
+    expect(byOrder).toMatchObject({ id: "jr-4", orderId: "jo-4", state: "Ended_Completed", scope: SCOPE, problems: null })
+    expect(byOrder.document).toEqual(responseDocs(RESPONSE_T0).v2)
     expect(byOrder.history).toHaveLength(1)
+    // A response the previous release stored (v1) is shown in the current form.
+    expect(old.document).toEqual(Result.getOrThrow(decodeJobResponse(responseDocs(RESPONSE_T0).v1)))
+    expect(old.document).toMatchObject({ JobResponseID: "jr-3", JobResponseData: [{ ID: "torque", Value: 86 }] })
+    // One that does not decode is shown as stored, with every problem.
+    expect(show.stdout).toMatch(/^start time:\s+2023-11-14T22:13:22\.000Z$/m)
+    expect(show.stdout).toContain("Problems (the document does not decode)\nEndTime: Missing key\nJobState: Missing key\nData: Missing key\n")
     expect([unknown.code, unknownOrder.code]).toEqual([3, 3])
   })
 })

@@ -1,5 +1,5 @@
 import { Effect, Layer, Result } from "effect"
-import { encodeJobOrderRecord, type JobOrder, JobStates, type JobState } from "@microdcs/job-state"
+import { encodeJobOrderRecord, type JobOrder, JobStates, type JobState, makeJobResponse } from "@microdcs/job-state"
 import { encodeOutboxEntry } from "@microdcs/sfc-runtime"
 import { RECIPE_SCHEMA_ID, start, validateRecipe } from "@microdcs/sfc"
 import {
@@ -70,10 +70,18 @@ const putJobOrder = (scope: string, id: string, priority: number, moves: Readonl
     }
   })
 
-const putResponse = (scope: string, id: string, orderId: string, state: string, startTime: number) =>
-  Effect.flatMap(JobResponseDao, (dao) =>
-    dao.put({ id, scope, orderId, state, startTime, doc: JSON.stringify({ ID: id, JobOrderID: orderId, StartTime: new Date(startTime).toISOString() }), expectedVersion: 0, change: "ResultUpdate" })
-  )
+const putResponse = (scope: string, id: string, orderId: string, state: string, startTime: number, doc: object) =>
+  Effect.flatMap(JobResponseDao, (dao) => dao.put({ id, scope, orderId, state, startTime, doc: JSON.stringify(doc), expectedVersion: 0, change: "ResultUpdate" }))
+
+/** Job responses in each form a reader meets: one that does not decode, the previous release's (v1), the current (v2). */
+export const responseDocs = (t0: number) => ({
+  damaged: { ID: "jr-2", JobOrderID: "jo-2", StartTime: new Date(t0 + 2000).toISOString() },
+  v1: { ID: "jr-3", JobOrderID: "jo-3", StartTime: new Date(t0 + 3000).toISOString(), EndTime: new Date(t0 + 3500).toISOString(), JobState: "Ended_Completed", Data: { torque: 86 } },
+  v2: makeJobResponse({ responseId: "jr-4", jobOrderId: "jo-4", startTime: t0 + 4000, endTime: t0 + 4500, state: JobStates.Ended_Completed, data: { torque: 85 }, jobOrder: jobOrder("jo-4", 2) })
+})
+
+/** The start time the seeded responses count from. */
+export const RESPONSE_T0 = 1_700_000_000_000
 
 const orders = Effect.gen(function* () {
   yield* putJobOrder(SCOPE, "jo-1", 5, [["Store", JobStates.NotAllowedToStart_Ready], ["Start", JobStates.AllowedToStart_Ready]])
@@ -81,10 +89,11 @@ const orders = Effect.gen(function* () {
   yield* putJobOrder(SCOPE, "jo-3", 1, [["StoreAndStart", JobStates.AllowedToStart_Ready], ["Run", JobStates.Running], ["Stop", JobStates.Ended_Completed], ["Clear", JobStates.EndState]], true)
   yield* putJobOrder(SCOPE, "jo-4", 2, [["StoreAndStart", JobStates.AllowedToStart_Ready], ["Run", JobStates.Running], ["Complete", JobStates.Ended_Completed]])
   yield* putJobOrder(OTHER_SCOPE, "jo-9", 3, [["Store", JobStates.NotAllowedToStart_Ready]])
-  const t0 = 1_700_000_000_000
-  yield* putResponse(SCOPE, "jr-2", "jo-2", "Running", t0 + 2000)
-  yield* putResponse(SCOPE, "jr-3", "jo-3", "Ended_Completed", t0 + 3000)
-  yield* putResponse(SCOPE, "jr-4", "jo-4", "Ended_Completed", t0 + 4000)
+  const t0 = RESPONSE_T0
+  const docs = responseDocs(t0)
+  yield* putResponse(SCOPE, "jr-2", "jo-2", "Running", t0 + 2000, docs.damaged)
+  yield* putResponse(SCOPE, "jr-3", "jo-3", "Ended_Completed", t0 + 3000, docs.v1)
+  yield* putResponse(SCOPE, "jr-4", "jo-4", "Ended_Completed", t0 + 4000, docs.v2)
 })
 
 const configuration = Effect.gen(function* () {

@@ -4,6 +4,7 @@ import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { listJobOrders } from "@microdcs/job-control"
 import { InvalidInput, JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import { jobOrderRow } from "./JobOrderRow.js"
+import { jobResponseView } from "./JobResponseView.js"
 import { requireToken, tokenRoute } from "./HttpAccess.js"
 import { withIsland } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"
@@ -86,7 +87,7 @@ const jobResponsesOfScope = Effect.gen(function* () {
   const dao = yield* JobResponseDao
   const page = yield* dao.byState(yield* param("scope"), state, q.get("cursor") ?? "0", limit)
   const docs = yield* dao.getMany(page.ids)
-  return ok({ items: docs.map((d) => ({ id: d.id, version: d.version, document: JSON.parse(d.doc) as unknown })), next: page.next })
+  return ok({ items: docs.map((d) => ({ id: d.id, version: d.version, ...jobResponseView(d.doc) })), next: page.next })
 })
 
 const execution = Effect.gen(function* () {

@@ -4,6 +4,7 @@ import { canonicalRecipeDigest, type StoredDocument } from "@microdcs/store"
 import { ChangeStream, JobOrderDao, JobResponseDao, SfcRecipes, SfcStateDao } from "@microdcs/store"
 import type { ExecutionState, Recipe } from "@microdcs/sfc"
 import { recipeGraph, type RecipeGraph } from "./ConsoleGraph.js"
+import { jobResponseView } from "./JobResponseView.js"
 
 /** One change of a job order or its response, with the state it led to when the change names a trigger. */
 export interface HistoryRow {
@@ -105,7 +106,7 @@ export const jobView = (id: string) =>
       document: parsed(order.value),
       history: history.rows,
       historyCut: history.cut,
-      response: Option.isSome(response) ? { id: response.value.id, state: response.value.state, version: response.value.version, document: JSON.parse(response.value.doc) as unknown } : null,
+      response: Option.isSome(response) ? { id: response.value.id, state: response.value.state, version: response.value.version, ...jobResponseView(response.value.doc) } : null,
       execution: yield* executionOf(id)
     }
   })

@@ -181,6 +181,14 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   }))
 )
 
+/**
+ * How long a shutdown may take before the daemon ends itself (exit 1): the engine's pollers and
+ * then its station ingress drain one after the other, each within the grace, and closing the
+ * connections takes a little more. A supervisor's stop timeout (systemd's TimeoutStopSec, a
+ * container's stop timeout) belongs above it.
+ */
+export const shutdownDeadlineMs = (shutdownGraceMs: number): number => 2 * shutdownGraceMs + 5_000
+
 /** A one-line explanation of a configuration failure, naming the variables involved (each failure once). */
 export const describeConfigError = (error: Config.ConfigError): string => `invalid configuration: ${[...new Set(configFailures(error))].join("; ")}`
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * The island demo (README quick start): embedded Valkey and Mosquitto, the island with every
- * role, a station simulated over MQTT, the station configuration and the axle work master sent
- * as an MES would, with a journal of the torque results by tool whose counter `nok_torque_1h`
+ * role, the island-sim station (over MQTT alone, scripted by fixtures/demo/station.json), the
+ * station configuration and the axle work master sent by the island-sim MES, with a journal of the torque results by tool whose counter `nok_torque_1h`
  * sends the tool to a check after its third NOK in an hour, then a batch of job orders submitted
  * with StoreAndStart. Shows live progress and ends with a summary (with the journal and the
  * counter). DEMO_JOBS sets the batch size (default 50).
@@ -12,7 +12,8 @@ import { daemonConfig, daemonEnvironment } from "./DaemonConfig.js"
 import { demoLogging } from "./DemoLogging.js"
 import { startIsland } from "./Island.js"
 import { printStoredTree } from "./DemoExecutionTree.js"
-import { type DemoSummary, runMes } from "./DemoMes.js"
+import type { MesReport } from "@microdcs/island-sim"
+import { runDemoMes } from "./DemoMes.js"
 import { DEMO_TOOL, startDemoStation } from "./DemoStation.js"
 import { Journal } from "@microdcs/journal"
 
@@ -33,7 +34,7 @@ const useDemoEnvironment = () => {
 
 type DemoStation = Effect.Success<ReturnType<typeof startDemoStation>>
 
-const printSummary = (summary: DemoSummary, station: DemoStation) => {
+const printSummary = (summary: MesReport, station: DemoStation) => {
   console.log("")
   console.log("summary")
   console.log(`  jobs submitted        ${summary.submitted}`)
@@ -43,9 +44,9 @@ const printSummary = (summary: DemoSummary, station: DemoStation) => {
   console.log(`  tool checks           ${station.toolChecks()} (after the 3rd NOK torque of ${DEMO_TOOL} within the hour)`)
   console.log(`  station commands      ${station.commands()}`)
   console.log(`  elapsed               ${summary.elapsedSeconds.toFixed(2)} s`)
-  console.log(`  throughput            ${(summary.completed / summary.elapsedSeconds).toFixed(1)} jobs/s`)
-  console.log(`  latency p50           ${summary.p50.toFixed(0)} ms (StoreAndStart sent → Ended_Completed seen)`)
-  console.log(`  latency p99           ${summary.p99.toFixed(0)} ms`)
+  console.log(`  throughput            ${summary.throughput.toFixed(1)} jobs/s`)
+  console.log(`  latency p50           ${(summary.latencyMs?.p50 ?? Number.NaN).toFixed(0)} ms (StoreAndStart sent → Ended_Completed seen)`)
+  console.log(`  latency p99           ${(summary.latencyMs?.p99 ?? Number.NaN).toFixed(0)} ms`)
 }
 
 /** The torque journal's size, its last entries for the demo's tool, and the tool's NOK counter. */
@@ -75,11 +76,11 @@ const program = Effect.gen(function* () {
   const topics = { prefix: island.config.mqtt.topicPrefix, discriminator: island.config.mqtt.discriminator }
   console.log(`island up: Valkey ${island.config.valkey.url}, MQTT ${island.config.mqtt.url}, HTTP http://${island.http.host}:${island.http.port}`)
   console.log(`console: http://${island.http.host}:${island.http.port}/ (the island's web pages, while the demo runs; DEMO_STAY=1 keeps it up after the summary)`)
-  const station = yield* startDemoStation(island.config.mqtt.url!, topics).pipe(Effect.provide(island.context))
-  const summary = yield* runMes(island.config.mqtt.url!, topics, JOBS)
+  const station = yield* startDemoStation(island.config.mqtt.url!, topics)
+  const summary = yield* runDemoMes(island.config.mqtt.url!, topics, JOBS)
   printSummary(summary, station)
   yield* printJournal.pipe(Effect.provide(island.context))
-  // The first job of the MES's batch (DemoMes numbers them jo-axle-0001...): its log tree from storage.
+  // The first job of the MES's batch (the copies of fixtures/demo/orders/axle.json are jo-axle-0001...): its log tree from storage.
   yield* printStoredTree("jo-axle-0001").pipe(Effect.provide(island.context))
   if (summary.completed !== summary.submitted) return yield* Effect.fail(new Error(`${summary.submitted - summary.completed} jobs did not complete`))
   if (STAY) {

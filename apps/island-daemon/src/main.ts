@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The island daemon. Reads its configuration from the environment, starts the roles it is
  * asked to run (all by default), serves /healthz, /readyz, /metrics and the JSON API, and shuts
@@ -10,7 +9,7 @@
  * certificate: retrying cannot help), 1 for anything else.
  */
 import { Cause, Effect, Exit, Fiber, Formatter, Layer, Logger, type LogLevel, References } from "effect"
-import { type DaemonConfig, daemonConfig, daemonEnvironment, describeConfigError } from "./DaemonConfig.js"
+import { type DaemonConfig, daemonConfig, daemonEnvironment, describeConfigError, shutdownDeadlineMs } from "./DaemonConfig.js"
 
 /** `LOG_LEVEL`'s names (any case), the level labels of effect 3: `off` logs nothing. */
 const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
@@ -63,13 +62,11 @@ const start = (config: DaemonConfig) => {
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
-    // The engine's pollers and then its station ingress drain one after the other, each within
-    // the grace, and closing the connections takes a little more: a shutdown past that is ended
-    // hard rather than left running.
+    // A shutdown past its deadline is ended hard rather than left running.
     setTimeout(() => {
       process.stderr.write(`${JSON.stringify({ level: "ERROR", message: "shutdown did not finish in time", signal })}\n`)
       process.exit(1)
-    }, 2 * config.shutdownGraceMs + 5_000).unref()
+    }, shutdownDeadlineMs(config.shutdownGraceMs)).unref()
     Effect.runFork(Fiber.interrupt(fiber))
   }
   process.on("SIGTERM", () => stop("SIGTERM"))

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { JobStates } from "@microdcs/job-state"
-import { storeLayer, TriggerStore } from "@microdcs/store"
+import { JobStates, toStoredState } from "@microdcs/job-state"
+import { JobResponseDao, storeLayer, TriggerStore } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { putJobOrder, putWorkMaster } from "@microdcs/testkit"
 import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
@@ -140,6 +140,47 @@ describe("the console over HTTP", () => {
     await body("/api/journals")
     const found = await body<{ items: ReadonlyArray<{ id: string; priority: number }> }>(`/api/console/scopes/${SCOPE}/joborders?id=jo-console-prio`)
     expect(found.items).toEqual([expect.objectContaining({ id: "jo-console-prio", priority: 7 })])
+  })
+
+  it("shows a job response the previous release stored (v1) in the current form, and one that does not decode as stored with its problems", async () => {
+    const old = { ID: "jo-console-old-response", JobOrderID: "jo-console-old", StartTime: "2025-05-01T08:00:00.000Z", EndTime: "2025-05-01T08:01:00.000Z", JobState: "Aborted", Data: { fit: { done: true } }, Error: "spindle jammed" }
+    const damaged = { ID: "jo-console-bad-response", JobOrderID: "jo-console-bad", JobState: "Finished", Data: [] }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const responses = yield* JobResponseDao
+        for (const [id, doc] of [["jo-console-old", old], ["jo-console-bad", damaged]] as const) {
+          yield* putJobOrder(SCOPE, { JobOrderID: id }, { state: JobStates.Aborted, change: "Abort" })
+          yield* responses.put({ id: doc.ID, scope: SCOPE, orderId: id, state: "Aborted", startTime: 1, doc: JSON.stringify(doc), expectedVersion: 0, change: "ResultUpdate" })
+        }
+      }).pipe(Effect.provide(store))
+    )
+    const current = {
+      JobResponseID: "jo-console-old-response",
+      Description: { Text: "spindle jammed", Locale: "en" },
+      JobOrderID: "jo-console-old",
+      StartTime: old.StartTime,
+      EndTime: old.EndTime,
+      JobState: toStoredState(JobStates.Aborted),
+      JobResponseData: [{ ID: "fit", Value: { done: true } }],
+      PersonnelActuals: [],
+      EquipmentActuals: [],
+      PhysicalAssetActuals: [],
+      MaterialActuals: []
+    }
+    const job = (id: string) => island.get(`/api/console/jobs/${id}`, auth).then((reply) => (reply.json() as { response: Record<string, unknown> }).response)
+    expect(await job("jo-console-old")).toEqual({ id: old.ID, state: "Aborted", version: 1, document: current, problems: null })
+    expect(await job("jo-console-bad")).toEqual({
+      id: damaged.ID,
+      state: "Aborted",
+      version: 1,
+      document: damaged,
+      problems: ["StartTime: Missing key", "EndTime: Missing key", "JobState: Expected a normalized job state name such as Ended_Completed", "Data: Expected object"]
+    })
+    const listed = (await island.get(`/api/scopes/${SCOPE}/jobresponses?state=Aborted`, auth)).json() as { items: ReadonlyArray<{ id: string; document: unknown; problems: unknown }> }
+    expect([...listed.items].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      { id: damaged.ID, version: 1, document: damaged, problems: expect.arrayContaining(["Data: Expected object"]) },
+      { id: old.ID, version: 1, document: current, problems: null }
+    ])
   })
 
   it("a live feed ends as soon as the daemon stops, and the daemon stops cleanly", async () => {

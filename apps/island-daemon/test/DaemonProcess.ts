@@ -5,8 +5,8 @@ import { Effect } from "effect"
 /**
  * The daemon (or the demo) as a real child process, the way an operator runs it:
  * `node --import tsx/esm --conditions=source apps/island-daemon/src/<script>` from the repository
- * root, with an explicit environment (nothing inherited but PATH), stdout and stderr captured.
- * Not a test file itself.
+ * root (or an installed `bin`, see `Launch`), with an explicit environment (nothing inherited but
+ * PATH), stdout and stderr captured. Not a test file itself.
  */
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
@@ -59,13 +59,26 @@ process.once("exit", () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Starts `apps/island-daemon/src/{script}` under tsx with exactly `env` (plus PATH). */
-export const spawnScript = (script: string, env: Readonly<Record<string, string>>): ScriptProcess => {
-  const started = performance.now()
+/** How a daemon process is started: the sources under tsx (default), or an installed `bin`. */
+export interface Launch {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+}
+
+/** `apps/island-daemon/src/{script}` under tsx, from the repository root. */
+const sourceLaunch = (script: string): Launch => ({
+  command: process.execPath,
   // `--no-memory-protection-keys`: as the daemon's scripts run it (see its README, "Embedded PostgreSQL").
-  const args = ["--no-memory-protection-keys", "--import", "tsx/esm", "--conditions=source", `apps/island-daemon/src/${script}`]
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+  args: ["--no-memory-protection-keys", "--import", "tsx/esm", "--conditions=source", `apps/island-daemon/src/${script}`],
+  cwd: ROOT
+})
+
+/** Starts `apps/island-daemon/src/{script}` under tsx (or what `launch` says) with exactly `env` (plus PATH). */
+export const spawnScript = (script: string, env: Readonly<Record<string, string>>, launch: Launch = sourceLaunch(script)): ScriptProcess => {
+  const started = performance.now()
+  const child = spawn(launch.command, [...launch.args], {
+    cwd: launch.cwd,
     env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -136,11 +149,11 @@ export const daemonEnv = (options: {
 const describe = (p: ScriptProcess) => `\n--- stderr ---\n${p.stderr().slice(-4000)}\n--- stdout (tail) ---\n${p.stdout().slice(-4000)}`
 
 /**
- * Starts a daemon and resolves once its HTTP server listens (it listens before it connects, so
- * this does not wait for Valkey or the broker).
+ * Starts a daemon (from its sources, or as `launch` says) and resolves once its HTTP server
+ * listens (it listens before it connects, so this does not wait for Valkey or the broker).
  */
-export const spawnDaemon = async (env: Readonly<Record<string, string>>, timeoutMs = 30_000): Promise<DaemonProcess> => {
-  const script = spawnScript("main.ts", env)
+export const spawnDaemon = async (env: Readonly<Record<string, string>>, timeoutMs = 30_000, launch?: Launch): Promise<DaemonProcess> => {
+  const script = spawnScript("main.ts", env, launch)
   const logs = () => parseLogs(script.stdout())
   const deadline = Date.now() + timeoutMs
   let port: number | undefined

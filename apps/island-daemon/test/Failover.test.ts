@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
-import { MethodEventTypes, QueryEventTypes } from "@microdcs/job-state"
+import { JobStates, MethodEventTypes, QueryEventTypes, toStoredState } from "@microdcs/job-state"
 import { storeLayer } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemon, daemonEnv } from "./DaemonProcess.js"
@@ -66,7 +66,7 @@ describe("failover", () => {
         // The survivor still answers the MES on its own.
         for (const id of ids.slice(0, 4)) {
           const reply = yield* mes.ok(QueryEventTypes.RequestJobResponseByJobOrderID, { JobOrderID: id })
-          expect(reply.data).toMatchObject({ JobOrderID: id, JobResponse: { JobState: "Ended_Completed" } })
+          expect(reply.data).toMatchObject({ JobOrderID: id, JobResponse: { JobResponseID: `${id}-response`, JobState: toStoredState(JobStates.Ended_Completed) } })
         }
         const exit = yield* Effect.promise(() => survivor.stop("SIGTERM"))
         expect(exit.code, survivor.stderr()).toBe(0)

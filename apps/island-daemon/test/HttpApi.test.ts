@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
-import { MethodEventTypes } from "@microdcs/job-state"
+import { JobStates, MethodEventTypes, toStoredState } from "@microdcs/job-state"
 import { storeLayer } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemon, daemonEnv, type DaemonProcess } from "./DaemonProcess.js"
@@ -101,7 +101,7 @@ describe("HTTP metrics and JSON API", () => {
 
         const responses = yield* allPages<{ id: string; document: Record<string, unknown> }>(d, `/api/scopes/${SCOPE}/jobresponses?state=Ended_Completed&limit=2`)
         expect(responses.items.map((r) => r.id).sort()).toEqual(RUN.map((id) => `${id}-response`))
-        for (const r of responses.items) expect(r.document).toMatchObject({ JobState: "Ended_Completed" })
+        for (const r of responses.items) expect(r).toMatchObject({ problems: null, document: { JobResponseID: r.id, JobState: toStoredState(JobStates.Ended_Completed) } })
 
         const execution = yield* getJson<Record<string, unknown>>(d, "/api/executions/jo-api-02")
         expect(execution.status).toBe(200)

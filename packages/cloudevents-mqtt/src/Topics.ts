@@ -64,6 +64,16 @@ export const commandFilters = (config: TopicConfig): Result.Result<ReadonlyArray
     return Array.from({ length: levels + 1 }, (_, n) => `${prefix}${"/+".repeat(n)}${tail}/commands`)
   })
 
+/**
+ * `P/{scope}[/D]/commands`: where an MES sends the requests of one scope. The island's command
+ * filters take it when they have at least one wildcard level (the daemon's default).
+ */
+export const commandTopic = (config: TopicConfig, scope: string): Result.Result<string, InvalidTopic> =>
+  Result.gen(function* () {
+    const { prefix, tail } = yield* base(config)
+    return `${prefix}/${yield* validateLevel("scope", scope)}${tail}/commands`
+  })
+
 /** `$share/{group}/{filter}`: the broker hands each message to one member of the group. */
 export const sharedFilter = (group: string, filter: string): Result.Result<string, InvalidTopic> =>
   Result.map(validateLevel("group", group), (g) => `$share/${g}/${filter}`)

@@ -17,6 +17,8 @@ export { codecFor, type Codec } from "./Payload.js"
 // Binary mode: the event to and from an MQTT v5 publish.
 export * from "./Binary.js"
 export * from "./Topics.js"
+// Where an island and its stations talk: push commands, station events.
+export * from "./StationTopics.js"
 export * from "./MqttString.js"
 export * from "./Incoming.js"
 export * from "./Reply.js"

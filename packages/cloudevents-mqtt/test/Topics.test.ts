@@ -3,6 +3,7 @@ import { Result } from "effect"
 import fc from "fast-check"
 import {
   commandFilters,
+  commandTopic,
   eventsTopic,
   metadataTopic,
   parseEventType,
@@ -30,6 +31,9 @@ describe("topics", () => {
     expect(Result.getOrThrow(metadataTopic(config))).toBe("plant/island/d1/metadata")
     expect(Result.getOrThrow(metadataTopic({ prefix: "p" }))).toBe("p/metadata")
     expect(Result.getOrThrow(responseTopic(config, "instance-7"))).toBe("plant/island/replies/instance-7")
+    // An MES's command topic for a scope, which the filter with one wildcard level takes.
+    expect(Result.getOrThrow(commandTopic(config, "line-1"))).toBe("plant/island/line-1/d1/commands")
+    expect(topicMatches(Result.getOrThrow(commandFilters(config))[1]!, Result.getOrThrow(commandTopic(config, "line-1")))).toBe(true)
   })
 
   it("refuses wildcards, NUL, empty levels and $ in topic parts with InvalidTopic naming the part", () => {
@@ -43,6 +47,7 @@ describe("topics", () => {
     expect(failure(eventsTopic({ prefix: "p" }, "a\u0000"))).toEqual({ tag: "InvalidTopic", part: "subject" })
     expect(failure(sharedCommandFilters({ prefix: "p" }, "g+"))).toEqual({ tag: "InvalidTopic", part: "group" })
     expect(failure(responseTopic({ prefix: "p" }, "i/j"))).toEqual({ tag: "InvalidTopic", part: "instanceId" })
+    expect(failure(commandTopic({ prefix: "p" }, "a/b"))).toEqual({ tag: "InvalidTopic", part: "scope" })
     expect(failure(validateTopicName("a/+/b"))).toEqual({ tag: "InvalidTopic", part: "topic" })
     expect(failure(validateTopicName(""))).toEqual({ tag: "InvalidTopic", part: "topic" })
     expect(failure(validateFilter("a/b#"))).toEqual({ tag: "InvalidTopic", part: "filter" })

@@ -2,10 +2,10 @@ import { Effect, Result, Layer } from "effect"
 import { type CloudEvent, type InvalidTopic, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
 import type { CommandEntry } from "@microdcs/sfc"
 import { CommandNotSent, StationPort } from "@microdcs/sfc-runtime"
-import { stationCommandTopic, type StationTopicConfig } from "./StationTopics.js"
+import { stationCommandTopic, type StationTopicConfig } from "@microdcs/cloudevents-mqtt"
 
 export interface MqttStationOptions {
-  /** Prefix, discriminator and station level of the station topics (see `StationTopics.ts`). */
+  /** Prefix, discriminator and station level of the station topics (see `stationCommandTopic` in `@microdcs/cloudevents-mqtt`). */
   readonly topics: StationTopicConfig
   /** This instance's id: without a shared group, station replies come back on `P/replies/{instanceId}`, to this instance only. */
   readonly instanceId: string

@@ -12,7 +12,7 @@ import {
   type PublishFailure
 } from "@microdcs/cloudevents-mqtt"
 import { ScopeRegistry, SfcStateDao } from "@microdcs/store"
-import { stationCommandFilter, stationEventsTopic, type StationTopicConfig } from "./StationTopics.js"
+import { stationCommandFilter, stationEventsTopic, type StationTopicConfig } from "@microdcs/cloudevents-mqtt"
 
 /** A push command as the simulated station received it. */
 export interface StationCommand {
@@ -146,7 +146,7 @@ const emitRound = (s: StationDeps, states: SfcStateDao["Service"], scopes: Scope
 }
 
 /**
- * A station over MQTT, for tests and the demo: it answers push commands on their response topic
+ * A station over MQTT, for tests (and the benchmarks): it answers push commands on their response topic
  * (after an optional delay, with scripted data or an error) and emits pull events for the jobs
  * waiting on its event types, all on the wire a real station uses. To know which job waits it
  * reads the island's waits sets (`SfcStateDao.waiting`), which a real station would not need:

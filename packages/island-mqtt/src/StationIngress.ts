@@ -4,7 +4,7 @@ import { Executions, SfcEvents, type StationEvent } from "@microdcs/sfc-runtime"
 import { SfcCorrelations } from "@microdcs/store"
 import { runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { MqttStationPort, type MqttStationOptions, stationReplyTopic } from "./MqttStationPort.js"
-import { scopeOfStationTopic, stationEventsFilter } from "./StationTopics.js"
+import { scopeOfStationTopic, stationEventsFilter } from "@microdcs/cloudevents-mqtt"
 
 export interface StationIngressOptions extends MqttStationOptions, WorkerOptions {
   /**

@@ -13,7 +13,7 @@ import { type TriggerOutcome, TriggerStarts } from "@microdcs/job-control"
 import { statusEvent } from "./JobControlEvents.js"
 import { runWorker, type WorkerOptions } from "./MessageWorker.js"
 import { logText } from "./RequestLog.js"
-import { scopeOfStationTopic } from "./StationTopics.js"
+import { scopeOfStationTopic } from "@microdcs/cloudevents-mqtt"
 
 export interface TriggerIngressOptions extends WorkerOptions {
   readonly topics: TopicConfig

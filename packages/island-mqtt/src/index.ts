@@ -1,4 +1,14 @@
-export * from "./StationTopics.js"
+// The station topics live with the other topic builders in cloudevents-mqtt (a station needs no island
+// package to find them); re-exported here, where the station port and ingress use them.
+export {
+  DEFAULT_STATION_LEVEL,
+  scopeOfStationTopic,
+  stationCommandFilter,
+  stationCommandTopic,
+  stationEventsFilter,
+  stationEventsTopic,
+  type StationTopicConfig
+} from "@microdcs/cloudevents-mqtt"
 // The shared worker (its retry schedule stays inside).
 export { hold, type Hold, holdDelayMs, runWorker, workerDefaults, type WorkerOptions, type WorkerOutcome } from "./MessageWorker.js"
 export * from "./JobControlEvents.js"

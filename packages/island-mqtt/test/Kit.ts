@@ -24,7 +24,7 @@ export const MES_SOURCE = "urn:test:mes"
 // Shared with the other packages' tests: polling with a deadline, instances in their own scope, the
 // job order and response waits, and the key snapshot that shows whether anything was written.
 export { eventually, fixture, startInstance } from "@microdcs/test-utils"
-export { jobOrderState, responseOf, snapshot, untilJobOrderIs } from "@microdcs/testkit"
+export { jobOrderState, responseOf, responseSummary, snapshot, untilJobOrderIs } from "@microdcs/testkit"
 
 /** One wildcard level: the MES sends to `P/{scope}/commands`. */
 export const topicsFor = (prefix: string): TopicConfig => ({ prefix, wildcardLevels: 1 })

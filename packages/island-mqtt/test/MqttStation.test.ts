@@ -18,6 +18,7 @@ import {
   makeMes,
   type Mes,
   responseOf,
+  responseSummary,
   SCOPE,
   startInstance,
   storeFor,
@@ -82,8 +83,8 @@ describe("MQTT station port and station ingress", () => {
 
       expect(yield* untilJobOrderIs("jo-axle-0001", "Ended_Completed", 20_000)).toBe("Ended_Completed")
       const response = yield* eventually(responseOf("jo-axle-0001"))
-      expect(response).toMatchObject({ JobState: "Ended_Completed", JobOrderID: "jo-axle-0001" })
-      expect((response["Data"] as Record<string, unknown>)["verify"]).toEqual({ torque_ok: true, torque: 86 })
+      expect(response).toMatchObject({ JobResponseID: "jo-axle-0001-response", JobOrderID: "jo-axle-0001", EquipmentActuals: [{ ID: "station-7" }] })
+      expect(responseSummary(response)).toMatchObject({ state: "Ended_Completed", data: { verify: { torque_ok: true, torque: 86 } } })
 
       // The commands as they went over the wire.
       const actions = sim.commands.map((c) => c.action)
@@ -98,7 +99,7 @@ describe("MQTT station port and station ingress", () => {
 
       // And the MES reads the result the way it would.
       const query = yield* ok(mes, QueryEventTypes.RequestJobResponseByJobOrderID, { JobOrderID: "jo-axle-0001" })
-      expect(query.data).toMatchObject({ JobOrderID: "jo-axle-0001", JobResponse: { JobState: "Ended_Completed" } })
+      expect(query.data).toEqual({ ReturnStatus: 1, JobOrderID: "jo-axle-0001", JobResponse: response })
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 
@@ -139,13 +140,13 @@ describe("MQTT station port and station ingress", () => {
       yield* eventually(Effect.map(states.waiting(SCOPE, "com.example.ready.v1"), (jobs) => (jobs.some((j) => j.jobId === "jo-wait") ? true : undefined)))
       yield* sim.emit(SCOPE, "com.example.ready.v1", { ready: true })
       expect(yield* untilJobOrderIs("jo-wait", "Ended_Completed", 20_000)).toBe("Ended_Completed")
-      expect(((yield* eventually(responseOf("jo-wait")))["Data"] as Record<string, unknown>)["await"]).toEqual({ ready: true })
+      expect(responseSummary(yield* eventually(responseOf("jo-wait"))).data["await"]).toEqual({ ready: true })
 
       // The drill reply carries mdcserrorkind / mdcserrormessage: the action, and the job, fail.
       expect(yield* untilJobOrderIs("jo-drill", "Aborted", 20_000)).toBe("Aborted")
-      const failed = yield* eventually(responseOf("jo-drill"))
-      expect(failed["JobState"]).toBe("Aborted")
-      expect(String(failed["Error"])).toContain("spindle jammed")
+      const failed = responseSummary(yield* eventually(responseOf("jo-drill")))
+      expect(failed.state).toBe("Aborted")
+      expect(failed.error).toContain("spindle jammed")
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 
@@ -175,7 +176,7 @@ describe("MQTT station port and station ingress", () => {
       )
       yield* ok(mes, MethodEventTypes.StoreAndStart, { JobOrder: { JobOrderID: "jo-ping", WorkMasterID: [{ ID: "wm-ping" }] } })
       expect(yield* untilJobOrderIs("jo-ping", "Ended_Completed", 20_000)).toBe("Ended_Completed")
-      expect(((yield* eventually(responseOf("jo-ping")))["Data"] as Record<string, unknown>)["ping"]).toEqual({ pong: 1 })
+      expect(responseSummary(yield* eventually(responseOf("jo-ping"))).data["ping"]).toEqual({ pong: 1 })
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 })

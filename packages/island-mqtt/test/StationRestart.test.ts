@@ -7,7 +7,7 @@ import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
 import { putJobOrder, putWorkMaster } from "@microdcs/testkit"
 import { MqttStation, stationCommandFilter } from "@microdcs/island-mqtt"
-import { eventually, ISLAND_SOURCE, islandMqtt, responseOf, SCOPE, startInstance, storeFor, topicsFor, untilJobOrderIs } from "./Kit.js"
+import { eventually, ISLAND_SOURCE, islandMqtt, responseOf, responseSummary, SCOPE, startInstance, storeFor, topicsFor, untilJobOrderIs } from "./Kit.js"
 
 /**
  * Station replies sent while the instance that sent the command restarts:
@@ -76,7 +76,7 @@ describe("station replies while the sending instance restarts", () => {
       yield* startInstance(engineInstance(prefix, "engine-1", session))
 
       expect(yield* untilJobOrderIs("jo-restart", "Ended_Completed", 20_000)).toBe("Ended_Completed")
-      expect(((yield* eventually(responseOf("jo-restart")))["Data"] as Record<string, unknown>)["ping"]).toEqual({ pong: 1 })
+      expect(responseSummary(yield* eventually(responseOf("jo-restart"))).data["ping"]).toEqual({ pong: 1 })
       expect(station.commands).toHaveLength(1)
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
@@ -98,7 +98,7 @@ describe("station replies while the sending instance restarts", () => {
       yield* station.answer(command)
 
       expect(yield* untilJobOrderIs("jo-shared", "Ended_Completed", 20_000)).toBe("Ended_Completed")
-      expect(((yield* eventually(responseOf("jo-shared")))["Data"] as Record<string, unknown>)["ping"]).toEqual({ pong: 1 })
+      expect(responseSummary(yield* eventually(responseOf("jo-shared"))).data["ping"]).toEqual({ pong: 1 })
       expect(station.commands).toHaveLength(1)
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })

@@ -1,19 +1,24 @@
-import { Effect } from "effect"
-import { JobOrderDao, JobResponseDao } from "@microdcs/store"
-import { succeeded, unknownJobOrder } from "./Answer.js"
+import { Effect, Result } from "effect"
+import { decodeJobResponseText, type JobResponse, ReturnStatus } from "@microdcs/job-state"
+import { JobOrderDao, JobResponseDao, type JobResponseDocument } from "@microdcs/store"
+import { refused, succeeded, unknownJobOrder } from "./Answer.js"
 import type { Command } from "./Command.js"
 import { JobControlOptions } from "./JobControlOptions.js"
 
 type ByOrder = Extract<Command, { readonly _tag: "ResponseByOrder" }>
 type ByState = Extract<Command, { readonly _tag: "ResponsesByState" }>
 
-/** Stored documents passed the store's JSON check on write, so this only guards against tampering. */
-const parseStored = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
+/**
+ * A stored response in the current form (one the previous release stored is upgraded), or
+ * `undefined` after a warning: a damaged document is left out of a reply, never passed on.
+ */
+const decodeStored = (stored: JobResponseDocument): Effect.Effect<JobResponse | undefined> => {
+  const decoded = decodeJobResponseText(stored.doc)
+  if (Result.isSuccess(decoded)) return Effect.succeed(decoded.success)
+  return Effect.logWarning("job response left out of a query reply: it does not decode").pipe(
+    Effect.annotateLogs({ id: stored.id, problems: decoded.failure.problems.join("; ") }),
+    Effect.as(undefined)
+  )
 }
 
 /**
@@ -29,13 +34,19 @@ export const makeQueries = Effect.gen(function* () {
   /**
    * `{JobOrderID}` → `{JobOrderID, JobResponse}`. A job order known in the scope but without a
    * response yet (not started, or retired before it ran) answers NO_ERROR without JobResponse;
-   * an id unknown in the scope is UNKNOWN_JOB_ORDER_ID.
+   * an id unknown in the scope is UNKNOWN_JOB_ORDER_ID; a response that does not decode is
+   * INVALID_JOB_ORDER_STATUS (`MalformedJobResponse`), as a job order that does not is for a method.
    */
   const responseByOrder = (command: ByOrder) =>
     Effect.gen(function* () {
       const { jobOrderId: id, scope } = command
       const response = yield* responses.byOrder(id).pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
-      if (response !== undefined && response.scope === scope) return succeeded({ JobOrderID: id, JobResponse: parseStored(response.doc) })
+      if (response !== undefined && response.scope === scope) {
+        const decoded = yield* decodeStored(response)
+        return decoded !== undefined
+          ? succeeded({ JobOrderID: id, JobResponse: decoded })
+          : refused(ReturnStatus.INVALID_JOB_ORDER_STATUS, "MalformedJobResponse", `the job response of job order ${id} does not decode`, { JobOrderID: id })
+      }
       const order = yield* jobOrders.get(id).pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
       return order !== undefined && order.scope === scope ? succeeded({ JobOrderID: id }) : unknownJobOrder(id, scope)
     })
@@ -43,7 +54,8 @@ export const makeQueries = Effect.gen(function* () {
   /**
    * `{JobOrderState, Cursor?, PageSize?}` → `{JobOrderState, JobResponses, NextCursor?}`: one
    * SSCAN page of the state's index. A page may be short or even empty while NextCursor is set
-   * (SSCAN's COUNT is a hint); the caller continues until NextCursor is absent.
+   * (SSCAN's COUNT is a hint); the caller continues until NextCursor is absent. A response that
+   * does not decode is left out (and logged).
    */
   const responsesByState = (command: ByState) =>
     Effect.gen(function* () {
@@ -52,9 +64,10 @@ export const makeQueries = Effect.gen(function* () {
       // SSCAN may repeat an id across a rehash; a response may have moved on since the scan.
       const documents = yield* responses.getMany([...new Set(page.ids)])
       const current = documents.filter((d) => d.scope === scope && d.state === state)
+      const decoded = yield* Effect.forEach(current, decodeStored)
       return succeeded({
         JobOrderState: state,
-        JobResponses: current.map((d) => parseStored(d.doc)),
+        JobResponses: decoded.filter((r) => r !== undefined),
         ...(page.next !== null ? { NextCursor: page.next } : {})
       })
     })

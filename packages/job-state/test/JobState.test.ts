@@ -17,7 +17,10 @@ import {
   toStoredState
 } from "@microdcs/job-state"
 
-/** The spec's state table, written out independently of the implementation: name → numbers. */
+/**
+ * The state table (docs/design/island-protocol.md), written out independently of the
+ * implementation: name → numbers.
+ */
 const expectedNumbers: Record<string, readonly [number] | readonly [number, number]> = {
   InitialState: [0],
   NotAllowedToStart_Waiting: [1, 1],
@@ -45,7 +48,7 @@ const malformed = (input: unknown): string => {
 }
 
 describe("states", () => {
-  it("has exactly the spec's 14 states, in table order", () => {
+  it("has exactly the table's 14 states, in table order", () => {
     expect(allJobStates.map(normalizedName)).toEqual(Object.keys(expectedNumbers))
   })
 

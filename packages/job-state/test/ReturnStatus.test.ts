@@ -15,7 +15,7 @@ import {
 const { NO_ERROR, UNKNOWN_JOB_ORDER_ID, INVALID_JOB_ORDER_STATUS, UNABLE_TO_ACCEPT_JOB_ORDER, INVALID_REQUEST } = ReturnStatus
 
 describe("return status", () => {
-  it("has the spec's values", () => {
+  it("has the values of OPC UA Machinery Jobs", () => {
     expect(ReturnStatus).toEqual({
       NO_ERROR: 1,
       UNKNOWN_JOB_ORDER_ID: 2,

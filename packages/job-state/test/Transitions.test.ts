@@ -21,8 +21,8 @@ import {
 } from "@microdcs/job-state"
 
 /**
- * The spec's method/trigger table, expanded by hand to concrete states so the test
- * does not share the implementation's wildcard logic: trigger → from state → to state.
+ * The method/trigger table (docs/design/island-protocol.md), expanded by hand to concrete states
+ * so the test does not share the implementation's wildcard logic: trigger → from state → to state.
  */
 const NAS = ["NotAllowedToStart_Waiting", "NotAllowedToStart_Ready", "NotAllowedToStart_Loaded"] as const
 const AS = ["AllowedToStart_Waiting", "AllowedToStart_Ready", "AllowedToStart_Loaded"] as const
@@ -51,7 +51,7 @@ const cases = allJobStates.flatMap((state) =>
 )
 
 describe("transition table", () => {
-  it("covers exactly the spec's 13 triggers, Run and Complete internal", () => {
+  it("covers exactly the table's 13 triggers, Run and Complete internal", () => {
     expect(triggers).toEqual(Object.keys(expected))
     expect(triggers.filter(isInternal)).toEqual(["Run", "Complete"])
     expect(cases).toHaveLength(14 * 13)

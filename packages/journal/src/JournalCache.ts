@@ -11,10 +11,11 @@ export const ENTRY_OVERHEAD_BYTES = 96
 
 /**
  * The process-local cache of journal entries, bounded by bytes: the encoded size
- * of the entries it holds plus {@link ENTRY_OVERHEAD_BYTES} each, as the seed bounds its cache
- * by payload bytes. It holds them decoded, so a hit costs no decode (decoding 20 entries costs
- * more than the round trip of the recall); the heap a decoded event takes is a small multiple of
- * its encoded size, so choose the bound with that in mind.
+ * of the entries it holds plus {@link ENTRY_OVERHEAD_BYTES} each, so the bound an operator sets
+ * (`JOURNAL_CACHE_BYTES`) is in payload bytes (docs/design/journal-and-counters.md). It holds
+ * them decoded, so a hit costs no decode (decoding 20 entries costs more than the round trip of
+ * the recall); the heap a decoded event takes is a small multiple of its encoded size, so choose
+ * the bound with that in mind.
  * `lru-cache` evicts the least recently used on a normal `set`; warming uses `fits` instead, so
  * it stops when the cache is full rather than evicting what it loaded first.
  */

@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
 import { toStoredState } from "@microdcs/job-state"
 import type { MqttPublishError } from "@microdcs/cloudevents-mqtt"
-import type { ConnectionError, JobResponseDocument } from "@microdcs/store"
-import { readJob, rowOf } from "./JobView.js"
+import type { ConnectionError } from "@microdcs/store"
+import { type PublishedResponse, readJob, rowOf } from "./JobView.js"
 import type { PublisherContext } from "./PublisherContext.js"
 import { orderEvent, resultEvent } from "./PublisherEvents.js"
 import { jobTopic } from "./PublisherTopics.js"
@@ -20,16 +20,8 @@ const retire = (ctx: PublisherContext, scope: string, id: string) =>
   Effect.andThen(unretain(ctx, jobTopic(ctx.options, "order", scope, id)), unretain(ctx, jobTopic(ctx.options, "result", scope, id)))
 
 /** Retains `result/{id}` from the job order's response. */
-const publishResult = (ctx: PublisherContext, scope: string, id: string, response: JobResponseDocument) =>
-  Effect.gen(function* () {
-    let data: unknown
-    try {
-      data = JSON.parse(response.doc)
-    } catch {
-      return yield* skip(scope, id, `job response ${response.id} is not JSON`)
-    }
-    yield* retain(ctx, jobTopic(ctx.options, "result", scope, id), resultEvent(ctx.options.source, scope, id, response.version, data))
-  })
+const publishResult = (ctx: PublisherContext, scope: string, id: string, response: PublishedResponse) =>
+  retain(ctx, jobTopic(ctx.options, "result", scope, id), resultEvent(ctx.options.source, scope, id, response.version, response.document))
 
 /**
  * An id with no topic or a message that cannot be encoded (over the payload limit): no retry

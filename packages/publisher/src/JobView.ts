@@ -1,5 +1,5 @@
 import { Effect, Result, Option } from "effect"
-import { decodeJobOrderRecord, type JobOrder, type JobState, isFinished, isTerminal, normalizedName } from "@microdcs/job-state"
+import { decodeJobOrderRecord, decodeJobResponseText, type JobOrder, type JobResponse, type JobState, isFinished, isTerminal, normalizedName } from "@microdcs/job-state"
 import type { ConnectionError, InvalidInput, JobResponseDocument, WrongType } from "@microdcs/store"
 import type { PublisherContext } from "./PublisherContext.js"
 import type { IndexedJob } from "./SortedJobs.js"
@@ -12,7 +12,7 @@ import type { IndexedJob } from "./SortedJobs.js"
  * - `Malformed`: a document that does not decode: left alone, no row;
  * - `Live`: `listed` is its score in the scope list (none when it is not listed), `response` the
  *   job response of a finished job (Ended_* or Aborted; an unfinished job's response is not
- *   published yet).
+ *   published yet), in the current form; one that does not decode is logged and counts as none.
  */
 export type JobView =
   | { readonly _tag: "Gone" }
@@ -23,8 +23,14 @@ export type JobView =
       readonly jobOrder: JobOrder
       readonly state: JobState
       readonly listed: Option.Option<number>
-      readonly response: Option.Option<JobResponseDocument>
+      readonly response: Option.Option<PublishedResponse>
     }
+
+/** A job response as `result/{id}` carries it: its store version (the event's id) and the document in the current form. */
+export interface PublishedResponse {
+  readonly version: number
+  readonly document: JobResponse
+}
 
 const gone: JobView = { _tag: "Gone" }
 
@@ -33,6 +39,16 @@ const listedPriority = (ctx: PublisherContext, scope: string, id: string) =>
   Effect.gen(function* () {
     return yield* ctx.scores.jobOrderPriority(scope, id)
   })
+
+/** The response in the current form (the previous release's form upgraded); none after a warning when it does not decode. */
+const published = (scope: string, stored: JobResponseDocument): Effect.Effect<Option.Option<PublishedResponse>> => {
+  const decoded = decodeJobResponseText(stored.doc)
+  if (Result.isSuccess(decoded)) return Effect.succeed(Option.some({ version: stored.version, document: decoded.success }))
+  return Effect.logWarning("publisher: job response skipped").pipe(
+    Effect.annotateLogs({ scope, jobOrderId: stored.orderId, reason: `job response ${stored.id}: ${decoded.failure.message}` }),
+    Effect.as(Option.none())
+  )
+}
 
 /**
  * Reads one job: its document, its place in the list (unless `knownPriority` comes from a list
@@ -61,7 +77,10 @@ export const readJob = (
     if (isTerminal(state)) return gone
     const listed = yield* Effect.fromResult(priority)
     const response = isFinished(state)
-      ? yield* ctx.responses.byOrder(id).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone))
+      ? yield* ctx.responses.byOrder(id).pipe(
+          Effect.flatMap((stored) => published(scope, stored)),
+          Effect.catchTag("NotFound", () => Effect.succeedNone)
+        )
       : Option.none()
     return { _tag: "Live", version: stored.value.version, jobOrder, state, listed, response } as const
   })

@@ -5,7 +5,8 @@ import type { PublisherContext } from "./PublisherContext.js"
 import { metadataEvent, PublisherEventTypes, type PublisherMetadata } from "./PublisherEvents.js"
 import { retain } from "./RetainedTopics.js"
 
-const LAYOUT_VERSION = 1
+// 2: `result/{id}` carries the job response v2 (OPC 10031-4 ISA95JobResponseDataType) instead of the v1 form.
+const LAYOUT_VERSION = 2
 
 /** The island's metadata as this publisher would retain it now. */
 export const describeIsland = (ctx: PublisherContext, scopes: Iterable<string>): PublisherMetadata => {

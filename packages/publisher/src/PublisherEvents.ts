@@ -1,11 +1,11 @@
-import type { StoredState } from "@microdcs/job-state"
+import { JOB_RESPONSE_SCHEMA_ID, type JobResponse, type StoredState } from "@microdcs/job-state"
 import { type CloudEvent, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
 
 /** CloudEvent types of the retained messages. */
 export const PublisherEventTypes = {
   /** `P[/D]/{scope}/order/{id}`: data `{JobOrder, State}`. */
   order: "com.github.aschamberger.microdcs.publisher.order.v1",
-  /** `P[/D]/{scope}/result/{id}`: data = the job response document. */
+  /** `P[/D]/{scope}/result/{id}`: data = the job response (`dataschema` {@link JOB_RESPONSE_SCHEMA_ID}). */
   result: "com.github.aschamberger.microdcs.publisher.result.v1",
   /** `P[/D]/{scope}/state-index` and its pages `P[/D]/{scope}/state-index/{n}`: data = {@link StateIndex}. */
   stateIndex: "com.github.aschamberger.microdcs.publisher.stateindex.v1",
@@ -62,12 +62,14 @@ export const orderEvent = (source: string, scope: string, jobOrderId: string, ve
     data
   })
 
-export const resultEvent = (source: string, scope: string, jobOrderId: string, responseVersion: number, data: unknown): CloudEvent =>
+/** The job response in the current form, its `dataschema` naming that form's JSON Schema. */
+export const resultEvent = (source: string, scope: string, jobOrderId: string, responseVersion: number, data: JobResponse): CloudEvent =>
   makeCloudEvent({
     source,
     type: PublisherEventTypes.result,
     id: `${scope}/result/${jobOrderId}/v${responseVersion}`,
     subject: `${scope}/${jobOrderId}`,
+    dataschema: JOB_RESPONSE_SCHEMA_ID,
     data
   })
 

@@ -4,6 +4,8 @@ import {
   encodeJobOrderRecord,
   JobStates,
   type JobOrder,
+  type JobResponse,
+  makeJobResponse,
   decodeJobOrderRecord,
   isFinished,
   isTerminal,
@@ -85,10 +87,22 @@ export const move = (id: string, trigger: Trigger, replacement?: JobOrder) =>
     })
   })
 
-export const responseDoc = (orderId: string) => ({ ID: `resp-${orderId}`, JobOrderID: orderId, JobState: "Ended_Completed", Data: { yield: 42 } })
+/** The job response of `orderId` as the SFC engine stores it (v2), and as `result/{id}` carries it. */
+export const responseDoc = (orderId: string): JobResponse =>
+  makeJobResponse({ responseId: `resp-${orderId}`, jobOrderId: orderId, startTime: 1, endTime: 2, state: JobStates.Ended_Completed, data: { yield: 42 } })
 
-/** The job response the SFC engine stores when a recipe ends (create-only, id differs from the order's). */
-export const respond = (scope: string, orderId: string) =>
+/** The same response in the form the previous release's engine stored (v1). */
+export const oldResponseDoc = (orderId: string) => ({
+  ID: `resp-${orderId}`,
+  JobOrderID: orderId,
+  StartTime: "1970-01-01T00:00:00.001Z",
+  EndTime: "1970-01-01T00:00:00.002Z",
+  JobState: "Ended_Completed",
+  Data: { yield: 42 }
+})
+
+/** The job response the SFC engine stores when a recipe ends (create-only, id differs from the order's); `doc` another document under its id. */
+export const respond = (scope: string, orderId: string, doc: unknown = responseDoc(orderId)) =>
   Effect.flatMap(JobResponseDao, (dao) =>
     dao.put({
       id: `resp-${orderId}`,
@@ -96,7 +110,7 @@ export const respond = (scope: string, orderId: string) =>
       orderId,
       state: "Ended_Completed",
       startTime: 1,
-      doc: JSON.stringify(responseDoc(orderId)),
+      doc: JSON.stringify(doc),
       expectedVersion: 0,
       change: "ResultUpdate"
     })

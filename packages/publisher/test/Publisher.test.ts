@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { mosquittoForFile } from "@microdcs/testkit"
-import { JobStates, toStoredState } from "@microdcs/job-state"
+import { JOB_RESPONSE_SCHEMA_ID, JobStates, toStoredState } from "@microdcs/job-state"
 import { MqttConnection } from "@microdcs/cloudevents-mqtt"
 import { JobOrderDao, PublisherLease, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { PublisherEventTypes, PublisherLive, type StateIndex } from "@microdcs/publisher"
-import { admit, caughtUp, freshIsland, jobOrder, move, respond, responseDoc, type Retained, retainedUnder, startPublisher, store, until, wipeRetained } from "./Kit.js"
+import { admit, caughtUp, freshIsland, jobOrder, move, oldResponseDoc, respond, responseDoc, type Retained, retainedUnder, startPublisher, store, until, wipeRetained } from "./Kit.js"
 
 const broker = mosquittoForFile()
 
@@ -35,16 +35,21 @@ describe("Publisher", () => {
       yield* move("jo-b", "Run")
       yield* move("jo-b", "Complete")
       yield* respond(s, "jo-b")
-      // Response first, end (Abort) last.
+      // Response first, end (Abort) last; the response as the previous release stored it (v1).
       yield* admit(s, jobOrder("jo-c", 1), "StoreAndStart")
       yield* move("jo-c", "Run")
-      yield* respond(s, "jo-c")
+      yield* respond(s, "jo-c", oldResponseDoc("jo-c"))
       yield* move("jo-c", "Abort")
       yield* admit(s, jobOrder("jo-d", 4))
       yield* admit(s, jobOrder("jo-e", 2), "StoreAndStart")
       yield* move("jo-e", "Run")
       yield* move("jo-e", "Complete")
       yield* respond(s, "jo-e")
+      // A finished job whose response does not decode: no result, and no has_result.
+      yield* admit(s, jobOrder("jo-h", 0), "StoreAndStart")
+      yield* move("jo-h", "Run")
+      yield* move("jo-h", "Complete")
+      yield* respond(s, "jo-h", { ...oldResponseDoc("jo-h"), JobState: "Done" })
       yield* admit(s, jobOrder("jo-f", 3))
       yield* move("jo-f", "Update", jobOrder("jo-f", 7, { Description: "updated" }))
       // A response while the job is not finished is not published yet.
@@ -57,7 +62,7 @@ describe("Publisher", () => {
       yield* caughtUp(s)
 
       const first = yield* retainedUnder(broker.url, base)
-      const ids = ["jo-a", "jo-b", "jo-c", "jo-d", "jo-e", "jo-f", "jo-g"]
+      const ids = ["jo-a", "jo-b", "jo-c", "jo-d", "jo-e", "jo-f", "jo-g", "jo-h"]
       expect([...first.keys()].sort()).toEqual(
         [
           ...ids.map((id) => `${base}/${s}/order/${id}`),
@@ -76,8 +81,9 @@ describe("Publisher", () => {
       expect(first.get(`${base}/${s}/order/jo-c`)!.event.data).toEqual(orderData("jo-c", 1, "Aborted"))
       expect(first.get(`${base}/${s}/order/jo-g`)!.event.data).toEqual(orderData("jo-g", 6, "Interrupted_Suspended"))
       const resultB = first.get(`${base}/${s}/result/jo-b`)!.event
-      expect(resultB).toMatchObject({ type: PublisherEventTypes.result, subject: `${s}/jo-b`, data: responseDoc("jo-b") })
-      expect(first.get(`${base}/${s}/result/jo-c`)!.event.data).toEqual(responseDoc("jo-c"))
+      expect(resultB).toMatchObject({ type: PublisherEventTypes.result, subject: `${s}/jo-b`, dataschema: JOB_RESPONSE_SCHEMA_ID, data: responseDoc("jo-b") })
+      // The response the previous release stored goes out in the current form.
+      expect(first.get(`${base}/${s}/result/jo-c`)!.event).toMatchObject({ dataschema: JOB_RESPONSE_SCHEMA_ID, data: responseDoc("jo-c") })
 
       const index1 = stateIndexOf(first, `${base}/${s}/state-index`)
       expect(index1.scope).toBe(s)
@@ -89,7 +95,8 @@ describe("Publisher", () => {
         { job_order_id: "jo-a", state: "NotAllowedToStart_Ready", has_result: false },
         { job_order_id: "jo-d", state: "NotAllowedToStart_Ready", has_result: false },
         { job_order_id: "jo-e", state: "Ended_Completed", has_result: true },
-        { job_order_id: "jo-c", state: "Aborted", has_result: true }
+        { job_order_id: "jo-c", state: "Aborted", has_result: true },
+        { job_order_id: "jo-h", state: "Ended_Completed", has_result: false }
       ])
 
       yield* move("jo-d", "Cancel")
@@ -109,7 +116,8 @@ describe("Publisher", () => {
         ["jo-f", "NotAllowedToStart_Ready", false],
         ["jo-g", "Ended_Completed", true],
         ["jo-a", "NotAllowedToStart_Ready", false],
-        ["jo-c", "Aborted", true]
+        ["jo-c", "Aborted", true],
+        ["jo-h", "Ended_Completed", false]
       ])
       // Cancel and Clear retire the job orders: gone from the list and the topics, the documents kept.
       expect((yield* Effect.flatMap(JobOrderDao, (dao) => dao.get("jo-d"))).scope).toBe(s)
@@ -198,7 +206,7 @@ describe("Publisher", () => {
       expect(metadata.event).toMatchObject({ type: PublisherEventTypes.metadata, source: "urn:test:island-1", datacontenttype: "application/json" })
       expect(metadata.message.properties.messageExpiryInterval).toBeGreaterThan(3500)
       expect(metadata.event.data).toEqual({
-        layout_version: 1,
+        layout_version: 2,
         source: "urn:test:island-1",
         prefix: options.prefix,
         discriminator: "island-1",

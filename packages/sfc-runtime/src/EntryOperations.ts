@@ -1,3 +1,4 @@
+import { type JobOrder, type JobResponse, JobStates, makeJobResponse } from "@microdcs/job-state"
 import type { JobOrderEntry, JobResponseEntry } from "@microdcs/sfc"
 
 /** The operation id of a job response's put: the same for every delivery of its entry. */
@@ -13,13 +14,19 @@ export const jobOrderOperation = (jobId: string, version: string, trigger: JobOr
 export const entryOperation = (entry: JobOrderEntry | JobResponseEntry, version: string): string =>
   entry.type === "joborder" ? jobOrderOperation(entry.jobId, version, entry.trigger) : responseOperation(entry.responseId)
 
-/** The job response document of a response entry, as the engine stores it (create-only, by its deterministic id). */
-export const responseDocument = (entry: JobResponseEntry) => ({
-  ID: entry.responseId,
-  JobOrderID: entry.jobId,
-  StartTime: new Date(entry.startTime).toISOString(),
-  EndTime: new Date(entry.endTime).toISOString(),
-  JobState: entry.state,
-  Data: entry.data,
-  ...(entry.error !== undefined ? { Error: entry.error } : {})
-})
+/**
+ * The job response document of a response entry, as the engine stores it (create-only, by its
+ * deterministic id): OPC 10031-4 ISA95JobResponseDataType, the actuals from `jobOrder`'s
+ * requirements (none when the job order is gone).
+ */
+export const responseDocument = (entry: JobResponseEntry, jobOrder: JobOrder | undefined): JobResponse =>
+  makeJobResponse({
+    responseId: entry.responseId,
+    jobOrderId: entry.jobId,
+    startTime: entry.startTime,
+    endTime: entry.endTime,
+    state: JobStates[entry.state],
+    data: entry.data,
+    error: entry.error,
+    jobOrder
+  })

@@ -190,6 +190,8 @@ export class JobOrderTransitions extends Context.Service<JobOrderTransitions>()(
       settleMove: (move: PlannedMove, version: number | undefined) => settleMove(deps, move, version),
       /** The version of the job order's held copy, if any: a write's read of it may then leave the document out. */
       heldVersion: (id: string): number | undefined => deps.cache.get(id)?.version,
+      /** The job order's held copy, if any (what this process last read or wrote of it). */
+      held: (id: string): LoadedJobOrder | undefined => deps.cache.get(id),
       mainAfterWrite: (id: string, scope: string, read: SfcJobOrderRead) => mainAfterWrite(deps, id, scope, read)
     } as const
   })

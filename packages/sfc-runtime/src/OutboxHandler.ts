@@ -181,6 +181,14 @@ export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
     }
   })
 
+/** The job order a response answers, for its actuals: the held copy, else read; `undefined` when gone or unreadable (no actuals then). */
+const jobOrderOfResponse = (jobId: string) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const order = jobOrders.held(jobId) ?? (yield* jobOrders.load(jobId).pipe(Effect.catchTag("WrongType", () => Effect.succeed(undefined))))
+    return order?.jobOrder
+  })
+
 /**
  * Stores the job response create-only: its id is deterministic and only the engine writes it,
  * so a conflict means a redelivered entry (or one taken over from a slow instance) already
@@ -189,6 +197,7 @@ export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
 export const storeResponse = (entry: JobResponseEntry, scope: string) =>
   Effect.gen(function* () {
     const responses = yield* JobResponseDao
+    const jobOrder = yield* jobOrderOfResponse(entry.jobId)
     yield* responses
       .put({
         id: entry.responseId,
@@ -196,7 +205,7 @@ export const storeResponse = (entry: JobResponseEntry, scope: string) =>
         orderId: entry.jobId,
         state: entry.state,
         startTime: entry.startTime,
-        doc: jsonDocument(responseDocument(entry)),
+        doc: jsonDocument(responseDocument(entry, jobOrder)),
         expectedVersion: 0,
         change: "ResultUpdate",
         op: responseOperation(entry.responseId)

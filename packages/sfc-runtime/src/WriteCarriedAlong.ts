@@ -25,19 +25,21 @@ const moveOf = (deps: ExecutionDeps, output: EngineOutput, expectedVersion: numb
   return deps.jobOrders.planMove(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, String(expectedVersion + 1), entry.trigger))
 }
 
-const responseOf = (output: EngineOutput): CarriedAlong["response"] => {
+const responseOf = (deps: ExecutionDeps, output: EngineOutput): CarriedAlong["response"] => {
   const entry = output.outbox.find((e): e is JobResponseEntry => e.type === "jobresponse")
-  if (entry === undefined) return undefined
+  // The response's actuals come from its job order: without a held copy, the entry's handler reads it and stores the response.
+  const held = entry === undefined ? undefined : deps.jobOrders?.held(entry.jobId)
+  if (entry === undefined || held === undefined) return undefined
   const op = responseOperation(entry.responseId)
   const { scope } = output.state
-  const doc = jsonDocument(responseDocument(entry))
+  const doc = jsonDocument(responseDocument(entry, held.jobOrder))
   return { op, input: { id: entry.responseId, scope, orderId: entry.jobId, state: entry.state, startTime: entry.startTime, doc, op, change: "ResultUpdate" } }
 }
 
 /** Where the runtime runs (it holds job orders), a write's move and response; the admin tool's writes carry none. */
 export const carriedAlong = (deps: ExecutionDeps, output: EngineOutput, expectedVersion: number): CarriedAlong => {
   if (deps.jobOrders === undefined || !output.outbox.some((e) => e.type !== "command")) return nothing
-  return { move: moveOf(deps, output, expectedVersion), response: responseOf(output) }
+  return { move: moveOf(deps, output, expectedVersion), response: responseOf(deps, output) }
 }
 
 // A version of 0 (not written) or none (the reply was lost) is not a landing.

@@ -21,6 +21,7 @@ import {
   stepJson,
   transition,
   untilJobOrderIs,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -67,7 +68,7 @@ describe("SFC runtime: several engine instances", () => {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-pair", recipe))
       yield* Effect.forEach(jobs, (jobId) => putJobOrder(SCOPE, jobOrderFor(jobId, "wm-pair")), { concurrency: 5 })
       const responses = yield* Effect.forEach(jobs, (jobId) => untilResponse(jobId, 20_000), { concurrency: "unbounded" })
-      for (const response of responses) expect(response).toMatchObject({ JobState: "Ended_Completed" })
+      for (const response of responses) expect(responseSummary(response)).toMatchObject({ state: "Ended_Completed" })
       yield* Effect.forEach(jobs, (jobId) => untilJobOrderIs(jobId, "Ended_Completed"), { concurrency: "unbounded" })
 
       const changes = yield* changeEntries(SCOPE)
@@ -113,7 +114,7 @@ describe("SFC runtime: several engine instances", () => {
       yield* instanceA.stop
 
       const responses = yield* Effect.forEach(jobs, (jobId) => untilResponse(jobId, 15_000), { concurrency: "unbounded" })
-      for (const response of responses) expect(response).toMatchObject({ JobState: "Ended_Completed", Data: { fit: { done: "fit" } } })
+      for (const response of responses) expect(responseSummary(response)).toMatchObject({ state: "Ended_Completed", data: { fit: { done: "fit" } } })
       // Every command A was stuck on went out from B, under the same correlation id, on its first attempt.
       for (const stuck of hung) {
         expect(b.station.commands.filter((c) => c.correlationId === stuck.correlationId).map((c) => c.attempt)).toContain(1)

@@ -26,6 +26,7 @@ import {
   stepJson,
   transition,
   untilExecution,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -118,7 +119,7 @@ describe("SFC runtime: counters in transition conditions", () => {
       yield* setCounter("nok_1h", "nr-3", 2)
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-nok", nokRecipe(push("tighten", "Tighten"))))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-below", "wm-nok"))
-      expect(yield* untilResponse("jo-below")).toMatchObject({ JobState: "Ended_Completed", Data: { tighten: { tool: "nr-3" }, pack: {} } })
+      expect(responseSummary(yield* untilResponse("jo-below"))).toMatchObject({ state: "Ended_Completed", data: { tighten: { tool: "nr-3" }, pack: {} } })
       expect(sent(station, "jo-below")).toEqual(["tighten", "pack"])
       expect(world.requests).toEqual([
         {
@@ -133,14 +134,14 @@ describe("SFC runtime: counters in transition conditions", () => {
 
       yield* setCounter("nok_1h", "nr-3", 3)
       yield* putJobOrder(SCOPE, jobOrderFor("jo-at", "wm-nok"))
-      expect(yield* untilResponse("jo-at")).toMatchObject({ JobState: "Ended_Completed", Data: { inspect: {} } })
+      expect(responseSummary(yield* untilResponse("jo-at"))).toMatchObject({ state: "Ended_Completed", data: { inspect: {} } })
       expect(sent(station, "jo-at")).toEqual(["tighten", "inspect"])
       expect(world.requests).toHaveLength(2)
 
       // A recipe without counters never asks the source.
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-plain", linearRecipe(["A", "B"], [push("a", "A"), push("b", "B")])))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-plain", "wm-plain"))
-      expect(yield* untilResponse("jo-plain")).toMatchObject({ JobState: "Ended_Completed" })
+      expect(responseSummary(yield* untilResponse("jo-plain"))).toMatchObject({ state: "Ended_Completed" })
       expect(world.requests).toHaveLength(2)
     }).pipe(Effect.provide(layer))
   })
@@ -151,7 +152,7 @@ describe("SFC runtime: counters in transition conditions", () => {
       yield* setCounter("nok_1h", "nr-7", 5)
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-equipment", nokRecipe(push("tighten", "Tighten"))))
       yield* putJobOrder(SCOPE, { ...jobOrderFor("jo-equipment", "wm-equipment"), EquipmentRequirement: [{ EquipmentID: "nr-7" }] })
-      expect(yield* untilResponse("jo-equipment")).toMatchObject({ JobState: "Ended_Completed", Data: { inspect: {} } })
+      expect(responseSummary(yield* untilResponse("jo-equipment"))).toMatchObject({ state: "Ended_Completed", data: { inspect: {} } })
       expect(world.requests[0]?.jobOrder).toMatchObject({ EquipmentRequirement: [{ EquipmentID: "nr-7" }] })
     }).pipe(Effect.provide(layer))
   })
@@ -177,7 +178,7 @@ describe("SFC runtime: counters in transition conditions", () => {
       // The binding redelivers the same event: now it applies, once.
       yield* Ref.set(world.failing, false)
       expect(yield* events.ingest(event)).toEqual({ _tag: "Applied", jobId: "jo-retry" })
-      expect(yield* untilResponse("jo-retry")).toMatchObject({ JobState: "Ended_Completed", Data: { tighten: { tool: "nr-3" }, pack: {} } })
+      expect(responseSummary(yield* untilResponse("jo-retry"))).toMatchObject({ state: "Ended_Completed", data: { tighten: { tool: "nr-3" }, pack: {} } })
       expect(yield* events.ingest(event)).toEqual({ _tag: "Duplicate", jobId: "jo-retry" })
     }).pipe(Effect.provide(layer))
   })
@@ -188,9 +189,9 @@ describe("SFC runtime: counters in transition conditions", () => {
       // No tool in the results and no equipment in the job order: the source leaves the counter out.
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-unknown", nokRecipe(push("tighten", "Tighten"))))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-unknown", "wm-unknown"))
-      const response = yield* untilResponse("jo-unknown")
-      expect(response).toMatchObject({ JobState: "Aborted" })
-      expect(response?.["Error"]).toBe("transition out of Tighten: counter nok_1h has no value (the counter source has no value for it)")
+      const response = responseSummary(yield* untilResponse("jo-unknown"))
+      expect(response).toMatchObject({ state: "Aborted" })
+      expect(response.error).toBe("transition out of Tighten: counter nok_1h has no value (the counter source has no value for it)")
     }).pipe(Effect.provide(layer))
   })
 
@@ -199,9 +200,9 @@ describe("SFC runtime: counters in transition conditions", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-nosource", nokRecipe(push("tighten", "Tighten"))))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-nosource", "wm-nosource"))
-      const response = yield* untilResponse("jo-nosource")
-      expect(response).toMatchObject({ JobState: "Aborted" })
-      expect(String(response?.["Error"])).toContain("counter nok_1h has no value (no counter source is configured)")
+      const response = responseSummary(yield* untilResponse("jo-nosource"))
+      expect(response).toMatchObject({ state: "Aborted" })
+      expect(String(response.error)).toContain("counter nok_1h has no value (no counter source is configured)")
     }).pipe(Effect.provide(world.layer))
   })
 })

@@ -6,7 +6,7 @@ import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
 import { correlationIdOf } from "@microdcs/sfc"
 import { engineWorld, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
-import { executionOf, jobOrderFor, linearRecipe, observer, push, recipeWorkMaster, SCOPE, startInstance, untilResponse } from "./RuntimeKit.js"
+import { executionOf, jobOrderFor, linearRecipe, observer, push, recipeWorkMaster, responseSummary, SCOPE, startInstance, untilResponse } from "./RuntimeKit.js"
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 
@@ -59,7 +59,7 @@ describe("SFC runtime: a crash between the CAS and the direct send", () => {
         expect(doomed.output()).toContain(`dying before sending ${fit!.correlationId}`)
 
         yield* startInstance(survivor.layer)
-        expect(yield* untilResponse("jo-crash", 20_000)).toMatchObject({ JobState: "Ended_Completed", Data: { fit: { done: "fit" } } })
+        expect(responseSummary(yield* untilResponse("jo-crash", 20_000))).toMatchObject({ state: "Ended_Completed", data: { fit: { done: "fit" } } })
         const sentFit = survivor.station.commands.filter((c) => c.action === "fit")
         expect(sentFit.map((c) => [c.correlationId, c.attempt])).toEqual([[fit!.correlationId, 1]])
       }).pipe(Effect.provide(observer(prefix)), Effect.scoped)

@@ -7,7 +7,7 @@ import { testStore } from "@microdcs/testkit"
 import { CommandDispatch, Executions, SfcEngineProcesses, SfcRuntimeServices, StationPort } from "@microdcs/sfc-runtime"
 import { type CommandEntry, correlationIdOf } from "@microdcs/sfc"
 import { engineWorld, eventually, putJobOrder, putWorkMaster, testEngineOptions } from "./RuntimeFixtures.js"
-import { jobOrderFor, linearRecipe, push, recipeWorkMaster, SCOPE, startInstance, untilResponse } from "./RuntimeKit.js"
+import { jobOrderFor, linearRecipe, push, recipeWorkMaster, responseSummary, SCOPE, startInstance, untilResponse } from "./RuntimeKit.js"
 
 /**
  * A direct send under way when its writer is stopped (the reconcile or sweep loop, an ingest, a
@@ -54,7 +54,7 @@ describe("SFC runtime: the direct send can be turned off", () => {
       expect((yield* CommandDispatch).current()).toBeUndefined()
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-off", linearRecipe(["Fit", "Tighten"], [push("fit", "Fit"), push("tighten", "Tighten")])))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-off", "wm-off"))
-      expect(yield* untilResponse("jo-off", 20_000)).toMatchObject({ JobState: "Ended_Completed", Data: { fit: { done: "fit" }, tighten: { done: "tighten" } } })
+      expect(responseSummary(yield* untilResponse("jo-off", 20_000))).toMatchObject({ state: "Ended_Completed", data: { fit: { done: "fit" }, tighten: { done: "tighten" } } })
       expect(world.station.commands.map((c) => [c.action, c.attempt])).toEqual([["fit", 1], ["tighten", 1]])
     }).pipe(Effect.provide(world.layer), Effect.scoped)
   })
@@ -100,7 +100,7 @@ describe("SFC runtime: a direct send under way when its writer stops", () => {
       const reply = { type: "event", correlationId: correlationIdOf("jo-stop", "tighten", 1), data: { tightened: true } } as const
       yield* Context.get(second.context, Executions).apply("jo-stop", reply)
 
-      expect(yield* untilResponse("jo-stop", 20_000)).toMatchObject({ JobState: "Ended_Completed", Data: { tighten: { tightened: true } } })
+      expect(responseSummary(yield* untilResponse("jo-stop", 20_000))).toMatchObject({ state: "Ended_Completed", data: { tighten: { tightened: true } } })
       expect(station.sent("fit")).toEqual([[correlationIdOf("jo-stop", "fit", 1), 1]])
       expect(station.sent("tighten")).toEqual([[correlationIdOf("jo-stop", "tighten", 1), 1]])
     }).pipe(Effect.provide(store), Effect.scoped)
@@ -139,7 +139,7 @@ describe("SFC runtime: a direct send under way when its writer stops", () => {
       const reply = { type: "event", correlationId: correlationIdOf("jo-grace", "tighten", 1), data: { tightened: true } } as const
       yield* Context.get(second.context, Executions).apply("jo-grace", reply)
 
-      expect(yield* untilResponse("jo-grace", 20_000)).toMatchObject({ JobState: "Ended_Completed", Data: { tighten: { tightened: true } } })
+      expect(responseSummary(yield* untilResponse("jo-grace", 20_000))).toMatchObject({ state: "Ended_Completed", data: { tighten: { tightened: true } } })
       expect(hanging.sent("tighten")).toEqual([[correlationIdOf("jo-grace", "tighten", 1), 1]])
       expect(healthy.sent("tighten")).toEqual([[correlationIdOf("jo-grace", "tighten", 1), 1]])
       expect(healthy.sent("fit")).toEqual([])

@@ -16,6 +16,7 @@ import {
   SCOPE,
   startInstance,
   untilExecution,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -92,9 +93,9 @@ describe("SFC runtime: the hot path's caches", () => {
       expect(third["recipeDigest"]).not.toBe(digest)
       yield* Effect.flatMap(WorkMasterDao, (dao) => dao.delete({ id: "wm-digest" }))
       yield* Effect.forEach(["jo-digest-1", "jo-digest-2", "jo-digest-3"], go, { discard: true })
-      expect(yield* untilResponse("jo-digest-1")).toMatchObject({ JobState: "Ended_Completed", Data: { "old-work": { ran: "old-work" } } })
-      expect(yield* untilResponse("jo-digest-2")).toMatchObject({ JobState: "Ended_Completed", Data: { "old-work": { ran: "old-work" } } })
-      expect(yield* untilResponse("jo-digest-3")).toMatchObject({ JobState: "Ended_Completed", Data: { "new-work": { ran: "new-work" } } })
+      expect(responseSummary(yield* untilResponse("jo-digest-1"))).toMatchObject({ state: "Ended_Completed", data: { "old-work": { ran: "old-work" } } })
+      expect(responseSummary(yield* untilResponse("jo-digest-2"))).toMatchObject({ state: "Ended_Completed", data: { "old-work": { ran: "old-work" } } })
+      expect(responseSummary(yield* untilResponse("jo-digest-3"))).toMatchObject({ state: "Ended_Completed", data: { "new-work": { ran: "new-work" } } })
       // A fresh process (no recipe in memory) reads the recipe back by its digest.
       const fresh = yield* startInstance(observer(prefix))
       const reread = yield* Context.get(fresh.context, RecipeSnapshots).recipeOf(digest)

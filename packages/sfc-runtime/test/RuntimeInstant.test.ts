@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { engineWorld, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
-import { jobOrderFor, linearRecipe, recipeWorkMaster, SCOPE, untilJobOrderIs, untilResponse } from "./RuntimeKit.js"
+import { jobOrderFor, linearRecipe, recipeWorkMaster, SCOPE, untilJobOrderIs, responseSummary, untilResponse } from "./RuntimeKit.js"
 
 describe("SFC runtime: a recipe that finishes as it starts", () => {
   it.live("moves the job order through Running to Ended_Completed although Run and Complete share one write", () => {
@@ -13,7 +13,7 @@ describe("SFC runtime: a recipe that finishes as it starts", () => {
       yield* Effect.forEach(ids, (id) => putJobOrder(SCOPE, jobOrderFor(id, "wm-instant")), { concurrency: 10, discard: true })
       for (const id of ids) {
         expect(yield* untilJobOrderIs(id, "Ended_Completed")).toBe("Ended_Completed")
-        expect(yield* untilResponse(id)).toMatchObject({ JobState: "Ended_Completed" })
+        expect(responseSummary(yield* untilResponse(id))).toMatchObject({ state: "Ended_Completed" })
       }
     }).pipe(Effect.provide(world.layer))
   })

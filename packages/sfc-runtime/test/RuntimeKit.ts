@@ -12,7 +12,7 @@ import { recipeBuilders } from "@microdcs/sfc/testing"
 
 // Shared with the other packages' tests: waits for job states and responses, instances in their own scope.
 export { startInstance } from "@microdcs/test-utils"
-export { jobOrderState, responseOf, untilJobOrderIs, untilResponse } from "@microdcs/testkit"
+export { jobOrderState, responseOf, responseSummary, storedResponseOf, untilJobOrderIs, untilResponse } from "@microdcs/testkit"
 
 export const SCOPE = "line-1"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
-import { JobStates, type Trigger } from "@microdcs/job-state"
+import { type JobResponse, JobStates, type Trigger } from "@microdcs/job-state"
 import { SfcStateDao, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { correlationIdOf, validateRecipe } from "@microdcs/sfc"
@@ -21,6 +21,7 @@ import {
   transition,
   untilExecution,
   untilJobOrderIs,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -84,7 +85,7 @@ describe("SFC runtime: MES commands", () => {
       expect(thawed.deadline! - resumedAt).toBeLessThan(frozen.remainingMs! + 1000)
 
       const response = yield* untilResponse("jo-pause")
-      expect(response).toMatchObject({ JobState: "Ended_Completed", Data: { work: { attempt: 2 }, finish: { attempt: 1 } } })
+      expect(responseSummary(response)).toMatchObject({ state: "Ended_Completed", data: { work: { attempt: 2 }, finish: { attempt: 1 } } })
       expect(commandsOf(world.station)).toEqual(["work", "work", "finish"])
       expect(new Set(world.station.commands.slice(0, 2).map((c) => c.correlationId)).size).toBe(1)
       yield* untilJobOrderIs("jo-pause", "Ended_Completed")
@@ -111,7 +112,7 @@ describe("SFC runtime: MES commands", () => {
       yield* mes("jo-held", "Resume")
       yield* eventually(Effect.sync(() => world.station.commands[0]), 5_000)
       expect(world.station.commands[0]).toMatchObject({ action: "work", attempt: 1, correlationId: correlationIdOf("jo-held", "work", 1) })
-      expect(yield* untilResponse("jo-held")).toMatchObject({ JobState: "Ended_Completed", Data: { work: { attempt: 1 } } })
+      expect(responseSummary(yield* untilResponse("jo-held"))).toMatchObject({ state: "Ended_Completed", data: { work: { attempt: 1 } } })
       yield* eventually(workHandled(SCOPE))
       expect(commandsOf(world.station)).toEqual(["work"])
       yield* engine.stop
@@ -156,7 +157,7 @@ describe("SFC runtime: MES commands", () => {
       }
       const engine = yield* startInstance(world.layer)
       for (const jobId of jobs) {
-        expect(yield* untilResponse(jobId)).toMatchObject({ JobState: "Ended_Completed" })
+        expect(responseSummary(yield* untilResponse(jobId))).toMatchObject({ state: "Ended_Completed" })
         expect((yield* executionOf(jobId))?.state.status).toBe("completed")
       }
       yield* engine.stop
@@ -167,7 +168,7 @@ describe("SFC runtime: MES commands", () => {
   const endMidBranch = <E, R>(
     method: "Stop" | "Abort",
     jobId: string,
-    then: (response: Record<string, unknown> | undefined) => Effect.Effect<void, E, R>
+    then: (response: JobResponse) => Effect.Effect<void, E, R>
   ) => {
     const world = engineWorld({ onCommand: (c) => (c.action === "a2" || c.action === "b1" ? "silent" : { data: { done: c.action } }) })
     const recipe = {
@@ -193,7 +194,8 @@ describe("SFC runtime: MES commands", () => {
       expect(ended.state.branches).toEqual([])
       const sentAtEnd = world.station.commands.length
       const response = yield* untilResponse(jobId)
-      expect(response).toMatchObject({ JobOrderID: jobId, Data: { prepare: { done: "prepare" }, a1: { done: "a1" } } })
+      expect(response.JobOrderID).toBe(jobId)
+      expect(responseSummary(response).data).toMatchObject({ prepare: { done: "prepare" }, a1: { done: "a1" } })
 
       // Two timeouts later: no resend of a2 or b1, no step after the branch.
       yield* Effect.sleep("1 second")
@@ -209,8 +211,7 @@ describe("SFC runtime: MES commands", () => {
   it.live("Stop in the middle of a simultaneous branch: execution stopped, response Ended_Completed, nothing sent after", () =>
     endMidBranch("Stop", "jo-stop", (response) =>
       Effect.gen(function* () {
-        expect(response?.["JobState"]).toBe("Ended_Completed")
-        expect(response?.["Error"]).toBeUndefined()
+        expect(responseSummary(response)).toMatchObject({ state: "Ended_Completed", error: undefined })
         yield* untilJobOrderIs("jo-stop", "Ended_Completed")
         // Clear removes the execution state.
         yield* mes("jo-stop", "Clear")
@@ -222,8 +223,7 @@ describe("SFC runtime: MES commands", () => {
   it.live("Abort in the middle of a simultaneous branch: execution aborted, response Aborted with the reason", () =>
     endMidBranch("Abort", "jo-abort", (response) =>
       Effect.gen(function* () {
-        expect(response?.["JobState"]).toBe("Aborted")
-        expect(response?.["Error"]).toEqual(expect.stringContaining("aborted"))
+        expect(responseSummary(response)).toMatchObject({ state: "Aborted", error: expect.stringContaining("aborted") })
         yield* untilJobOrderIs("jo-abort", "Aborted")
       })
     )

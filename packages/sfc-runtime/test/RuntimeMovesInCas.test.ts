@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
 import { JobOrderDao, JobResponseDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
-import { decodeJobOrderRecord } from "@microdcs/job-state"
+import { decodeJobOrderRecord, JobStates, toStoredState } from "@microdcs/job-state"
 import { correlationIdOf, type Recipe, validateRecipe } from "@microdcs/sfc"
 import { Executions, JobOrderTransitions } from "@microdcs/sfc-runtime"
 import { putJobOrder } from "./RuntimeFixtures.js"
@@ -19,9 +19,12 @@ const recipe: Recipe = Result.getOrThrow(validateRecipe(linearRecipe(["Fit"], [p
 const mainOf = (id: string) =>
   Effect.flatMap(JobOrderDao, (dao) => dao.get(id)).pipe(Effect.map((doc) => Result.getOrThrow(decodeJobOrderRecord(doc.doc)).state.main))
 
-/** A job order stored by the MES and read by this process (so its move can ride in the job's writes). */
+/** A job order stored by the MES and read by this process (so its move can ride in the job's writes), with one requirement of each kind. */
 const heldJobOrder = (id: string) =>
-  Effect.andThen(putJobOrder(SCOPE, jobOrderFor(id, "wm-move")), Effect.flatMap(JobOrderTransitions, (transitions) => transitions.load(id)))
+  Effect.andThen(
+    putJobOrder(SCOPE, { ...jobOrderFor(id, "wm-move"), EquipmentRequirements: [{ ID: "station-7", EquipmentUse: "Fitting" }], MaterialRequirements: [{ MaterialLotID: "lot-9", Quantity: "2" }] }),
+    Effect.flatMap(JobOrderTransitions, (transitions) => transitions.load(id))
+  )
 
 /** The job's execution created through the engine's loop. */
 const start = (jobId: string) => Effect.flatMap(Executions, (executions) => executions.create({ jobId, scope: SCOPE, workMasterId: "wm-move", recipe }))
@@ -48,7 +51,17 @@ describe("SFC runtime: job order moves in the execution's write", () => {
       expect(yield* executions.apply("jo-move-3", done)).toMatchObject({ _tag: "Written", version: 2 })
       expect(yield* mainOf("jo-move-3")).toBe("Ended")
       const responses = yield* JobResponseDao
-      expect((yield* responses.byOrder("jo-move-3")).state).toContain("Completed")
+      const response = yield* responses.byOrder("jo-move-3")
+      expect(response.state).toBe("Ended_Completed")
+      // The response's actuals are the held job order's requirements.
+      expect(JSON.parse(response.doc)).toMatchObject({
+        JobResponseID: "jo-move-3-response",
+        JobState: toStoredState(JobStates.Ended_Completed),
+        JobResponseData: [{ ID: "fit", Value: { done: true } }],
+        PersonnelActuals: [],
+        EquipmentActuals: [{ ID: "station-7", EquipmentUse: "Fitting" }],
+        MaterialActuals: [{ MaterialLotID: "lot-9", Quantity: "2" }]
+      })
       const changes = (yield* changeEntries(SCOPE)).filter((e) => e.id === "jo-move-3" || e.kind === "jobresponse")
       expect(changes.map((e) => [e.kind, e.change, e.op])).toEqual([
         ["joborder", "StoreAndStart", expect.anything()],

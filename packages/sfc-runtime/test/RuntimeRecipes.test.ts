@@ -13,6 +13,7 @@ import {
   stepJson,
   transition,
   untilJobOrderIs,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -35,14 +36,13 @@ describe("SFC runtime: recipes end to end", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-linear", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-linear", "wm-linear"))
-      const response = yield* untilResponse("jo-linear")
-      expect(response).toMatchObject({
-        ID: "jo-linear-response",
-        JobOrderID: "jo-linear",
-        JobState: "Ended_Completed",
-        Data: { load: { done: "load" }, process: { done: "process", speed: 3 }, unload: { unloaded: true } }
+      const linear = yield* untilResponse("jo-linear")
+      expect(linear).toMatchObject({ JobResponseID: "jo-linear-response", JobOrderID: "jo-linear" })
+      expect(responseSummary(linear)).toEqual({
+        state: "Ended_Completed",
+        data: { load: { done: "load" }, process: { done: "process", speed: 3 }, unload: { unloaded: true } },
+        error: undefined
       })
-      expect(response?.["Error"]).toBeUndefined()
       yield* untilJobOrderIs("jo-linear", "Ended_Completed")
       expect(actionsSent(world.station, "jo-linear")).toEqual(["load", "process"])
       expect(world.station.commands[1]).toMatchObject({ typeId: "com.example.process.v1", subject: SCOPE, parameters: { speed: 3 }, attempt: 1 })
@@ -73,10 +73,10 @@ describe("SFC runtime: recipes end to end", () => {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-select", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-grade-a", "wm-select"))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-grade-b", "wm-select"))
-      const [a, b] = yield* Effect.all([untilResponse("jo-grade-a"), untilResponse("jo-grade-b")], { concurrency: 2 })
-      expect(a).toMatchObject({ JobState: "Ended_Completed", Data: { inspect: { grade: "A" }, polish: { ok: true }, pack: { ok: true } } })
-      expect(b).toMatchObject({ JobState: "Ended_Completed", Data: { inspect: { grade: "B" }, rework: { ok: true } } })
-      expect(Object.keys(b?.["Data"] as object)).not.toContain("polish")
+      const [a, b] = (yield* Effect.all([untilResponse("jo-grade-a"), untilResponse("jo-grade-b")], { concurrency: 2 })).map(responseSummary)
+      expect(a).toMatchObject({ state: "Ended_Completed", data: { inspect: { grade: "A" }, polish: { ok: true }, pack: { ok: true } } })
+      expect(b).toMatchObject({ state: "Ended_Completed", data: { inspect: { grade: "B" }, rework: { ok: true } } })
+      expect(Object.keys(b!.data)).not.toContain("polish")
       expect(actionsSent(world.station, "jo-grade-a")).toEqual(["inspect", "polish", "pack"])
       expect(actionsSent(world.station, "jo-grade-b")).toEqual(["inspect", "rework"])
       expect((yield* executionOf("jo-grade-b"))?.state.history.map((h) => h.step)).toEqual(["Inspect", "Rework", "Done"])
@@ -97,10 +97,10 @@ describe("SFC runtime: recipes end to end", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-parallel", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-parallel", "wm-parallel"))
-      const response = yield* untilResponse("jo-parallel")
+      const response = responseSummary(yield* untilResponse("jo-parallel"))
       expect(response).toMatchObject({
-        JobState: "Ended_Completed",
-        Data: { prepare: { done: "prepare" }, fit: { done: "fit" }, tighten: { done: "tighten" }, qa: { passed: true }, verify: { done: "verify" } }
+        state: "Ended_Completed",
+        data: { prepare: { done: "prepare" }, fit: { done: "fit" }, tighten: { done: "tighten" }, qa: { passed: true }, verify: { done: "verify" } }
       })
       const sent = actionsSent(world.station, "jo-parallel")
       expect(sent[0]).toBe("prepare")
@@ -125,9 +125,9 @@ describe("SFC runtime: recipes end to end", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-fail", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-fail", "wm-fail"))
-      const response = yield* untilResponse("jo-fail")
-      expect(response).toMatchObject({ JobState: "Aborted", Data: { measure: { value: 5 } } })
-      expect(response?.["Error"]).toEqual(expect.stringContaining("Measure"))
+      const response = responseSummary(yield* untilResponse("jo-fail"))
+      expect(response).toMatchObject({ state: "Aborted", data: { measure: { value: 5 } } })
+      expect(response.error).toEqual(expect.stringContaining("Measure"))
       yield* untilJobOrderIs("jo-fail", "Aborted")
       expect(actionsSent(world.station, "jo-fail")).toEqual(["measure"])
       const execution = yield* executionOf("jo-fail")
@@ -147,9 +147,9 @@ describe("SFC runtime: recipes end to end", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-pulse", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-pulse", "wm-pulse"))
-      const response = yield* untilResponse("jo-pulse")
-      expect(response).toMatchObject({ JobState: "Ended_Completed", Data: { work: { worked: true } } })
-      expect(Object.keys(response?.["Data"] as object)).toEqual(["work"])
+      const response = responseSummary(yield* untilResponse("jo-pulse"))
+      expect(response).toMatchObject({ state: "Ended_Completed", data: { work: { worked: true } } })
+      expect(Object.keys(response.data)).toEqual(["work"])
       // The last pulse goes out although the job completed in the same write that dispatched it.
       const sent = yield* eventually(Effect.sync(() => (world.station.commands.length >= 3 ? actionsSent(world.station, "jo-pulse") : undefined)))
       expect(sent).toEqual(["beep", "work", "bye"])

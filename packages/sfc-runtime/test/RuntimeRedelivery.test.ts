@@ -19,6 +19,7 @@ import {
   SCOPE,
   untilExecution,
   untilJobOrderIs,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -76,7 +77,7 @@ describe("SFC runtime: redelivery", () => {
       // The same id from another source is another event.
       expect((yield* events.ingest({ ...tick("evt-2", 3), source: "urn:test:other" }))._tag).toBe("Ignored")
 
-      expect(yield* untilResponse("jo-ticks")).toMatchObject({ Data: { first: { n: 1 }, second: { n: 2 } } })
+      expect(responseSummary(yield* untilResponse("jo-ticks"))).toMatchObject({ data: { first: { n: 1 }, second: { n: 2 } } })
     }).pipe(Effect.provide(world.layer))
   })
 

@@ -16,6 +16,7 @@ import {
   recipeWorkMaster,
   SCOPE,
   untilExecution,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -46,8 +47,8 @@ describe("SFC runtime: snapshot and reconcile", () => {
 
       yield* go("jo-snap-1")
       yield* go("jo-snap-2")
-      expect(yield* untilResponse("jo-snap-1")).toMatchObject({ JobState: "Ended_Completed", Data: { "old-work": { ran: "old-work" } } })
-      expect(yield* untilResponse("jo-snap-2")).toMatchObject({ JobState: "Ended_Completed", Data: { "new-work": { ran: "new-work" } } })
+      expect(responseSummary(yield* untilResponse("jo-snap-1"))).toMatchObject({ state: "Ended_Completed", data: { "old-work": { ran: "old-work" } } })
+      expect(responseSummary(yield* untilResponse("jo-snap-2"))).toMatchObject({ state: "Ended_Completed", data: { "new-work": { ran: "new-work" } } })
       const sent = (jobId: string) => world.station.commands.filter((c) => c.jobId === jobId).map((c) => c.action)
       expect(sent("jo-snap-1")).toEqual(["old-work"])
       expect(sent("jo-snap-2")).toEqual(["new-work"])
@@ -89,7 +90,7 @@ describe("SFC runtime: snapshot and reconcile", () => {
 
       // The engine comes up and carries out the start's outbox entries.
       yield* Effect.forkScoped(Layer.launch(SfcEngineProcesses(testEngineOptions)))
-      expect(yield* untilResponse("jo-rec")).toMatchObject({ JobState: "Ended_Completed", Data: { work: { ran: "work" } } })
+      expect(responseSummary(yield* untilResponse("jo-rec"))).toMatchObject({ state: "Ended_Completed", data: { work: { ran: "work" } } })
       expect(yield* jobOrderState("jo-plain")).toBe("AllowedToStart_Ready")
       expect(yield* jobOrderState("jo-stored")).toBe("NotAllowedToStart_Ready")
     }).pipe(Effect.scoped, Effect.provide(world.layer))

@@ -14,6 +14,7 @@ import {
   recipeWorkMaster,
   SCOPE,
   untilJobOrderIs,
+  responseSummary,
   untilResponse
 } from "./RuntimeKit.js"
 
@@ -26,10 +27,12 @@ describe("SFC runtime: timeouts", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-silent", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-silent", "wm-silent"))
-      const response = yield* untilResponse("jo-silent")
-      expect(response).toMatchObject({ JobState: "Aborted", JobOrderID: "jo-silent" })
-      expect(response?.["Error"]).toEqual(expect.stringContaining("probe"))
-      expect(response?.["Error"]).toEqual(expect.stringContaining("3 sends"))
+      const silent = yield* untilResponse("jo-silent")
+      expect(silent.JobOrderID).toBe("jo-silent")
+      const response = responseSummary(silent)
+      expect(response.state).toBe("Aborted")
+      expect(response.error).toEqual(expect.stringContaining("probe"))
+      expect(response.error).toEqual(expect.stringContaining("3 sends"))
       yield* untilJobOrderIs("jo-silent", "Aborted")
       const sends = world.station.commands
       expect(sends.map((c) => c.action)).toEqual(["probe", "probe", "probe"])
@@ -47,9 +50,9 @@ describe("SFC runtime: timeouts", () => {
     return Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMaster("wm-noevent", recipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-noevent", "wm-noevent"))
-      const response = yield* untilResponse("jo-noevent")
-      expect(response).toMatchObject({ JobState: "Aborted" })
-      expect(response?.["Error"]).toEqual(expect.stringContaining("scan"))
+      const response = responseSummary(yield* untilResponse("jo-noevent"))
+      expect(response).toMatchObject({ state: "Aborted" })
+      expect(response.error).toEqual(expect.stringContaining("scan"))
       yield* untilJobOrderIs("jo-noevent", "Aborted")
       expect(world.station.commands).toEqual([])
     }).pipe(Effect.provide(world.layer))

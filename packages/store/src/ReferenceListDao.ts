@@ -9,8 +9,9 @@ import { Valkey } from "./Valkey.js"
 type ReferenceError = WrongType | InvalidInput | ConnectionError
 
 /**
- * The five ISA-95 reference lists (`ref:{kind}:{scope}`): one generic DAO instead of
- * Python's five. Job order acceptance checks which referenced ids are missing in one round trip.
+ * The five ISA-95 reference lists (`ref:{kind}:{scope}`): one generic DAO for all five kinds,
+ * the kind a checked key part. Job order acceptance checks which referenced ids are missing in
+ * one round trip.
  */
 export class ReferenceListDao extends Context.Service<ReferenceListDao>()("@microdcs/store/ReferenceListDao", {
   make: Effect.gen(function* () {

@@ -40,7 +40,7 @@ describe("the store's boundary (.ci/check-store-boundary)", () => {
     expect(status).toBe(0)
   })
 
-  it("fails on each kind of crossing, names file and line, and ignores comments, the store, bench and tests' unsafe entry", () => {
+  it("fails on each kind of crossing, names file and line, and ignores comments, the store, bench, tests' unsafe entry and a bundling app's dependency on the client", () => {
     plant({
       "packages/widget/package.json": JSON.stringify({ name: "@microdcs/widget", dependencies: { iovalkey: "~0.4.0" } }),
       "packages/widget/src/Widget.ts": [
@@ -60,7 +60,11 @@ describe("the store's boundary (.ci/check-store-boundary)", () => {
       "packages/journal/package.json": JSON.stringify({ name: "@microdcs/journal" }),
       "packages/journal/src/Keys.ts": `const keys = valkey.keys.extend(journalKeyFamilies)`,
       "bench/package.json": JSON.stringify({ name: "@microdcs/bench", dependencies: { iovalkey: "~0.4.0" } }),
-      "bench/raw.ts": `import { Redis } from "iovalkey"\nyield* unsafeCommand(valkey, "client", async (c) => c)`
+      "bench/raw.ts": `import { Redis } from "iovalkey"\nyield* unsafeCommand(valkey, "client", async (c) => c)`,
+      // An app whose bin bundles the store installs its client, and still imports none.
+      ".ci/layers.json": JSON.stringify({ layers: [], bundled: { packages: ["@microdcs/bin"] } }),
+      "apps/bin/package.json": JSON.stringify({ name: "@microdcs/bin", dependencies: { iovalkey: "~0.4.0" }, devDependencies: { iovalkey: "~0.4.0" } }),
+      "apps/bin/src/main.ts": `import { Redis } from "iovalkey"`
     })
     const { status, out } = runCheck(planted)
     expect(status).toBe(1)
@@ -73,7 +77,9 @@ describe("the store's boundary (.ci/check-store-boundary)", () => {
       "packages/widget/src/Widget.ts:4 a raw",
       "packages/widget/src/Widget.ts:5 the raw",
       "packages/widget/src/Widget.ts:9 the store's",
-      "packages/widget/test/Widget.test.ts:2 imports iovalkey"
+      "packages/widget/test/Widget.test.ts:2 imports iovalkey",
+      "apps/bin/package.json: devDependencies names",
+      "apps/bin/src/main.ts:1 imports iovalkey"
     ])
   })
 })

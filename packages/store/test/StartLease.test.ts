@@ -22,7 +22,7 @@ describe("StartLease", () => {
       const ttl = yield* unsafeCommand(valkey, "pttl", (c) => c.pttl(`${prefix}:lock:poststart:cfg-1`))
       expect(ttl).toBeGreaterThan(25_000)
       expect(ttl).toBeLessThanOrEqual(30_000)
-      // Not reentrant: SET NX semantics, as Python's post-start lock.
+      // Not reentrant (SET NX): a holder that acquires again is refused like anyone else.
       expect(yield* leases.acquire("cfg-1", "node-a")).toBe(false)
       expect(yield* leases.acquire("cfg-1", "node-b")).toBe(false)
     }).pipe(Effect.provide(services))

@@ -26,11 +26,13 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   "@microdcs/cloudevents-mqtt/testing": () => import("../../cloudevents-mqtt/src/testing.js"),
   "@microdcs/job-control": () => import("../../job-control/src/index.js"),
   "@microdcs/island-mqtt": () => import("../../island-mqtt/src/index.js"),
+  "@microdcs/island-sim": () => import("../../island-sim/src/index.js"),
   "@microdcs/publisher": () => import("../../publisher/src/index.js"),
   "@microdcs/embedded": () => import("../../embedded/src/index.js"),
   "@microdcs/execution-log": () => import("../../execution-log/src/index.js"),
   "@microdcs/execution-log/testing": () => import("../../execution-log/src/testing.js"),
-  "@microdcs/journal": () => import("../../journal/src/index.js")
+  "@microdcs/journal": () => import("../../journal/src/index.js"),
+  "@microdcs/contract": () => import("../../contract/src/index.js")
 }
 
 describe.runIf(process.env["UPDATE_PUBLIC_API"] !== undefined)("rewriting the list", () => {

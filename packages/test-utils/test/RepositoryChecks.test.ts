@@ -45,13 +45,14 @@ describe("dependencies point downwards (.ci/check-layers)", () => {
     expect(status).toBe(0)
   })
 
-  it("fails on an upward or sideways dependency, test support in production, an undeclared import, a path into another package, an unknown package and a stale exception", () => {
+  it("fails on an upward or sideways dependency, test support in production, an undeclared import, a path into another package, an unknown package, a stale exception and a bundled app's workspace dependency", () => {
     const layers = {
       layers: [
         { name: "low", packages: ["@microdcs/low"] },
         { name: "mid", packages: ["@microdcs/mid", "@microdcs/side"] },
-        { name: "top", packages: ["@microdcs/top"] }
+        { name: "top", packages: ["@microdcs/top", "@microdcs/bin"] }
       ],
+      bundled: { packages: ["@microdcs/bin"] },
       testSupport: { "@microdcs/kit": { above: "mid" } },
       exceptions: [{ from: "@microdcs/top", to: "@microdcs/low", reason: "nothing needs it" }]
     }
@@ -66,7 +67,10 @@ describe("dependencies point downwards (.ci/check-layers)", () => {
       "packages/kit/src/index.ts": `import { mid } from "@microdcs/mid"\nimport { top } from "@microdcs/top"`,
       "packages/stray/package.json": pkg("@microdcs/stray"),
       "apps/top/package.json": pkg("@microdcs/top", { dependencies: { "@microdcs/mid": ws } }),
-      "apps/top/src/main.ts": `import { mid } from "@microdcs/mid"\nimport { low } from "@microdcs/low/sub"`
+      "apps/top/src/main.ts": `import { mid } from "@microdcs/mid"\nimport { low } from "@microdcs/low/sub"`,
+      // A bundled app: its production code imports the workspace packages its devDependencies list.
+      "apps/bin/package.json": pkg("@microdcs/bin", { dependencies: { "@microdcs/low": ws }, devDependencies: { "@microdcs/mid": ws } }),
+      "apps/bin/src/main.ts": `import { mid } from "@microdcs/mid"\nimport { low } from "@microdcs/low"`
     })
     const { status, out } = run(join(root, ".ci/check-layers"), [tree])
     expect(status).toBe(1)
@@ -79,6 +83,7 @@ describe("dependencies point downwards (.ci/check-layers)", () => {
       "packages/mid/src/index.ts:2 imports @microdcs/side: @microdcs/side (mid) is not below @microdcs/mid (mid)",
       "packages/mid/src/index.ts:4 reaches into packages/low/src/x.js by a relative path (import the package instead)",
       "packages/stray/package.json: @microdcs/stray is in no layer of .ci/layers.json (add it where it belongs)",
+      "apps/bin/package.json: dependencies @microdcs/low: @microdcs/bin bundles its workspace packages: list @microdcs/low in devDependencies",
       "apps/top/src/main.ts:2 imports @microdcs/low/sub, which apps/top/package.json does not list in dependencies or peerDependencies",
       ".ci/layers.json: the exception @microdcs/top -> @microdcs/low is needed no more (remove it)"
     ])

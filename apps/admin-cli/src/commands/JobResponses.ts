@@ -1,5 +1,6 @@
 import { Argument, Command, Flag } from "effect/cli"
-import { Effect, Option } from "effect"
+import { Effect, Option, Result } from "effect"
+import { decodeJobResponseText } from "@microdcs/job-state"
 import { JobResponseDao, type JobResponseDocument, type StatePage } from "@microdcs/store"
 import { isoTime } from "../Format.js"
 import { changeHistory, renderHistory } from "../History.js"
@@ -74,12 +75,23 @@ const startTimeOf = (document: unknown): string => {
   return typeof start === "string" ? start : typeof start === "number" ? isoTime(start) : "-"
 }
 
+/**
+ * The document as shown: in the current form (one the previous release stored is upgraded), or
+ * as stored with every problem when it does not decode.
+ */
+const documentOf = (stored: JobResponseDocument) => {
+  const decoded = decodeJobResponseText(stored.doc)
+  return Result.isSuccess(decoded)
+    ? { document: decoded.success as unknown, problems: null }
+    : { document: parseJson(stored.doc), problems: decoded.failure.problems }
+}
+
 /** One response with its document and change entries. */
 const showResponse = (stored: JobResponseDocument) =>
   Effect.gen(function* () {
     const history = yield* changeHistory(stored.scope, "jobresponse", stored.id)
-    const document = parseJson(stored.doc)
-    const value = { ...row(stored), scope: stored.scope, op: stored.op, document, history }
+    const { document, problems } = documentOf(stored)
+    const value = { ...row(stored), scope: stored.scope, op: stored.op, document, problems, history }
     yield* emit(value, () =>
       sections(
         renderFields([
@@ -91,6 +103,7 @@ const showResponse = (stored: JobResponseDocument) =>
           ["version", stored.version],
           ["last op", stored.op]
         ]),
+        ...(problems === null ? [] : [section("Problems (the document does not decode)", problems.join("\n"))]),
         section("Document", prettyJson(document)),
         section("History", renderHistory(history))
       )

@@ -30,7 +30,8 @@ interface JobView {
     readonly origin: { readonly kind: string; readonly id: string; readonly comment?: string } | null
   }>
   readonly historyCut: boolean
-  readonly response: { readonly id: string; readonly state: string; readonly version: number; readonly document: unknown } | null
+  /** `document` in the current form; as stored, with `problems`, when it does not decode. */
+  readonly response: { readonly id: string; readonly state: string; readonly version: number; readonly document: unknown; readonly problems: ReadonlyArray<string> | null } | null
   readonly execution: {
     readonly status: string
     readonly revision: number
@@ -158,7 +159,16 @@ const historySection = (view: JobView) =>
   )
 
 const responseSection = (response: JobView["response"]) =>
-  section("Job response", response === null ? h("p", { class: "empty" }, "no job response yet") : [h("p", { class: "meta" }, response.id, " · ", response.state), json(response.document)])
+  section(
+    "Job response",
+    response === null
+      ? h("p", { class: "empty" }, "no job response yet")
+      : [
+          h("p", { class: "meta" }, response.id, " · ", response.state),
+          response.problems === null ? null : h("p", { class: "problem" }, `does not decode: ${response.problems.join("; ")}`),
+          json(response.document)
+        ]
+  )
 
 /** The job page: order, state history, response, recipe graph lit by the execution, log tree; live. */
 export const jobPage = (root: HTMLElement, id: string) => {

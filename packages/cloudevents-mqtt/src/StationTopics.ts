@@ -1,5 +1,6 @@
 import { Result } from "effect"
-import { type InvalidTopic, type TopicConfig, validateLevel, validateLevels } from "@microdcs/cloudevents-mqtt"
+import type { InvalidTopic } from "./Errors.js"
+import { type TopicConfig, validateLevel, validateLevels } from "./Topics.js"
 
 /**
  * Where the island talks to its stations, for a prefix `P`, an optional discriminator `D` and a
