@@ -51,6 +51,18 @@ describe("S and R", () => {
     expect(sent(out)).toEqual(["heat:com.example.off"])
   })
 
+  it("a step entered again sets its S anew: one entry, one stop", () => {
+    const job = new Job(recipeV11({
+      Steps: [stepJson("A", true), stepJson("B")],
+      Transitions: [transition("A", "A", "a.again", 0), transition("A", "B", "true", 1)],
+      Actions: [push("a", "A"), stored("S"), push("heatOff", "B", { Qualifier: "R", Resets: "heat", TypeId: OFF.TypeId })]
+    }))
+    expect(sent(job.answer("a", T0 + S, { again: true }))).toEqual(["a:com.example.a", "heat:com.example.heat"])
+    expect(job.state.timed).toEqual([{ action: "heat", visit: 2, phase: "on" }])
+    expect(sent(job.answer("a", T0 + 2 * S, { again: false }))).toEqual(["heatOff:com.example.off"])
+    expect(job.state.timed).toBeUndefined()
+  })
+
   it("R of a command that is not on sends nothing", () => {
     const job = new Job(flow(push("heat", "B", { Qualifier: "S", Stop: OFF }), push("heatOff", "A", { Qualifier: "R", Resets: "heat", TypeId: OFF.TypeId })))
     expect(sent(job.last)).toEqual(["a:com.example.a"])

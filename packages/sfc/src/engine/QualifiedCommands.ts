@@ -34,6 +34,9 @@ export const sendStop = (draft: Draft, entry: TimedCommand, by?: { readonly acti
 
 const timed = (draft: Draft): Array<TimedCommand> => [...(draft.state.timed ?? [])]
 
+/** The list without `action`'s entry: an action has at most one (a step entered again sets it anew, as IEC's S does). */
+const without = (draft: Draft, action: string): Array<TimedCommand> => timed(draft).filter((t) => t.action !== action)
+
 export const setTimed = (draft: Draft, list: ReadonlyArray<TimedCommand>): void => {
   if (list.length > 0) draft.state.timed = list
   else delete draft.state.timed
@@ -51,13 +54,13 @@ export const enterQualified = (draft: Draft, action: Action, step: string, visit
   if (q === "P0") return undefined
   if (q === "R") return reset(draft, action, run)
   if (DELAYED.has(q)) {
-    setTimed(draft, [...timed(draft), { action: action.Name, visit, phase: "delay", at: draft.now + durationMs(action.Delay)! }])
+    setTimed(draft, [...without(draft, action.Name), { action: action.Name, visit, phase: "delay", at: draft.now + durationMs(action.Delay)! }])
     return { ...run, state: "pending", attempts: 0 }
   }
   draft.emit(commandOf(draft, action, correlationId))
   if (STOPPED.has(q)) {
     const limit = LIMITED.has(q) ? { at: draft.now + durationMs(action.Limit)! } : {}
-    setTimed(draft, [...timed(draft), { action: action.Name, visit, phase: "on", ...limit }])
+    setTimed(draft, [...without(draft, action.Name), { action: action.Name, visit, phase: "on", ...limit }])
   }
   return run
 }
