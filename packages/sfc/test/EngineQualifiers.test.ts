@@ -153,9 +153,22 @@ describe("D, SD and DS", () => {
     expect(sent(job.apply({ type: "tick" }, T0 + 103 * S))).toEqual(["horn:com.example.horn"])
   })
 
-  it("the outage grace moves a Delay that ran out inside the outage back by its length", () => {
+  it("a stop whose send a Pause held back goes out on Resume", () => {
+    const job = new Job(flow(stored("L", { Limit: "10s" })))
+    const stop = entriesOf(job.apply({ type: "tick" }, T0 + 10 * S), "command")[0]!
+    job.apply({ type: "pause" }, T0 + 11 * S)
+    expect(job.apply({ type: "hold", command: stop }, T0 + 11 * S).note).toBeUndefined()
+    expect(entriesOf(job.apply({ type: "resume" }, T0 + 12 * S), "command")).toEqual([stop])
+  })
+
+  it("the outage grace moves a Delay and a Limit that ran out inside the outage back by its length", () => {
+    const limited = new Job(flow(stored("SL", { Limit: "6s" })))
+    limited.apply({ type: "outage", from: T0 + 4 * S, to: T0 + 9 * S }, T0 + 9 * S)
+    expect(limited.last.due).toBe(T0 + 11 * S)
+
     const job = new Job(flow(delayed("D")))
     job.apply({ type: "outage", from: T0 + 4 * S, to: T0 + 9 * S }, T0 + 9 * S)
+    expect(limited.state.timed?.[0]?.at).toBe(T0 + 11 * S)
     expect(job.state.timed?.[0]?.at).toBe(T0 + 10 * S)
     expect(job.last.due).toBe(T0 + 10 * S)
   })
