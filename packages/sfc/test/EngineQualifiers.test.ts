@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { validateRecipe } from "@microdcs/sfc"
+import { interventionRefusal, validateRecipe } from "@microdcs/sfc"
 import { entriesOf, Job, push, recipeV11, stepJson, T0, transition } from "./EngineKit.js"
 
 // The IEC 61131-3 qualifiers of recipe schema v1.1.0 for push commands: what is sent when, what
@@ -61,6 +61,12 @@ describe("S and R", () => {
     expect(job.state.timed).toEqual([{ action: "heat", visit: 2, phase: "on" }])
     expect(sent(job.answer("a", T0 + 2 * S, { again: false }))).toEqual(["heatOff:com.example.off"])
     expect(job.state.timed).toBeUndefined()
+  })
+
+  it("an operator's retry is refused: the command is sent once", () => {
+    const job = new Job(flow(stored("S")))
+    const input = { type: "retry", action: "heat", origin: { kind: "cli", id: "alice@host" }, reason: "station was down" } as const
+    expect(interventionRefusal(job.state, input)?.problems).toEqual([{ kind: "invalid", message: "action heat has qualifier S: its command is sent once, not retried" }])
   })
 
   it("R of a command that is not on sends nothing", () => {
