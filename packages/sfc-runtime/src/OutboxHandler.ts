@@ -1,7 +1,7 @@
 import { Clock, Data, Effect } from "effect"
 import { ConsumerHeartbeats, JobResponseDao, jsonDocument, SfcCorrelations, StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
-import { awaitsSend, type CommandEntry, type ExecutionState, isHeld, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
+import { awaitsSend, sendsOnce, type CommandEntry, type ExecutionState, isHeld, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
 import { followHold } from "./ChangeFollower.js"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
@@ -129,7 +129,8 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
 export const wantsSend = (command: CommandEntry, main: string, state: ExecutionState): boolean => {
   const open =
     state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
-  const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
+  // Any qualifier but N: a pulse, a stored or delayed command, a stop (sent once, not waited for).
+  const pulse = sendsOnce(state, command)
   // Completed or failed by the engine itself: the job order follows (or already followed) to
   // Ended/Aborted; stopped, aborted or paused executions are the MES's doing.
   const endedByEngine = state.status === "completed" || state.status === "failed"

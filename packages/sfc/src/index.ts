@@ -18,6 +18,7 @@ export {
   Step,
   Transition
 } from "./recipe/Recipe.js"
+export { QualifierV1_1, StopCommand } from "./recipe/QualifierSchema.js"
 export { recipeJsonSchema } from "./recipe/RecipeJsonSchema.js"
 export { formatPath, type RecipeProblem, type RecipeRule } from "./recipe/RecipeProblem.js"
 export { jobOrderFields } from "./recipe/jobOrderFields.js"

@@ -13,6 +13,7 @@ import { logActionWritten, logInstant } from "./LogNodes.js"
 import { applyOrder, orderKept } from "./OrderFields.js"
 import { indexRecipe } from "./RecipeIndex.js"
 import { jobLimit, pauseClocks, resumeClocks, shiftLimits } from "./TimeLimits.js"
+import { fireTimed, shiftTimed } from "./TimedCommands.js"
 import { counterRecheck, markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
@@ -212,6 +213,7 @@ const applyTick = (draft: Draft): void => {
       parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
     })
   }
+  fireTimed(draft)
   markDueRecheck(draft)
   if (draft.recheck) settle(draft)
 }
@@ -223,6 +225,7 @@ const applyOutage = (draft: Draft, from: number, to: number): void => {
     if (run.deadline !== undefined && run.deadline > from && run.deadline <= to) draft.updateAction(at, { deadline: run.deadline + length })
   })
   shiftLimits(draft, from, to)
+  shiftTimed(draft, from, to)
 }
 
 /**

@@ -84,6 +84,21 @@ export interface BranchRun {
   readonly checkedAt?: number
 }
 
+/**
+ * v1.1.0: a command of a timed or stored qualifier (QualifierSchema.ts) whose story is not over:
+ * waiting for its `Delay` (`delay`), or sent and waiting for its stop (`on`).
+ */
+export interface TimedCommand {
+  readonly action: string
+  /** The visit of the action's step that started it (its correlation ids are of this visit). */
+  readonly visit: number
+  readonly phase: "delay" | "on"
+  /** When the delay ends or the limit runs out (epoch ms); absent for a stored command without limit, and while paused. */
+  readonly at?: number
+  /** While paused: what was left until `at`. */
+  readonly leftMs?: number
+}
+
 /** One entry of the step history (bounded; the newest are kept). */
 export interface StepRecord {
   readonly step: string
@@ -161,6 +176,8 @@ export interface ExecutionState {
    * read (`order.Priority`). Absent when they read none.
    */
   readonly order?: unknown
+  /** v1.1.0: delayed commands not yet sent and sent commands not yet stopped (TimedCommands.ts); absent when none. */
+  readonly timed?: ReadonlyArray<TimedCommand>
   /** v1.1.0: how often a waiting step's counters are read again, when not `COUNTER_RECHECK_MS`. */
   readonly counterRecheckMs?: number
 }

@@ -5,6 +5,7 @@ import type { Draft } from "./Draft.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 import type { ActionResult } from "./RecipeIndex.js"
 import { withCarried } from "./CarriedResults.js"
+import { endQualified, enterQualified, leftQualified } from "./QualifiedCommands.js"
 import { recordStepTime } from "./StepClocks.js"
 import { stepLimit } from "./TimeLimits.js"
 import { type Source, waitAt } from "./Waiting.js"
@@ -46,7 +47,10 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
   for (const action of draft.index.actionsOf(step)) {
     const timeoutMs = action.TimeoutSeconds * 1000
     const pulse = action.Qualifier === "P"
-    if (action.Interaction === "push_command") {
+    if (action.Qualifier !== "N" && !pulse) {
+      const run = enterQualified(draft, action, step, visit)
+      if (run !== undefined) draft.actions.push(logActionOpened(draft, run, branch))
+    } else if (action.Interaction === "push_command") {
       const correlationId = correlationIdOf(draft.state.jobId, action.Name, visit)
       draft.actions.push(logActionOpened(draft, {
         action: action.Name, step, visit, state: "dispatched", correlationId, attempts: 1,
@@ -106,13 +110,14 @@ export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<Actio
   const at = draft.history.findLastIndex((h) => h.step === active.step && h.visit === active.visit)
   if (at >= 0) draft.history[at] = { ...draft.history[at]!, leftAt: draft.now }
   recordStepTime(draft, active)
+  leftQualified(draft, active)
   return runs
 }
 
-/** A step is done when every N action of its current visit completed; pulses never hold it. */
+/** A step is done when every N action of its current visit completed; no other qualifier holds it. */
 const isDone = (draft: Draft, active: ActiveStep): boolean =>
   draft.actions.every(
-    (r) => r.step !== active.step || r.visit !== active.visit || r.state === "completed" || draft.index.action(r.action)?.Qualifier === "P"
+    (r) => r.step !== active.step || r.visit !== active.visit || r.state === "completed" || draft.index.action(r.action)?.Qualifier !== "N"
   )
 
 /** No step is active and no branch waits: the job is done. */
@@ -234,6 +239,7 @@ const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
   logFinished(draft, status)
   draft.branches = []
   draft.actions = []
+  endQualified(draft)
   draft.touch()
   const jobId = draft.state.jobId
   if (status === "completed") draft.emit({ type: "joborder", jobId, trigger: "Complete" })

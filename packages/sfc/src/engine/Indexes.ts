@@ -1,6 +1,7 @@
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import { indexRecipe } from "./RecipeIndex.js"
 import { nextCheckOf } from "./Waiting.js"
+import { timedDue } from "./TimedCommands.js"
 import { waitChanges, waitsIndexOf } from "./Waits.js"
 
 /**
@@ -13,11 +14,12 @@ export type { WaitChange } from "./Waits.js"
 
 /**
  * When a running state is next due (epoch ms), or null: its earliest action deadline, step or
- * job time limit, or (v1.1.0) the next check of a waiting step's transitions.
+ * job time limit, or (v1.1.0) the next check of a waiting step's transitions, or the end of a
+ * qualifier's delay or time limit.
  */
 export const dueOf = (state: ExecutionState): number | null => {
   if (state.status !== "running") return null
-  let due = state.jobLimitAt ?? Infinity
+  let due = Math.min(state.jobLimitAt ?? Infinity, timedDue(state))
   for (const run of state.actions) if (run.deadline !== undefined && run.deadline < due) due = run.deadline
   for (const active of state.active) if (active.limitAt !== undefined && active.limitAt < due) due = active.limitAt
   const check = nextCheckOf(state, indexRecipe(state.recipe))

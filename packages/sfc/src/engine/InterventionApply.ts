@@ -36,7 +36,7 @@ const isOpen = (state: string): boolean => state === "pending" || state === "dis
  */
 const abandonOpenRuns = (draft: Draft, active: ActiveStep, why: string): ReadonlyArray<string> => {
   const abandons = (run: ActionRun): boolean =>
-    run.step === active.step && run.visit === active.visit && isOpen(run.state) && draft.index.action(run.action)?.Qualifier !== "P"
+    run.step === active.step && run.visit === active.visit && isOpen(run.state) && draft.index.action(run.action)?.Qualifier === "N"
   const abandoned: Array<string> = []
   draft.actions.forEach((run, at) => {
     if (!abandons(run)) return

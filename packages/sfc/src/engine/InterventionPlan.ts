@@ -131,7 +131,10 @@ const planSetResult = (view: InterventionView, input: SetResultInput): Planned =
 }
 
 const planRetry = (view: InterventionView, action: string): Planned => {
-  if (view.index.action(action) === undefined) return { problems: [unknown(`action ${action} is not in the recipe`)] }
+  const qualifier = view.index.action(action)?.Qualifier
+  if (qualifier === undefined) return { problems: [unknown(`action ${action} is not in the recipe`)] }
+  // v1.1.0's qualifiers send once by design (a stop, a delayed or stored command): a resend would start a timeout they never have.
+  if (qualifier !== "N" && qualifier !== "P") return { problems: [invalid(`action ${action} has qualifier ${qualifier}: its command is sent once, not retried`)] }
   const open = view.actions.some((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting"))
   if (!open && view.status === "running") return { problems: [notNow(`action ${action} is not open (no command waiting for its reply, no event awaited)`)] }
   return { problems: [], plan: { _tag: "Retry" } }

@@ -3,6 +3,7 @@ import type { Recipe } from "../recipe/Recipe.js"
 import { recipeSchemaVersion } from "../recipe/RecipeVersions.js"
 import type { Draft } from "./Draft.js"
 import { holdStepTimes } from "./StepClocks.js"
+import { pauseTimed, resumeTimed } from "./TimedCommands.js"
 
 /**
  * Time limits (v1.1.0): a step's `MaxDuration` (then `OnMaxDuration`, or the job fails) and the
@@ -23,9 +24,10 @@ export const jobLimit = (recipe: Recipe, now: number): { readonly jobLimitAt?: n
   return ms === undefined ? {} : { jobLimitAt: now + ms }
 }
 
-/** Pause: each running time limit keeps what is left of it. */
+/** Pause: each running time limit (and qualifier delay or limit) keeps what is left of it. */
 export const pauseClocks = (draft: Draft): void => {
   if (draft.state.status !== "paused") return
+  pauseTimed(draft)
   draft.active = draft.active.map((a) => {
     if (a.limitAt === undefined) return a
     const { limitAt, ...rest } = a
@@ -46,6 +48,7 @@ export const pauseClocks = (draft: Draft): void => {
 export const resumeClocks = (draft: Draft): void => {
   if (draft.state.status !== "paused") return
   draft.recheck = true
+  resumeTimed(draft)
   holdStepTimes(draft)
   draft.active = draft.active.map((a) => {
     if (a.limitLeftMs === undefined) return a

@@ -92,7 +92,7 @@ const canChange = (draft: Draft, source: Source): boolean => {
   const { step } = source
   if (step.limitAt !== undefined) return true
   if (reads.thresholds.some((ms) => ms >= elapsedOf(step, draft.now))) return true
-  return draft.actions.some((r) => r.step === step.step && r.visit === step.visit && (r.state === "dispatched" || r.state === "waiting"))
+  return draft.actions.some((r) => r.step === step.step && r.visit === step.visit && (r.state === "dispatched" || r.state === "waiting" || r.state === "pending"))
 }
 
 /**

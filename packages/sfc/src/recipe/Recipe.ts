@@ -2,9 +2,10 @@ import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
 import { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
 export { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
 import { Duration } from "./Duration.js"
+import { qualifierFields, QualifierV1_1 } from "./QualifierSchema.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
-const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
+import { JsonObject } from "./JsonObject.js"
 
 /** A closed set of words whose error message lists them (the default lists one issue per word). */
 const oneOf = <const Words extends ReadonlyArray<string>>(...words: Words) =>
@@ -146,14 +147,13 @@ const actionFailureFields = <R extends Schema.Top>(retry: R) => ({
   OnError: Schema.optionalKey(Schema.NonEmptyString)
 })
 
-
 /** The fields recipe schema v1.1.0 adds to a pull event: where its key is and what it must equal. */
 const correlationFields = {
   CorrelationKey: Schema.optionalKey(CorrelationKey),
   Matches: Schema.optionalKey(Matches)
 }
 
-const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFieldsV1_1, ...actionFailureFields(RetryPolicy), ...correlationFields })
+const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, Qualifier: QualifierV1_1, ...ActionFieldsV1_1, ...actionFailureFields(RetryPolicy), ...correlationFields, ...qualifierFields })
 
 /**
  * An action of recipe schema v1.1.0 in its canonical JSON form (PascalCase inside `Retry` too):
@@ -161,9 +161,11 @@ const ActionFields = Schema.Struct({ ...ActionFieldsV1_0.fields, ...ActionFields
  */
 export const ActionWireV1_1 = Schema.Struct({
   ...ActionFieldsV1_0.fields,
+  Qualifier: QualifierV1_1,
   ...ActionFieldsV1_1,
   ...actionFailureFields(RetryPolicyFields.annotate({ identifier: "RetryPolicy" })),
-  ...correlationFields
+  ...correlationFields,
+  ...qualifierFields
 }).annotate({ identifier: "Action" })
 
 const BranchFields = Schema.Struct({
@@ -231,7 +233,7 @@ export const RecipeWire = wireOf(StepFieldsV1_0, ActionFieldsV1_0, {})
 /**
  * A v1.1.0 recipe as JSON, canonical form: what `recipeJsonSchema("1.1.0")` describes. Steps may
  * have a time limit, the recipe a job time limit, actions `Results`, a `Retry` policy, an
- * `OnError` target, a `CorrelationKey` and what it `Matches`.
+ * `OnError` target, a `CorrelationKey` and what it `Matches`, the qualifiers of QualifierSchema.ts.
  */
 export const RecipeWireV1_1 = wireOf(StepFields, ActionWireV1_1, RecipeFieldsV1_1)
 

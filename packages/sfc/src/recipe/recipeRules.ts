@@ -9,6 +9,7 @@ import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
 import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
+import { qualifierFieldRules, supportedQualifiers } from "./qualifierRules.js"
 
 export type { RecipeCheck } from "./recipeCheck.js"
 
@@ -174,28 +175,6 @@ export const counterNames: RecipeCheck = (recipe) => {
   return [...bad, ...shadowed]
 }
 
-/** The IEC 61131-3 action qualifiers this engine does not run, so a rejection can say what was meant. */
-const unsupportedQualifiers: ReadonlyMap<string, string> = new Map([
-  ["S", "stored"],
-  ["R", "reset"],
-  ["L", "time limited"],
-  ["D", "time delayed"],
-  ["SD", "stored and time delayed"],
-  ["DS", "time delayed and stored"],
-  ["SL", "stored and time limited"]
-])
-
-export const supportedQualifiers: RecipeCheck = (recipe) =>
-  recipe.Actions.flatMap((a, i) => {
-    if (a.Qualifier === "N" || a.Qualifier === "P") return []
-    const meaning = unsupportedQualifiers.get(a.Qualifier)
-    const why =
-      meaning === undefined
-        ? `qualifier ${quote(a.Qualifier)} is not an IEC 61131-3 qualifier`
-        : `qualifier ${a.Qualifier} (${meaning}) is an IEC 61131-3 qualifier this engine does not support`
-    return [problem("qualifier", ["Actions", i, "Qualifier"], `action ${quote(a.Name)}: ${why}; use N (wait for completion) or P (pulse)`)]
-  })
-
 /**
  * With several initial steps (already a problem) a step reachable from none of them is still
  * unreachable whichever is meant; with none there is no start, and `oneInitialStep` has spoken.
@@ -216,6 +195,7 @@ export const elementChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
+  qualifierFieldRules,
   failureFieldsNeedV1_1,
   retryPolicies,
   ...correlationChecks
@@ -231,6 +211,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
+  qualifierFieldRules,
   failureFieldsNeedV1_1,
   retryPolicies,
   onErrorTargets,
