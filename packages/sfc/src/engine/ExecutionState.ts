@@ -163,6 +163,19 @@ export interface ExecutionState {
   readonly order?: unknown
   /** v1.1.0: how often a waiting step's counters are read again, when not `COUNTER_RECHECK_MS`. */
   readonly counterRecheckMs?: number
+  /**
+   * v1.1.0: a sub-recipe's child execution: the parent job, the correlation id its end answers, and
+   * the parent's execution in the log. A child moves no job order and writes no job response.
+   */
+  readonly parent?: SubRecipeParent
+}
+
+/** Where a child execution's end goes (SubRecipes.ts). */
+export interface SubRecipeParent {
+  readonly jobId: string
+  readonly correlationId: string
+  readonly action: string
+  readonly executionId?: string
 }
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */

@@ -61,7 +61,14 @@ const CorrelationKeyDraft = acceptingSnakeCase(
   Schema.Struct({ Attribute: Schema.optionalKey(Schema.String), DataField: Schema.optionalKey(Schema.String) })
 )
 
-export const Interaction = oneOf("push_command", "pull_event")
+/** How an action of recipe schema v1.0.0 talks to the world. */
+const InteractionV1_0 = oneOf("push_command", "pull_event")
+
+/**
+ * How an action talks to the world. v1.1.0 adds `recipe`: the action runs another work master's
+ * recipe as a child execution (a sub-recipe: procedure → unit procedure → operation).
+ */
+export const Interaction = oneOf("push_command", "pull_event", "recipe")
 export type Interaction = typeof Interaction.Type
 
 /** `N`: dispatch on entry, the step waits for completion. `P`: pulse, dispatch on entry, no wait. */
@@ -110,7 +117,7 @@ const ActionFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Step: Schema.String,
   Qualifier,
-  Interaction,
+  Interaction: InteractionV1_0,
   TypeId: Schema.NonEmptyString,
   TimeoutSeconds: positiveSeconds,
   Parameters: Schema.optionalKey(JsonObject)
@@ -121,7 +128,12 @@ const ActionFieldsV1_0 = Schema.Struct({
  * `Results`: the fields the action's result has; conditions' names are checked against them.
  */
 export const ActionFieldsV1_1 = {
-  Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString))
+  Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString)),
+  Interaction,
+  /** `Interaction: "recipe"`: the work master whose recipe runs as the child execution. */
+  WorkMasterID: Schema.optionalKey(Schema.NonEmptyString),
+  /** `Interaction: "recipe"`: the digest the child's recipe must have (absent: the stored work master's current recipe). */
+  Digest: Schema.optionalKey(Schema.NonEmptyString)
 }
 
 /** v1.1.0: how often and how far apart an action is tried again after a timeout or an error reply. */

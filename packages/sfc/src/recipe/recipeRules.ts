@@ -9,6 +9,7 @@ import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
 import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
 import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
+import { subRecipeChecks } from "./subRecipeRules.js"
 
 export type { RecipeCheck } from "./recipeCheck.js"
 
@@ -218,7 +219,8 @@ export const elementChecks: ReadonlyArray<RecipeCheck> = [
   supportedQualifiers,
   failureFieldsNeedV1_1,
   retryPolicies,
-  ...correlationChecks
+  ...correlationChecks,
+  ...subRecipeChecks
 ]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
@@ -235,6 +237,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   retryPolicies,
   onErrorTargets,
   ...correlationChecks,
+  ...subRecipeChecks,
   timeLimitTargets,
   stepsReachable,
   timeLimitsNeedV11,
