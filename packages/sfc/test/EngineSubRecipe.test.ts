@@ -22,7 +22,7 @@ const parentRecipe = (extra: Record<string, unknown> = {}) =>
   })
 
 const done = (status: SubRecipeDoneEntry["status"], data: Record<string, unknown>, error?: string): SubRecipeDoneEntry => ({
-  type: "subrecipe-done", jobId: CHILD, parentJobId: JOB, correlationId: ID, status, data, ...(error !== undefined ? { error } : {})
+  type: "subrecipe-done", jobId: CHILD, parentJobId: JOB, correlationId: ID, workMasterId: "wm-dose", status, data, ...(error !== undefined ? { error } : {})
 })
 
 describe("a sub-recipe action", () => {
@@ -30,7 +30,7 @@ describe("a sub-recipe action", () => {
     const job = new Job(parentRecipe())
     expect(entriesOf(job.last, "command")).toEqual([])
     expect(entriesOf(job.last, "subrecipe")).toEqual([
-      { type: "subrecipe", jobId: JOB, action: "dose", childJobId: `${JOB}/dose/1`, correlationId: ID, workMasterId: "wm-dose", parameters: { volume: 5 } }
+      { type: "subrecipe", jobId: JOB, action: "dose", childJobId: `${JOB}/dose/1`, correlationId: ID, rootJobId: JOB, workMasterId: "wm-dose", parameters: { volume: 5 } }
     ])
     expect(job.open("dose")).toMatchObject({ state: "dispatched", correlationId: ID, deadline: T0 + 60 * S })
     expect(job.activeSteps()).toEqual(["Dose"])
@@ -43,7 +43,7 @@ describe("a sub-recipe action", () => {
 
   it("completes with the child's results, and the parent goes on by them", () => {
     const job = new Job(parentRecipe())
-    const out = job.apply(childEndInput(done("completed", { ok: true, litres: 5 }), "wm-dose"), T0 + S)
+    const out = job.apply(childEndInput(done("completed", { ok: true, litres: 5 })), T0 + S)
     expect(job.state.results["dose"]).toEqual({ ok: true, litres: 5 })
     // Done has no actions: the parent completes, and its response carries the child's results.
     expect(job.state.history.map((h) => h.step)).toEqual(["Dose", "Done"])
@@ -53,20 +53,20 @@ describe("a sub-recipe action", () => {
 
   it("fails with the child's error when the child failed: OnError applies", () => {
     const job = new Job(parentRecipe({ OnError: "Rework" }))
-    job.apply(childEndInput(done("failed", {}, "valve stuck"), "wm-dose"), T0 + S)
+    job.apply(childEndInput(done("failed", {}, "valve stuck")), T0 + S)
     expect(job.state.results["dose"]).toMatchObject({ error: "sub-recipe wm-dose failed: valve stuck", errorKind: "error" })
     expect(job.activeSteps()).toEqual(["Rework"])
   })
 
   it("fails the job with the child's error without OnError; an aborted child likewise", () => {
     const job = new Job(parentRecipe())
-    job.apply(childEndInput(done("aborted", {}, "aborted by the MES"), "wm-dose"), T0 + S)
+    job.apply(childEndInput(done("aborted", {}, "aborted by the MES")), T0 + S)
     expect(job.state).toMatchObject({ status: "failed", error: "action dose failed: sub-recipe wm-dose aborted: aborted by the MES" })
   })
 
   it("tries a new child after a failed one when it has a Retry policy", () => {
     const job = new Job(parentRecipe({ Retry: { MaxAttempts: 2, InitialIntervalSeconds: 1 } }))
-    job.apply(childEndInput(done("failed", {}, "valve stuck"), "wm-dose"), T0 + S)
+    job.apply(childEndInput(done("failed", {}, "valve stuck")), T0 + S)
     const next = job.apply({ type: "tick" }, T0 + 2 * S)
     expect(entriesOf(next, "subrecipe")).toMatchObject([{ childJobId: `${JOB}/dose/1.2`, correlationId: correlationIdOf(JOB, "dose", 1, 2) }])
   })
@@ -90,7 +90,7 @@ describe("a sub-recipe action", () => {
 
 describe("a child execution", () => {
   const childRecipe = linear(["Fill"], [push("fill", "Fill")], V11)
-  const parent = { jobId: "parent-1", correlationId: "c-1", action: "dose" }
+  const parent = { jobId: "parent-1", correlationId: "c-1", action: "dose", rootJobId: "parent-1" }
 
   it("moves no job order and writes no job response: its end goes to its parent", () => {
     const job = new Job(childRecipe, T0, { jobId: CHILD, parent })
@@ -99,7 +99,7 @@ describe("a child execution", () => {
     expect(job.state.status).toBe("completed")
     expect(out.outbox.filter((e) => e.type === "joborder" || e.type === "jobresponse")).toEqual([])
     expect(entriesOf(out, "subrecipe-done")).toEqual([
-      { type: "subrecipe-done", jobId: CHILD, parentJobId: "parent-1", correlationId: "c-1", status: "completed", data: { fill: { litres: 5 } } }
+      { type: "subrecipe-done", jobId: CHILD, parentJobId: "parent-1", correlationId: "c-1", workMasterId: "wm-1", status: "completed", data: { fill: { litres: 5 } } }
     ])
   })
 

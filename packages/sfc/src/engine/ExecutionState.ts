@@ -175,6 +175,9 @@ export interface SubRecipeParent {
   readonly jobId: string
   readonly correlationId: string
   readonly action: string
+  /** The job whose job order the tree runs under: gates the child's commands, as the parent's. */
+  readonly rootJobId: string
+  /** The parent's execution in the execution log (the child's root node names it). */
   readonly executionId?: string
 }
 

@@ -49,6 +49,8 @@ export interface SubRecipeEntry {
   readonly action: string
   readonly childJobId: string
   readonly correlationId: string
+  /** The job whose job order the whole tree runs under (the parent's, or its own root's). */
+  readonly rootJobId: string
   readonly workMasterId: string
   /** The digest the child's recipe must have; absent: the work master's current recipe. */
   readonly digest?: string
@@ -75,6 +77,8 @@ export interface SubRecipeDoneEntry {
   readonly jobId: string
   readonly parentJobId: string
   readonly correlationId: string
+  /** The child's work master (named in the parent's error). */
+  readonly workMasterId: string
   readonly status: "completed" | "stopped" | "failed" | "aborted"
   readonly data: Readonly<Record<string, unknown>>
   readonly error?: string

@@ -26,7 +26,7 @@ export const dispatchEntry = (draft: Draft, action: Action, run: Pick<ActionRun,
   }
   return {
     type: "subrecipe", jobId, action: action.Name, childJobId: subRecipeJobId(jobId, action.Name, run.visit, retryAttempt), correlationId: run.correlationId!,
-    workMasterId: action.WorkMasterID!, ...(action.Digest !== undefined ? { digest: action.Digest } : {}), parameters
+    rootJobId: draft.state.parent?.rootJobId ?? jobId, workMasterId: action.WorkMasterID!, ...(action.Digest !== undefined ? { digest: action.Digest } : {}), parameters
   }
 }
 
@@ -51,7 +51,7 @@ export const endEntries = (draft: Draft, status: "completed" | "failed" | "abort
   const parent = draft.state.parent
   if (parent === undefined) return ofJob()
   return [{
-    type: "subrecipe-done", jobId: draft.state.jobId, parentJobId: parent.jobId, correlationId: parent.correlationId, status,
+    type: "subrecipe-done", jobId: draft.state.jobId, parentJobId: parent.jobId, correlationId: parent.correlationId, workMasterId: draft.state.workMasterId, status,
     data: { ...draft.results }, ...(error !== undefined ? { error } : {})
   }]
 }
@@ -65,7 +65,7 @@ export const childError = (workMasterId: string, status: string, error: string |
  * with the child's results; a child that failed or was aborted fails the action with its error.
  * A stopped child ended without error (as a stopped job's response is Ended_Completed).
  */
-export const childEndInput = (done: SubRecipeDoneEntry, workMasterId: string): Extract<EngineInput, { type: "event" }> => {
+export const childEndInput = (done: SubRecipeDoneEntry): Extract<EngineInput, { type: "event" }> => {
   const ok = done.status === "completed" || done.status === "stopped"
-  return { type: "event", correlationId: done.correlationId, data: done.data, ...(ok ? {} : { error: childError(workMasterId, done.status, done.error) }) }
+  return { type: "event", correlationId: done.correlationId, data: done.data, ...(ok ? {} : { error: childError(done.workMasterId, done.status, done.error) }) }
 }
