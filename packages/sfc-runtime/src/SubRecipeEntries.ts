@@ -50,10 +50,10 @@ export const startSubRecipe = (entry: SubRecipeEntry, options: StartOptions) =>
     const state = parent.value.state
     yield* executions.create({
       jobId: entry.childJobId, scope: state.scope, workMasterId: entry.workMasterId, recipe: found.recipe, recipeDigest: found.digest,
-      maxAttempts: options.maxAttempts, counterRecheckMs: options.counterRecheckMs,
+      maxAttempts: options.maxAttempts, counterRecheckMs: options.counterRecheckMs, executionId: entry.childExecutionId,
       // What the child's conditions read as `order.*`: the action's parameters.
       order: { ID: entry.childJobId, WorkMasterID: entry.workMasterId, Parameters: entry.parameters },
-      parent: { jobId: entry.jobId, correlationId: entry.correlationId, action: entry.action, rootJobId: entry.rootJobId, ...(state.log !== undefined ? { executionId: state.log.executionId } : {}) }
+      parent: { jobId: entry.jobId, correlationId: entry.correlationId, action: entry.action, rootJobId: entry.rootJobId, ...(entry.logParent !== undefined ? { log: entry.logParent } : {}) }
     })
   })
 

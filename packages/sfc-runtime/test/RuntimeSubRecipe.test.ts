@@ -44,9 +44,13 @@ describe("SFC runtime: sub-recipes (recipe schema v1.1.0)", () => {
       ])
       const execution = yield* executionOf(child)
       expect(execution?.state).toMatchObject({ status: "completed", workMasterId: "wm-dosing", parent: { jobId: "jo-batch", action: "dose", rootJobId: "jo-batch" } })
+      // The log links both ways: the child's execution names the parent's action node as its parent,
+      // and its id is derived from the parent's, as the parent's action node names it.
       const parentLog = (yield* executionOf("jo-batch"))?.state.log?.executionId
       expect(parentLog).toBeDefined()
-      expect(execution?.state.parent?.executionId).toBe(parentLog)
+      expect(execution?.state.log?.executionId).toBe(`${parentLog}/dose/1`)
+      expect(execution?.state.parent?.log).toMatchObject({ executionId: parentLog })
+      expect(execution?.state.log?.open ?? []).toEqual([])
     }).pipe(Effect.provide(world.layer))
   })
 })

@@ -36,6 +36,18 @@ describe("a sub-recipe action", () => {
     expect(job.activeSteps()).toEqual(["Dose"])
   })
 
+  it("links the log both ways: the action node names the child's execution, the entry the node", () => {
+    const job = new Job(parentRecipe(), T0, { executionId: "exec-1" })
+    const node = job.last.log.find((w) => w.type === "node" && w.node.kind === "action")
+    expect(node).toMatchObject({ executionId: "exec-1", node: { name: "dose", detail: { childExecutionId: "exec-1/dose/1" } } })
+    const seq = node?.type === "node" ? node.node.seq : -1
+    expect(entriesOf(job.last, "subrecipe")[0]).toMatchObject({ childExecutionId: "exec-1/dose/1", logParent: { executionId: "exec-1", seq } })
+    const child = new Job(linear(["Fill"], [push("fill", "Fill")], V11), T0, {
+      jobId: CHILD, executionId: "exec-1/dose/1", parent: { jobId: JOB, correlationId: ID, action: "dose", rootJobId: JOB, log: { executionId: "exec-1", seq } }
+    })
+    expect(child.last.log.find((w) => w.type === "exec")).toMatchObject({ record: { executionId: "exec-1/dose/1", jobId: CHILD, parent: { executionId: "exec-1", seq } } })
+  })
+
   it("names the pinned digest in its entry", () => {
     const digest = "a".repeat(64)
     expect(entriesOf(new Job(parentRecipe({ Digest: digest })).last, "subrecipe")[0]).toMatchObject({ digest })

@@ -87,7 +87,7 @@ const sendAttempt = (draft: Draft, at: number): void => {
   draft.updateAction(at, { state: "dispatched", correlationId, attempts: 1, attemptBase: undefined, retryAttempt: attempt, deadline })
   logInstant(draft, "retry", run.action, { attempt, correlationId }, { run })
   logActionWritten(draft, at, false)
-  draft.emit(dispatchEntry(draft, action, { visit: run.visit, correlationId }, 1, attempt))
+  draft.emit(dispatchEntry(draft, action, draft.actions[at]!, 1, attempt))
 }
 
 /**

@@ -177,8 +177,8 @@ export interface SubRecipeParent {
   readonly action: string
   /** The job whose job order the tree runs under: gates the child's commands, as the parent's. */
   readonly rootJobId: string
-  /** The parent's execution in the execution log (the child's root node names it). */
-  readonly executionId?: string
+  /** The parent's action node in the execution log: the child's execution names it as its parent. */
+  readonly log?: { readonly executionId: string; readonly seq: number }
 }
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */

@@ -55,7 +55,7 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
         action: action.Name, step, visit, state: "dispatched", correlationId, attempts: 1,
         ...(pulse ? {} : { deadline: draft.now + timeoutMs })
       }, branch))
-      draft.emit(dispatchEntry(draft, action, { visit, correlationId }, 1))
+      draft.emit(dispatchEntry(draft, action, draft.actions.at(-1)!, 1))
     } else {
       draft.actions.push(logActionOpened(draft, {
         action: action.Name, step, visit, state: "waiting", attempts: 0, waitSince: draft.now,

@@ -55,6 +55,10 @@ export interface SubRecipeEntry {
   /** The digest the child's recipe must have; absent: the work master's current recipe. */
   readonly digest?: string
   readonly parameters: Readonly<Record<string, unknown>>
+  /** The child's execution id in the log (derived from the parent's); absent when the parent has no log. */
+  readonly childExecutionId?: string
+  /** The parent's action node, which the child's execution names as its parent. */
+  readonly logParent?: { readonly executionId: string; readonly seq: number }
 }
 
 /** Abort (or stop) a child execution: its parent ended, left its step, or stopped waiting for it. */

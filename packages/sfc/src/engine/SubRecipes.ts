@@ -3,6 +3,7 @@ import type { ActionRun } from "./ExecutionState.js"
 import type { CommandEntry, OutboxEntry, SubRecipeDoneEntry, SubRecipeEntry } from "./Outbox.js"
 import type { EngineInput } from "./Engine.js"
 import type { Action } from "../recipe/Recipe.js"
+import { executionOfRun } from "./LogNodes.js"
 
 /**
  * Sub-recipes (v1.1.0, `Interaction: "recipe"`): an action that runs another work master's recipe
@@ -17,14 +18,28 @@ import type { Action } from "../recipe/Recipe.js"
 export const subRecipeJobId = (jobId: string, action: string, visit: number, attempt = 1): string =>
   `${jobId}/${action}/${visit}${attempt === 1 ? "" : `.${attempt}`}`
 
+/**
+ * The child's execution id in the log: derived from the parent's (which is fresh per start), so the
+ * parent's action node can name it before the child exists. Undefined without a log or for another action.
+ */
+export const childExecutionIdOf = (draft: Draft, run: Pick<ActionRun, "action" | "visit" | "retryAttempt">): string | undefined => {
+  if (draft.log === undefined || draft.index.action(run.action)?.Interaction !== "recipe") return undefined
+  const attempt = run.retryAttempt ?? 1
+  return `${draft.log.executionId}/${run.action}/${run.visit}${attempt === 1 ? "" : `.${attempt}`}`
+}
+
 /** What an open action sends: a command, or a sub-recipe's child start (`attempt`: of the Retry policy). */
-export const dispatchEntry = (draft: Draft, action: Action, run: Pick<ActionRun, "visit" | "correlationId">, attempt: number, retryAttempt = 1): CommandEntry | SubRecipeEntry => {
+export const dispatchEntry = (draft: Draft, action: Action, run: Pick<ActionRun, "action" | "visit" | "correlationId" | "logNode">, attempt: number, retryAttempt = 1): CommandEntry | SubRecipeEntry => {
   const jobId = draft.state.jobId
   const parameters = (action.Parameters ?? {}) as Record<string, unknown>
   if (action.Interaction !== "recipe") {
     return { type: "command", jobId, action: action.Name, correlationId: run.correlationId!, typeId: action.TypeId, parameters, subject: draft.state.scope, attempt }
   }
+  const childExecutionId = childExecutionIdOf(draft, { ...run, retryAttempt })
+  const into = run.logNode === undefined ? undefined : executionOfRun(draft, run as ActionRun)
   return {
+    ...(childExecutionId !== undefined ? { childExecutionId } : {}),
+    ...(into !== undefined ? { logParent: { executionId: into, seq: run.logNode!.seq } } : {}),
     type: "subrecipe", jobId, action: action.Name, childJobId: subRecipeJobId(jobId, action.Name, run.visit, retryAttempt), correlationId: run.correlationId!,
     rootJobId: draft.state.parent?.rootJobId ?? jobId, workMasterId: action.WorkMasterID!, ...(action.Digest !== undefined ? { digest: action.Digest } : {}), parameters
   }
