@@ -1,5 +1,5 @@
 import type { Draft } from "./Draft.js"
-import { childExecutionIdOf } from "./SubRecipes.js"
+import { childExecutionIdOf } from "./SubRecipeIds.js"
 import { childExecutionId, type LogExecutionStatus, type LogNode, type LogNodeKind } from "./ExecutionLog.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 

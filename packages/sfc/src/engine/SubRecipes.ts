@@ -1,7 +1,7 @@
 import type { Draft } from "./Draft.js"
 import type { ActionRun } from "./ExecutionState.js"
 import type { CommandEntry, OutboxEntry, SubRecipeDoneEntry, SubRecipeEntry } from "./Outbox.js"
-import type { EngineInput } from "./Engine.js"
+import { childExecutionIdOf, subRecipeJobId } from "./SubRecipeIds.js"
 import type { Action } from "../recipe/Recipe.js"
 import { executionOfRun } from "./LogNodes.js"
 
@@ -13,20 +13,6 @@ import { executionOfRun } from "./LogNodes.js"
  * the action completes with the child's results, or fails with its error (Retry and OnError
  * apply). A child moves no job order and writes no job response: its end goes to its parent.
  */
-
-/** The child's job id: derived from the parent's, so a redelivered entry names the same child. */
-export const subRecipeJobId = (jobId: string, action: string, visit: number, attempt = 1): string =>
-  `${jobId}/${action}/${visit}${attempt === 1 ? "" : `.${attempt}`}`
-
-/**
- * The child's execution id in the log: derived from the parent's (which is fresh per start), so the
- * parent's action node can name it before the child exists. Undefined without a log or for another action.
- */
-export const childExecutionIdOf = (draft: Draft, run: Pick<ActionRun, "action" | "visit" | "retryAttempt">): string | undefined => {
-  if (draft.log === undefined || draft.index.action(run.action)?.Interaction !== "recipe") return undefined
-  const attempt = run.retryAttempt ?? 1
-  return `${draft.log.executionId}/${run.action}/${run.visit}${attempt === 1 ? "" : `.${attempt}`}`
-}
 
 /** What an open action sends: a command, or a sub-recipe's child start (`attempt`: of the Retry policy). */
 export const dispatchEntry = (draft: Draft, action: Action, run: Pick<ActionRun, "action" | "visit" | "correlationId" | "logNode">, attempt: number, retryAttempt = 1): CommandEntry | SubRecipeEntry => {
@@ -80,7 +66,7 @@ export const childError = (workMasterId: string, status: string, error: string |
  * with the child's results; a child that failed or was aborted fails the action with its error.
  * A stopped child ended without error (as a stopped job's response is Ended_Completed).
  */
-export const childEndInput = (done: SubRecipeDoneEntry): Extract<EngineInput, { type: "event" }> => {
+export const childEndInput = (done: SubRecipeDoneEntry): { readonly type: "event"; readonly correlationId: string; readonly data: unknown; readonly error?: string } => {
   const ok = done.status === "completed" || done.status === "stopped"
   return { type: "event", correlationId: done.correlationId, data: done.data, ...(ok ? {} : { error: childError(done.workMasterId, done.status, done.error) }) }
 }
