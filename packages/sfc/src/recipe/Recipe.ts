@@ -2,6 +2,7 @@ import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
 import { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
 export { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
 import { Duration } from "./Duration.js"
+import { subRecipeFields } from "./SubRecipeFields.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({ identifier: "object" })
@@ -63,11 +64,7 @@ const CorrelationKeyDraft = acceptingSnakeCase(
 
 /** How an action of recipe schema v1.0.0 talks to the world. */
 const InteractionV1_0 = oneOf("push_command", "pull_event")
-
-/**
- * How an action talks to the world. v1.1.0 adds `recipe`: the action runs another work master's
- * recipe as a child execution (a sub-recipe: procedure → unit procedure → operation).
- */
+/** How an action talks to the world; v1.1.0 adds `recipe`: a sub-recipe (SubRecipeFields.ts). */
 export const Interaction = oneOf("push_command", "pull_event", "recipe")
 export type Interaction = typeof Interaction.Type
 
@@ -130,10 +127,7 @@ const ActionFieldsV1_0 = Schema.Struct({
 export const ActionFieldsV1_1 = {
   Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString)),
   Interaction,
-  /** `Interaction: "recipe"`: the work master whose recipe runs as the child execution. */
-  WorkMasterID: Schema.optionalKey(Schema.NonEmptyString),
-  /** `Interaction: "recipe"`: the digest the child's recipe must have (absent: the stored work master's current recipe). */
-  Digest: Schema.optionalKey(Schema.NonEmptyString)
+  ...subRecipeFields
 }
 
 /** v1.1.0: how often and how far apart an action is tried again after a timeout or an error reply. */
@@ -157,7 +151,6 @@ const actionFailureFields = <R extends Schema.Top>(retry: R) => ({
   /** A step or branch to go to when the action finally fails, instead of failing the job. */
   OnError: Schema.optionalKey(Schema.NonEmptyString)
 })
-
 
 /** The fields recipe schema v1.1.0 adds to a pull event: where its key is and what it must equal. */
 const correlationFields = {
