@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { subRecipeJobId } from "@microdcs/sfc"
-import { engineWorld, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
-import { executionOf, jobOrderFor, push, recipeWorkMasterV11, responseSummary, SCOPE, stepJson, transition, untilJobOrderIs, untilResponse } from "./RuntimeKit.js"
+import { JobOrderTransitions } from "@microdcs/sfc-runtime"
+import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
+import {
+  executionOf, jobOrderFor, push, recipeWorkMasterV11, responseSummary, SCOPE, stepJson, transition, untilExecution, untilJobOrderIs, untilResponse
+} from "./RuntimeKit.js"
 
 /** Recipe schema v1.1.0 sub-recipes through the runtime: a parent's action runs a child recipe. */
 
@@ -51,6 +54,21 @@ describe("SFC runtime: sub-recipes (recipe schema v1.1.0)", () => {
       expect(execution?.state.log?.executionId).toBe(`${parentLog}/dose/1`)
       expect(execution?.state.parent?.log).toMatchObject({ executionId: parentLog })
       expect(execution?.state.log?.open ?? []).toEqual([])
+    }).pipe(Effect.provide(world.layer))
+  })
+
+  it.live("the MES aborts the parent while its child waits for the station: the child is aborted too", () => {
+    const world = engineWorld({ onCommand: (command) => (command.action === "mix" ? "silent" : { data: { ok: true } }) })
+    return Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-dosing", dosing))
+      yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-batch", batch))
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-abort", "wm-batch"))
+      const child = subRecipeJobId("jo-abort", "dose", 1)
+      yield* eventually(Effect.sync(() => (world.station.commands.some((c) => c.jobId === child && c.action === "mix") ? true : undefined)))
+      expect((yield* (yield* JobOrderTransitions).apply("jo-abort", "Abort"))._tag).toBe("Applied")
+      expect(responseSummary(yield* untilResponse("jo-abort"))).toMatchObject({ state: "Aborted" })
+      const aborted = yield* untilExecution(child, (s) => s.status === "aborted")
+      expect(aborted.state.error).toBe("the parent job aborted")
     }).pipe(Effect.provide(world.layer))
   })
 })
