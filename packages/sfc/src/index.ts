@@ -25,6 +25,7 @@ export { jobOrderFields } from "./recipe/jobOrderFields.js"
 export { reachableSteps, type RecipeGraph, stepsBeforeConverging } from "./recipe/reachability.js"
 export { countersBySource, countersOf, countersOfCondition } from "./recipe/recipeCounters.js"
 export { validateRecipe, validateWorkMasterRecipe } from "./recipe/validateRecipe.js"
+export { subRecipeCycles, subRecipesOf } from "./recipe/subRecipeRules.js"
 export {
   RECIPE_SCHEMA_ID,
   RECIPE_SCHEMA_ID_V1_1,

@@ -95,7 +95,7 @@ describe("recipe model", () => {
       "Steps[0]: Name is given twice (as name and Name)",
       "Transitions: Expected ReadonlyArray<Transition>, actual 5",
       "Actions[0].Name: Expected string, actual 1",
-      "Actions[0].Interaction: Expected push_command or pull_event, actual \"email\"",
+      "Actions[0].Interaction: Expected push_command or pull_event or recipe, actual \"email\"",
       "Actions[0].TypeId: is missing",
       "Actions[0].TimeoutSeconds: Expected number, actual \"10\"",
       "Actions[0].Parameters: Expected object, actual [1]",

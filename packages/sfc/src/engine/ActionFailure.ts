@@ -5,6 +5,7 @@ import type { ActionRun } from "./ExecutionState.js"
 import { failJob } from "./Flow.js"
 import { leaveTo } from "./LeaveTo.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
+import { dispatchEntry, isSubRecipe } from "./SubRecipes.js"
 import type { RetryPolicy } from "../recipe/Recipe.js"
 
 /**
@@ -44,13 +45,14 @@ const after = (draft: Draft, ms: number) =>
 /** Whether a passed deadline ends the action for good: no send or attempt is left to make. */
 export const timeoutSpends = (draft: Draft, run: ActionRun): boolean => {
   const retry = actionOf(draft, run)?.Retry
-  if (retry === undefined) return !(run.state === "dispatched" && run.attempts - (run.attemptBase ?? 0) < draft.state.maxAttempts)
+  if (retry === undefined) return isSubRecipe(draft, run) || !(run.state === "dispatched" && run.attempts - (run.attemptBase ?? 0) < draft.state.maxAttempts)
   return run.state !== "pending" && attemptOf(run) >= retry.MaxAttempts
 }
 
 /** Why a spent deadline fails the action (the words of v1.0.0 for an action without a policy). */
 export const timeoutWhy = (draft: Draft, run: ActionRun): string => {
   const action = actionOf(draft, run)!
+  if (action.Interaction === "recipe") return `sub-recipe ${action.WorkMasterID} did not end within ${action.TimeoutSeconds} s`
   if (action.Retry === undefined) return run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
   const what = run.state === "dispatched" ? "reply" : "event"
   return `no ${what} within ${action.TimeoutSeconds} s (attempt ${attemptOf(run)} of ${action.Retry.MaxAttempts})`
@@ -85,10 +87,7 @@ const sendAttempt = (draft: Draft, at: number): void => {
   draft.updateAction(at, { state: "dispatched", correlationId, attempts: 1, attemptBase: undefined, retryAttempt: attempt, deadline })
   logInstant(draft, "retry", run.action, { attempt, correlationId }, { run })
   logActionWritten(draft, at, false)
-  draft.emit({
-    type: "command", jobId: draft.state.jobId, action: run.action, correlationId, typeId: action.TypeId,
-    parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: 1
-  })
+  draft.emit(dispatchEntry(draft, action, draft.actions[at]!, 1, attempt))
 }
 
 /**

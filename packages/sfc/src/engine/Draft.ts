@@ -41,7 +41,7 @@ export class Draft {
   constructor(source: ExecutionState, now: number, freshExecutionId?: string) {
     const { visits, active, branches, actions, results, history, log, ...rest } = source
     this.sourceLog = log
-    this.log = log !== undefined ? LogDraft.of(log) : freshExecutionId !== undefined ? LogDraft.fresh(freshExecutionId, source.startedAt) : undefined
+    this.log = log !== undefined ? LogDraft.of(log) : freshExecutionId !== undefined ? LogDraft.fresh(freshExecutionId, source.startedAt, source.parent?.log) : undefined
     this.index = indexRecipe(source.recipe)
     this.now = now
     this.state = { ...rest }

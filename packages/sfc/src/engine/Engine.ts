@@ -14,6 +14,8 @@ import { applyOrder, orderKept } from "./OrderFields.js"
 import { indexRecipe } from "./RecipeIndex.js"
 import { jobLimit, pauseClocks, resumeClocks, shiftLimits } from "./TimeLimits.js"
 import { fireTimed, shiftTimed } from "./TimedCommands.js"
+import { endChildren } from "./SubRecipes.js"
+import type { SubRecipeParent } from "./ExecutionState.js"
 import { counterRecheck, markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
@@ -92,6 +94,8 @@ export interface StartParams {
   readonly order?: unknown
   /** v1.1.0: how often a waiting step's counters are read again (default `COUNTER_RECHECK_MS`). */
   readonly counterRecheckMs?: number | undefined
+  /** v1.1.0: a sub-recipe's child execution: where its end goes; it moves no job order (SubRecipes.ts). */
+  readonly parent?: SubRecipeParent | undefined
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
@@ -143,12 +147,13 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     history: [],
     ...jobLimit(params.recipe, now),
     ...orderKept(indexRecipe(params.recipe), params.order),
-    ...counterRecheck(indexRecipe(params.recipe).v11, params.counterRecheckMs)
+    ...counterRecheck(indexRecipe(params.recipe).v11, params.counterRecheckMs),
+    ...(params.parent !== undefined ? { parent: params.parent } : {})
   }
   return askingForCounters(initial, now, () => {
     const draft = new Draft(initial, now, params.executionId)
     draft.counters = new CounterReadings(counters)
-    draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
+    if (params.parent === undefined) draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
     if ("problem" in keys) failJob(draft, keys.problem) // a key the job order does not give never matches (enterStep then does nothing)
     enterStep(draft, draft.index.initialStep)
     settle(draft)
@@ -185,6 +190,7 @@ const applyTick = (draft: Draft): void => {
   fireJobLimit(draft)
   if (draft.state.status !== "running") return
   const expired = draft.actions.flatMap((run, at) => (run.deadline !== undefined && run.deadline <= draft.now ? [at] : []))
+  endChildren(draft, expired.map((at) => draft.actions[at]!), "it did not end in time") // a late child goes, whether retried or failed
   // Failures first: a job that fails in this write must not resend anything in the same write
   // (the command would reach the station before the job order leaves Running).
   for (const at of expired) {

@@ -180,6 +180,22 @@ export interface ExecutionState {
   readonly timed?: ReadonlyArray<TimedCommand>
   /** v1.1.0: how often a waiting step's counters are read again, when not `COUNTER_RECHECK_MS`. */
   readonly counterRecheckMs?: number
+  /**
+   * v1.1.0: a sub-recipe's child execution: the parent job, the correlation id its end answers, and
+   * the parent's execution in the log. A child moves no job order and writes no job response.
+   */
+  readonly parent?: SubRecipeParent
+}
+
+/** Where a child execution's end goes (SubRecipes.ts). */
+export interface SubRecipeParent {
+  readonly jobId: string
+  readonly correlationId: string
+  readonly action: string
+  /** The job whose job order the tree runs under: gates the child's commands, as the parent's. */
+  readonly rootJobId: string
+  /** The parent's action node in the execution log: the child's execution names it as its parent. */
+  readonly log?: { readonly executionId: string; readonly seq: number }
 }
 
 /** How many step records a state keeps, so the document stays bounded however long a loop runs. */

@@ -3,11 +3,13 @@ import { chooseExit, choosePath } from "./ChooseExit.js"
 import { correlationIdOf } from "./Correlation.js"
 import type { Draft } from "./Draft.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
+import type { OutboxEntry } from "./Outbox.js"
 import type { ActionResult } from "./RecipeIndex.js"
 import { withCarried } from "./CarriedResults.js"
 import { endQualified, enterQualified, leftQualified } from "./QualifiedCommands.js"
 import { recordStepTime } from "./StepClocks.js"
 import { stepLimit } from "./TimeLimits.js"
+import { dispatchEntry, endChildren, endEntries } from "./SubRecipes.js"
 import { type Source, waitAt } from "./Waiting.js"
 import {
   logActionOpened,
@@ -50,16 +52,14 @@ export const enterStep = (draft: Draft, step: string, branch?: ActiveStep["branc
     if (action.Qualifier !== "N" && !pulse) {
       const run = enterQualified(draft, action, step, visit)
       if (run !== undefined) draft.actions.push(logActionOpened(draft, run, branch))
-    } else if (action.Interaction === "push_command") {
+    } else if (action.Interaction !== "pull_event") {
+      // A sub-recipe is dispatched like a command: its child's end answers its correlation id.
       const correlationId = correlationIdOf(draft.state.jobId, action.Name, visit)
       draft.actions.push(logActionOpened(draft, {
         action: action.Name, step, visit, state: "dispatched", correlationId, attempts: 1,
         ...(pulse ? {} : { deadline: draft.now + timeoutMs })
       }, branch))
-      draft.emit({
-        type: "command", jobId: draft.state.jobId, action: action.Name, correlationId, typeId: action.TypeId,
-        parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: 1
-      })
+      draft.emit(dispatchEntry(draft, action, draft.actions.at(-1)!, 1))
     } else {
       draft.actions.push(logActionOpened(draft, {
         action: action.Name, step, visit, state: "waiting", attempts: 0, waitSince: draft.now,
@@ -103,6 +103,7 @@ export const resultsOf = (draft: Draft, runs: ReadonlyArray<ActionRun>): Array<A
 /** Leaves an active step: closes its nodes, drops its runs, returns them. */
 export const leaveStep = (draft: Draft, active: ActiveStep): ReadonlyArray<ActionRun> => {
   const runs = draft.actions.filter((r) => r.step === active.step && r.visit === active.visit)
+  endChildren(draft, runs, draft.state.status === "running" ? `step ${active.step} was left` : `the parent job ${draft.state.status}`)
   logRunsLeft(draft, active, runs)
   logStepClosed(draft, active)
   draft.actions = draft.actions.filter((r) => !(r.step === active.step && r.visit === active.visit))
@@ -241,19 +242,26 @@ const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
   draft.actions = []
   endQualified(draft)
   draft.touch()
+  for (const entry of endEntries(draft, status, error, () => jobEnd(draft, status, error))) draft.emit(entry)
+}
+
+/** A job's end: its job order's move (when the engine ended it) and its job response. */
+const jobEnd = (draft: Draft, status: "completed" | "failed" | "aborted" | "stopped", error?: string): ReadonlyArray<OutboxEntry> => {
   const jobId = draft.state.jobId
-  if (status === "completed") draft.emit({ type: "joborder", jobId, trigger: "Complete" })
-  if (status === "failed") draft.emit({ type: "joborder", jobId, trigger: "Abort" })
-  draft.emit({
-    type: "jobresponse",
-    jobId,
-    responseId: `${jobId}-response`,
-    state: status === "completed" || status === "stopped" ? "Ended_Completed" : "Aborted",
-    startTime: draft.state.startedAt,
-    endTime: draft.now,
-    data: { ...draft.results },
-    ...(error !== undefined ? { error } : {})
-  })
+  return [
+    ...(status === "completed" ? [{ type: "joborder", jobId, trigger: "Complete" } as const] : []),
+    ...(status === "failed" ? [{ type: "joborder", jobId, trigger: "Abort" } as const] : []),
+    {
+      type: "jobresponse",
+      jobId,
+      responseId: `${jobId}-response`,
+      state: status === "completed" || status === "stopped" ? "Ended_Completed" : "Aborted",
+      startTime: draft.state.startedAt,
+      endTime: draft.now,
+      data: { ...draft.results },
+      ...(error !== undefined ? { error } : {})
+    }
+  ]
 }
 
 export const completeJob = (draft: Draft): void => finish(draft, "completed")

@@ -1,4 +1,5 @@
 import type { Draft } from "./Draft.js"
+import { childExecutionIdOf } from "./SubRecipeIds.js"
 import { childExecutionId, type LogExecutionStatus, type LogNode, type LogNodeKind } from "./ExecutionLog.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 
@@ -21,7 +22,7 @@ const executionOfPlacement = (draft: Draft, branch: ActiveStep["branch"]): strin
 }
 
 /** The execution an action run's step runs in. */
-const executionOfRun = (draft: Draft, run: ActionRun): string | undefined => {
+export const executionOfRun = (draft: Draft, run: ActionRun): string | undefined => {
   const active = draft.active.find((a) => a.step === run.step && a.visit === run.visit)
   return executionOfPlacement(draft, active?.branch)
 }
@@ -67,6 +68,9 @@ const actionDetail = (draft: Draft, run: ActionRun): Record<string, unknown> => 
   } else detail["awaits"] = "event"
   if (run.result !== undefined) detail["result"] = run.result
   if (run.error !== undefined) detail["error"] = run.error
+  // A sub-recipe's node links to its child's execution (the child's root names this node back).
+  const child = childExecutionIdOf(draft, run)
+  if (child !== undefined) detail["childExecutionId"] = child
   return detail
 }
 

@@ -20,3 +20,6 @@ export * from "./InterventionInput.js"
 export { interventionRefusal } from "./InterventionPlan.js"
 export { InterventionRefused, type InterventionProblem, type InterventionProblemKind } from "./InterventionRefusal.js"
 export { COUNTER_RECHECK_MS } from "./Waiting.js"
+// v1.1.0 sub-recipes: the child's job id, and the parent's input when the child ends.
+export { childEndInput } from "./SubRecipes.js"
+export { subRecipeJobId } from "./SubRecipeIds.js"

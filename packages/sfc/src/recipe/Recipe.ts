@@ -1,57 +1,17 @@
-import { Effect, Result, Schema, SchemaGetter, SchemaIssue } from "effect"
+import { Effect, Result, Schema } from "effect"
+import { acceptingSnakeCase } from "./SnakeCase.js"
 import { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
 export { CorrelationKey, Matches } from "./CorrelationKeySchema.js"
 import { Duration } from "./Duration.js"
 import { qualifierFields, QualifierV1_1 } from "./QualifierSchema.js"
+import { subRecipeFields } from "./SubRecipeFields.js"
 import { type RecipeProblem, structureProblems } from "./RecipeProblem.js"
-
 import { JsonObject } from "./JsonObject.js"
 
 /** A closed set of words whose error message lists them (the default lists one issue per word). */
 const oneOf = <const Words extends ReadonlyArray<string>>(...words: Words) =>
   // `structureProblems` reports a word that is none of these as one line naming them all.
   Schema.Literals(words).annotate({ expected: words.join(" or ") })
-
-/** `timeout_seconds` → `TimeoutSeconds`, `initial` → `Initial` (camelCase `typeId` maps too). */
-const pascalCase = (key: string): string =>
-  key
-    .split("_")
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join("")
-
-/**
- * Wraps an element struct so its input may use snake_case field names while its output (encode)
- * is always PascalCase. Only names that map onto a field of the struct are renamed; a field given
- * both ways is a problem rather than a silent choice.
- */
-const acceptingSnakeCase = <Fields extends Schema.Struct.Fields>(identifier: string, struct: Schema.Struct<Fields>) => {
-  const fields = new Set(Object.keys(struct.fields))
-  const renamed = JsonObject.pipe(Schema.decodeTo(JsonObject, {
-    decode: SchemaGetter.transformEffect((input: { readonly [x: string]: unknown }) => {
-      const output: Record<string, unknown> = {}
-      const givenAs = new Map<string, string>()
-      for (const [key, value] of Object.entries(input)) {
-        const target = fields.has(key) ? key : pascalCase(key)
-        if (!fields.has(target)) continue // excess fields are ignored, as the struct would
-        const earlier = givenAs.get(target)
-        if (earlier !== undefined) {
-          return Effect.fail(new SchemaIssue.InvalidValue({ message: `${target} is given twice (as ${earlier} and ${key})` }))
-        }
-        givenAs.set(target, key)
-        output[target] = value
-      }
-      return Effect.succeed(output)
-    }),
-    encode: SchemaGetter.passthrough()
-  }))
-  // Not strict: the renamed object is checked by the struct, which is what decoding it means.
-  type Encoded = Schema.Struct<Fields>["Encoded"]
-  const loose = {
-    decode: SchemaGetter.passthrough<Encoded, typeof JsonObject.Type>({ strict: false }),
-    encode: SchemaGetter.passthrough<typeof JsonObject.Type, Encoded>({ strict: false })
-  }
-  return renamed.pipe(Schema.decodeTo(struct, loose)).annotate({ identifier })
-}
 
 /**
  * A correlation key as `validateRecipe` starts from it: either field, any text, PascalCase or
@@ -62,7 +22,10 @@ const CorrelationKeyDraft = acceptingSnakeCase(
   Schema.Struct({ Attribute: Schema.optionalKey(Schema.String), DataField: Schema.optionalKey(Schema.String) })
 )
 
-export const Interaction = oneOf("push_command", "pull_event")
+/** How an action of recipe schema v1.0.0 talks to the world. */
+const InteractionV1_0 = oneOf("push_command", "pull_event")
+/** How an action talks to the world; v1.1.0 adds `recipe`: a sub-recipe (SubRecipeFields.ts). */
+export const Interaction = oneOf("push_command", "pull_event", "recipe")
 export type Interaction = typeof Interaction.Type
 
 /** `N`: dispatch on entry, the step waits for completion. `P`: pulse, dispatch on entry, no wait. */
@@ -111,7 +74,7 @@ const ActionFieldsV1_0 = Schema.Struct({
   Name: Schema.NonEmptyString,
   Step: Schema.String,
   Qualifier,
-  Interaction,
+  Interaction: InteractionV1_0,
   TypeId: Schema.NonEmptyString,
   TimeoutSeconds: positiveSeconds,
   Parameters: Schema.optionalKey(JsonObject)
@@ -122,7 +85,9 @@ const ActionFieldsV1_0 = Schema.Struct({
  * `Results`: the fields the action's result has; conditions' names are checked against them.
  */
 export const ActionFieldsV1_1 = {
-  Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString))
+  Results: Schema.optionalKey(Schema.Array(Schema.NonEmptyString)),
+  Interaction,
+  ...subRecipeFields
 }
 
 /** v1.1.0: how often and how far apart an action is tried again after a timeout or an error reply. */

@@ -22,6 +22,10 @@ export type RecipeRule =
   | "retry"
   /** A pull event's `CorrelationKey` or `Matches` (where its key is, what the key must equal). */
   | "correlation-key"
+  /** A sub-recipe action (`Interaction: "recipe"`) without its work master, or its fields on another action (v1.1.0). */
+  | "sub-recipe"
+  /** A work master that reaches itself through sub-recipes (found where work masters are stored). */
+  | "sub-recipe-cycle"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and

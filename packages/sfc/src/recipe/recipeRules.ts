@@ -10,6 +10,7 @@ import { countersOfCondition } from "./recipeCounters.js"
 import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
 import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
 import { qualifierFieldRules, supportedQualifiers } from "./qualifierRules.js"
+import { subRecipeChecks } from "./subRecipeRules.js"
 
 export type { RecipeCheck } from "./recipeCheck.js"
 
@@ -198,7 +199,8 @@ export const elementChecks: ReadonlyArray<RecipeCheck> = [
   qualifierFieldRules,
   failureFieldsNeedV1_1,
   retryPolicies,
-  ...correlationChecks
+  ...correlationChecks,
+  ...subRecipeChecks
 ]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
@@ -216,6 +218,7 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   retryPolicies,
   onErrorTargets,
   ...correlationChecks,
+  ...subRecipeChecks,
   timeLimitTargets,
   stepsReachable,
   timeLimitsNeedV11,
