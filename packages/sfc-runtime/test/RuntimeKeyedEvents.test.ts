@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Result } from "effect"
 import { COUNTER_RECHECK_MS, RECIPE_SCHEMA_ID_V1_1, validateRecipe } from "@microdcs/sfc"
 import { Executions, SfcEvents, startJob, type StationEvent } from "@microdcs/sfc-runtime"
-import { SfcStateDao, Valkey } from "@microdcs/store"
-import { unsafeCommand } from "@microdcs/store/unsafe"
-import { dumpKeys, randomPrefix } from "@microdcs/test-utils"
+import { SfcStateDao } from "@microdcs/store"
+import { randomPrefix } from "@microdcs/test-utils"
+import { snapshot } from "@microdcs/testkit"
 import { putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
 import { jobOrderFor, linearRecipe, observer, pull, SCOPE } from "./RuntimeKit.js"
 
@@ -20,8 +20,6 @@ const workMaster = { ID: "wm-lot", Description: "scans by lot", dataschema: RECI
 const lotOrder = (id: string, lot: string) => ({ ...jobOrderFor(id, "wm-lot"), MaterialRequirements: [{ MaterialLotID: lot, Quantity: "1" }] })
 const scanOf = (id: string, lot: string): StationEvent => ({ scope: SCOPE, source: SOURCE, id, type: LOT_SCAN, attributes: { lotid: lot }, data: { scanned: lot } })
 
-/** Every key of the test's prefix with its DUMP: any write anywhere changes it. */
-const snapshot = (prefix: string) => Effect.flatMap(Valkey, (valkey) => unsafeCommand(valkey, "snapshot", (c) => dumpKeys(c, prefix)))
 
 describe("SFC runtime: events routed by correlation key", () => {
   it.live("two jobs wait for one type under different keys; events in the other order reach the job their key names", () => {
@@ -43,10 +41,10 @@ describe("SFC runtime: events routed by correlation key", () => {
       expect(yield* events.ingest(scanOf("evt-b", "lot-b"))).toEqual({ _tag: "Applied", jobId: "jo-lot-b" })
 
       // A key no job expects changes nothing anywhere, and says which key it was.
-      const before = yield* snapshot(prefix)
+      const before = yield* snapshot
       expect(yield* events.ingest(scanOf("evt-x", "lot-x"))).toEqual({ _tag: "Ignored", reason: "no job waits for this event's key (attribute.lotid = lot-x)" })
       expect(yield* events.ingest({ ...scanOf("evt-none", "lot-a"), attributes: {} })).toEqual({ _tag: "Ignored", reason: "no job waits for this event type" })
-      expect(yield* snapshot(prefix)).toEqual(before)
+      expect(yield* snapshot).toEqual(before)
 
       // An event applied before is a duplicate, even though its job has moved on.
       expect(yield* events.ingest(scanOf("evt-b", "lot-b"))).toEqual({ _tag: "Duplicate", jobId: "jo-lot-b" })
