@@ -158,13 +158,14 @@ describe("dead letters", () => {
 })
 
 describe("retry of an open action", () => {
-  it("asks first (exit 5), then sends the open command again as the next attempt; not open is exit 6, no execution exit 3", async () => {
-    expect((await cli.run(["executions", "retry-action", "jo-2", "tighten"])).code).toBe(5)
-    const retried = await cli.json(["executions", "retry-action", "jo-2", "tighten", "--yes"])
-    expect(retried).toMatchObject({ jobId: "jo-2", action: "tighten", attempt: 2 })
-    const notOpen = await cli.run(["executions", "retry-action", "jo-2", "nope", "--yes"])
-    expect(notOpen.code).toBe(6)
-    expect(notOpen.stderr).toMatch(/not open/)
-    expect((await cli.run(["executions", "retry-action", "jo-none", "tighten", "--yes"])).code).toBe(3)
+  it("asks first (exit 5) and needs a reason (exit 2), then sends the open command again as the next attempt; an action not in the recipe or no execution is exit 3", async () => {
+    expect((await cli.run(["executions", "retry-action", "jo-2", "tighten", "--reason", "station back"])).code).toBe(5)
+    expect((await cli.run(["executions", "retry-action", "jo-2", "tighten", "--yes"])).code).toBe(2)
+    const retried = await cli.json(["executions", "retry-action", "jo-2", "tighten", "--reason", "station back", "--yes"])
+    expect(retried).toMatchObject({ jobId: "jo-2", action: "tighten", attempt: 2, reason: "station back" })
+    const unknown = await cli.run(["executions", "retry-action", "jo-2", "nope", "--reason", "station back", "--yes"])
+    expect(unknown.code).toBe(3)
+    expect(unknown.stderr).toMatch(/action nope is not in the recipe/)
+    expect((await cli.run(["executions", "retry-action", "jo-none", "tighten", "--reason", "station back", "--yes"])).code).toBe(3)
   })
 })

@@ -45,7 +45,7 @@ export const brokenWorkMaster = (id: string) =>
   workMaster(id, {
     ...recipe,
     Transitions: [...recipe.Transitions, { Source: "Done", Target: "Nowhere", Condition: "true" }],
-    Actions: [{ ...recipe.Actions[0], Qualifier: "S" }]
+    Actions: [{ ...recipe.Actions[0], Qualifier: "X" }]
   })
 
 const jobOrder = (id: string, priority: number): JobOrder => ({

@@ -104,6 +104,7 @@ const valkey: Config.Config<ValkeyOptions> = Config.all({ options: reported(valk
 
 const positiveEngineSettings = [
   ["maxAttempts", "SFC_MAX_ATTEMPTS"],
+  ["counterRecheckMs", "SFC_COUNTER_RECHECK_MS"],
   ["sweepIntervalMs", "SFC_SWEEP_INTERVAL_MS"],
   ["outageThresholdMs", "SFC_OUTAGE_THRESHOLD_MS"],
   ["reconcileIntervalMs", "SFC_RECONCILE_INTERVAL_MS"],

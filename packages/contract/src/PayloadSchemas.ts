@@ -1,5 +1,5 @@
 import { JOB_RESPONSE_SCHEMA_ID, JOB_RESPONSE_V1_SCHEMA_ID, jobResponseJsonSchema, jobResponseV1JsonSchema } from "@microdcs/job-state"
-import { recipeJsonSchema, RECIPE_SCHEMA_ID } from "@microdcs/sfc"
+import { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, recipeJsonSchema } from "@microdcs/sfc"
 import type { JsonObject } from "./Json.js"
 import { schemaId } from "./SchemaIds.js"
 import { jobOrderSchema } from "./schemas/Isa95.js"
@@ -60,7 +60,7 @@ const written = (): ReadonlyArray<readonly [string, string, JsonObject]> => [
   ["error-reply", "Error reply", errorReplySchema],
   ...referenceKinds.map((kind) => [`config-${kind}`, `Configuration: ${kind}`, referenceConfigSchema(kind)] as const),
   ["config-reference-reply", "Reference list configuration reply", referenceConfigReplySchema],
-  ["work-master", "Configuration: work master", workMasterSchema(RECIPE_SCHEMA_ID)],
+  ["work-master", "Configuration: work master", workMasterSchema],
   ["work-master-delete", "Configuration: work master removal", workMasterDeleteSchema],
   ["work-master-reply", "Work master configuration reply", workMasterReplySchema],
   ["job-acceptance", "Configuration: job acceptance limit", jobAcceptanceSchema],
@@ -93,12 +93,13 @@ const published = (name: string, title: string, schema: JsonObject): JsonObject 
 
 /**
  * Every payload's JSON Schema (draft 2020-12) by its `$id`: the ones written here from the code's
- * types and values, the recipe's, generated from the recipe model (`recipeJsonSchema`), and the job
+ * types and values, the recipe's of each version, generated from the recipe model (`recipeJsonSchema`), and the job
  * response's, generated from the model its readers decode with (v2, and v1 that they still read).
  */
 export const payloadSchemas = (): Readonly<Record<string, JsonObject>> => ({
   ...Object.fromEntries(written().map(([name, title, schema]) => [payloadSchemaId(name), published(name, title, schema)])),
   [RECIPE_SCHEMA_ID]: recipeJsonSchema() as JsonObject,
+  [RECIPE_SCHEMA_ID_V1_1]: recipeJsonSchema("1.1.0") as JsonObject,
   [JOB_RESPONSE_SCHEMA_ID]: jobResponseJsonSchema() as JsonObject,
   [JOB_RESPONSE_V1_SCHEMA_ID]: jobResponseV1JsonSchema() as JsonObject
 })

@@ -7,7 +7,7 @@ import { parseSchemaId, payloadSchemaId, payloadSchemas, SCHEMA_BASE, schemaFile
 import { ConfigEventTypes, type JobControlRequest, parseRequest } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes } from "@microdcs/job-state"
 import { parseJournalConfig } from "@microdcs/journal"
-import { eventConditions, RECIPE_SCHEMA_ID, recipeJsonSchema } from "@microdcs/sfc"
+import { eventConditions, RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, recipeJsonSchema } from "@microdcs/sfc"
 import { parseTriggerInput } from "@microdcs/store"
 
 /**
@@ -52,6 +52,8 @@ describe("the payload schemas", () => {
     expect(RECIPE_SCHEMA_ID.startsWith(SCHEMA_BASE)).toBe(true)
     expect(schemas[RECIPE_SCHEMA_ID]).toEqual(recipeJsonSchema())
     expect(schemaFile(RECIPE_SCHEMA_ID)).toBe("docs/schemas/sfc-recipe/v1.0.0/schema.json")
+    expect(schemas[RECIPE_SCHEMA_ID_V1_1]).toEqual(recipeJsonSchema("1.1.0"))
+    expect(schemaFile(RECIPE_SCHEMA_ID_V1_1)).toBe("docs/schemas/sfc-recipe/v1.1.0/schema.json")
     expect(schemaFile(payloadSchemaId("job-response"))).toBe("docs/schemas/job-response/v2.0.0/schema.json")
   })
 
@@ -61,6 +63,11 @@ describe("the payload schemas", () => {
     for (const file of ["apps/island-daemon/fixtures/work-master-axle.json", "apps/island-daemon/fixtures/work-master-axle-toolcheck.json"]) {
       expect([accepts("work-master", fixture(file)), islandAccepts(ConfigEventTypes.workmaster, fixture(file))], file).toEqual([true, true])
     }
+    // The same recipe under v1.1.0, with a step's and the job's time limits.
+    const axle = fixture("apps/island-daemon/fixtures/work-master-axle.json")
+    const data = axle["data"] as { Steps: ReadonlyArray<object> }
+    const v11 = { ...axle, dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...data, MaxJobDuration: "2h", Steps: data.Steps.map((step) => ({ ...step, MaxDuration: "5min" })) } }
+    expect([accepts("work-master", v11), islandAccepts(ConfigEventTypes.workmaster, v11)]).toEqual([true, true])
     const journal = fixture("apps/island-daemon/fixtures/journal-torque.json")
     expect([accepts("journal-config", journal), "config" in parseJournalConfig("line-1", journal, eventConditions)]).toEqual([true, true])
   })
@@ -82,6 +89,7 @@ describe("the payload schemas", () => {
       ["config-equipment", ConfigEventTypes.equipment, []],
       ["work-master", ConfigEventTypes.workmaster, { ...workMaster, data: { ...(workMaster["data"] as object), Steps: "Init" } }],
       ["work-master", ConfigEventTypes.workmaster, { dataschema: RECIPE_SCHEMA_ID }],
+      ["work-master", ConfigEventTypes.workmaster, { ...workMaster, dataschema: RECIPE_SCHEMA_ID_V1_1, data: { ...(workMaster["data"] as object), MaxJobDuration: "2 h" } }],
       ["job-acceptance", ConfigEventTypes.jobacceptance, { Limit: -1 }],
       ["job-acceptance", ConfigEventTypes.jobacceptance, { Maximum: 3 }]
     ]

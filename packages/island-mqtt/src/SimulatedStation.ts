@@ -50,8 +50,18 @@ export interface SimulatedStation {
   readonly commands: ReadonlyArray<StationCommand>
   /** Every event emitted, by the script or through `emit`. */
   readonly emitted: ReadonlyArray<{ readonly scope: string; readonly type: string; readonly jobId: string | undefined }>
-  /** Publishes a pull event now; without `jobId` the island routes it by type to the longest-waiting job. */
-  readonly emit: (scope: string, type: string, data: unknown, options?: { readonly jobId?: string; readonly id?: string }) => Effect.Effect<void, PublishFailure>
+  /**
+   * Publishes a pull event now; without `jobId` the island routes it by the correlation key it
+   * carries (in `extensions` or `data`) or by type to the longest-waiting job.
+   */
+  readonly emit: (scope: string, type: string, data: unknown, options?: EmitOptions) => Effect.Effect<void, PublishFailure>
+}
+
+/** How `emit` sends an event: the job it names (`jobid`), its id, and further extension attributes (a correlation key). */
+export interface EmitOptions {
+  readonly jobId?: string
+  readonly id?: string
+  readonly extensions?: Readonly<Record<string, string>>
 }
 
 const DEFAULT_SOURCE = "urn:microdcs:station:simulated"
@@ -78,10 +88,11 @@ interface StationDeps {
   readonly marks: Set<string>
 }
 
-const emit = (s: StationDeps, scope: string, type: string, data: unknown, extra: { readonly jobId?: string; readonly id?: string } = {}) =>
+const emit = (s: StationDeps, scope: string, type: string, data: unknown, extra: EmitOptions = {}) =>
   Effect.gen(function* () {
     const topic = yield* Effect.fromResult(stationEventsTopic(s.options.topics, scope))
-    const event = makeCloudEvent({ source: s.source, type, subject: scope, data, id: extra.id, extensions: extra.jobId !== undefined ? { jobid: extra.jobId } : {} })
+    const extensions = { ...extra.extensions, ...(extra.jobId !== undefined ? { jobid: extra.jobId } : {}) }
+    const event = makeCloudEvent({ source: s.source, type, subject: scope, data, id: extra.id, extensions })
     yield* s.mqtt.publish(topic, event, { qos: 1 })
     s.emitted.push({ scope, type, jobId: extra.jobId })
   })

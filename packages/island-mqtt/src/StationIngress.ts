@@ -49,6 +49,16 @@ const scopeOfCorrelation = (deps: StationIngressDeps, correlationId: string) =>
     return Option.getOrUndefined(yield* deps.executions.load(jobId.value))?.state.scope
   })
 
+/** Every attribute of the event by name, extensions among them: what a correlation key's `Attribute` reads. */
+const attributesOf = (event: CloudEvent): Readonly<Record<string, string>> => {
+  const attributes: Record<string, string> = { ...event.extensions, id: event.id, source: event.source, type: event.type }
+  for (const name of ["subject", "time", "dataschema", "datacontenttype"] as const) {
+    const value = event[name]
+    if (value !== undefined) attributes[name] = value
+  }
+  return attributes
+}
+
 /** The event as the engine ingests it. */
 const stationEventOf = (kind: "reply" | "event", event: CloudEvent, scope: string, correlationId: string | undefined): StationEvent => {
   const error = stationFailure(event)
@@ -60,6 +70,7 @@ const stationEventOf = (kind: "reply" | "event", event: CloudEvent, scope: strin
     type: event.type,
     ...(correlationId !== undefined ? { correlationId } : {}),
     ...(jobId !== undefined ? { jobId } : {}),
+    ...(kind === "event" ? { attributes: attributesOf(event) } : {}),
     ...(event.data !== undefined ? { data: event.data } : {}),
     ...(error !== undefined ? { error } : {})
   }
@@ -105,8 +116,9 @@ const handle = (deps: StationIngressDeps, kind: "reply" | "event", message: Inco
 /**
  * Feeds station replies and events into the SFC engine:
  * - replies on the reply topic ({@link stationReplyTopic}) are routed by their correlation id;
- * - events on `P/S/+[/D]/events` by the `jobid` extension, else by type to the job that has
- *   waited longest.
+ * - events on `P/S/+[/D]/events` by the `jobid` extension, else by the correlation key they carry
+ *   (an attribute or a data field, as the waiting action names it) to the job that expects it,
+ *   else by type to the job that has waited longest.
  * A message is acknowledged after `SfcEvents.ingest`, which is idempotent through the
  * applied-event record, so a redelivery is harmless. The scope is the subject up to the first
  * `/`; without a subject, the topic's scope level (events) or the job the correlation id names

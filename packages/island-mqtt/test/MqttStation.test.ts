@@ -4,7 +4,7 @@ import { isUuid, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevent
 import { ConfigEventTypes, jobControlLayer } from "@microdcs/job-control"
 import { MethodEventTypes, QueryEventTypes, ReturnStatus } from "@microdcs/job-state"
 import { type EngineOptions, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc-runtime"
-import { RECIPE_SCHEMA_ID } from "@microdcs/sfc"
+import { RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1 } from "@microdcs/sfc"
 import { SfcStateDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
@@ -147,6 +147,44 @@ describe("MQTT station port and station ingress", () => {
       const failed = responseSummary(yield* eventually(responseOf("jo-drill")))
       expect(failed.state).toBe("Aborted")
       expect(failed.error).toContain("spindle jammed")
+    }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
+  })
+
+  it.live("routes a pull event by the correlation key in its CloudEvent extension to the job whose job order names it", () => {
+    const prefix = randomPrefix("im")
+    const LOT = "com.example.lot.v1"
+    return Effect.gen(function* () {
+      yield* startInstance(islandWorld(prefix))
+      const sim = yield* station(prefix, {})
+      const mes = yield* makeMes(broker.url, prefix)
+      yield* ok(mes, ConfigEventTypes.workmaster, {
+        ID: "wm-lot",
+        dataschema: RECIPE_SCHEMA_ID_V1_1,
+        data: {
+          Steps: [{ Name: "Scan", Initial: true }],
+          Transitions: [],
+          Actions: [
+            {
+              Name: "scan", Step: "Scan", Qualifier: "N", Interaction: "pull_event", TypeId: LOT, TimeoutSeconds: 30,
+              CorrelationKey: { Attribute: "lotid" }, Matches: "order.MaterialRequirements.0.MaterialLotID"
+            }
+          ]
+        }
+      })
+      for (const [id, lot] of [["jo-lot-1", "L-1"], ["jo-lot-2", "L-2"]] as const) {
+        yield* ok(mes, MethodEventTypes.StoreAndStart, { JobOrder: { JobOrderID: id, WorkMasterID: [{ ID: "wm-lot" }], MaterialRequirements: [{ MaterialLotID: lot }] } })
+      }
+      const states = yield* SfcStateDao
+      const waitsFor = (lot: string) => states.keyedWaiting(SCOPE, { typeId: LOT, key: { place: "attribute.lotid", value: lot } }, 1)
+      yield* eventually(Effect.map(Effect.all([waitsFor("L-1"), waitsFor("L-2")]), ([one, two]) => (one.length > 0 && two.length > 0 ? true : undefined)))
+      // The job that started last gets its event first: by key, not by arrival.
+      yield* sim.emit(SCOPE, LOT, { lot: "L-2" }, { extensions: { lotid: "L-2" } })
+      expect(yield* untilJobOrderIs("jo-lot-2", "Ended_Completed", 20_000)).toBe("Ended_Completed")
+      yield* sim.emit(SCOPE, LOT, { lot: "L-1" }, { extensions: { lotid: "L-1" } })
+      expect(yield* untilJobOrderIs("jo-lot-1", "Ended_Completed", 20_000)).toBe("Ended_Completed")
+      for (const [id, lot] of [["jo-lot-1", "L-1"], ["jo-lot-2", "L-2"]] as const) {
+        expect(responseSummary(yield* eventually(responseOf(id))).data["scan"]).toEqual({ lot })
+      }
     }).pipe(Effect.scoped, Effect.provide(storeFor(prefix)))
   })
 

@@ -1,10 +1,12 @@
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
+import { validateWorkMasterRecipe } from "@microdcs/sfc"
 import { ReturnStatus } from "@microdcs/job-state"
 import { JobAcceptanceDao, ReferenceListDao, StateMoved, Valkey, type ValkeyService, WorkMasterDao } from "@microdcs/store"
 import { type Answer, refused, succeeded } from "./Answer.js"
 import type { ConfigCommand } from "./ConfigCommand.js"
 import { JobControlOptions, type JobControlSettings } from "./JobControlOptions.js"
 import { pinProblem, workMasterDigest } from "./RecipeDigests.js"
+import { cycleProblems, cycleRefusal } from "./SubRecipeCycles.js"
 
 /** The digest of the recipe a work master carries, or null (none, or invalid). */
 const digestOrNull = (document: unknown): string | null => {
@@ -30,7 +32,8 @@ const referenceConfig = ({ references }: ConfigDeps, command: Of<"ReferenceConfi
 
 /**
  * Upsert of the whole document; the recipe (if any) was validated when the request was parsed.
- * A work master pinned in `recipeDigests` whose recipe has another digest is refused, unstored.
+ * One whose recipe reaches itself through sub-recipes (over the stored work masters) is refused,
+ * every cycle listed. A work master pinned in `recipeDigests` whose recipe has another digest is refused, unstored.
  */
 const workMasterPut = ({ options, workMasters }: ConfigDeps, command: Of<"WorkMasterPut">) => {
   const pinned = pinProblem(options.recipeDigests, command.id, command.document)
@@ -43,7 +46,16 @@ const workMasterPut = ({ options, workMasters }: ConfigDeps, command: Of<"WorkMa
       })
     )
   }
-  return workMasters
+  return Effect.gen(function* () {
+    const recipe = validateWorkMasterRecipe(command.document)
+    const cycles = recipe !== undefined && Result.isSuccess(recipe) ? yield* cycleProblems(workMasters, command.id, recipe.success) : []
+    return cycles.length > 0 ? cycleRefusal(command.id, cycles) : yield* storeWorkMaster(workMasters, command)
+  })
+}
+
+/** The upsert itself, once every check passed. */
+const storeWorkMaster = (workMasters: ConfigDeps["workMasters"], command: Of<"WorkMasterPut">) =>
+  workMasters
     .put({ id: command.id, scope: command.scope, doc: JSON.stringify(command.document), expectedVersion: -1 })
     .pipe(
       Effect.map(({ version }): Answer => succeeded({ ID: command.id, Version: version })),
@@ -55,7 +67,6 @@ const workMasterPut = ({ options, workMasters }: ConfigDeps, command: Of<"WorkMa
         )
       )
     )
-}
 
 /**
  * Removes the work master of this scope. One of another scope is not ours to delete, so it

@@ -73,7 +73,7 @@ layer(world())("station configuration", (it) => {
         data: {
           Steps: [{ Name: "Init", Initial: true }, { Name: "Work" }, { Name: "Work" }],
           Transitions: [{ Source: "Init", Target: "Nowhere", Condition: "true" }],
-          Actions: [{ Name: "hold", Step: "Work", Qualifier: "S", Interaction: "push_command", TypeId: "t.v1", TimeoutSeconds: 0 }]
+          Actions: [{ Name: "hold", Step: "Work", Qualifier: "X", Interaction: "push_command", TypeId: "t.v1", TimeoutSeconds: 0 }]
         }
       }
       const before = yield* snapshot

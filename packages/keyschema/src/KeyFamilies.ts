@@ -37,6 +37,10 @@ export const keyFamilies = {
   sfcDue: "sfc:due:{scope}",
   sfcHeartbeat: "sfc:heartbeat",
   sfcWaits: "sfc:waits:{scope}:{typeId}",
+  /** The jobs whose pull event of the type waits for the correlation key `value` at `place` (a sorted set by wait start). */
+  sfcKeyedWaits: "sfc:keyed:{scope}:{typeId}:{place}:{value}",
+  /** The places the type's keyed waits read their key at, each with how many keyed waits read it there (a hash). */
+  sfcKeyPlaces: "sfc:keyplaces:{scope}:{typeId}",
   sfcEvent: "sfc:event:{scope}:{source}|{id}",
   sfcCorrelation: "sfc:correlation:{correlationId}",
   /** A recipe as executions run it, stored once by its digest and never changed (many states share it). */

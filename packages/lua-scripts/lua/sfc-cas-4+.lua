@@ -13,6 +13,9 @@
     sfc:waits:{scope}:{typeId} x ARGV[10] zset   waits sets the job joins (ZADD NX: first start kept)
     sfc:waits:{scope}:{typeId} x ARGV[11] zset   waits sets whose wait start moves (ZADD: new start)
     sfc:waits:{scope}:{typeId} x ARGV[12] zset   waits sets the job leaves (ZREM)
+    per keyed wait joined or moved (ARGV[14] of them), then per keyed wait left (ARGV[15]), two keys:
+      sfc:keyed:{scope}:{typeId}:{place}:{value}   zset   the keyed wait (lib/sfc-keyed-waits.lua)
+      sfc:keyplaces:{scope}:{typeId}               hash   its type's places
     sfc:correlation:{correlationId} x P   string only with the trailer: pointers set to the job id
     joborder:{jobId}                      hash   only with the trailer and R = 1: read after the write
 
@@ -30,8 +33,13 @@
   ARGV[11] number of waits sets with a moved wait start (M)
   ARGV[12] number of waits sets left (L)
   ARGV[13] lifetime of the applied-event key in ms
+  ARGV[14] number of keyed waits joined or moved (KJ)
+  ARGV[15] number of keyed waits left (KL)
   then J wait starts (epoch ms), one per joined waits set, in tail order;
   then M wait starts, one per moved waits set, in tail order;
+  then per keyed wait joined its place, its wait start and "1" when the start replaces the stored
+  one (a moved wait) or "0" when the first start is kept, in tail order;
+  then per keyed wait left its place, in tail order;
   then the entry count E; then per entry its item count n (even, > 0) and n items
   field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
   then, optionally, the trailer of a direct send (the writer sends its commands itself):
@@ -60,19 +68,26 @@ local due, active, channel = ARGV[6], ARGV[7] == '1', ARGV[8]
 local hasEvent = ARGV[9] == '1'
 local joinCount, moveCount, leaveCount = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local eventLifetime = ARGV[13]
+local keyedJoinCount, keyedLeaveCount = tonumber(ARGV[14]), tonumber(ARGV[15])
 
 local function bad(what) return redis.error_reply('sfc-cas: malformed arguments: ' .. what) end
 
-if not expected or not joinCount or not moveCount or not leaveCount or not tonumber(eventLifetime) then return bad('counts') end
+if not expected or not joinCount or not moveCount or not leaveCount or not tonumber(eventLifetime) or not keyedJoinCount or not keyedLeaveCount then
+  return bad('counts')
+end
 if due ~= '' and not tonumber(due) then return bad('deadline') end
 
 -- The variable part of ARGV: wait starts, then the entries, then the optional trailer.
-local joinSince, moveSince, entries, what
-local cursor = 14
+local joinSince, moveSince, keyedJoins, keyedLeaves, entries, what
+local cursor = 16
 joinSince, cursor = sfcReadStarts(cursor, joinCount)
 if not joinSince then return bad('wait start') end
 moveSince, cursor = sfcReadStarts(cursor, moveCount)
 if not moveSince then return bad('moved wait start') end
+keyedJoins, cursor = sfcReadKeyedJoins(cursor, keyedJoinCount)
+if not keyedJoins then return bad('keyed wait') end
+keyedLeaves, cursor = sfcReadKeyedLeaves(cursor, keyedLeaveCount)
+if not keyedLeaves then return bad('keyed wait left') end
 entries, cursor, what = sfcReadEntries(cursor)
 if not entries then return bad(what) end
 local pointerCount, pointerLifetime, readOrder, heldOrderVersion = 0, false, false, '0'
@@ -90,7 +105,7 @@ if cursor <= #ARGV then
 end
 if cursor - 1 ~= #ARGV then return bad('ARGV length does not match the counts') end
 
--- The tail of KEYS, split as ARGV[9..12] and the trailer describe it.
+-- The tail of KEYS, split as ARGV[9..15] and the trailer describe it.
 local nextKey = 5
 local eventKeys = {}
 if hasEvent then
@@ -101,6 +116,8 @@ local joinKeys, moveKeys, leaveKeys, pointerKeys
 joinKeys, nextKey = sfcTakeKeys(nextKey, joinCount)
 moveKeys, nextKey = sfcTakeKeys(nextKey, moveCount)
 leaveKeys, nextKey = sfcTakeKeys(nextKey, leaveCount)
+nextKey = sfcTakeKeyedKeys(keyedJoins, nextKey)
+nextKey = sfcTakeKeyedKeys(keyedLeaves, nextKey)
 pointerKeys, nextKey = sfcTakeKeys(nextKey, pointerCount)
 local orderKey = false
 if readOrder then
@@ -114,6 +131,7 @@ local job = {
   expected = expected, scope = scope, jobId = jobId, op = op, doc = doc, due = due, active = active,
   eventKeys = eventKeys, eventLifetime = eventLifetime,
   joinKeys = joinKeys, joinSince = joinSince, moveKeys = moveKeys, moveSince = moveSince, leaveKeys = leaveKeys,
+  keyedJoins = keyedJoins, keyedLeaves = keyedLeaves,
   entries = entries, pointerKeys = pointerKeys, pointerLifetime = pointerLifetime, orderKey = orderKey, heldOrderVersion = heldOrderVersion
 }
 

@@ -15,6 +15,9 @@
     sfc:waits:{scope}:{typeId} x J        zset   waits sets the job joins (ZADD NX: first start kept)
     sfc:waits:{scope}:{typeId} x M        zset   waits sets whose wait start moves (ZADD: new start)
     sfc:waits:{scope}:{typeId} x L        zset   waits sets the job leaves (ZREM)
+    per keyed wait joined or moved (KJ), then per keyed wait left (KL), two keys:
+      sfc:keyed:{scope}:{typeId}:{place}:{value}   zset   the keyed wait (lib/sfc-keyed-waits.lua)
+      sfc:keyplaces:{scope}:{typeId}               hash   its type's places
     sfc:correlation:{correlationId} x P   string pointers set to the job id (any type is replaced)
     joborder:{jobId}                      hash   only when R = 1: read after the write
     joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}   only when G = 1: the job order
@@ -42,8 +45,12 @@
     R: "1" = read the job order after the write, "0" = not
     G: "1" = a job order move is written with the job, "0" = not
     Q: "1" = a job response is created with the job, "0" = not
+    KJ, KL: the numbers of keyed waits joined (or moved) and left
     then J wait starts (epoch ms), one per joined waits set, in key order;
     then M wait starts, one per moved waits set, in key order;
+    then per keyed wait joined its place, its wait start and "1" when the start replaces the
+    stored one (a moved wait) or "0" when the first start is kept, in key order;
+    then per keyed wait left its place, in key order;
     then the entry count E; then per entry its item count n (even, > 0) and n items
     field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
     then, when G = 1, the move: expected job order version (> 0), its scope, job order id,
@@ -116,7 +123,9 @@ local function readJob(cursor, nextKey)
   local expected, due = tonumber(ARGV[a]), ARGV[a + 5]
   local eventCount, joinCount, moveCount, leaveCount = isCount(ARGV[a + 8]), isCount(ARGV[a + 9]), isCount(ARGV[a + 10]), isCount(ARGV[a + 11])
   local pointerCount, pointerLifetime = isCount(ARGV[a + 12]), ARGV[a + 13]
+  local keyedJoinCount, keyedLeaveCount = isCount(ARGV[a + 17]), isCount(ARGV[a + 18])
   if not expected or not eventCount or not joinCount or not moveCount or not leaveCount or not pointerCount then return nil, 'counts' end
+  if not keyedJoinCount or not keyedLeaveCount then return nil, 'counts' end
   if not tonumber(pointerLifetime) then return nil, 'pointer lifetime' end
   if due == nil or (due ~= '' and not tonumber(due)) then return nil, 'deadline' end
   if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) or not isFlag(ARGV[a + 15]) or not isFlag(ARGV[a + 16]) then return nil, 'flags' end
@@ -125,10 +134,14 @@ local function readJob(cursor, nextKey)
     active = ARGV[a + 6] == '1', nudge = ARGV[a + 7] == '1', eventLifetime = eventLifetime, pointerLifetime = pointerLifetime
   }
   local what
-  job.joinSince, cursor = sfcReadStarts(a + 17, joinCount)
+  job.joinSince, cursor = sfcReadStarts(a + 19, joinCount)
   if not job.joinSince then return nil, 'wait start' end
   job.moveSince, cursor = sfcReadStarts(cursor, moveCount)
   if not job.moveSince then return nil, 'moved wait start' end
+  job.keyedJoins, cursor = sfcReadKeyedJoins(cursor, keyedJoinCount)
+  if not job.keyedJoins then return nil, 'keyed wait' end
+  job.keyedLeaves, cursor = sfcReadKeyedLeaves(cursor, keyedLeaveCount)
+  if not job.keyedLeaves then return nil, 'keyed wait left' end
   job.entries, cursor, what = sfcReadEntries(cursor)
   if not job.entries then return nil, what end
   job.move, cursor = readMove(ARGV[a + 15] == '1', cursor)
@@ -146,6 +159,8 @@ local function readJob(cursor, nextKey)
   job.joinKeys, nextKey = sfcTakeKeys(nextKey, joinCount)
   job.moveKeys, nextKey = sfcTakeKeys(nextKey, moveCount)
   job.leaveKeys, nextKey = sfcTakeKeys(nextKey, leaveCount)
+  nextKey = sfcTakeKeyedKeys(job.keyedJoins, nextKey)
+  nextKey = sfcTakeKeyedKeys(job.keyedLeaves, nextKey)
   job.pointerKeys, nextKey = sfcTakeKeys(nextKey, pointerCount)
   job.orderKey = false
   if ARGV[a + 14] == '1' then

@@ -1,6 +1,7 @@
 import type { PutJobOrderArgs } from "./JobOrderScripts.js"
 import { asArray, asInteger, asText, UnexpectedReply } from "./Reply.js"
 import { decodeCasOk, type SfcCasOk } from "./SfcCasReply.js"
+import { keyedWaitKeys } from "./SfcKeyedWaitArgs.js"
 import type { SfcCompareAndSetArgs } from "./SfcScripts.js"
 import { defineScript } from "./ScriptDescriptor.js"
 import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
@@ -97,6 +98,8 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
   ...job.waitsJoin.map((w) => w.key),
   ...(job.waitsMove ?? []).map((w) => w.key),
   ...job.waitsLeave,
+  ...keyedWaitKeys(job.keyedJoin),
+  ...keyedWaitKeys(job.keyedLeave),
   ...(job.directSend?.pointerKeys ?? []),
   ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : []),
   ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes] : []),
@@ -148,8 +151,12 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   job.directSend?.jobOrderKey != null ? "1" : "0",
   job.jobOrderMove ? "1" : "0",
   job.jobResponse ? "1" : "0",
+  (job.keyedJoin ?? []).length,
+  (job.keyedLeave ?? []).length,
   ...job.waitsJoin.map((w) => w.since),
   ...(job.waitsMove ?? []).map((w) => w.since),
+  ...(job.keyedJoin ?? []).flatMap((w) => [w.place, w.since, w.move === true ? "1" : "0"]),
+  ...(job.keyedLeave ?? []).map((w) => w.place),
   job.entries.length,
   ...job.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
   ...(job.jobOrderMove ? moveArgs(job.jobOrderMove) : []),
@@ -160,7 +167,7 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
 /**
  * `sfc-cas` for many jobs in one call: each job checked and written on its own (a refused job
  * writes nothing, the others are written), one nudge per scope. No fixed keys: KEYS are each
- * job's block (state, work, due, active, events, joined, moved and left waits sets, pointers,
+ * job's block (state, work, due, active, events, joined, moved and left waits sets, joined and left keyed waits, pointers,
  * the job order key, the move's and the response's keys), in job order. The reply has one entry per job, in order.
  */
 export const sfcCompareAndSetMany = defineScript({

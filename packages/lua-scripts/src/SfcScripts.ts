@@ -1,9 +1,10 @@
 import { asArray, asText } from "./Reply.js"
 import { decodeCasOk, type SfcCasOk } from "./SfcCasReply.js"
 import { defineScript } from "./ScriptDescriptor.js"
+import { keyedWaitKeys, type SfcKeyedWaitArgs } from "./SfcKeyedWaitArgs.js"
 import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
 
-export type { SfcCasOk }
+export type { SfcCasOk, SfcKeyedWaitArgs }
 
 /** One stream entry as XADD field/value pairs, in order. */
 export type SfcEntryPairs = ReadonlyArray<readonly [field: string, value: string]>
@@ -32,6 +33,14 @@ export interface SfcCompareAndSetArgs {
   readonly waitsMove?: ReadonlyArray<{ readonly key: string; readonly since: number }> | undefined
   /** Waits sets the job leaves. */
   readonly waitsLeave: ReadonlyArray<string>
+  /**
+   * Keyed waits the job joins (waits by correlation key, `lib/sfc-keyed-waits.lua`), each with its
+   * start, kept if the job is already in it; with `move`, the start replaces the stored one (its
+   * earlier wait ended and a later one is open). Default none.
+   */
+  readonly keyedJoin?: ReadonlyArray<SfcKeyedWaitArgs & { readonly since: number; readonly move?: boolean | undefined }> | undefined
+  /** Keyed waits the job leaves. Default none. */
+  readonly keyedLeave?: ReadonlyArray<SfcKeyedWaitArgs> | undefined
   /** Work and outbox entries appended to `sfc:work:{scope}`, in order. */
   readonly entries: ReadonlyArray<SfcEntryPairs>
   /**
@@ -75,7 +84,8 @@ const decodeCompareAndSet = (raw: unknown): SfcCompareAndSetReply => {
  * The one write of SFC execution state: compare the version, store the state,
  * append entries, maintain due, active and waits, record the applied event, nudge. KEYS are the
  * four named keys, then the tail: the event key (if any), the joined, the moved and the left
- * waits sets, then with `directSend` the correlation pointers and the job order key (if any).
+ * waits sets, the joined and the left keyed waits (two keys each), then with `directSend` the
+ * correlation pointers and the job order key (if any).
  */
 export const sfcCompareAndSet = defineScript({
   file: "sfc-cas-4+.lua",
@@ -85,6 +95,8 @@ export const sfcCompareAndSet = defineScript({
     ...a.waitsJoin.map((w) => w.key),
     ...(a.waitsMove ?? []).map((w) => w.key),
     ...a.waitsLeave,
+    ...keyedWaitKeys(a.keyedJoin),
+    ...keyedWaitKeys(a.keyedLeave),
     ...(a.directSend ? [...a.directSend.pointerKeys, ...(a.directSend.jobOrderKey !== null ? [a.directSend.jobOrderKey] : [])] : [])
   ],
   encodeArgs: (a: SfcCompareAndSetArgs) => [
@@ -101,8 +113,12 @@ export const sfcCompareAndSet = defineScript({
     (a.waitsMove ?? []).length,
     a.waitsLeave.length,
     a.event ? a.event.lifetimeMs : 0,
+    (a.keyedJoin ?? []).length,
+    (a.keyedLeave ?? []).length,
     ...a.waitsJoin.map((w) => w.since),
     ...(a.waitsMove ?? []).map((w) => w.since),
+    ...(a.keyedJoin ?? []).flatMap((w) => [w.place, w.since, w.move === true ? "1" : "0"]),
+    ...(a.keyedLeave ?? []).map((w) => w.place),
     a.entries.length,
     ...a.entries.flatMap((pairs) => [pairs.length * 2, ...pairs.flat()]),
     ...(a.directSend ? directSendArgs(a.directSend) : [])
@@ -118,13 +134,15 @@ export interface SfcDeleteArgs {
   readonly jobId: string
   /** Every waits set the job may be in. */
   readonly waits: ReadonlyArray<string>
+  /** Every keyed wait the job may be in (default none). */
+  readonly keyed?: ReadonlyArray<SfcKeyedWaitArgs> | undefined
 }
 
-/** Deletes the state and its due, active and named waits entries (Clear). */
+/** Deletes the state and its due, active, named waits and keyed waits entries (Clear). */
 export const sfcDelete = defineScript({
   file: "sfc-delete-3+.lua",
   keys: ["state", "due", "active"],
-  tailKeys: (a: SfcDeleteArgs) => a.waits,
-  encodeArgs: (a: SfcDeleteArgs) => [a.expectedVersion, a.scope, a.jobId],
+  tailKeys: (a: SfcDeleteArgs) => [...a.waits, ...keyedWaitKeys(a.keyed)],
+  encodeArgs: (a: SfcDeleteArgs) => [a.expectedVersion, a.scope, a.jobId, (a.keyed ?? []).length, ...(a.keyed ?? []).map((w) => w.place)],
   decodeReply: decodeWriteReply("sfc-delete", ["ok", "notfound", "conflict", "retry", "wrongtype"])
 })

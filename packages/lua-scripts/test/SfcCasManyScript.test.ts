@@ -17,6 +17,8 @@ const full: SfcCasManyJob = {
   waitsJoin: [{ key: "p:sfc:waits:s:j", since: 10 }],
   waitsMove: [{ key: "p:sfc:waits:s:m", since: 11 }],
   waitsLeave: ["p:sfc:waits:s:l"],
+  keyedJoin: [{ key: "p:sfc:keyed:s:t:data.lot:L1", places: "p:sfc:keyplaces:s:t", place: "data.lot", since: 9 }],
+  keyedLeave: [{ key: "p:sfc:keyed:s:t:data.lot:L0", places: "p:sfc:keyplaces:s:t", place: "data.lot" }],
   entries: [[["type", "command"], ["id", "x"]]],
   directSend: { pointerKeys: ["p:sfc:correlation:c"], pointerLifetimeMs: 60_000, jobOrderKey: "p:joborder:a" }
 }
@@ -49,6 +51,10 @@ describe("sfc-cas-many script", () => {
       "p:sfc:waits:s:j",
       "p:sfc:waits:s:m",
       "p:sfc:waits:s:l",
+      "p:sfc:keyed:s:t:data.lot:L1",
+      "p:sfc:keyplaces:s:t",
+      "p:sfc:keyed:s:t:data.lot:L0",
+      "p:sfc:keyplaces:s:t",
       "p:sfc:correlation:c",
       "p:joborder:a",
       "p:sfc:state:b",
@@ -58,11 +64,11 @@ describe("sfc-cas-many script", () => {
     ])
   })
 
-  it("encodes the shared head, then each job's block with its counts, wait starts and entries (and the held job order version last)", () => {
+  it("encodes the shared head, then each job's block with its counts, wait starts, keyed waits and entries (and the held job order version last)", () => {
     expect(sfcCompareAndSetMany.encodeArgs({ nudgeChannel: "p:nudge:sfc", eventLifetimeMs: 1000, jobs: [full, bare] })).toEqual([
       "p:nudge:sfc", 2, 1000,
-      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 10, 11, 1, 4, "type", "command", "id", "x", 0,
-      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "0", "0", 0
+      2, "s", "a", "op-a", "{}", 50, "1", "1", 2, 1, 1, 1, 1, 60_000, "1", "0", "0", 1, 1, 10, 11, "data.lot", 9, "0", "data.lot", 1, 4, "type", "command", "id", "x", 0,
+      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "0", "0", 0, 0, 0
     ])
   })
 
@@ -77,7 +83,7 @@ describe("sfc-cas-many script", () => {
     const args = { nudgeChannel: "", eventLifetimeMs: 1000, jobs: [job] }
     expect(sfcCompareAndSetMany.encodeArgs(args)).toEqual([
       "", 1, 1000,
-      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "1", "1", 0,
+      0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "1", "1", 0, 0, 0,
       2, "s", "b", 1, "{}", "m-op", "Run", "", "nc",
       "s", "r", "Ended", "b", 5, "{}", "r-op", "ResultUpdate", "nc"
     ])

@@ -26,13 +26,28 @@ describe("sfc scripts", () => {
     expect(scriptKeys(sfcDelete, { state: "st", due: "du", active: "ac" }, { expectedVersion: -1, scope: "s", jobId: "j", waits: ["w"] })).toEqual(
       ["st", "du", "ac", "w"]
     )
+    const keyed = [{ key: "p:sfc:keyed:s:t:attribute.lot:L1", places: "p:sfc:keyplaces:s:t", place: "attribute.lot" }]
+    expect(scriptKeys(sfcDelete, { state: "st", due: "du", active: "ac" }, { expectedVersion: -1, scope: "s", jobId: "j", waits: ["w"], keyed })).toEqual(
+      ["st", "du", "ac", "w", keyed[0]!.key, keyed[0]!.places]
+    )
+    expect(sfcDelete.encodeArgs({ expectedVersion: -1, scope: "s", jobId: "j", waits: ["w"], keyed })).toEqual([-1, "s", "j", 1, "attribute.lot"])
   })
 
   it("encode the counts and flat field/value entries the script header describes", () => {
     expect(sfcCompareAndSet.encodeArgs(args)).toEqual([
-      2, "s", "j", "op-1", "{}", "", "1", "p:nudge:sfc", "1", 2, 1, 1, 3_600_000,
+      2, "s", "j", "op-1", "{}", "", "1", "p:nudge:sfc", "1", 2, 1, 1, 3_600_000, 0, 0,
       10, 11, 12,
       2, 4, "type", "command", "id", "x", 2, "type", "start"
+    ])
+    // Keyed waits: their counts in the head, their places (and starts) after the moved starts, two keys each after the left waits sets.
+    const keyedJoin = [
+      { key: "p:sfc:keyed:s:t:data.lot:L1", places: "p:sfc:keyplaces:s:t", place: "data.lot", since: 9 },
+      { key: "p:sfc:keyed:s:t:data.lot:L2", places: "p:sfc:keyplaces:s:t", place: "data.lot", since: 8, move: true }
+    ]
+    const keyedLeave = [{ key: "p:sfc:keyed:s:t:data.lot:L0", places: "p:sfc:keyplaces:s:t", place: "data.lot" }]
+    expect(sfcCompareAndSet.encodeArgs({ ...args, keyedJoin, keyedLeave }).slice(13, 25)).toEqual([2, 1, 10, 11, 12, "data.lot", 9, "0", "data.lot", 8, "1", "data.lot"])
+    expect(scriptKeys(sfcCompareAndSet, { state: "st", work: "wk", due: "du", active: "ac" }, { ...args, keyedJoin, keyedLeave }).slice(9)).toEqual([
+      keyedJoin[0]!.key, keyedJoin[0]!.places, keyedJoin[1]!.key, keyedJoin[1]!.places, keyedLeave[0]!.key, keyedLeave[0]!.places
     ])
   })
 

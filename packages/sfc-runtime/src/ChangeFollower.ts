@@ -8,9 +8,10 @@ import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { startJob } from "./StartJob.js"
 
 /** MES methods the engine follows, and what each does to a running execution. */
-const followed: Readonly<Record<string, "start" | "remove" | "hold" | "stop" | "abort">> = {
+const followed: Readonly<Record<string, "start" | "remove" | "hold" | "stop" | "abort" | "update">> = {
   Start: "start",
   StoreAndStart: "start",
+  Update: "update",
   Pause: "hold",
   Resume: "hold",
   Stop: "stop",
@@ -53,6 +54,18 @@ export const followHold = (jobId: string) =>
   })
 
 /**
+ * An Update of the job order: the execution (when there is one) takes the job order's fields its
+ * conditions read (`order.*`, v1.1.0) and evaluates a waiting step again. The job order state
+ * machine takes an Update only before the job runs, so this is an update that landed between
+ * the start and the job order's Run.
+ */
+const followUpdate = (jobId: string) =>
+  Effect.gen(function* () {
+    const order = yield* (yield* JobOrderTransitions).load(jobId)
+    if (order !== undefined) yield* (yield* Executions).apply(jobId, { type: "order", order: order.jobOrder })
+  })
+
+/**
  * Handles one entry of `changes:{scope}` read through the engine's own group: the engine follows
  * the job order. Entries of other kinds or methods are acknowledged and ignored.
  */
@@ -63,7 +76,7 @@ export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry
     const { jobId, action } = followedEntry
     const executions = yield* Executions
     if (action === "start") {
-      const outcome = yield* startJob(jobId, options.maxAttempts)
+      const outcome = yield* startJob(jobId, options)
       // Once per job: the line (and its annotation) only when debug lines are wanted.
       if (outcome === "started" && LogLevel.isGreaterThanOrEqualTo("Debug", yield* References.MinimumLogLevel)) {
         yield* Effect.logDebug("job started").pipe(Effect.annotateLogs({ jobId }))
@@ -75,6 +88,7 @@ export const handleChangeEntry = (options: EngineOptions) => (entry: PollerEntry
       return
     }
     if (action === "hold") return yield* followHold(jobId)
+    if (action === "update") return yield* followUpdate(jobId)
     // Who stopped or aborted it: the entry's origin (an entry written before origins has none).
     yield* executions.apply(jobId, { type: action, origin: decodeOrigin(entry.fields["origin"]) })
   })

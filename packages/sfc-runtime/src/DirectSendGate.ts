@@ -3,7 +3,7 @@ import type { SfcJobOrderRead } from "@microdcs/store"
 import type { CommandEntry, ExecutionState } from "@microdcs/sfc"
 import type { DirectSendDeps } from "./DirectSendDeps.js"
 import { jobOrderOperation } from "./EntryOperations.js"
-import { sendCommand, wantsSend } from "./OutboxHandler.js"
+import { orderJobId, sendCommand, wantsSend } from "./OutboxHandler.js"
 
 /**
  * The gate and the send, in plain code around the few steps that need the store or the
@@ -18,9 +18,9 @@ export const notSent = Effect.succeed(false)
 const runOperation = (jobId: string) => jobOrderOperation(jobId, "1", "Run")
 
 /** The job order's main state, read now (with the pointer): for a write whose CAS did not read it. */
-const jobOrderMain = (deps: DirectSendDeps, command: CommandEntry) =>
+const jobOrderMain = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState) =>
   Effect.all(
-    [deps.jobOrders.load(command.jobId), deps.correlations.remember(command.correlationId, command.jobId, deps.options.correlationTtlMs)],
+    [deps.jobOrders.load(orderJobId(state)), deps.correlations.remember(command.correlationId, command.jobId, deps.options.correlationTtlMs)],
     { concurrency: "unbounded" }
   ).pipe(Effect.map(([order]) => order?.state.main))
 
@@ -54,8 +54,10 @@ const sendFor = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionSt
 /** The job order's main state from the CAS's read when there was one (`null`: missing), else read now. */
 export const send = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, jobOrder: SfcJobOrderRead | null | undefined): Effect.Effect<boolean, unknown> => {
   if (state.status === "paused") return fullPath(deps, command)
+  // A sub-recipe's child has no job order of its own: its root job's is read now.
+  if (state.parent !== undefined) return Effect.flatMap(jobOrderMain(deps, command, state), (read) => sendFor(deps, command, state, read))
   if (jobOrder === null) return sendFor(deps, command, state, undefined)
   const main = jobOrder === undefined ? false : deps.jobOrders.mainAfterWrite(command.jobId, state.scope, jobOrder)
-  if (main === false) return Effect.flatMap(jobOrderMain(deps, command), (read) => sendFor(deps, command, state, read))
+  if (main === false) return Effect.flatMap(jobOrderMain(deps, command, state), (read) => sendFor(deps, command, state, read))
   return sendFor(deps, command, state, main)
 }

@@ -1,9 +1,15 @@
 import { Config, Schema } from "effect"
+import { COUNTER_RECHECK_MS } from "@microdcs/sfc"
 
 /** How the SFC runtime of one island behaves; every field has a production default. */
 export interface EngineOptions {
   /** Sends of one push command before it fails. */
   readonly maxAttempts: number
+  /**
+   * How often the counters a waiting step's transitions read (v1.1.0 recipes) are read again:
+   * nothing signals a counter's change, so the timer sweep asks at this interval.
+   */
+  readonly counterRecheckMs: number
   /** How often the timer sweep runs. */
   readonly sweepIntervalMs: number
   /** A heartbeat older than this means the island was down: deadlines inside the outage move back. */
@@ -47,6 +53,7 @@ export interface EngineOptions {
 
 export const defaultEngineOptions: EngineOptions = {
   maxAttempts: 3,
+  counterRecheckMs: COUNTER_RECHECK_MS,
   sweepIntervalMs: 500,
   outageThresholdMs: 10_000,
   reconcileIntervalMs: 30_000,
@@ -73,6 +80,7 @@ const atLeast = (name: string, min: number) =>
 /** Reads the options from `SFC_*` environment variables, falling back to the defaults. */
 export const engineOptionsConfig: Config.Config<EngineOptions> = Config.all({
   maxAttempts: Config.Int("SFC_MAX_ATTEMPTS").pipe(Config.withDefault(defaultEngineOptions.maxAttempts)),
+  counterRecheckMs: Config.Int("SFC_COUNTER_RECHECK_MS").pipe(Config.withDefault(defaultEngineOptions.counterRecheckMs)),
   sweepIntervalMs: Config.Int("SFC_SWEEP_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.sweepIntervalMs)),
   outageThresholdMs: Config.Int("SFC_OUTAGE_THRESHOLD_MS").pipe(Config.withDefault(defaultEngineOptions.outageThresholdMs)),
   reconcileIntervalMs: Config.Int("SFC_RECONCILE_INTERVAL_MS").pipe(Config.withDefault(defaultEngineOptions.reconcileIntervalMs)),

@@ -1,4 +1,5 @@
 import { Effect, Option, Context, Layer } from "effect"
+import { eventKeyAt } from "@microdcs/sfc"
 import { SfcCorrelations, SfcStateDao } from "@microdcs/store"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { type Applied, type ExecutionError, Executions } from "./Executions.js"
@@ -14,6 +15,11 @@ export interface StationEvent {
   readonly correlationId?: string | undefined
   /** The `jobid` extension attribute, when the station names the job. */
   readonly jobId?: string | undefined
+  /**
+   * The event's CloudEvent attributes by name, extensions among them: where a pull event's
+   * correlation key may be (`CorrelationKey.Attribute`).
+   */
+  readonly attributes?: Readonly<Record<string, string>> | undefined
   readonly data?: unknown
   /** Set when the station reports a failure. */
   readonly error?: string | undefined
@@ -55,7 +61,8 @@ const applyTo = (deps: IngestDeps, jobId: string, event: StationEvent) =>
       type: "event",
       ...(event.correlationId !== undefined ? { correlationId: event.correlationId } : { eventType: event.type }),
       data: event.data ?? null,
-      ...(event.error !== undefined ? { error: event.error } : {})
+      ...(event.error !== undefined ? { error: event.error } : {}),
+      ...(event.attributes !== undefined ? { attributes: event.attributes } : {})
     },
     { source: event.source, id: event.id }
   )
@@ -75,14 +82,42 @@ const viaCorrelation = (deps: IngestDeps, correlationId: string, event: StationE
   )
 }
 
-/** To the job that has waited longest for the event's type (a few, when the oldest entry is stale). */
-const viaWaiting = (deps: IngestDeps, event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> =>
+/** The first of the jobs that takes the event (a few are tried, when an index entry is stale). */
+const firstTaking = (deps: IngestDeps, jobs: ReadonlyArray<{ readonly jobId: string }>, event: StationEvent) =>
   Effect.gen(function* () {
-    for (const { jobId } of yield* deps.states.waiting(event.scope, event.type, WAITING_CANDIDATES)) {
+    for (const { jobId } of jobs) {
       const outcome = outcomeOf(jobId, yield* applyTo(deps, jobId, event))
       if (outcome) return outcome
     }
-    return { _tag: "Ignored", reason: "no job waits for this event type" } satisfies IngestOutcome
+    return undefined
+  })
+
+/**
+ * To the job whose keyed wait expects the key the event carries at one of its type's key
+ * places (a lookup by value per place: no waiting job is scanned), else to the job that has
+ * waited longest for the type among those that name no key.
+ */
+const viaWaiting = (deps: IngestDeps, event: StationEvent): Effect.Effect<IngestOutcome, ExecutionError> =>
+  Effect.gen(function* () {
+    const { scope, type: typeId } = event
+    // Both reads go out together: one round trip.
+    const [places, waiting] = yield* Effect.all([deps.states.keyPlaces(scope, typeId), deps.states.waiting(scope, typeId, WAITING_CANDIDATES)], { concurrency: 2 })
+    const keys = keysOf(places, event)
+    for (const key of keys) {
+      const outcome = yield* firstTaking(deps, yield* deps.states.keyedWaiting(scope, { typeId, key }, WAITING_CANDIDATES), event)
+      if (outcome) return outcome
+    }
+    const outcome = yield* firstTaking(deps, waiting, event)
+    if (outcome) return outcome
+    const reason = keys.length === 0 ? "no job waits for this event type" : `no job waits for this event's key (${keys.map((k) => `${k.place} = ${k.value}`).join(", ")})`
+    return { _tag: "Ignored", reason } satisfies IngestOutcome
+  })
+
+/** The keys the event carries at the places its type's keyed waits read. */
+const keysOf = (places: ReadonlyArray<string>, event: StationEvent) =>
+  places.flatMap((place) => {
+    const value = eventKeyAt(place, event)
+    return value === undefined ? [] : [{ place, value }]
   })
 
 /** Routes the event; `Ignored` may still be a duplicate, which `ingest` then finds out. */
@@ -109,8 +144,9 @@ const ingest = (deps: IngestDeps, event: StationEvent) =>
   })
 
 /**
- * Routes station events into executions: a reply by its correlation id, an
- * event by the job it names, else to the job that has waited longest for its type. The applied
+ * Routes station events into executions: a reply by its correlation id, an event by the job it
+ * names, else by the correlation key it carries to the job that expects it, else to the job that
+ * has waited longest for its type. The applied
  * event is recorded in the same CAS, so a redelivered event is a no-op even after the state moved.
  */
 export class SfcEvents extends Context.Service<SfcEvents>()("@microdcs/sfc/SfcEvents", {

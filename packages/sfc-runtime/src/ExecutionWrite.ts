@@ -69,6 +69,9 @@ const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender
     waitsAdd: output.waitsAdd,
     waitsMove: output.waitsMove,
     waitsRemove: output.waitsRemove,
+    keyedWaitsAdd: output.keyedWaitsAdd,
+    keyedWaitsMove: output.keyedWaitsMove,
+    keyedWaitsRemove: output.keyedWaitsRemove,
     appliedEvents: write.appliedEvents,
     // This instance carries out every entry itself (sends, moves, the response): no nudge
     // for entries that need no handler now; the fallback poll reads them (and handles any

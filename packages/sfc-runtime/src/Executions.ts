@@ -1,6 +1,6 @@
 import { Effect, Option, Context, Layer } from "effect"
 import { type NotFound, SfcStateDao } from "@microdcs/store"
-import { indexesOf, type StartParams } from "@microdcs/sfc"
+import { everyKeyedWait, indexesOf, type StartParams } from "@microdcs/sfc"
 import { makeApplyLoop } from "./ApplyLoop.js"
 import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 import { BoundedMap } from "./BoundedMap.js"
@@ -40,7 +40,7 @@ const reindex = <E = never, R = never>(deps: ExecutionDeps, jobId: string, prese
     yield* deps.states
       .compareAndSet({
         jobId, scope: state.scope, expectedVersion: version, doc: deps.snapshots.encodeState(state), entries: [],
-        due: wanted.due, active: wanted.active, waitsAdd: wanted.waits, waitsRemove: []
+        due: wanted.due, active: wanted.active, waitsAdd: wanted.waits, waitsRemove: [], keyedWaitsAdd: wanted.keyedWaits
       })
       .pipe(Effect.catchTags({ VersionConflict: () => Effect.void, DuplicateEvent: () => Effect.void, ScopeConflict: (e) => Effect.die(e) }))
     return true
@@ -51,9 +51,10 @@ const remove = (deps: ExecutionDeps, jobId: string): Effect.Effect<boolean, Exec
   Effect.gen(function* () {
     const loaded = yield* load(deps, jobId)
     if (Option.isNone(loaded)) return false
-    const waits = loaded.value.state.recipe.Actions.filter((a) => a.Interaction === "pull_event").map((a) => a.TypeId)
+    const { state } = loaded.value
+    const waits = state.recipe.Actions.filter((a) => a.Interaction === "pull_event").map((a) => a.TypeId)
     deps.cache.delete(jobId)
-    yield* deps.states.delete({ jobId, waits: [...new Set(waits)] }).pipe(
+    yield* deps.states.delete({ jobId, waits: [...new Set(waits)], keyedWaits: everyKeyedWait(state) }).pipe(
       Effect.catchTags({ NotFound: () => Effect.void, VersionConflict: () => Effect.void })
     )
     return true

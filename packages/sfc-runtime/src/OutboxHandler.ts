@@ -1,7 +1,7 @@
 import { Clock, Data, Effect } from "effect"
 import { ConsumerHeartbeats, JobResponseDao, jsonDocument, SfcCorrelations, StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
-import { awaitsSend, type CommandEntry, type ExecutionState, isHeld, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
+import { awaitsSend, sendsOnce, type CommandEntry, type ExecutionState, isHeld, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
 import { followHold } from "./ChangeFollower.js"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
@@ -10,6 +10,7 @@ import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { StationPort } from "./StationPort.js"
+import { endSubRecipe, startSubRecipe, subRecipeDone } from "./SubRecipeEntries.js"
 
 /**
  * Carries out one entry of `sfc:work:{scope}`. Every branch is idempotent, since an
@@ -31,8 +32,17 @@ export const handleWorkEntry = (options: EngineOptions) => (entry: PollerEntry) 
         return yield* moveJobOrder(outbox, version)
       case "jobresponse":
         return yield* storeResponse(outbox, entry.scope)
+      case "subrecipe":
+        return yield* startSubRecipe(outbox, options)
+      case "subrecipe-end":
+        return yield* endSubRecipe(outbox)
+      case "subrecipe-done":
+        return yield* subRecipeDone(outbox)
     }
   })
+
+/** The job whose order gates an execution's commands: its own, or a sub-recipe child's root job. */
+export const orderJobId = (state: ExecutionState): string => state.parent?.rootJobId ?? state.jobId
 
 /** Job order states in which the engine dispatches (before `Run` lands, and while running). */
 export const dispatchable = (main: string) => main === "Running" || main === "AllowedToStart"
@@ -98,8 +108,9 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
     for (let round = 0; round < MAX_SEND_ROUNDS; round++) {
-      const order = yield* jobOrders.load(command.jobId)
       const execution = yield* executions.load(command.jobId)
+      // A sub-recipe's child has no job order: its commands go by its root job's.
+      const order = yield* jobOrders.load(execution._tag === "Some" ? orderJobId(execution.value.state) : command.jobId)
       if (!order || execution._tag === "None") {
         return yield* Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
       }
@@ -129,7 +140,8 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
 export const wantsSend = (command: CommandEntry, main: string, state: ExecutionState): boolean => {
   const open =
     state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
-  const pulse = command.attempt === 1 && state.recipe.Actions.some((a) => a.Name === command.action && a.Qualifier === "P")
+  // Any qualifier but N: a pulse, a stored or delayed command, a stop (sent once, not waited for).
+  const pulse = sendsOnce(state, command)
   // Completed or failed by the engine itself: the job order follows (or already followed) to
   // Ended/Aborted; stopped, aborted or paused executions are the MES's doing.
   const endedByEngine = state.status === "completed" || state.status === "failed"

@@ -32,7 +32,7 @@ export const reconcileOnce = (options: EngineOptions) =>
           if (doc._tag === "None") continue
           const decoded = decodeJobOrderRecord(doc.value.doc)
           if (Result.isFailure(decoded) || decoded.success.state.main !== "AllowedToStart") continue
-          if ((yield* startJob(id, options.maxAttempts)) === "started") started++
+          if ((yield* startJob(id, options)) === "started") started++
         }
         offset = page.next
       }

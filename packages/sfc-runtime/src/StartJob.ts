@@ -1,11 +1,15 @@
 import { Effect } from "effect"
 import { firstWorkMasterId } from "@microdcs/job-state"
 import { WorkMasterDao } from "@microdcs/store"
+import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
 export type StartOutcome = "started" | "already-started" | "not-startable" | "no-recipe" | "missing"
+
+/** What a start takes from the engine's options into the execution. */
+export type StartOptions = Pick<EngineOptions, "maxAttempts" | "counterRecheckMs">
 
 /**
  * Starts a job when its order is `AllowedToStart` and its first work master carries a valid
@@ -13,7 +17,7 @@ export type StartOutcome = "started" | "already-started" | "not-startable" | "no
  * instances, a redelivered change) does nothing. A job order without a recipe is left to the MES.
  * The recipe is stored once by digest (RecipeSnapshots) before the state that names it.
  */
-export const startJob = (jobId: string, maxAttempts: number) =>
+export const startJob = (jobId: string, options: StartOptions) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const workMasters = yield* WorkMasterDao
@@ -35,6 +39,6 @@ export const startJob = (jobId: string, maxAttempts: number) =>
       return "no-recipe" satisfies StartOutcome
     }
     const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
-    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe, recipeDigest: digest, maxAttempts })
+    const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe, recipeDigest: digest, maxAttempts: options.maxAttempts, counterRecheckMs: options.counterRecheckMs, order: order.jobOrder })
     return (created._tag === "Written" ? "started" : "already-started") satisfies StartOutcome
   })

@@ -6,7 +6,7 @@ import type { ExecutionError } from "./ApplyOutcome.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions, type LoadedJobOrder } from "./JobOrderTransitions.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
-import type { StartOutcome } from "./StartJob.js"
+import type { StartOptions, StartOutcome } from "./StartJob.js"
 
 /** A job of the batch: its outcome already, or the work master its recipe comes from. */
 type Sorted = { readonly _tag: "Done"; readonly outcome: StartOutcome } | { readonly _tag: "Recipe"; readonly order: LoadedJobOrder; readonly workMasterId: string }
@@ -19,7 +19,7 @@ const sortOrder = (order: LoadedJobOrder | undefined): Sorted => {
 }
 
 /** The start of one job from its work master's document, or why it does not start. */
-const paramsOf = (jobId: string, sorted: Extract<Sorted, { _tag: "Recipe" }>, doc: string | undefined, maxAttempts: number) =>
+const paramsOf = (jobId: string, sorted: Extract<Sorted, { _tag: "Recipe" }>, doc: string | undefined, options: StartOptions) =>
   Effect.gen(function* () {
     const snapshots = yield* RecipeSnapshots
     const checked = doc === undefined ? undefined : snapshots.workMasterRecipe(doc)
@@ -30,7 +30,8 @@ const paramsOf = (jobId: string, sorted: Extract<Sorted, { _tag: "Recipe" }>, do
       return "no-recipe" satisfies StartOutcome
     }
     const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
-    return { jobId, scope: sorted.order.scope, workMasterId: sorted.workMasterId, recipe, recipeDigest: digest, maxAttempts } satisfies StartParams
+    // The job order goes along: the state keeps the fields the recipe's conditions read (`order.*`).
+    return { jobId, scope: sorted.order.scope, workMasterId: sorted.workMasterId, recipe, recipeDigest: digest, ...options, order: sorted.order.jobOrder } satisfies StartParams
   })
 
 /** The work masters the batch's jobs name, each read once (one pipelined read). */
@@ -47,7 +48,7 @@ const workMasterDocs = (sorted: ReadonlyArray<Sorted>) =>
  * (so they share its ticks). One outcome per job, in order; a read that fails fails the batch,
  * which the caller then starts job by job.
  */
-export const startJobs = (jobIds: ReadonlyArray<string>, maxAttempts: number) =>
+export const startJobs = (jobIds: ReadonlyArray<string>, options: StartOptions) =>
   Effect.gen(function* () {
     const orders = yield* (yield* JobOrderTransitions).loadMany(jobIds)
     const sorted = jobIds.map((jobId) => sortOrder(orders.get(jobId)))
@@ -57,7 +58,7 @@ export const startJobs = (jobIds: ReadonlyArray<string>, maxAttempts: number) =>
     for (const [at, s] of sorted.entries()) {
       if (s._tag === "Done") outcomes[at] = Exit.succeed(s.outcome)
       else {
-        const params = yield* paramsOf(jobIds[at]!, s, docs.get(s.workMasterId), maxAttempts)
+        const params = yield* paramsOf(jobIds[at]!, s, docs.get(s.workMasterId), options)
         if (typeof params === "string") outcomes[at] = Exit.succeed(params)
         else creates.push({ at, params })
       }

@@ -29,7 +29,6 @@ export const sweepOnce = (options: EngineOptions) =>
     const now = yield* Clock.currentTimeMillis
     const last = Option.getOrUndefined(yield* heartbeat.swap(now))
     const allScopes = yield* scopes.list
-    let ticked = 0
     if (last !== undefined && now - last > options.outageThresholdMs) {
       yield* Effect.logWarning("outage detected: moving deadlines back").pipe(Effect.annotateLogs({ outageMs: now - last }))
       for (const scope of allScopes) {
@@ -37,10 +36,18 @@ export const sweepOnce = (options: EngineOptions) =>
         yield* allApplied(executions.applyAll(active.map((jobId) => ({ jobId, input: { type: "outage", from: last, to: now } }))))
       }
     }
-    for (const scope of allScopes) {
-      const due = yield* states.due(scope, now, DUE_BATCH)
-      ticked += due.length
-      yield* allApplied(executions.applyAll(due.map(({ jobId }) => ({ jobId, input: { type: "tick" } }))))
-    }
-    return ticked
+    // A scope whose ticks fail (a counter source that is down for a waiting step's re-read) does
+    // not hold back the scopes after it: every scope is ticked, then the round fails.
+    const rounds = yield* Effect.forEach(allScopes, (scope) =>
+      Effect.exit(
+        Effect.gen(function* () {
+          const due = yield* states.due(scope, now, DUE_BATCH)
+          yield* allApplied(executions.applyAll(due.map(({ jobId }) => ({ jobId, input: { type: "tick" } }))))
+          return due.length
+        })
+      )
+    )
+    const failed = rounds.find(Exit.isFailure)
+    if (failed !== undefined) return yield* Effect.failCause(failed.cause)
+    return rounds.reduce((sum, round) => sum + (Exit.isSuccess(round) ? round.value : 0), 0)
   })

@@ -91,7 +91,7 @@ const startFailures = (starts: ReadonlyArray<PollerEntry>, exits: ReadonlyArray<
 const runStarts = <E, R>(starts: ReadonlyArray<PollerEntry>, handle: (entry: PollerEntry) => Effect.Effect<void, E, R>, options: EngineOptions) =>
   starts.length === 0
     ? Effect.succeed(BatchOutcome.allSucceeded)
-    : startJobs(starts.map((entry) => followedChange(entry.fields)!.jobId), options.maxAttempts).pipe(
+    : startJobs(starts.map((entry) => followedChange(entry.fields)!.jobId), options).pipe(
         Effect.map((exits) => BatchOutcome.failed(startFailures(starts, exits))),
         Effect.catch(() => runRest(starts, handle, options.concurrency))
       )

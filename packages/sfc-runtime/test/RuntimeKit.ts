@@ -5,7 +5,7 @@ import { unsafeCommand } from "@microdcs/store/unsafe"
 import { eventually, type UntilDeadline } from "@microdcs/test-utils"
 import { testStore } from "@microdcs/testkit"
 import { Executions, SfcRuntimeServices } from "@microdcs/sfc-runtime"
-import { type ExecutionState, RECIPE_SCHEMA_ID, validateRecipe } from "@microdcs/sfc"
+import { type ExecutionState, RECIPE_SCHEMA_ID, RECIPE_SCHEMA_ID_V1_1, validateRecipe } from "@microdcs/sfc"
 import { recipeBuilders } from "@microdcs/sfc/testing"
 
 /** Shared pieces of the runtime integration tests (not a test file itself). */
@@ -27,6 +27,13 @@ export const recipeWorkMaster = (id: string, recipe: object): Record<string, unk
   const checked = validateRecipe(recipe)
   if (Result.isFailure(checked)) throw new Error(`invalid test recipe: ${checked.failure.map((p) => p.message).join("; ")}`)
   return { ID: id, Description: `test recipe ${id}`, dataschema: RECIPE_SCHEMA_ID, data: recipe }
+}
+
+/** A work master carrying a recipe of schema v1.1.0 (waiting transitions, time limits, step times). */
+export const recipeWorkMasterV11 = (id: string, recipe: object): Record<string, unknown> => {
+  const checked = validateRecipe(recipe, "1.1.0")
+  if (Result.isFailure(checked)) throw new Error(`invalid test recipe: ${checked.failure.map((p) => p.message).join("; ")}`)
+  return { ID: id, Description: `test recipe ${id}`, dataschema: RECIPE_SCHEMA_ID_V1_1, data: recipe }
 }
 
 export const jobOrderFor = (id: string, workMasterId: string): JobOrder => ({ JobOrderID: id, Priority: 1, WorkMasterID: [{ ID: workMasterId }] })

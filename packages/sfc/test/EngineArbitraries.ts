@@ -1,6 +1,7 @@
 import { Result } from "effect"
 import fc from "fast-check"
-import { type Recipe, validateRecipe } from "@microdcs/sfc"
+import { type EngineInput, type ExecutionState, type Recipe, validateRecipe } from "@microdcs/sfc"
+import { JOB, SCOPE } from "./EngineKit.js"
 
 /**
  * Generators for the engine's property tests (not a test file itself): small valid recipes, and
@@ -10,7 +11,7 @@ import { type Recipe, validateRecipe } from "@microdcs/sfc"
 
 // Few types and fields, so actions share types and conditions often read fields results have.
 const typeIds = ["t.a", "t.b", "t.c"] as const
-const conditions = ["true", "", "always", "ok", "!ok", "n > 1", "n <= 1", "x == 'a'", "ok || n >= 2", "a0.ok", "!a1.ok", "missing"]
+export const conditionTexts = ["true", "", "always", "ok", "!ok", "n > 1", "n <= 1", "x == 'a'", "ok || n >= 2", "a0.ok", "!a1.ok", "missing"]
 
 interface ActionSpec {
   readonly interaction: "push_command" | "pull_event"
@@ -30,7 +31,7 @@ interface EdgeSpec extends Guard {
   readonly to: number
 }
 
-const guard: fc.Arbitrary<Guard> = fc.record({ condition: fc.constantFrom(...conditions), priority: fc.integer({ min: 0, max: 2 }) })
+const guardOf = (texts: ReadonlyArray<string>): fc.Arbitrary<Guard> => fc.record({ condition: fc.constantFrom(...texts), priority: fc.integer({ min: 0, max: 2 }) })
 const actionSpec: fc.Arbitrary<ActionSpec> = fc.record({
   interaction: fc.constantFrom("push_command" as const, "pull_event" as const),
   qualifier: fc.constantFrom("N" as const, "N" as const, "N" as const, "P" as const),
@@ -38,7 +39,7 @@ const actionSpec: fc.Arbitrary<ActionSpec> = fc.record({
   timeout: fc.integer({ min: 1, max: 5 })
 })
 const stepActions = fc.array(actionSpec, { maxLength: 2 })
-const node: fc.Arbitrary<NodeSpec> = fc.oneof(
+const nodeOf = (guard: fc.Arbitrary<Guard>): fc.Arbitrary<NodeSpec> => fc.oneof(
   { weight: 3, arbitrary: stepActions.map((actions) => ({ kind: "step" as const, actions })) },
   {
     weight: 1,
@@ -87,17 +88,34 @@ const build = (nodes: ReadonlyArray<NodeSpec>, chain: ReadonlyArray<Guard>, extr
   return { Steps, Transitions, Actions, ...(Branches.length > 0 ? { Branches } : {}) }
 }
 
-/** Small valid recipes: linear chains with selection and simultaneous branches, loops and skips. */
-export const recipe: fc.Arbitrary<Recipe> = fc
-  .tuple(
-    stepActions.map((actions): NodeSpec => ({ kind: "step", actions })),
-    fc.array(node, { maxLength: 4 }),
-    fc.array(guard, { minLength: 4, maxLength: 4 }),
-    fc.array(fc.record({ from: fc.nat(), to: fc.nat(), condition: fc.constantFrom(...conditions), priority: fc.integer({ min: 0, max: 2 }) }), { maxLength: 3 })
-  )
-  .map(([first, rest, chain, extra]) => validateRecipe(build([first, ...rest], chain, extra)))
-  .filter(Result.isSuccess)
-  .map((valid) => valid.success)
+/** The recipe JSON `build` makes: what a `decorate` step may add to before validation. */
+export type RecipeJsonSpec = ReturnType<typeof build>
+
+/**
+ * Small valid recipes: linear chains with selection and simultaneous branches, loops and skips,
+ * their conditions drawn from `texts`; `decorate` may add to each recipe's JSON before it is
+ * validated (v1.1.0 fields), and recipes that do not validate are left out.
+ */
+export const recipesOf = (
+  texts: ReadonlyArray<string>,
+  decorate: fc.Arbitrary<(json: RecipeJsonSpec) => object> = fc.constant((json: RecipeJsonSpec) => json)
+): fc.Arbitrary<Recipe> => {
+  const guard = guardOf(texts)
+  return fc
+    .tuple(
+      stepActions.map((actions): NodeSpec => ({ kind: "step", actions })),
+      fc.array(nodeOf(guard), { maxLength: 4 }),
+      fc.array(guard, { minLength: 4, maxLength: 4 }),
+      fc.array(fc.record({ from: fc.nat(), to: fc.nat(), condition: fc.constantFrom(...texts), priority: fc.integer({ min: 0, max: 2 }) }), { maxLength: 3 }),
+      decorate
+    )
+    .map(([first, rest, chain, extra, add]) => validateRecipe(add(build([first, ...rest], chain, extra))))
+    .filter(Result.isSuccess)
+    .map((valid) => valid.success)
+}
+
+/** Small valid v1.0.0 recipes: linear chains with selection and simultaneous branches, loops and skips. */
+export const recipe: fc.Arbitrary<Recipe> = recipesOf(conditionTexts)
 
 // Event data arrives as JSON: plain objects (fast-check may build null-prototype ones).
 export const resultData = fc
@@ -131,3 +149,56 @@ export const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("resume" as const), dt }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom("stop" as const, "abort" as const), dt }) }
 )
+
+export interface Clock {
+  now: number
+}
+
+/** Turns an abstract input into a concrete one for the state at hand (and moves the clock). */
+export const resolveOp = (o: Op, state: ExecutionState, due: number | null, pastIds: ReadonlyArray<string>, clock: Clock): EngineInput => {
+  if (o.kind === "outage") {
+    const from = clock.now
+    clock.now += o.length
+    return { type: "outage", from, to: clock.now }
+  }
+  clock.now += o.dt
+  switch (o.kind) {
+    case "tick":
+      if (o.toDue && due !== null) clock.now = Math.max(clock.now, due)
+      return { type: "tick" }
+    case "answer": {
+      const open = state.actions.filter((r) => r.state === "dispatched" || r.state === "waiting")
+      const run = open[o.pick % Math.max(1, open.length)]
+      if (!run) return { type: "tick" }
+      const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
+      const routing = run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }
+      return { type: "event", ...routing, data: o.data, ...(o.error ? { error: "station error" } : {}) }
+    }
+    case "prompt": {
+      const open = state.actions.filter((r) => (r.state === "dispatched" || r.state === "waiting") && r.deadline !== undefined)
+      const run = open.sort((a, b) => a.deadline! - b.deadline!)[0]
+      if (!run) return { type: "tick" }
+      const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
+      return { type: "event", ...(run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }), data: o.data }
+    }
+    case "hold": {
+      const open = state.actions.filter((r) => r.state === "dispatched")
+      const run = open[o.pick % Math.max(1, open.length)]
+      if (!run) return { type: "tick" }
+      const action = state.recipe.Actions.find((a) => a.Name === run.action)!
+      return {
+        type: "hold",
+        command: {
+          type: "command", jobId: JOB, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
+          parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: SCOPE, attempt: run.attempts
+        }
+      }
+    }
+    case "stray": {
+      const id = pastIds[o.pick % Math.max(1, pastIds.length)]
+      return o.pick % 3 === 0 || id === undefined ? { type: "event", eventType: "t.unknown", data: {} } : { type: "event", correlationId: id, data: {} }
+    }
+    default:
+      return { type: o.kind }
+  }
+}

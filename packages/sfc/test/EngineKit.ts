@@ -20,6 +20,9 @@ import { recipeBuilders } from "../src/testing.js"
 export const T0 = 1_700_000_000_000
 export const JOB = "job-1"
 export const SCOPE = "line-1"
+/** Who intervenes and why, for the operator's inputs (skip, force, set a result, retry). */
+export const AUDIT = { origin: { kind: "cli", id: "alice@host" }, reason: "station was down" } as const
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** A recipe from JSON, validated like a stored work master's; a test with a broken recipe throws. */
@@ -28,6 +31,9 @@ export const recipeOf = (json: unknown): Recipe => {
   if (Result.isFailure(result)) throw new Error(`invalid test recipe: ${result.failure.map((p) => p.message).join("; ")}`)
   return result.success
 }
+
+/** A recipe of schema v1.1.0 from JSON (waiting transitions, time limits). */
+export const recipeV11 = (json: object): Recipe => recipeOf({ ...json, SchemaVersion: "1.1.0" })
 
 const builders = recipeBuilders("")
 export const { stepJson, transition, push, pull } = builders
@@ -98,10 +104,18 @@ export class Job {
   }
 
   apply(input: EngineInput, now: number): EngineOutput {
-    const out = step(this.state, input, now)
-    this.outputs.push(out)
-    this.state = JSON.parse(JSON.stringify(out.state)) as ExecutionState
-    return out
+    return this.applyReading(input, now, () => {
+      throw new Error("no counters in this test")
+    })
+  }
+
+  /** `apply` through the runtime's counter loop: `read` answers each need, `needs` collects them. */
+  applyReading(input: EngineInput, now: number, read: (need: CounterNeed) => CounterValues, needs: Array<CounterNeed> = []): EngineOutput {
+    const run = withCounters((values) => step(this.state, input, now, undefined, values), (o) => o.needsCounters, read)
+    needs.push(...run.needs)
+    this.outputs.push(run.result)
+    this.state = JSON.parse(JSON.stringify(run.result.state)) as ExecutionState
+    return run.result
   }
 
   /** The open run of an action (dispatched or waiting); throws when there is none. */

@@ -10,63 +10,10 @@ import {
   start,
   step
 } from "@microdcs/sfc"
-import { type Op, op, recipe, resultData } from "./EngineArbitraries.js"
+import { type Clock, type Op, op, recipe, resolveOp, resultData } from "./EngineArbitraries.js"
 import { entriesOf, JOB, SCOPE, T0 } from "./EngineKit.js"
 
 // Random valid recipes driven by random input sequences; the invariants hold after every call.
-
-interface Clock {
-  now: number
-}
-
-/** Turns an abstract input into a concrete one for the state at hand (and moves the clock). */
-const resolve = (o: Op, state: ExecutionState, due: number | null, pastIds: ReadonlyArray<string>, clock: Clock): EngineInput => {
-  if (o.kind === "outage") {
-    const from = clock.now
-    clock.now += o.length
-    return { type: "outage", from, to: clock.now }
-  }
-  clock.now += o.dt
-  switch (o.kind) {
-    case "tick":
-      if (o.toDue && due !== null) clock.now = Math.max(clock.now, due)
-      return { type: "tick" }
-    case "answer": {
-      const open = state.actions.filter((r) => r.state === "dispatched" || r.state === "waiting")
-      const run = open[o.pick % Math.max(1, open.length)]
-      if (!run) return { type: "tick" }
-      const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
-      const routing = run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }
-      return { type: "event", ...routing, data: o.data, ...(o.error ? { error: "station error" } : {}) }
-    }
-    case "prompt": {
-      const open = state.actions.filter((r) => (r.state === "dispatched" || r.state === "waiting") && r.deadline !== undefined)
-      const run = open.sort((a, b) => a.deadline! - b.deadline!)[0]
-      if (!run) return { type: "tick" }
-      const typeId = state.recipe.Actions.find((a) => a.Name === run.action)!.TypeId
-      return { type: "event", ...(run.correlationId !== undefined ? { correlationId: run.correlationId } : { eventType: typeId }), data: o.data }
-    }
-    case "hold": {
-      const open = state.actions.filter((r) => r.state === "dispatched")
-      const run = open[o.pick % Math.max(1, open.length)]
-      if (!run) return { type: "tick" }
-      const action = state.recipe.Actions.find((a) => a.Name === run.action)!
-      return {
-        type: "hold",
-        command: {
-          type: "command", jobId: JOB, action: run.action, correlationId: run.correlationId!, typeId: action.TypeId,
-          parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: SCOPE, attempt: run.attempts
-        }
-      }
-    }
-    case "stray": {
-      const id = pastIds[o.pick % Math.max(1, pastIds.length)]
-      return o.pick % 3 === 0 || id === undefined ? { type: "event", eventType: "t.unknown", data: {} } : { type: "event", correlationId: id, data: {} }
-    }
-    default:
-      return { type: o.kind }
-  }
-}
 
 /** Everything the invariants remember across one sequence. */
 class Observer {
@@ -212,7 +159,7 @@ const runSequence = (r: Recipe, ops: ReadonlyArray<Op>, maxAttempts: number): { 
   observer.check(undefined, undefined, out, clock.now)
   for (const o of ops) {
     const before = JSON.parse(JSON.stringify(out.state)) as ExecutionState
-    const input = resolve(o, before, out.due, [...observer.keyOf.keys()], clock)
+    const input = resolveOp(o, before, out.due, [...observer.keyOf.keys()], clock)
     out = step(before, input, clock.now)
     observer.check(before, input, out, clock.now)
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { correlationIdOf } from "@microdcs/sfc"
-import { entriesOf, Job, JOB, linear, pull, push, T0 } from "./EngineKit.js"
+import { AUDIT, entriesOf, Job, JOB, linear, pull, push, T0 } from "./EngineKit.js"
 
 // The operator's retry of an open action (admin CLI `executions retry-action`).
 
@@ -14,7 +14,7 @@ describe("retry of an open action", () => {
     const id = correlationIdOf(JOB, "press", 1)
     job.apply({ type: "tick" }, T0 + 10 * S) // attempt 2
     job.apply({ type: "tick" }, T0 + 20 * S) // attempt 3, the last of the budget
-    const retried = job.apply({ type: "retry", action: "press" }, T0 + 25 * S)
+    const retried = job.apply({ type: "retry", ...AUDIT, action: "press" }, T0 + 25 * S)
     expect(entriesOf(retried, "command")).toEqual([
       { type: "command", jobId: JOB, action: "press", correlationId: id, typeId: "com.example.press", parameters: { p: 1 }, subject: "line-1", attempt: 4 }
     ])
@@ -28,7 +28,7 @@ describe("retry of an open action", () => {
 
   it("starts a pull event's timeout over", () => {
     const job = new Job(linear(["Wait"], [pull("scan", "Wait", { TimeoutSeconds: 4 })]))
-    const out = job.apply({ type: "retry", action: "scan" }, T0 + 3 * S)
+    const out = job.apply({ type: "retry", ...AUDIT, action: "scan" }, T0 + 3 * S)
     expect(out).toMatchObject({ changed: true, outbox: [], due: T0 + 7 * S })
     job.apply({ type: "tick" }, T0 + 4 * S)
     expect(job.state.status).toBe("running")
@@ -36,11 +36,11 @@ describe("retry of an open action", () => {
 
   it("changes nothing, and says why, for an action that is not open, unknown, or a job that is not running", () => {
     const job = new Job(recipe)
-    expect(job.apply({ type: "retry", action: "next" }, T0 + S)).toMatchObject({ changed: false, note: expect.stringMatching(/not open/) })
-    expect(job.apply({ type: "retry", action: "nope" }, T0 + S)).toMatchObject({ changed: false })
+    expect(job.apply({ type: "retry", ...AUDIT, action: "next" }, T0 + S)).toMatchObject({ changed: false, note: expect.stringMatching(/not open/) })
+    expect(job.apply({ type: "retry", ...AUDIT, action: "nope" }, T0 + S)).toMatchObject({ changed: false })
     job.apply({ type: "pause" }, T0 + 2 * S)
-    expect(job.apply({ type: "retry", action: "press" }, T0 + 3 * S)).toMatchObject({ changed: false, note: expect.stringMatching(/paused/) })
+    expect(job.apply({ type: "retry", ...AUDIT, action: "press" }, T0 + 3 * S)).toMatchObject({ changed: false, note: expect.stringMatching(/paused/) })
     job.apply({ type: "abort" }, T0 + 4 * S)
-    expect(job.apply({ type: "retry", action: "press" }, T0 + 5 * S)).toMatchObject({ changed: false, outbox: [] })
+    expect(job.apply({ type: "retry", ...AUDIT, action: "press" }, T0 + 5 * S)).toMatchObject({ changed: false, outbox: [] })
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { correlationIdOf, type CounterValues, type EngineInput, type EngineOutput, type ExecutionState, start, step, stepAll, type StepAllOutput } from "@microdcs/sfc"
-import { entriesOf, foldStep, JOB, linear, pull, push, recipeOf, SCOPE, stepJson, T0, transition, withCounters } from "./EngineKit.js"
+import { AUDIT, entriesOf, foldStep, JOB, linear, pull, push, recipeOf, SCOPE, stepJson, T0, transition, withCounters } from "./EngineKit.js"
 
 // Several inputs of one job in one call (`stepAll`): the same as `step` over them in order.
 
@@ -87,14 +87,14 @@ describe("stepAll", () => {
     const inputs: ReadonlyArray<EngineInput> = [
       { type: "event", correlationId: "nobody" },
       replyTo(state, "load"),
-      { type: "retry", action: "load" },
+      { type: "retry", ...AUDIT, action: "load" },
       { type: "event", eventType: "com.example.other" }
     ]
     const all = stepAll(state, inputs, T0 + 10)
     expect(all.perInput.map((r) => r.note)).toEqual([
       "no action is waiting for this event (nobody)",
       undefined,
-      "action load is not open (no command waiting for its reply, no event awaited)",
+      "retry refused: action load is not open (no command waiting for its reply, no event awaited)",
       "no action is waiting for this event (com.example.other)"
     ])
     expect(all.output.note).toBeUndefined()

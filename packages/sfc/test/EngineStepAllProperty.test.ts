@@ -14,7 +14,8 @@ import {
   type StepAllOutput
 } from "@microdcs/sfc"
 import { type Op, op, recipe, resultData } from "./EngineArbitraries.js"
-import { foldStep, JOB, push, pull, recipeOf, SCOPE, stepJson, T0, transition, withCounters } from "./EngineKit.js"
+import { recipeV11 } from "./EngineArbitrariesV11.js"
+import { AUDIT, foldStep, JOB, push, pull, recipeOf, SCOPE, stepJson, T0, transition, withCounters } from "./EngineKit.js"
 
 // `stepAll` is the fold of `step`: random recipes, random batches of inputs (each batch one call
 // at one time), and the same batches with counters read through the runtime's loop.
@@ -62,7 +63,7 @@ const resolve = (o: Batch["ops"][number], state: ExecutionState, now: number, pa
       return { type: "hold", command }
     }
     case "retry":
-      return { type: "retry", action: pick(["dispatched", "waiting"], o.pick)?.action ?? "a0" }
+      return { type: "retry", ...AUDIT, action: pick(["dispatched", "waiting"], o.pick)?.action ?? "a0" }
     case "outage":
       return { type: "outage", from: now - o.length, to: now }
     case "tick":
@@ -229,5 +230,21 @@ describe("stepAll properties", () => {
     )
     // The batches reached counter reads, so the loop was exercised.
     expect(asked).toBeGreaterThan(0)
+  })
+
+  it("v1.1.0 recipes (waiting transitions, step times, counters, time limits): the loop over stepAll equals the fold of step", () => {
+    const values = fc.array(fc.record({ c: fc.nat(3) }), { minLength: 1, maxLength: 6 })
+    fc.assert(
+      fc.property(recipeV11, fc.array(batch(withRetry), { maxLength: 8 }), fc.boolean(), values, (r, batches, logged, answers) => {
+        const stepping = (read: (need: CounterNeed) => CounterValues): CallOne => (s, input, now, freshId) =>
+          withCounters((counters) => step(s, input, now, freshId, counters), (o) => o.needsCounters, read).result
+        const all = source(answers)
+        const callAll = (s: ExecutionState, inputs: ReadonlyArray<EngineInput>, now: number, freshId: string | undefined) =>
+          withCounters((counters) => stepAll(s, inputs, now, freshId, counters), (o) => o.output.needsCounters, all).result
+        const started = withCounters((counters) => start({ jobId: JOB, scope: SCOPE, workMasterId: "wm-1", recipe: r, ...(logged ? { executionId: ID } : {}) }, T0, counters), (o) => o.needsCounters, source(answers)).result
+        runBatches(r, batches, logged, callAll, stepping(source(answers)), stepping(source(answers)), started)
+      }),
+      { numRuns: 200 }
+    )
   })
 })

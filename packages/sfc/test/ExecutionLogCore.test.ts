@@ -76,7 +76,7 @@ describe("engine core: the execution log", () => {
     const waiting = new Job(linear(["Wait"], [pull("wait", "Wait")]), T0, { executionId: ID })
     expect(detailOf(waiting.apply({ type: "pause", origin: { kind: "mes", id: "urn:mes" } }, T0 + 1).log, "pause")).toEqual({ by: "mes:urn:mes" })
     expect(detailOf(waiting.apply({ type: "resume", origin: operator }, T0 + 2).log, "resume")).toEqual({ by: "cli:alice@host", comment: "tool broke" })
-    const retried = waiting.apply({ type: "retry", action: "wait", origin: operator }, T0 + 3)
+    const retried = waiting.apply({ type: "retry", action: "wait", origin: operator, reason: "station back" }, T0 + 3)
     expect(nodes(retried.log)).toEqual(["X:4 retry wait"])
     expect(detailOf(waiting.apply({ type: "stop", origin: operator }, T0 + 4).log, "stop")).toEqual({ by: "cli:alice@host", comment: "tool broke" })
     const aborted = new Job(linear(["Wait"], [pull("wait", "Wait")]), T0, { executionId: ID })

@@ -95,7 +95,7 @@ describe("recipe model", () => {
       "Steps[0]: Name is given twice (as name and Name)",
       "Transitions: Expected ReadonlyArray<Transition>, actual 5",
       "Actions[0].Name: Expected string, actual 1",
-      "Actions[0].Interaction: Expected push_command or pull_event, actual \"email\"",
+      "Actions[0].Interaction: Expected push_command or pull_event or recipe, actual \"email\"",
       "Actions[0].TypeId: is missing",
       "Actions[0].TimeoutSeconds: Expected number, actual \"10\"",
       "Actions[0].Parameters: Expected object, actual [1]",
@@ -136,7 +136,7 @@ describe("recipe model", () => {
     expect(problems[2]!.message).toMatch(/^transition 0 \("A" → "B"\): condition "x >" does not parse/)
     // Actions that decode alone are checked by the action rules even when the steps are malformed.
     const actions = problemsOf(
-      validateRecipe({ Steps: 3, Transitions: [], Actions: [action("a", "A", { Qualifier: "S" }), action("b", "A", { TimeoutSeconds: -1 }), { Name: 2 }] })
+      validateRecipe({ Steps: 3, Transitions: [], Actions: [action("a", "A", { Qualifier: "X" }), action("b", "A", { TimeoutSeconds: -1 }), { Name: 2 }] })
     )
     expect(actions.filter((p) => p.rule !== "structure").map((p) => [p.rule, p.path])).toEqual([
       ["timeout", ["Actions", 1, "TimeoutSeconds"]],
@@ -145,7 +145,8 @@ describe("recipe model", () => {
   })
 
   it("rejects a recipe with every kind of rule problem, naming the elements in each", () => {
-    const qualifiers = ["S", "R", "L", "D", "SD", "DS", "SL", "X"]
+    // v1.1.0's qualifiers in a v1.0.0 recipe: each needs v1.1.0; X is no qualifier at all.
+    const qualifiers = ["S", "R", "L", "D", "SD", "DS", "SL", "P1", "P0", "X"]
     const recipe = {
       Steps: [step("Start", true), step("Other", true), step("Dup"), step("P1"), step("P2"), step("Island"), step("Shared")],
       Branches: [
@@ -198,18 +199,17 @@ describe("recipe model", () => {
         "expected a name, a literal or '(' but found the end of the condition",
       'transition 2 ("Other" → "Dup"): condition "x = 1" does not parse at position 2: unexpected character "=" (use \'==\')'
     ])
-    const qualifierMessages = byRule("qualifier")
-    expect(qualifierMessages).toHaveLength(qualifiers.length)
-    qualifiers.forEach((q, i) => {
-      expect(qualifierMessages[i]).toContain(`action "q${q}": qualifier`)
-      expect(qualifierMessages[i]).toContain(q === "X" ? 'qualifier "X" is not an IEC 61131-3 qualifier' : `qualifier ${q} (`)
-      expect(qualifierMessages[i]).toContain("use N (wait for completion) or P (pulse)")
-    })
-    expect(qualifierMessages[0]).toContain("qualifier S (stored) is an IEC 61131-3 qualifier this engine does not support")
+    expect(byRule("qualifier")).toEqual([
+      'action "qX": qualifier "X" is not an IEC 61131-3 qualifier this engine runs; use N, P, P1, P0, S, R, L, SL, D, SD or DS (all but N and P need recipe schema v1.1.0)'
+    ])
+    const needs = byRule("needs-v1.1")
+    expect(needs).toHaveLength(qualifiers.length - 1)
+    qualifiers.slice(0, -1).forEach((q, i) => expect(needs[i]).toMatch(new RegExp(`^action "q${q}": qualifier ${q} \\(.+\\) needs recipe schema v1.1.0$`)))
+    expect(needs[0]).toBe('action "qS": qualifier S (stored) needs recipe schema v1.1.0')
     expect(byRule("unreachable")).toEqual(['step "Island" is not reachable from any of the initial steps "Start", "Other"'])
 
     expect(new Set(problems.map((p) => p.rule))).toEqual(
-      new Set(["duplicate-name", "initial-step", "unknown-reference", "branch-path", "timeout", "condition", "qualifier", "unreachable"])
+      new Set(["duplicate-name", "initial-step", "unknown-reference", "branch-path", "timeout", "condition", "qualifier", "needs-v1.1", "unreachable"])
     )
     expect(problems).toHaveLength(1 + 1 + 3 + 7 + 2 + 2 + qualifiers.length + 1)
     expect(problems.find((p) => p.rule === "timeout")!.path).toEqual(["Actions", 3, "TimeoutSeconds"])

@@ -46,7 +46,7 @@ describe("the published recipe JSON Schema", () => {
       { ...recipe, Steps: [{ Name: "A", Initial: null }] },
       { ...recipe, Transitions: [{ ...transition, Priority: 1.5 }] },
       { ...recipe, Transitions: [{ ...transition, Priority: null }] },
-      { ...recipe, Actions: [{ ...action, Qualifier: "S" }] },
+      { ...recipe, Actions: [{ ...action, Qualifier: "X" }] },
       { ...recipe, Actions: [{ ...action, Interaction: "call" }] },
       { ...recipe, Actions: [{ ...action, TimeoutSeconds: 0 }] },
       { ...recipe, Branches: [{ Name: "B", Type: "parallel", Branches: [["A"]] }] }

@@ -32,7 +32,10 @@ export interface ExecutionRecord {
 }
 
 /** What a node was: a step visit, an action dispatch (resends and reply), an event, a transition, ... */
-export type NodeKind = "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "stop" | "retry" | "error" | "branch"
+export type NodeKind =
+  | "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "stop" | "retry" | "error" | "branch"
+  /** An operator's interventions (with `retry`): the detail names who (`by`) and why (`reason`). */
+  | "skip-step" | "force-transition" | "set-result"
 
 /** One node, `dag:log:{executionId}:n:{seq}`: opened before its body runs, closed when it ends. */
 export interface NodeRecord {

@@ -7,6 +7,7 @@ import type { SfcJobOrderMoveInput } from "./SfcJobOrderMove.js"
 import type { SfcJobResponseInput } from "./SfcJobResponseCreate.js"
 import type { ValkeyService } from "./Valkey.js"
 import { checkedKeys } from "./CheckedKeys.js"
+import { type KeyedWaitsChecked, keyedWaitArgs, keyedWaitsChecked, type SfcKeyedWait, type SfcKeyedWaitJoin } from "./SfcKeyedWaits.js"
 import {
   casVersionProblem,
   entriesChecked,
@@ -39,6 +40,10 @@ export interface SfcCompareAndSet {
   /** Waits sets the job stays in with a new wait start (a wait ended and another began); default none. */
   readonly waitsMove?: ReadonlyArray<WaitJoin> | undefined
   readonly waitsRemove: ReadonlyArray<string>
+  /** Keyed waits (by correlation key, see `SfcKeyedWaits.ts`) the job joins, moves to a later start in, and leaves; default none. */
+  readonly keyedWaitsAdd?: ReadonlyArray<SfcKeyedWaitJoin> | undefined
+  readonly keyedWaitsMove?: ReadonlyArray<SfcKeyedWaitJoin> | undefined
+  readonly keyedWaitsRemove?: ReadonlyArray<SfcKeyedWait> | undefined
   /** The event this write applies; a second write with the same event is a `DuplicateEvent`. */
   readonly appliedEvent?: { readonly source: string; readonly id: string } | undefined
   /**
@@ -177,10 +182,12 @@ const jobArgs = (
   entries: ReadonlyArray<SfcEntryPairs>,
   waits: { readonly join: ReadonlyArray<WaitJoin>; readonly leave: ReadonlyArray<string> },
   moves: ReadonlyArray<WaitJoin>,
+  keyed: KeyedWaitsChecked,
   key: <F extends KeyFamily>(family: F, parts: KeyParts<F>) => string
 ): PreparedJob["args"] => {
   const { scope, jobId } = input
   const waitKey = (typeId: string) => key("sfcWaits", { scope, typeId })
+  const keyedArgs = (wait: SfcKeyedWait) => keyedWaitArgs(key, scope, wait)
   return {
     expectedVersion: input.expectedVersion,
     scope,
@@ -192,6 +199,9 @@ const jobArgs = (
     waitsJoin: waits.join.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
     waitsMove: moves.map((w) => ({ key: waitKey(w.typeId), since: w.since })),
     waitsLeave: waits.leave.map(waitKey),
+    // A moved keyed wait is joined with its new start: counted only if the job was not in it.
+    keyedJoin: [...keyed.add.map((w) => ({ ...keyedArgs(w), since: w.since })), ...keyed.move.map((w) => ({ ...keyedArgs(w), since: w.since, move: true }))],
+    keyedLeave: keyed.remove.map(keyedArgs),
     entries,
     directSend: input.directSend
       ? {
@@ -214,7 +224,9 @@ const valuesChecked = (input: SfcCasCommon, maxBytes: number) => {
   if (waits instanceof InvalidInput) return waits
   const moves = waitMovesChecked(input.waitsMove ?? [], waits.leave)
   if (moves instanceof InvalidInput) return moves
-  return directSendProblem(input.directSend) ?? { entries, waits, moves }
+  const keyed = keyedWaitsChecked(input.keyedWaitsAdd, input.keyedWaitsMove, input.keyedWaitsRemove)
+  if (keyed instanceof InvalidInput) return keyed
+  return directSendProblem(input.directSend) ?? { entries, waits, moves, keyed }
 }
 
 /**
@@ -237,7 +249,7 @@ export const prepareJob = (
   const { scope, jobId } = input
   const keys = { state: key("sfcState", { jobId }), work: checked(scopeKeys.work(scope)), due: checked(scopeKeys.due(scope)), active: checked(scopeKeys.active(scope)) }
   const eventKeys = events.map((event) => key("sfcEvent", { scope, source: event.source, id: event.id }))
-  const args = jobArgs(input, op, values.entries, values.waits, values.moves, key)
+  const args = jobArgs(input, op, values.entries, values.waits, values.moves, values.keyed, key)
   return refused() ?? { keys, eventKeys, args }
 }
 

@@ -23,6 +23,7 @@ import {
 } from "./Document.js"
 import { keyProblem } from "./DocumentInput.js"
 import { readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
+import { checkedKeys } from "./CheckedKeys.js"
 import { hashes } from "./KeyReads.js"
 import {
   type CasDeps,
@@ -37,11 +38,13 @@ import {
 import { compareAndSetMany, type SfcCasManyError, type SfcCasManyResult } from "./SfcCasMany.js"
 import type { SfcJobOrderMoveInput } from "./SfcJobOrderMove.js"
 import type { SfcJobResponseInput } from "./SfcJobResponseCreate.js"
+import { keyedWaitArgs, keyedWaiting, keyedWaitRefsChecked, keyPlaces, type SfcKeyedWait } from "./SfcKeyedWaits.js"
 import { checkTime, checkWaits } from "./SfcStateInput.js"
 import { typedCommand } from "./TypeGuard.js"
 import { Valkey, type ValkeyService } from "./Valkey.js"
 import { settleWrite, writeFailure } from "./WriteReplies.js"
 
+export type { SfcKeyedWait, SfcKeyedWaitJoin } from "./SfcKeyedWaits.js"
 export { EVENT_LIFETIME_MS, type SfcAppliedEvent, type SfcCasManyError, type SfcCasManyResult, type SfcCompareAndSet, type SfcCompareAndSetMany, type SfcJobOrderMoveInput, type SfcJobResponseInput, type SfcWritten }
 export type { SfcJobOrderRead } from "@microdcs/lua-scripts"
 
@@ -49,6 +52,8 @@ export interface DeleteSfcState {
   readonly jobId: string
   /** Every type id whose waits set the job may be in. */
   readonly waits: ReadonlyArray<string>
+  /** Every keyed wait the job may be in (default none). */
+  readonly keyedWaits?: ReadonlyArray<SfcKeyedWait> | undefined
   /** -1 (default) = unconditional, n > 0 = must match. */
   readonly expectedVersion?: number | undefined
 }
@@ -185,6 +190,17 @@ const eventApplied = (
     Effect.map(Option.fromNullishOr)
   )
 
+/** The delete's keyed waits as the script takes them, checked. */
+const keyedWaitsOf = (valkey: ValkeyService, scope: string, waits: ReadonlyArray<SfcKeyedWait> | undefined) =>
+  Effect.suspend(() => {
+    const checked = keyedWaitRefsChecked("keyedWaits", waits)
+    if (checked instanceof InvalidInput) return Effect.fail(checked)
+    const { key, refused } = checkedKeys(valkey.keys)
+    const args = checked.map((wait) => keyedWaitArgs(key, scope, wait))
+    const problem = refused()
+    return problem ? Effect.fail(problem) : Effect.succeed(args)
+  })
+
 /** One delete attempt: the index keys depend on the stored scope, so it is read, passed and re-checked by the script. */
 const deleteAttempt = (valkey: ValkeyService, input: DeleteSfcState, state: string, typeIds: ReadonlyArray<string>, expectedVersion: number, n: number) =>
   Effect.gen(function* () {
@@ -198,7 +214,8 @@ const deleteAttempt = (valkey: ValkeyService, input: DeleteSfcState, state: stri
     const due = yield* valkey.key("sfcDue", { scope })
     const active = yield* valkey.key("sfcActive", { scope })
     const waits = yield* Effect.forEach(typeIds, (typeId) => valkey.key("sfcWaits", { scope, typeId }))
-    const reply = yield* valkey.script(sfcDelete, { state, due, active }, { expectedVersion, scope, jobId: input.jobId, waits })
+    const keyed = yield* keyedWaitsOf(valkey, scope, input.keyedWaits)
+    const reply = yield* valkey.script(sfcDelete, { state, due, active }, { expectedVersion, scope, jobId: input.jobId, waits, keyed })
     return yield* settleWrite(reply, { key: state, expectedVersion, requestedScope: scope, notFound })
   })
 
@@ -239,6 +256,10 @@ export class SfcStateDao extends Context.Service<SfcStateDao>()("@microdcs/store
       listActive: (scope: string) => listActive(valkey, scope),
       due: (scope: string, now: number, limit: number) => dueJobs(valkey, scope, now, limit),
       waiting: (scope: string, typeId: string, limit?: number) => waiting(valkey, scope, typeId, limit),
+      /** The places the scope's keyed waits for `typeId` read their key at (`attribute.<name>`, `data.<path>`). */
+      keyPlaces: (scope: string, typeId: string) => keyPlaces(valkey, scope, typeId),
+      /** Jobs whose keyed wait for the type expects the key, longest waiting first (at most `limit`). */
+      keyedWaiting: (scope: string, wait: SfcKeyedWait, limit: number) => keyedWaiting(valkey, scope, wait, limit),
       eventApplied: (scope: string, source: string, id: string) => eventApplied(valkey, scope, source, id),
       delete: (input: DeleteSfcState) => remove(valkey, input),
       outcome: (jobId: string, op: string) => outcome(valkey, jobId, op)

@@ -30,7 +30,7 @@ describe("sfc-cas-many arguments", () => {
       const raw = (k: ReadonlyArray<string>, a: ReadonlyArray<string>) =>
         unsafeCommand(valkey, "raw sfc-cas-many", (c) => c.eval(sfcCompareAndSetMany.source, k.length, ...k, ...a).then(() => "ok", (e: Error) => e.message))
       const before = yield* everything
-      const secondVersion = 3 + 17 + 4
+      const secondVersion = 3 + 19 + 4
       const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, ReadonlyArray<string>]> = [
         ["a non-numeric version of the second job", keys, argv.map((a, i) => (i === secondVersion ? "two" : a))],
         ["a job id twice", keys, argv.map((a, i) => (i === secondVersion + 2 ? "m-1" : a))],
@@ -38,7 +38,9 @@ describe("sfc-cas-many arguments", () => {
         ["one argument too few", keys, argv.slice(0, -1)],
         ["a key too many", [...keys, "k"], argv],
         ["a job count that is no count", keys, argv.map((a, i) => (i === 1 ? "1.5" : a))],
-        ["an odd entry item count", keys, argv.map((a, i) => (i === secondVersion + 18 ? "3" : a))],
+        ["an odd entry item count", keys, argv.map((a, i) => (i === secondVersion + 20 ? "3" : a))],
+        ["a keyed wait count that is no count", keys, argv.map((a, i) => (i === secondVersion + 17 ? "x" : a))],
+        ["a keyed wait more than the arguments hold", keys, argv.map((a, i) => (i === secondVersion + 18 ? "1" : a))],
         ["a move flag with no move", keys, argv.map((a, i) => (i === secondVersion + 15 ? "1" : a))],
         ["a response flag with no response", keys, argv.map((a, i) => (i === secondVersion + 16 ? "1" : a))],
         ["a flag that is neither 0 nor 1", keys, argv.map((a, i) => (i === secondVersion + 6 ? "yes" : a))]

@@ -1,19 +1,16 @@
 import { Argument, Command, Flag } from "effect/cli"
 import { Effect } from "effect"
-import type { ActionRun, ActiveStep, ExecutionState, StepRecord } from "@microdcs/sfc"
-import { Executions } from "@microdcs/sfc-runtime"
+import { originText } from "@microdcs/job-state"
+import type { ActionRun, ActiveStep, ExecutionState, InterventionRecord, StepRecord } from "@microdcs/sfc"
 import { ExecutionLookup } from "@microdcs/execution-log"
 import { SfcStateDao, type StoredDocument } from "@microdcs/store"
-import { actorOption, actorOrigin } from "../Actor.js"
-import { confirmDestructive } from "../Confirm.js"
-import { Conflict, Missing } from "../ExitCode.js"
 import { humanDuration, isoTime } from "../Format.js"
 import { island } from "../Island.js"
 import { parseJson } from "../Json.js"
 import { renderTree, withExecutionLog } from "../ExecutionLogReader.js"
 import { emit } from "../Output.js"
 import { renderFields, renderTable, section, sections } from "../Table.js"
-import { yesOption } from "../Yes.js"
+import { interventionCommands } from "./Interventions.js"
 
 /**
  * The engine owns the codec of the state document; the CLI only reads it. A document without
@@ -32,6 +29,36 @@ const asExecutionState = (document: unknown): ExecutionState | undefined => {
 }
 
 const branchOf = (s: ActiveStep) => (s.branch ? `${s.branch.name}/${s.branch.path}` : "")
+
+const historySection = (state: ExecutionState): string =>
+  section(
+    "Step history",
+    renderTable(
+      [
+        { header: "STEP", value: (h: StepRecord) => h.step },
+        { header: "VISIT", value: (h) => h.visit, align: "right" },
+        { header: "ENTERED", value: (h) => isoTime(h.enteredAt) },
+        { header: "LEFT", value: (h) => isoTime(h.leftAt) }
+      ],
+      state.history
+    )
+  )
+
+/** The operator's interventions: when, what, who and why. */
+const interventionsSection = (state: ExecutionState): string =>
+  section(
+    "Interventions",
+    renderTable(
+      [
+        { header: "TIME", value: (i: InterventionRecord) => isoTime(i.at) },
+        { header: "INTERVENTION", value: (i) => i.intervention },
+        { header: "NAME", value: (i) => i.name },
+        { header: "BY", value: (i) => originText(i.by) },
+        { header: "REASON", value: (i) => i.reason }
+      ],
+      state.interventions ?? []
+    )
+  )
 
 const renderState = (stored: StoredDocument, state: ExecutionState, now: number): string =>
   sections(
@@ -75,18 +102,8 @@ const renderState = (stored: StoredDocument, state: ExecutionState, now: number)
         state.actions
       )
     ),
-    section(
-      "Step history",
-      renderTable(
-        [
-          { header: "STEP", value: (h: StepRecord) => h.step },
-          { header: "VISIT", value: (h) => h.visit, align: "right" },
-          { header: "ENTERED", value: (h) => isoTime(h.enteredAt) },
-          { header: "LEFT", value: (h) => isoTime(h.leftAt) }
-        ],
-        state.history
-      )
-    )
+    historySection(state),
+    interventionsSection(state)
   )
 
 const show = Command.make("show", { jobId: Argument.String("job-id") }, ({ jobId }) =>
@@ -104,7 +121,7 @@ const show = Command.make("show", { jobId: Argument.String("job-id") }, ({ jobId
       yield* emit({ ...base, state }, () => renderState(stored, state, now))
     })
   )
-).pipe(Command.withDescription("the execution state of a job: status, active steps, actions and step history"))
+).pipe(Command.withDescription("the execution state of a job: status, active steps, actions, step history and interventions"))
 
 interface ActiveRow {
   readonly jobId: string
@@ -157,45 +174,6 @@ const list = Command.make("list", { scope: Flag.String("scope") }, ({ scope }) =
 ).pipe(Command.withDescription("the active (not terminal) executions of a scope"))
 
 /**
- * An open action tried again, for a station that was unreachable and is back: its command goes
- * out now as the next attempt (the engine's outbox sends it, with the same correlation id) with
- * the send budget counted afresh; a pull event's timeout starts over. A failed action already
- * ended its job, which stays ended: the MES resubmits it.
- */
-const retryAction = Command.make(
-  "retry-action",
-  { jobId: Argument.String("job-id"), action: Argument.String("action"), actor: actorOption, yes: yesOption },
-  ({ jobId, action, actor, yes }) =>
-    island(
-      Effect.gen(function* () {
-        const origin = yield* actorOrigin(actor)
-        yield* confirmDestructive(yes, `Send action ${action} of job ${jobId} to the station again now?`)
-        const applied = yield* (yield* Executions).apply(jobId, { type: "retry", action, origin })
-        switch (applied._tag) {
-          case "NoExecution":
-            return yield* new Missing({ message: `no execution for job ${jobId}` })
-          case "Unchanged":
-            return yield* new Conflict({ message: `not retried: ${applied.output.note ?? "nothing to do"}` })
-          case "Duplicate":
-            return yield* new Conflict({ message: "not retried: the write was a duplicate" })
-          case "Written": {
-            const command = applied.output.outbox.find((e) => e.type === "command")
-            const result = { jobId, action, version: applied.version, attempt: command?.type === "command" ? command.attempt : null }
-            yield* emit(result, () =>
-              renderFields([
-                ["job", jobId],
-                ["action", action],
-                ["sent as attempt", result.attempt ?? "(event wait restarted)"],
-                ["version", result.version]
-              ])
-            )
-          }
-        }
-      }).pipe(Effect.provide(Executions.Default))
-    )
-).pipe(Command.withDescription("send an open action's command again now, with a fresh send budget (asks for confirmation)"))
-
-/**
  * `executions tree JOB|EXECUTION`: the execution log as an indented table,
  * Valkey first, then storage at `PG_URL`. A job id shows each of its executions' trees, oldest
  * first; a running execution shows its open node.
@@ -223,6 +201,6 @@ const tree = Command.make("tree", { id: Argument.String("job-or-execution-id") }
 ).pipe(Command.withDescription("the execution log tree of a job or an execution: nodes in run order, child executions indented"))
 
 export const executionsCommand = Command.make("executions").pipe(
-  Command.withDescription("SFC execution state and its log tree; retry an open action"),
-  Command.withSubcommands([show, list, tree, retryAction])
+  Command.withDescription("SFC execution state and its log tree; an operator's interventions (skip a step, force a transition, set a result, retry an action)"),
+  Command.withSubcommands([show, list, tree, ...interventionCommands])
 )

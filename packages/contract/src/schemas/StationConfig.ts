@@ -1,6 +1,6 @@
 import { referenceIdField } from "@microdcs/job-control"
 import { referenceKinds, type ReferenceKind } from "@microdcs/keyschema"
-import { RECIPE_SCHEMA_ID } from "@microdcs/sfc"
+import { RECIPE_SCHEMA_IDS } from "@microdcs/sfc"
 import type { JsonObject } from "../Json.js"
 import { arrayOf, closedObject, idText, integer, object, oneOfPresent, returnStatus, text } from "./Common.js"
 
@@ -27,22 +27,26 @@ export const referenceConfigReplySchema: JsonObject = closedObject(
   { description: "The reply to a reference list configuration." }
 )
 
-/** A work master to store (PUT): any object with an `ID`; one naming the recipe schema carries a recipe. */
-export const workMasterSchema = (recipe: string): JsonObject =>
-  object(
-    {
-      ID: idText("The work master's id, which job orders name in WorkMasterID."),
-      dataschema: text("The schema of `data`: the recipe schema's id for a work master the island runs."),
-      data: { description: "The work master's data: a recipe when `dataschema` is the recipe schema's id." }
-    },
-    ["ID"],
-    {
-      description: "A work master to store (PUT); every other field is kept as sent. A recipe's problems are all listed in the refusal.",
-      if: { properties: { dataschema: { const: RECIPE_SCHEMA_ID } }, required: ["dataschema"] },
-      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword in a plain value, never awaited
-      then: { properties: { data: { $ref: recipe } }, required: ["data"] }
-    }
-  )
+/** The recipe a work master carries when its `dataschema` is that recipe version's id. */
+const recipeOfVersion = (id: string): JsonObject => ({
+  if: { properties: { dataschema: { const: id } }, required: ["dataschema"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword in a plain value, never awaited
+  then: { properties: { data: { $ref: id } }, required: ["data"] }
+})
+
+/** A work master to store (PUT): any object with an `ID`; one naming a recipe schema carries a recipe of that version. */
+export const workMasterSchema: JsonObject = object(
+  {
+    ID: idText("The work master's id, which job orders name in WorkMasterID."),
+    dataschema: text("The schema of `data`: a recipe schema's id (v1.0.0 or v1.1.0) for a work master the island runs."),
+    data: { description: "The work master's data: a recipe when `dataschema` is a recipe schema's id." }
+  },
+  ["ID"],
+  {
+    description: "A work master to store (PUT); every other field is kept as sent. A recipe's problems are all listed in the refusal.",
+    allOf: Object.values(RECIPE_SCHEMA_IDS).map(recipeOfVersion)
+  }
+)
 
 export const workMasterDeleteSchema: JsonObject = object({ ID: idText("The work master to remove.") }, ["ID"], { description: "A work master to remove (DELETE)." })
 

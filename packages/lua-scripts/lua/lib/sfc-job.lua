@@ -6,6 +6,7 @@
 --   eventKeys                              applied-event keys (strings) recorded with the write
 --   eventLifetime                          their lifetime in ms
 --   joinKeys/joinSince, moveKeys/moveSince, leaveKeys   the waits sets and their wait starts
+--   keyedJoins, keyedLeaves                keyed waits joined (or moved) and left (lib/sfc-keyed-waits.lua)
 --   entries                                per entry its XADD field/value items
 --   pointerKeys, pointerLifetime           correlation pointers set to the job id
 --   orderKey                               job order read after the write, or false
@@ -21,6 +22,7 @@
 -- @include lib/check-version.lua
 -- @include lib/joborder-move.lua
 -- @include lib/jobresponse-create.lua
+-- @include lib/sfc-keyed-waits.lua
 
 -- `count` wait starts (epoch ms) from ARGV[cursor]; the list and the next cursor, or nil.
 local function sfcReadStarts(cursor, count)
@@ -84,6 +86,10 @@ local function sfcJobWrongType(job, known)
   for _, k in ipairs(job.joinKeys) do want(k, 'zset') end
   for _, k in ipairs(job.moveKeys) do want(k, 'zset') end
   for _, k in ipairs(job.leaveKeys) do want(k, 'zset') end
+  local keyed = {}
+  sfcKeyedTypes(job.keyedJoins, keyed)
+  sfcKeyedTypes(job.keyedLeaves, keyed)
+  for _, pair in ipairs(keyed) do want(pair[1], pair[2]) end
   local badKey, badType, wantType = wrongType(typed)
   if known and not badKey then
     for _, pair in ipairs(typed) do known[pair[1]] = pair[2] end
@@ -136,6 +142,8 @@ local function sfcJobApply(job, version)
   for i, k in ipairs(job.joinKeys) do redis.call('ZADD', k, 'NX', job.joinSince[i], jobId) end
   for i, k in ipairs(job.moveKeys) do redis.call('ZADD', k, job.moveSince[i], jobId) end
   for _, k in ipairs(job.leaveKeys) do redis.call('ZREM', k, jobId) end
+  for _, wait in ipairs(job.keyedJoins) do sfcKeyedJoin(wait, jobId) end
+  for _, wait in ipairs(job.keyedLeaves) do sfcKeyedLeave(wait, jobId) end
   for _, k in ipairs(job.pointerKeys) do redis.call('SET', k, jobId, 'PX', job.pointerLifetime) end
   local held = job.heldOrderVersion
   if job.move then

@@ -7,10 +7,14 @@ export type ConditionAst =
   | Name
   | ActionField
   | Counter
+  | StepFlag
+  | OrderField
   | Not
   | Logical
   | Compare
+  | Arithmetic
 
+/** A duration literal (`5s`, `250ms`, `2min`, `1h`) is a number of milliseconds. */
 export interface Literal {
   readonly _tag: "Literal"
   readonly value: boolean | number | string
@@ -22,7 +26,7 @@ export interface Name {
   readonly name: string
 }
 
-/** `action.field`: looked up in the result of one action. */
+/** `action.field` (or `"verify-2".ok` for a name that is not a word): looked up in the result of one action. */
 export interface ActionField {
   readonly _tag: "ActionField"
   readonly action: string
@@ -31,12 +35,33 @@ export interface ActionField {
 
 /**
  * `counter.nok_torque_1h`: a journal counter's current value, which the runtime
- * reads before the core evaluates the transition. `counter` before a `.` is always a counter, so
- * an action called `counter` cannot be read as `counter.field`.
+ * reads before the core evaluates the transition. `counter` before a `.` is always a counter
+ * (`counter."nok-1h"` for a name with other characters); an action called `counter` is read as
+ * `"counter".field`.
  */
 export interface Counter {
   readonly _tag: "Counter"
   readonly name: string
+}
+
+/**
+ * `Press.X` (the step is active) or `Press.T` (ms the step has been active in its current
+ * activation; after it was left, the length of its last one; 0 if never active): IEC 61131-3's
+ * step flag and step time. `X`/`T` after a step's name only; after an action's name they are fields.
+ */
+export interface StepFlag {
+  readonly _tag: "StepFlag"
+  readonly step: string
+  readonly flag: "X" | "T"
+}
+
+/**
+ * `order.Priority`, `order.JobOrderParameters.0.Value`: a field of the job order as the MES sent
+ * it. Own properties only, arrays by index; anything missing reads as missing.
+ */
+export interface OrderField {
+  readonly _tag: "OrderField"
+  readonly path: ReadonlyArray<string>
 }
 
 export interface Not {
@@ -60,6 +85,18 @@ export interface Compare {
   readonly right: ConditionAst
 }
 
+export type ArithmeticOperator = "+" | "-" | "*" | "/"
+
+/** Numbers only: any other operand, a division by zero or a result out of range reads as missing. */
+export interface Arithmetic {
+  readonly _tag: "Arithmetic"
+  readonly operator: ArithmeticOperator
+  readonly left: ConditionAst
+  readonly right: ConditionAst
+}
+
+export const arithmeticOperators: ReadonlyArray<ArithmeticOperator> = ["+", "-", "*", "/"]
+
 export const compareOperators: ReadonlyArray<CompareOperator> = ["==", "!=", "<", "<=", ">", ">="]
 
 /** Words that are literals when they stand alone; `always` is a second spelling of `true`. */
@@ -73,6 +110,8 @@ export const literal = (value: boolean | number | string): Literal => ({ _tag: "
 export const name = (name: string): Name => ({ _tag: "Name", name })
 export const actionField = (action: string, field: string): ActionField => ({ _tag: "ActionField", action, field })
 export const counterRef = (name: string): Counter => ({ _tag: "Counter", name })
+export const stepFlag = (step: string, flag: "X" | "T"): StepFlag => ({ _tag: "StepFlag", step, flag })
+export const orderField = (path: ReadonlyArray<string>): OrderField => ({ _tag: "OrderField", path })
 export const not = (operand: ConditionAst): Not => ({ _tag: "Not", operand })
 export const logical = (operator: "&&" | "||", left: ConditionAst, right: ConditionAst): Logical => ({
   _tag: "Logical",
@@ -82,6 +121,12 @@ export const logical = (operator: "&&" | "||", left: ConditionAst, right: Condit
 })
 export const compare = (operator: CompareOperator, left: ConditionAst, right: ConditionAst): Compare => ({
   _tag: "Compare",
+  operator,
+  left,
+  right
+})
+export const arithmetic = (operator: ArithmeticOperator, left: ConditionAst, right: ConditionAst): Arithmetic => ({
+  _tag: "Arithmetic",
   operator,
   left,
   right

@@ -1,4 +1,5 @@
 import type { ConditionAst } from "./ConditionAst.js"
+import { conditionReads } from "./conditionReads.js"
 
 /** The largest counter name the journal accepts. */
 export const maxCounterNameLength = 64
@@ -11,23 +12,4 @@ const counterNamePattern = new RegExp(`^[A-Za-z][A-Za-z0-9_.-]{0,${maxCounterNam
 export const isCounterName = (name: string): boolean => counterNamePattern.test(name)
 
 /** The counters a condition names, each once, in the order they first appear. */
-export const countersIn = (ast: ConditionAst): ReadonlyArray<string> => {
-  const found = new Set<string>()
-  const walk = (node: ConditionAst): void => {
-    switch (node._tag) {
-      case "Counter":
-        found.add(node.name)
-        return
-      case "Not":
-        return walk(node.operand)
-      case "Logical":
-      case "Compare":
-        walk(node.left)
-        return walk(node.right)
-      default:
-        return
-    }
-  }
-  walk(ast)
-  return [...found]
-}
+export const countersIn = (ast: ConditionAst): ReadonlyArray<string> => conditionReads(ast).counters

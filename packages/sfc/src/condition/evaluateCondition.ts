@@ -1,12 +1,25 @@
 import { Result } from "effect"
 import type { CompareOperator, ConditionAst } from "./ConditionAst.js"
 import { ConditionEvaluationError } from "./ConditionError.js"
+import { arithmeticValue, orderValue } from "./conditionValues.js"
+
+/** What the engine knows of the steps: `Press.X` and `Press.T`. */
+export interface StepClock {
+  /** Whether the step is active now. */
+  readonly isActive: (step: string) => boolean
+  /** Ms the step has been active in its current activation; after it was left, its last one's length; 0 if never active. */
+  readonly elapsedMs: (step: string) => number
+}
 
 /** The results a condition can read: the source step's actions of the current visit, in recipe order. */
 export interface ConditionScope {
   readonly results: ReadonlyArray<{ readonly action: string; readonly result: unknown }>
   /** Counter values by name (`counter.x`); the runtime reads them before the core evaluates. */
   readonly counters?: Readonly<Record<string, number>> | undefined
+  /** `Step.X` and `Step.T`; without it they read as missing. */
+  readonly steps?: StepClock | undefined
+  /** The job order document as the MES sent it (`order.<path>`); without it every field reads as missing. */
+  readonly order?: unknown
 }
 
 /** Booleans as they are, numbers other than 0, non-empty strings; anything else (missing, null, objects) is false. */
@@ -86,6 +99,12 @@ const valueOf = (ast: ConditionAst, scope: ConditionScope, onMissing: OnMissing)
       return lookup(scope, ast.field, ast.action)
     case "Counter":
       return counterValue(scope, ast.name, onMissing)
+    case "StepFlag":
+      return scope.steps === undefined ? undefined : ast.flag === "X" ? scope.steps.isActive(ast.step) : scope.steps.elapsedMs(ast.step)
+    case "OrderField":
+      return orderValue(scope.order, ast.path)
+    case "Arithmetic":
+      return arithmeticValue(ast.operator, valueOf(ast.left, scope, onMissing), valueOf(ast.right, scope, onMissing))
     case "Not":
       return !isTruthy(valueOf(ast.operand, scope, onMissing))
     case "Logical":

@@ -1,23 +1,28 @@
 import { Result } from "effect"
 import { ConditionError } from "./ConditionError.js"
+import { readString } from "./readString.js"
 
-export type Punctuation = "!" | "&&" | "||" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "(" | ")" | "."
+export type Punctuation = "!" | "&&" | "||" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "(" | ")" | "." | "+" | "-" | "*" | "/"
 
 export type Token =
   | { readonly kind: "identifier"; readonly text: string; readonly position: number }
-  | { readonly kind: "number"; readonly value: number; readonly position: number }
+  /** Digits right after a `.`: a path segment (`order.JobOrderParameters.0`), never a number. */
+  | { readonly kind: "index"; readonly text: string; readonly position: number }
+  /** `duration`: written with a unit (`5s`); `value` is then in milliseconds. */
+  | { readonly kind: "number"; readonly value: number; readonly text: string; readonly duration: boolean; readonly position: number }
   | { readonly kind: "string"; readonly value: string; readonly position: number }
   | { readonly kind: "punctuation"; readonly text: Punctuation; readonly position: number }
-  /** `counter.<name>`: read as one token because counter names may hold `.` and `-`. */
-  | { readonly kind: "counter"; readonly name: string; readonly position: number }
+  /** `counter.<name>` (or `counter."<name>"`): one token because counter names may hold `.` and `-`. */
+  | { readonly kind: "counter"; readonly name: string; readonly quoted: boolean; readonly position: number }
   | { readonly kind: "end"; readonly position: number }
 
 // Longest first, so `<=` is not read as `<` followed by `=`.
-const punctuation: ReadonlyArray<Punctuation> = ["&&", "||", "==", "!=", "<=", ">=", "!", "<", ">", "(", ")", "."]
+const punctuation: ReadonlyArray<Punctuation> = ["&&", "||", "==", "!=", "<=", ">=", "!", "<", ">", "(", ")", ".", "+", "-", "*", "/"]
 
 const identifier = /[A-Za-z_][A-Za-z0-9_]*/y
-// A leading `-` belongs to the literal: there is no arithmetic, so `x > -1` needs no unary minus.
-const number = /-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
+// No sign: `-` is an operator, and the parser folds `-1` into a negative literal.
+const number = /[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
+const digits = /[0-9]+/y
 const whitespace = /[ \t\r\n]+/y
 // The characters of a journal counter name; whether the name is well formed is the recipe
 // validation's to say (`isCounterName`), so a condition with a bad name still parses and is listed.
@@ -26,16 +31,12 @@ const counterName = /[A-Za-z0-9_.-]*/y
 /** The word that starts a counter reference. */
 export const COUNTER_PREFIX = "counter"
 
-const simpleEscapes: ReadonlyMap<string, string> = new Map([
-  ["\\", "\\"],
-  ["'", "'"],
-  ['"', '"'],
-  ["/", "/"],
-  ["b", "\b"],
-  ["f", "\f"],
-  ["n", "\n"],
-  ["r", "\r"],
-  ["t", "\t"]
+/** Duration units and their length in milliseconds: `250ms`, `5s`, `2min`, `1h`. */
+export const durationUnits: ReadonlyMap<string, number> = new Map([
+  ["ms", 1],
+  ["s", 1000],
+  ["min", 60_000],
+  ["h", 3_600_000]
 ])
 
 const match = (pattern: RegExp, text: string, position: number): string | undefined => {
@@ -43,39 +44,64 @@ const match = (pattern: RegExp, text: string, position: number): string | undefi
   return pattern.exec(text)?.[0]
 }
 
+type Read = Result.Result<{ readonly token: Token; readonly end: number }, ConditionError>
+const read = (token: Token, end: number): Read => Result.succeed({ token, end })
+const problem = (message: string, position: number): Read => Result.fail(new ConditionError({ message, position }))
+
 /** Hints for the characters people reach for from other languages. */
-const unexpected = (text: string, position: number): ConditionError => {
+const unexpected = (text: string, position: number): Read => {
   const char = text[position]!
   const hint = char === "=" ? " (use '==')" : char === "&" ? " (use '&&')" : char === "|" ? " (use '||')" : ""
-  return new ConditionError({ message: `unexpected character ${JSON.stringify(char)}${hint}`, position })
+  return problem(`unexpected character ${JSON.stringify(char)}${hint}`, position)
 }
 
-/** Reads a quoted string starting at `start`; JSON escapes plus `\'`, so any JSON string literal reads back. */
-const readString = (text: string, start: number): Result.Result<{ value: string; end: number }, ConditionError> => {
-  const quote = text[start]
-  let value = ""
-  let i = start + 1
-  while (i < text.length) {
-    const char = text[i]!
-    if (char === quote) return Result.succeed({ value, end: i + 1 })
-    if (char !== "\\") {
-      value += char
-      i += 1
-      continue
-    }
-    const escape = text[i + 1]
-    const simple = escape === undefined ? undefined : simpleEscapes.get(escape)
-    if (simple !== undefined) {
-      value += simple
-      i += 2
-    } else if (escape === "u" && /^[0-9A-Fa-f]{4}$/.test(text.slice(i + 2, i + 6))) {
-      value += String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16))
-      i += 6
-    } else {
-      return Result.fail(new ConditionError({ message: `unknown escape sequence in string`, position: i }))
-    }
+/** A number, with a duration unit right after it when one follows (`5s`; `5 s` is a number and a name). */
+const readNumber = (text: string, position: number, literal: string): Read => {
+  const value = Number(literal)
+  if (!Number.isFinite(value)) return problem("number out of range", position)
+  const unitAt = position + literal.length
+  const unit = match(identifier, text, unitAt)
+  if (unit === undefined) return read({ kind: "number", value, text: literal, duration: false, position }, unitAt)
+  const scale = durationUnits.get(unit)
+  if (scale === undefined) return problem(`unknown duration unit '${unit}' (use ${[...durationUnits.keys()].join(", ")})`, unitAt)
+  const ms = value * scale
+  if (!Number.isFinite(ms)) return problem("duration out of range", position)
+  return read({ kind: "number", value: ms, text: literal + unit, duration: true, position }, unitAt + unit.length)
+}
+
+/** `counter.` then a journal name, or a quoted one (`counter."nok 1h"`). */
+const readCounter = (text: string, position: number): Read => {
+  const nameAt = position + COUNTER_PREFIX.length + 1
+  if (text[nameAt] === '"' || text[nameAt] === "'") {
+    return Result.map(readString(text, nameAt), ({ value, end }) => ({ token: { kind: "counter", name: value, quoted: true, position } as Token, end }))
   }
-  return Result.fail(new ConditionError({ message: "unterminated string", position: start }))
+  const name = match(counterName, text, nameAt) ?? ""
+  if (name === "") return problem("expected a counter name right after 'counter.'", nameAt)
+  return read({ kind: "counter", name, quoted: false, position }, nameAt + name.length)
+}
+
+/** Right after a `.`: a word or digits (a path segment); a quoted name reads as usual. */
+const readSegment = (text: string, position: number): Read | undefined => {
+  const word = match(identifier, text, position)
+  if (word !== undefined) return read({ kind: "identifier", text: word, position }, position + word.length)
+  const index = match(digits, text, position)
+  return index === undefined ? undefined : read({ kind: "index", text: index, position }, position + index.length)
+}
+
+const readToken = (text: string, position: number, afterDot: boolean): Read => {
+  const char = text[position]!
+  if (char === '"' || char === "'") {
+    return Result.map(readString(text, position), ({ value, end }) => ({ token: { kind: "string", value, position } as Token, end }))
+  }
+  const segment = afterDot ? readSegment(text, position) : undefined
+  if (segment !== undefined) return segment
+  const literal = match(number, text, position)
+  if (literal !== undefined) return readNumber(text, position, literal)
+  const word = match(identifier, text, position)
+  if (word === COUNTER_PREFIX && text[position + word.length] === ".") return readCounter(text, position)
+  if (word !== undefined) return read({ kind: "identifier", text: word, position }, position + word.length)
+  const symbol = punctuation.find((p) => text.startsWith(p, position))
+  return symbol === undefined ? unexpected(text, position) : read({ kind: "punctuation", text: symbol, position }, position + symbol.length)
 }
 
 /** Splits a condition into tokens; the last token is always `end`. */
@@ -88,41 +114,11 @@ export const tokenize = (text: string): Result.Result<ReadonlyArray<Token>, Cond
       position += space.length
       continue
     }
-    const char = text[position]!
-    if (char === '"' || char === "'") {
-      const read = readString(text, position)
-      if (Result.isFailure(read)) return Result.fail(read.failure)
-      tokens.push({ kind: "string", value: read.success.value, position })
-      position = read.success.end
-      continue
-    }
-    const digits = match(number, text, position)
-    if (digits !== undefined) {
-      const value = Number(digits)
-      if (!Number.isFinite(value)) return Result.fail(new ConditionError({ message: "number out of range", position }))
-      tokens.push({ kind: "number", value, position })
-      position += digits.length
-      continue
-    }
-    const word = match(identifier, text, position)
-    if (word === COUNTER_PREFIX && text[position + word.length] === ".") {
-      const counter = match(counterName, text, position + word.length + 1) ?? ""
-      if (counter === "") {
-        return Result.fail(new ConditionError({ message: "expected a counter name right after 'counter.'", position: position + word.length + 1 }))
-      }
-      tokens.push({ kind: "counter", name: counter, position })
-      position += word.length + 1 + counter.length
-      continue
-    }
-    if (word !== undefined) {
-      tokens.push({ kind: "identifier", text: word, position })
-      position += word.length
-      continue
-    }
-    const symbol = punctuation.find((p) => text.startsWith(p, position))
-    if (symbol === undefined) return Result.fail(unexpected(text, position))
-    tokens.push({ kind: "punctuation", text: symbol, position })
-    position += symbol.length
+    const previous = tokens.at(-1)
+    const next = readToken(text, position, previous?.kind === "punctuation" && previous.text === ".")
+    if (Result.isFailure(next)) return Result.fail(next.failure)
+    tokens.push(next.success.token)
+    position = next.success.end
   }
   tokens.push({ kind: "end", position: text.length })
   return Result.succeed(tokens)

@@ -26,6 +26,11 @@ export class Draft {
   /** Steps entered during this call: a second entry means the recipe cycles without waiting. */
   readonly entered = new Set<string>()
   changed = false
+  /**
+   * v1.1.0: something the waiting step's (or branch's) transitions read may have changed (an
+   * event, a due step time or counter re-read, Resume, a job order update): `settle` evaluates them again.
+   */
+  recheck = false
   /** The counter values the runtime read for this call (see TransitionCounters.ts); none by default. */
   counters = new CounterReadings([])
   /** The execution log of this call; undefined when the state has none and no id was given. */
@@ -36,7 +41,7 @@ export class Draft {
   constructor(source: ExecutionState, now: number, freshExecutionId?: string) {
     const { visits, active, branches, actions, results, history, log, ...rest } = source
     this.sourceLog = log
-    this.log = log !== undefined ? LogDraft.of(log) : freshExecutionId !== undefined ? LogDraft.fresh(freshExecutionId, source.startedAt) : undefined
+    this.log = log !== undefined ? LogDraft.of(log) : freshExecutionId !== undefined ? LogDraft.fresh(freshExecutionId, source.startedAt, source.parent?.log) : undefined
     this.index = indexRecipe(source.recipe)
     this.now = now
     this.state = { ...rest }

@@ -1,13 +1,25 @@
 import { Draft } from "./Draft.js"
 import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
+import { failAction, leaveOnError, retryAfterError, retryAfterTimeout, timeoutSpends, timeoutWhy } from "./ActionFailure.js"
+import { indexChanges } from "./Indexes.js"
 import { enterStep, failJob, settle } from "./Flow.js"
 import { holdCommand } from "./HeldCommands.js"
-import { abort, pause, resume, retry, stop } from "./Interventions.js"
+import { abort, intervene, type InterventionInput, pause, resume, stop } from "./Interventions.js"
 import { type CounterNeed, CounterReadings, CountersNeeded, type CounterValues } from "./TransitionCounters.js"
 import type { LogWrite } from "./ExecutionLog.js"
+import { runForEvent, startKeys } from "./KeyedWaits.js"
+import { fireJobLimit, fireStepLimits } from "./LimitsRunOut.js"
 import { logActionWritten, logInstant } from "./LogNodes.js"
+import { applyOrder, orderKept } from "./OrderFields.js"
+import { indexRecipe } from "./RecipeIndex.js"
+import { jobLimit, pauseClocks, resumeClocks, shiftLimits } from "./TimeLimits.js"
+import { fireTimed, shiftTimed } from "./TimedCommands.js"
+import { endChildren } from "./SubRecipes.js"
+import type { SubRecipeParent } from "./ExecutionState.js"
+import { counterRecheck, markDueRecheck } from "./Waiting.js"
 import type { CommandEntry, OutboxEntry } from "./Outbox.js"
 import type { Recipe } from "../recipe/Recipe.js"
+import type { WaitChanges } from "./Waits.js"
 import type { Origin } from "@microdcs/job-state"
 
 /**
@@ -17,8 +29,8 @@ import type { Origin } from "@microdcs/job-state"
  */
 
 export type EngineInput =
-  /** A station reply (by correlation id) or event (by type), with its data or an error. */
-  | { readonly type: "event"; readonly correlationId?: string; readonly eventType?: string; readonly data?: unknown; readonly error?: string }
+  /** A station reply (by correlation id) or event (by type), with its data or an error; `attributes` (extensions too) may hold its correlation key. */
+  | { readonly type: "event"; readonly correlationId?: string; readonly eventType?: string; readonly data?: unknown; readonly error?: string; readonly attributes?: Readonly<Record<string, string>> }
   /** The timer sweep found the job due. */
   | { readonly type: "tick" }
   /** Outage grace: deadlines in (from, to] move back by `to - from`. */
@@ -31,28 +43,20 @@ export type EngineInput =
   | { readonly type: "stop"; readonly origin?: Origin | undefined }
   /** `reason` (default: "aborted by {origin}", without one "aborted by the MES") is the job's error. */
   | { readonly type: "abort"; readonly reason?: string; readonly origin?: Origin | undefined }
-  /** An operator retries an open action (a station that was down is back): see RetryAction.ts. */
-  | { readonly type: "retry"; readonly action: string; readonly origin?: Origin | undefined }
+  /** An operator's audited intervention: skip-step, force-transition, set-result, retry (InterventionInput.ts). */
+  | InterventionInput
+  /** The job order was updated: its fields conditions read (v1.1.0 `order.*`, OrderFields.ts). */
+  | { readonly type: "order"; readonly order: unknown }
 
-export interface WaitChange {
-  readonly typeId: string
-  readonly since: number
-}
+export type { WaitChange } from "./Waits.js"
 
-export interface EngineOutput {
+export interface EngineOutput extends WaitChanges {
   readonly state: ExecutionState
   /** False when the input changed nothing (an event for no waiting action, a tick too early). */
   readonly changed: boolean
   readonly outbox: ReadonlyArray<OutboxEntry>
   /** The earliest open deadline (epoch ms), or null. */
   readonly due: number | null
-  readonly waitsAdd: ReadonlyArray<WaitChange>
-  /**
-   * Waits sets the job stays in with a later wait start: its earliest wait for the type ended
-   * and a newer one is open, so the job goes behind the jobs that have waited longer.
-   */
-  readonly waitsMove: ReadonlyArray<WaitChange>
-  readonly waitsRemove: ReadonlyArray<string>
   /** False once the execution is terminal: the job leaves `sfc:active`. */
   readonly active: boolean
   /** Why an input was ignored, for the log. */
@@ -83,51 +87,18 @@ export interface StartParams {
    * the job id alone). Absent: the state has no log.
    */
   readonly executionId?: string | undefined
+  /**
+   * The job order as the MES sent it (its `JobOrder`): what `order.` and `parameter.` correlation
+   * keys read at start, and the fields v1.1.0 conditions read (`order.*`), which the state keeps.
+   */
+  readonly order?: unknown
+  /** v1.1.0: how often a waiting step's counters are read again (default `COUNTER_RECHECK_MS`). */
+  readonly counterRecheckMs?: number | undefined
+  /** v1.1.0: a sub-recipe's child execution: where its end goes; it moves no job order (SubRecipes.ts). */
+  readonly parent?: SubRecipeParent | undefined
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3
-
-/** The pull-event types a state waits on, each with its earliest wait start. */
-const waitsOf = (state: ExecutionState): Map<string, number> => {
-  const waits = new Map<string, number>()
-  if (isTerminalStatus(state.status)) return waits
-  for (const run of state.actions) {
-    if (run.state !== "waiting") continue
-    const typeId = state.recipe.Actions.find((a) => a.Name === run.action)?.TypeId
-    if (typeId !== undefined) waits.set(typeId, Math.min(waits.get(typeId) ?? Infinity, run.waitSince ?? 0))
-  }
-  return waits
-}
-
-/** The earliest open deadline of a running state, or null. */
-export const dueOf = (state: ExecutionState): number | null => {
-  if (state.status !== "running") return null
-  const deadlines = state.actions.flatMap((r) => (r.deadline !== undefined ? [r.deadline] : []))
-  return deadlines.length > 0 ? Math.min(...deadlines) : null
-}
-
-/** The indexes a state implies (due, waits, active): what reconcile compares against Valkey. */
-export const indexesOf = (state: ExecutionState) => ({
-  due: dueOf(state),
-  waits: [...waitsOf(state)].map(([typeId, since]) => ({ typeId, since })),
-  active: !isTerminalStatus(state.status)
-})
-
-/** What the runtime's indexes (due, waits, active) change by from `before` (none at start) to `state`. */
-export const indexChanges = (before: ExecutionState | undefined, state: ExecutionState) => {
-  const oldWaits = before ? waitsOf(before) : new Map<string, number>()
-  const newWaits = waitsOf(state)
-  const changes = [...newWaits].map(([typeId, since]) => ({ typeId, since }))
-  return {
-    due: dueOf(state),
-    waitsAdd: changes.filter((w) => !oldWaits.has(w.typeId)),
-    // A wait that ends and restarts in one write keeps the type: without the move the job
-    // would keep its old place and take events from jobs that have waited longer.
-    waitsMove: changes.filter((w) => oldWaits.has(w.typeId) && oldWaits.get(w.typeId) !== w.since),
-    waitsRemove: [...oldWaits.keys()].filter((t) => !newWaits.has(t)),
-    active: !isTerminalStatus(state.status)
-  }
-}
 
 const output = (before: ExecutionState | undefined, draft: Draft, note?: string): EngineOutput => {
   const state = draft.finish()
@@ -156,11 +127,13 @@ const askingForCounters = (before: ExecutionState, now: number, run: () => Engin
 
 /** Creates the execution of a job: enters the initial step and moves the job order to Running. */
 export const start = (params: StartParams, now: number, counters: ReadonlyArray<CounterValues> = []): EngineOutput => {
+  const keys = startKeys(params.recipe, params.jobId, params.order)
   const initial: ExecutionState = {
     jobId: params.jobId,
     scope: params.scope,
     workMasterId: params.workMasterId,
     recipe: params.recipe,
+    ...("problem" in keys ? {} : keys),
     ...(params.recipeDigest !== undefined ? { recipeDigest: params.recipeDigest } : {}),
     status: "running",
     revision: 0,
@@ -171,12 +144,17 @@ export const start = (params: StartParams, now: number, counters: ReadonlyArray<
     branches: [],
     actions: [],
     results: {},
-    history: []
+    history: [],
+    ...jobLimit(params.recipe, now),
+    ...orderKept(indexRecipe(params.recipe), params.order),
+    ...counterRecheck(indexRecipe(params.recipe).v11, params.counterRecheckMs),
+    ...(params.parent !== undefined ? { parent: params.parent } : {})
   }
   return askingForCounters(initial, now, () => {
     const draft = new Draft(initial, now, params.executionId)
     draft.counters = new CounterReadings(counters)
-    draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
+    if (params.parent === undefined) draft.emit({ type: "joborder", jobId: params.jobId, trigger: "Run" })
+    if ("problem" in keys) failJob(draft, keys.problem) // a key the job order does not give never matches (enterStep then does nothing)
     enterStep(draft, draft.index.initialStep)
     settle(draft)
     return output(undefined, draft)
@@ -187,9 +165,7 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
   const at =
     input.correlationId !== undefined
       ? draft.actions.findIndex((r) => r.correlationId === input.correlationId && (r.state === "dispatched" || r.state === "waiting"))
-      : draft.actions.findIndex(
-          (r) => r.state === "waiting" && draft.index.action(r.action)?.TypeId === input.eventType
-        )
+      : runForEvent(draft, input.eventType, input)
   if (at < 0) return `no action is waiting for this event (${input.correlationId ?? input.eventType ?? "no id"})`
   const run = draft.actions[at]!
   // A reply carries no type into the core: its node is named like the reply event, `{TypeId}.reply`.
@@ -197,35 +173,43 @@ const applyEvent = (draft: Draft, input: Extract<EngineInput, { type: "event" }>
     action: run.action, ...(input.correlationId !== undefined ? { correlationId: input.correlationId } : {}), ...(input.error !== undefined ? { error: input.error } : {})
   }, { run })
   if (input.error !== undefined) {
-    draft.updateAction(at, { state: "failed", error: input.error, deadline: undefined })
-    logActionWritten(draft, at, true)
-    failJob(draft, `action ${run.action} failed: ${input.error}`)
+    if (!retryAfterError(draft, at)) failAction(draft, at, "error", input.error, `action ${run.action} failed: ${input.error}`)
     return undefined
   }
   draft.updateAction(at, { state: "completed", result: input.data ?? null, deadline: undefined, remainingMs: undefined })
   draft.results[run.action] = input.data ?? null
   logActionWritten(draft, at, true)
+  // v1.1.0: a waiting step's late pulse changes what its transitions read.
+  draft.recheck = true
   if (draft.state.status === "running") settle(draft)
   return undefined
 }
 
 const applyTick = (draft: Draft): void => {
   if (draft.state.status !== "running") return
+  fireJobLimit(draft)
+  if (draft.state.status !== "running") return
   const expired = draft.actions.flatMap((run, at) => (run.deadline !== undefined && run.deadline <= draft.now ? [at] : []))
+  endChildren(draft, expired.map((at) => draft.actions[at]!), "it did not end in time") // a late child goes, whether retried or failed
   // Failures first: a job that fails in this write must not resend anything in the same write
   // (the command would reach the station before the job order leaves Running).
   for (const at of expired) {
     const run = draft.actions[at]!
-    if (run.state === "dispatched" && run.attempts - (run.attemptBase ?? 0) < draft.state.maxAttempts) continue
-    const action = draft.index.action(run.action)!
-    const why = run.state === "dispatched" ? `no reply after ${run.attempts} sends` : `no event within ${action.TimeoutSeconds} s`
+    // An action that failed while paused, waiting for this first tick after Resume (ActionFailure.ts).
+    if (run.state === "failed") return leaveOnError(draft, at)
+    if (!timeoutSpends(draft, run)) continue
+    const why = timeoutWhy(draft, run)
     logInstant(draft, "timeout", run.action, { error: why }, { run })
-    draft.updateAction(at, { state: "failed", error: why, deadline: undefined })
-    logActionWritten(draft, at, true)
-    return failJob(draft, `action ${run.action} timed out: ${why}`)
+    return failAction(draft, at, "timeout", why, `action ${run.action} timed out: ${why}`)
   }
-  for (const at of expired) {
-    const run = draft.actions[at]!
+  // v1.1.0: steps past their MaxDuration go first; an action of a step left here is not resent.
+  const due = expired.map((at) => draft.actions[at]!)
+  fireStepLimits(draft)
+  if (draft.state.status !== "running") return
+  for (const run of due) {
+    const at = draft.actions.indexOf(run)
+    // Gone with its step, or a Retry policy's back-off that ended / an attempt that timed out.
+    if (at < 0 || retryAfterTimeout(draft, at)) continue
     const action = draft.index.action(run.action)!
     logInstant(draft, "timeout", run.action, { resend: run.attempts + 1 }, { run })
     draft.updateAction(at, { attempts: run.attempts + 1, deadline: draft.now + action.TimeoutSeconds * 1000 })
@@ -235,6 +219,9 @@ const applyTick = (draft: Draft): void => {
       parameters: (action.Parameters ?? {}) as Record<string, unknown>, subject: draft.state.scope, attempt: run.attempts + 1
     })
   }
+  fireTimed(draft)
+  markDueRecheck(draft)
+  if (draft.recheck) settle(draft)
 }
 
 const applyOutage = (draft: Draft, from: number, to: number): void => {
@@ -243,6 +230,8 @@ const applyOutage = (draft: Draft, from: number, to: number): void => {
   draft.actions.forEach((run, at) => {
     if (run.deadline !== undefined && run.deadline > from && run.deadline <= to) draft.updateAction(at, { deadline: run.deadline + length })
   })
+  shiftLimits(draft, from, to)
+  shiftTimed(draft, from, to)
 }
 
 /**
@@ -265,35 +254,39 @@ export const stepOnce = (state: ExecutionState, input: EngineInput, now: number,
   const draft = new Draft(state, now, freshExecutionId)
   draft.counters = readings
   if (isTerminalStatus(state.status)) return output(state, draft, `execution is ${state.status}`)
-  let note: string | undefined
+  return output(state, draft, applyInput(draft, input))
+}
+
+/** One input on a draft of a state that is not terminal; why it was ignored, if it was. */
+const applyInput = (draft: Draft, input: EngineInput): string | undefined => {
   switch (input.type) {
     case "event":
-      note = applyEvent(draft, input)
-      break
+      return applyEvent(draft, input)
     case "tick":
       applyTick(draft)
-      break
+      return undefined
     case "outage":
       applyOutage(draft, input.from, input.to)
-      break
+      return undefined
     case "pause":
       pause(draft, input.origin)
-      break
+      pauseClocks(draft)
+      return undefined
     case "hold":
-      note = holdCommand(draft, input.command)
-      break
+      return holdCommand(draft, input.command)
     case "resume":
+      resumeClocks(draft)
       resume(draft, input.origin)
-      break
+      return undefined
     case "stop":
       stop(draft, input.origin)
-      break
+      return undefined
     case "abort":
       abort(draft, input.reason, input.origin)
-      break
-    case "retry":
-      note = retry(draft, input.action, input.origin)
-      break
+      return undefined
+    case "order":
+      return applyOrder(draft, input.order)
+    default: // retry, skip-step, force-transition, set-result
+      return intervene(draft, input)
   }
-  return output(state, draft, note)
 }

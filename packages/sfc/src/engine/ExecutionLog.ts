@@ -4,8 +4,10 @@
  * (`@microdcs/store`'s log record format) and writes them off the critical path.
  */
 
-/** What a node is about. */
-export type LogNodeKind = "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "stop" | "retry" | "error" | "branch"
+/** What a node is about; `skip-step`, `force-transition`, `set-result` and `retry` are an operator's interventions. */
+export type LogNodeKind =
+  | "step" | "action" | "event" | "transition" | "timeout" | "pause" | "resume" | "stop" | "retry" | "error" | "branch"
+  | "skip-step" | "force-transition" | "set-result"
 
 /** How an execution of the log ended, or that it runs. */
 export type LogExecutionStatus = "running" | "completed" | "failed" | "aborted" | "stopped"

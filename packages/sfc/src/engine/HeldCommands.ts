@@ -9,8 +9,12 @@ import type { CommandEntry } from "./Outbox.js"
  * and nothing that already went out, so the station never gets a command twice.
  */
 
+/** Commands sent once, whose step does not wait for them: every qualifier but N (pulses, stores, stops, delayed ones). */
 const isPulse = (state: Pick<ExecutionState, "recipe">, action: string): boolean =>
-  state.recipe.Actions.some((a) => a.Name === action && a.Qualifier === "P")
+  state.recipe.Actions.some((a) => a.Name === action && a.Qualifier !== "N")
+
+/** Whether `command` is sent once and its step does not wait for it (any qualifier but N): the runtime sends it even after its step. */
+export const sendsOnce = (state: Pick<ExecutionState, "recipe">, command: CommandEntry): boolean => command.attempt === 1 && isPulse(state, command.action)
 
 /**
  * Whether the execution still waits for this send: the open dispatch of this very attempt, or a

@@ -1,15 +1,20 @@
+import { Result } from "effect"
 import { type Origin, originText } from "@microdcs/job-state"
 import type { Draft } from "./Draft.js"
 import { abortJob, settle, stopJob } from "./Flow.js"
 import { releaseHeldCommands } from "./HeldCommands.js"
+import { leaveByIntervention, retryAudited, setResult } from "./InterventionApply.js"
+import type { ForceTransitionInput, InterventionInput, RetryInput, SetResultInput, SkipStepInput } from "./InterventionInput.js"
+import { planIntervention } from "./InterventionPlan.js"
+
+export type { InterventionInput } from "./InterventionInput.js"
 import { logInstant } from "./LogNodes.js"
-import { retryAction } from "./RetryAction.js"
 
 /**
  * The inputs that come from outside the recipe: an MES method the engine follows (Pause, Resume,
- * Stop, Abort) or an operator's action (the CLI's abort, retry). Each writes a log node that
- * names who sent it (`by`: `mes:urn:mes:line-1`, `cli:alice@host`) and the comment it carried;
- * an input without an origin (from before origins were recorded) is logged as it was.
+ * Stop, Abort) or an operator's action (the CLI's abort; the audited interventions below). Each
+ * writes a log node that names who sent it (`by`: `mes:urn:mes:line-1`, `cli:alice@host`) and the
+ * comment it carried; an input without an origin (from before origins were recorded) is logged as it was.
  */
 
 /** The detail naming who sent an input, or nothing without an origin. */
@@ -51,11 +56,23 @@ export const stop = (draft: Draft, origin: Origin | undefined): void => {
 export const abort = (draft: Draft, reason: string | undefined, origin: Origin | undefined): void =>
   abortJob(draft, reason ?? (origin === undefined ? "aborted by the MES" : `aborted by ${originText(origin)}`), byOf(origin))
 
-/** An operator's retry of an open action; when it was retried, a `retry` node names who asked. */
-export const retry = (draft: Draft, action: string, origin: Origin | undefined): string | undefined => {
-  const note = retryAction(draft, action)
-  if (note !== undefined) return note
-  const run = draft.actions.find((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting"))
-  logInstant(draft, "retry", action, byOf(origin), run === undefined ? undefined : { run })
-  return undefined
+/**
+ * An operator's intervention (skip a step, force a transition, set a result, retry an action):
+ * applied when `planIntervention` accepts it, otherwise nothing changes and the note is the
+ * refusal's message (`interventionRefusal` gives it as a typed error).
+ */
+export const intervene = (draft: Draft, input: InterventionInput): string | undefined => {
+  const planned = planIntervention({ status: draft.state.status, active: draft.active, actions: draft.actions, index: draft.index }, input)
+  if (Result.isFailure(planned)) return planned.failure.message
+  const plan = planned.success
+  switch (plan._tag) {
+    case "Leave":
+      leaveByIntervention(draft, input as SkipStepInput | ForceTransitionInput, plan.active, plan.transition)
+      return undefined
+    case "SetResult":
+      setResult(draft, input as SetResultInput, plan.at)
+      return undefined
+    case "Retry":
+      return retryAudited(draft, input as RetryInput)
+  }
 }

@@ -61,8 +61,9 @@ export class LogDraft {
   }
 
   /** A new log: the job's execution opens now (at start, or on the first touch of an older state). */
-  static fresh(executionId: string, openedAt: number): LogDraft {
-    const draft = new LogDraft({ executionId, open: [{ executionId, openedAt, lastSeq: -1 }] })
+  static fresh(executionId: string, openedAt: number, parent?: LogExecution["parent"]): LogDraft {
+    // `parent`: a sub-recipe's child execution names its parent's action node.
+    const draft = new LogDraft({ executionId, open: [{ executionId, openedAt, lastSeq: -1, ...(parent !== undefined ? { parent } : {}) }] })
     draft.opened = new Set([executionId])
     draft.dirty.add(executionId)
     return draft

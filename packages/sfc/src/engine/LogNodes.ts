@@ -1,4 +1,5 @@
 import type { Draft } from "./Draft.js"
+import { childExecutionIdOf } from "./SubRecipeIds.js"
 import { childExecutionId, type LogExecutionStatus, type LogNode, type LogNodeKind } from "./ExecutionLog.js"
 import type { ActionRun, ActiveStep, BranchRun } from "./ExecutionState.js"
 
@@ -21,7 +22,7 @@ const executionOfPlacement = (draft: Draft, branch: ActiveStep["branch"]): strin
 }
 
 /** The execution an action run's step runs in. */
-const executionOfRun = (draft: Draft, run: ActionRun): string | undefined => {
+export const executionOfRun = (draft: Draft, run: ActionRun): string | undefined => {
   const active = draft.active.find((a) => a.step === run.step && a.visit === run.visit)
   return executionOfPlacement(draft, active?.branch)
 }
@@ -67,6 +68,9 @@ const actionDetail = (draft: Draft, run: ActionRun): Record<string, unknown> => 
   } else detail["awaits"] = "event"
   if (run.result !== undefined) detail["result"] = run.result
   if (run.error !== undefined) detail["error"] = run.error
+  // A sub-recipe's node links to its child's execution (the child's root names this node back).
+  const child = childExecutionIdOf(draft, run)
+  if (child !== undefined) detail["childExecutionId"] = child
   return detail
 }
 
@@ -153,4 +157,22 @@ export const logFinished = (draft: Draft, status: Exclude<LogExecutionStatus, "r
   if (log === undefined) return
   for (const child of log.openChildren()) log.close(child, status, draft.now)
   log.close(log.executionId, status, draft.now)
+}
+
+/** A node that opens and closes now in the execution an active step runs in (an intervention on the step). */
+export const logStepInstant = (draft: Draft, active: ActiveStep, kind: LogNodeKind, name: string, detail: unknown): void => {
+  const executionId = executionOfPlacement(draft, active.branch)
+  if (executionId === undefined) return
+  draft.log!.node(executionId, { kind, name, visit: active.visit, openedAt: draft.now, closedAt: draft.now, detail })
+}
+
+/** Closes the node of an open action an operator abandoned (its step was skipped), saying so. */
+export const logActionAbandoned = (draft: Draft, at: number, why: string): void => {
+  const run = draft.actions[at]
+  if (run?.logNode === undefined || draft.log === undefined) return
+  const into = executionOfRun(draft, run)
+  if (into === undefined) return
+  const detail = { ...actionDetail(draft, run), abandoned: why }
+  draft.log.put(into, { seq: run.logNode.seq, kind: "action", name: run.action, visit: run.visit, openedAt: run.logNode.at, closedAt: draft.now, detail })
+  draft.actions[at] = withoutLogNode(run)
 }

@@ -1,5 +1,6 @@
 import type { Draft } from "./Draft.js"
 import { logActionWritten } from "./LogNodes.js"
+import { dispatchEntry } from "./SubRecipes.js"
 
 /**
  * An operator's retry of an open action, for a station that was unreachable and is back: a push
@@ -23,15 +24,7 @@ export const retryAction = (draft: Draft, name: string): string | undefined => {
   const attempt = run.attempts + 1
   draft.updateAction(at, { attempts: attempt, attemptBase: run.attempts, deadline })
   logActionWritten(draft, at, false)
-  draft.emit({
-    type: "command",
-    jobId: draft.state.jobId,
-    action: run.action,
-    correlationId: run.correlationId!,
-    typeId: action.TypeId,
-    parameters: (action.Parameters ?? {}) as Record<string, unknown>,
-    subject: draft.state.scope,
-    attempt
-  })
+  // A sub-recipe's entry names the same child: starting it again is a no-op (create-only).
+  draft.emit(dispatchEntry(draft, action, run, attempt, run.retryAttempt ?? 1))
   return undefined
 }

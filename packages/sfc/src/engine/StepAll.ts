@@ -1,4 +1,5 @@
-import { counterStop, type EngineInput, type EngineOutput, indexChanges, stepOnce } from "./Engine.js"
+import { counterStop, type EngineInput, type EngineOutput, stepOnce } from "./Engine.js"
+import { indexChanges } from "./Indexes.js"
 import type { LogWrite } from "./ExecutionLog.js"
 import type { ExecutionState } from "./ExecutionState.js"
 import type { OutboxEntry } from "./Outbox.js"

@@ -2,8 +2,7 @@ import { Result } from "effect"
 import { countersIn } from "../condition/conditionCounters.js"
 import type { ConditionEvaluationError } from "../condition/ConditionError.js"
 import { tryEvaluateCondition } from "../condition/evaluateCondition.js"
-import { parseCondition } from "../condition/parseCondition.js"
-import { type ActionResult, chooseTransition, type RecipeIndex } from "./RecipeIndex.js"
+import { type ActionResult, chooseTransition, type ConditionContext, type RecipeIndex } from "./RecipeIndex.js"
 
 /**
  * Counters in transition conditions without I/O in the core. The core cannot
@@ -56,7 +55,8 @@ interface CounterCondition {
   /** Undefined when the condition names no counter or does not parse: `RecipeIndex.condition` evaluates it. */
   readonly evaluate?: (
     results: ReadonlyArray<ActionResult>,
-    counters: Readonly<Record<string, number>> | undefined
+    counters: Readonly<Record<string, number>> | undefined,
+    context: ConditionContext | undefined
   ) => Result.Result<boolean, ConditionEvaluationError>
 }
 
@@ -68,12 +68,12 @@ const counterCondition = (index: RecipeIndex, text: string): CounterCondition =>
   if (!byText) compiled.set(index, (byText = new Map()))
   let condition = byText.get(text)
   if (!condition) {
-    const parsed = parseCondition(text.trim())
-    if (Result.isFailure(parsed)) condition = none
+    const ast = index.parse(text)
+    if (ast === undefined) condition = none
     else {
-      const ast = parsed.success
       const counters = countersIn(ast)
-      condition = counters.length === 0 ? none : { counters, evaluate: (results, values) => tryEvaluateCondition(ast, { results, counters: values }) }
+      condition =
+        counters.length === 0 ? none : { counters, evaluate: (results, values, context) => tryEvaluateCondition(ast, { results, counters: values, ...context }) }
     }
     byText.set(text, condition)
   }
@@ -105,20 +105,21 @@ export const chooseTransitionOf = <T extends { readonly Condition: string; reado
   readings: CounterReadings,
   source: string,
   candidates: ReadonlyArray<T>,
-  results: ReadonlyArray<ActionResult>
+  results: ReadonlyArray<ActionResult>,
+  context?: ConditionContext
 ): Result.Result<T | undefined, ConditionEvaluationError> => {
   // The common case (no counters) allocates nothing more than `chooseTransition` does.
-  if (!candidates.some((t) => counterCondition(index, t.Condition).counters.length > 0)) return Result.succeed(chooseTransition(index, candidates, results))
+  if (!candidates.some((t) => counterCondition(index, t.Condition).counters.length > 0)) return Result.succeed(chooseTransition(index, candidates, results, context))
   const ordered = [...candidates].sort((a, b) => a.Priority - b.Priority || a.order - b.order)
   let values: { readonly read: Readonly<Record<string, number>> | undefined } | undefined
   for (const [at, t] of ordered.entries()) {
     const condition = counterCondition(index, t.Condition)
     if (!condition.evaluate) {
-      if (index.condition(t.Condition)(results)) return Result.succeed(t)
+      if (index.condition(t.Condition)(results, context)) return Result.succeed(t)
       continue
     }
     values ??= { read: readings.take({ source, counters: countersNamed(index, ordered.slice(at)), results: resultsRecord(results) }) }
-    const holds = condition.evaluate(results, values.read)
+    const holds = condition.evaluate(results, values.read, context)
     if (Result.isFailure(holds)) return Result.fail(holds.failure)
     if (holds.success) return Result.succeed(t)
   }

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
-import { RecipeWire } from "./Recipe.js"
-import { RECIPE_SCHEMA_ID } from "./validateRecipe.js"
+import { RecipeWire, RecipeWireV1_1 } from "./Recipe.js"
+import type { RecipeSchemaVersion } from "./Recipe.js"
+import { RECIPE_SCHEMA_IDS } from "./RecipeVersions.js"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 
@@ -23,20 +24,20 @@ const withoutNullAlternatives = (value: Json): Json => {
 }
 
 /**
- * The JSON Schema (draft 2020-12) of a recipe, the `data` of a work master whose `dataschema` is
- * {@link RECIPE_SCHEMA_ID}: generated from the recipe model itself, so it cannot drift from what
- * the island accepts. It checks the shape of each element (PascalCase names; `Initial` and
- * `Priority` may be left out); the rules across elements (unique names, references,
- * reachability, conditions) are `validateRecipe`'s. The repository publishes it under its `$id`
- * as `docs/schemas/sfc-recipe/v1.0.0/schema.json`.
+ * The JSON Schema (draft 2020-12) of a recipe of `version` (default 1.0.0), the `data` of a work
+ * master whose `dataschema` is that version's id (`RECIPE_SCHEMA_IDS`): generated from the recipe
+ * model itself, so it cannot drift from what the island accepts. It checks the shape of each
+ * element (PascalCase names; `Initial` and `Priority` may be left out); the rules across elements
+ * (unique names, references, reachability, conditions) are `validateRecipe`'s. The repository
+ * publishes each under its `$id` as `docs/schemas/sfc-recipe/v{version}/schema.json`.
  */
-export const recipeJsonSchema = (): { readonly [key: string]: Json } => {
-  const document = Schema.toJsonSchemaDocument(RecipeWire)
+export const recipeJsonSchema = (version: RecipeSchemaVersion = "1.0.0"): { readonly [key: string]: Json } => {
+  const document = Schema.toJsonSchemaDocument(version === "1.1.0" ? RecipeWireV1_1 : RecipeWire)
   const schema = withoutNullAlternatives(document.schema as Json) as { readonly [key: string]: Json }
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
-    $id: RECIPE_SCHEMA_ID,
-    title: "SFC recipe v1.0.0",
+    $id: RECIPE_SCHEMA_IDS[version],
+    title: `SFC recipe v${version}`,
     description: "A recipe as a work master's data: steps, transitions, actions and branches of a sequential function chart.",
     ...schema,
     $defs: withoutNullAlternatives(document.definitions as Json)

@@ -12,6 +12,20 @@ export type RecipeRule =
   | "counter"
   | "qualifier"
   | "unreachable"
+  /** A construct of recipe schema v1.1.0 in a recipe that says v1.0.0. */
+  | "needs-v1.1"
+  /** A step's time limit that cannot work (`OnMaxDuration` without `MaxDuration`, or into a branch path). */
+  | "time-limit"
+  /** A name in a condition that nothing the transition can read supplies (v1.1.0). */
+  | "condition-name"
+  /** An action's Retry policy that is not one (v1.1.0). */
+  | "retry"
+  /** A pull event's `CorrelationKey` or `Matches` (where its key is, what the key must equal). */
+  | "correlation-key"
+  /** A sub-recipe action (`Interaction: "recipe"`) without its work master, or its fields on another action (v1.1.0). */
+  | "sub-recipe"
+  /** A work master that reaches itself through sub-recipes (found where work masters are stored). */
+  | "sub-recipe-cycle"
 
 /**
  * One thing wrong with a recipe. `path` points into the recipe with PascalCase field names and
@@ -21,6 +35,8 @@ export interface RecipeProblem {
   readonly rule: RecipeRule
   readonly path: ReadonlyArray<string | number>
   readonly message: string
+  /** For a `condition-name` problem: what the condition could read instead, as condition text. */
+  readonly candidates?: ReadonlyArray<string>
 }
 
 /** `Actions[2].Qualifier` */

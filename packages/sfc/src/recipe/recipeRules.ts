@@ -1,20 +1,18 @@
 import { Result } from "effect"
 import { isCounterName, maxCounterNameLength } from "../condition/conditionCounters.js"
 import { parseCondition } from "../condition/parseCondition.js"
-import type { RecipeDraft } from "./Recipe.js"
-import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
+import { conditionNames } from "./conditionNames.js"
+import { conditionsNeedV1_1 } from "./conditionVersion.js"
+import { type Path, problem, quote, type RecipeCheck, transitionLabel } from "./recipeCheck.js"
+import { correlationChecks } from "./correlationRules.js"
 import { reachableSteps } from "./reachability.js"
 import { countersOfCondition } from "./recipeCounters.js"
+import { failureFieldsNeedV1_1, onErrorTargets, retryPolicies } from "./failureRules.js"
+import { timeLimitsNeedV11, timeLimitTargets } from "./timeLimitRules.js"
+import { qualifierFieldRules, supportedQualifiers } from "./qualifierRules.js"
+import { subRecipeChecks } from "./subRecipeRules.js"
 
-/** One recipe rule: the problems it finds in a structurally sound recipe, in recipe order. */
-export type RecipeCheck = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
-
-type Path = ReadonlyArray<string | number>
-const problem = (rule: RecipeRule, path: Path, message: string): RecipeProblem => ({ rule, path, message })
-
-const quote = (name: string) => JSON.stringify(name)
-const transitionLabel = (t: { Source: string; Target: string }, index: number) =>
-  `transition ${index} (${quote(t.Source)} → ${quote(t.Target)})`
+export type { RecipeCheck } from "./recipeCheck.js"
 
 /** Names share one namespace: transitions and paths refer to steps and branches by name alone. */
 export const uniqueNames: RecipeCheck = (recipe) => {
@@ -178,28 +176,6 @@ export const counterNames: RecipeCheck = (recipe) => {
   return [...bad, ...shadowed]
 }
 
-/** The IEC 61131-3 action qualifiers this engine does not run, so a rejection can say what was meant. */
-const unsupportedQualifiers: ReadonlyMap<string, string> = new Map([
-  ["S", "stored"],
-  ["R", "reset"],
-  ["L", "time limited"],
-  ["D", "time delayed"],
-  ["SD", "stored and time delayed"],
-  ["DS", "time delayed and stored"],
-  ["SL", "stored and time limited"]
-])
-
-export const supportedQualifiers: RecipeCheck = (recipe) =>
-  recipe.Actions.flatMap((a, i) => {
-    if (a.Qualifier === "N" || a.Qualifier === "P") return []
-    const meaning = unsupportedQualifiers.get(a.Qualifier)
-    const why =
-      meaning === undefined
-        ? `qualifier ${quote(a.Qualifier)} is not an IEC 61131-3 qualifier`
-        : `qualifier ${a.Qualifier} (${meaning}) is an IEC 61131-3 qualifier this engine does not support`
-    return [problem("qualifier", ["Actions", i, "Qualifier"], `action ${quote(a.Name)}: ${why}; use N (wait for completion) or P (pulse)`)]
-  })
-
 /**
  * With several initial steps (already a problem) a step reachable from none of them is still
  * unreachable whichever is meant; with none there is no start, and `oneInitialStep` has spoken.
@@ -215,7 +191,17 @@ export const stepsReachable: RecipeCheck = (recipe) => {
 }
 
 /** The rules that judge each transition or action on its own, so they also run on the parts of a malformed recipe. */
-export const elementChecks: ReadonlyArray<RecipeCheck> = [positiveTimeouts, conditionsParse, counterNames, supportedQualifiers]
+export const elementChecks: ReadonlyArray<RecipeCheck> = [
+  positiveTimeouts,
+  conditionsParse,
+  counterNames,
+  supportedQualifiers,
+  qualifierFieldRules,
+  failureFieldsNeedV1_1,
+  retryPolicies,
+  ...correlationChecks,
+  ...subRecipeChecks
+]
 
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
@@ -227,5 +213,15 @@ export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   conditionsParse,
   counterNames,
   supportedQualifiers,
-  stepsReachable
+  qualifierFieldRules,
+  failureFieldsNeedV1_1,
+  retryPolicies,
+  onErrorTargets,
+  ...correlationChecks,
+  ...subRecipeChecks,
+  timeLimitTargets,
+  stepsReachable,
+  timeLimitsNeedV11,
+  conditionsNeedV1_1,
+  conditionNames
 ]

@@ -30,7 +30,10 @@ const neutralAction = { Name: "", Step: "", Qualifier: "N", Interaction: "push_c
  */
 export const salvageDraft = (input: unknown): RecipeDraft => {
   if (!isObject(input)) return { Steps: [], Transitions: [], Actions: [] }
+  const version = input["SchemaVersion"] ?? input["schema_version"]
   return {
+    // The version-bound rules judge each element by the version the recipe says it is.
+    ...(version === "1.0.0" || version === "1.1.0" ? { SchemaVersion: version } : {}),
     Steps: [],
     Transitions: salvage(Transition, listOf(input, "Transitions"), neutralTransition),
     Actions: salvage(ActionDraft, listOf(input, "Actions"), neutralAction)
