@@ -38,17 +38,18 @@ const MAX_HOLD_ROUNDS = 10
  * so they reach the execution's CAS in either order. The execution therefore follows the job
  * order's current state, not the change word, and checks after its write that the order did not
  * move meanwhile: the last write to the execution is always based on the order's last state.
+ * A sub-recipe's child follows its root job's order (`orderJobId`).
  */
-export const followHold = (jobId: string) =>
+export const followHold = (jobId: string, orderJobId = jobId) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
     for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
-      const order = yield* jobOrders.load(jobId)
+      const order = yield* jobOrders.load(orderJobId)
       // The order's last change put it where it is: its origin is who paused or resumed it.
       if (order?.state.main === "Interrupted") yield* executions.apply(jobId, { type: "pause", origin: order.origin })
       else if (order?.state.main === "Running") yield* executions.apply(jobId, { type: "resume", origin: order.origin })
-      if ((yield* jobOrders.load(jobId))?.version === order?.version) return
+      if ((yield* jobOrders.load(orderJobId))?.version === order?.version) return
     }
     return yield* new StateMoved({ key: jobId, attempts: MAX_HOLD_ROUNDS })
   })

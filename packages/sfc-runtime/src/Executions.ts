@@ -46,7 +46,11 @@ const reindex = <E = never, R = never>(deps: ExecutionDeps, jobId: string, prese
     return true
   })
 
-/** Removes a job's execution and every index entry (the MES cleared or cancelled the job). */
+/**
+ * Removes a job's execution and every index entry (the MES cleared or cancelled the job), then its
+ * sub-recipe children, recursively. The job goes first: a child started after this read finds its
+ * parent gone and removes itself (SubRecipeEntries.ts).
+ */
 const remove = (deps: ExecutionDeps, jobId: string): Effect.Effect<boolean, ExecutionError | NotFound> =>
   Effect.gen(function* () {
     const loaded = yield* load(deps, jobId)
@@ -57,6 +61,7 @@ const remove = (deps: ExecutionDeps, jobId: string): Effect.Effect<boolean, Exec
     yield* deps.states.delete({ jobId, waits: [...new Set(waits)], keyedWaits: everyKeyedWait(state) }).pipe(
       Effect.catchTags({ NotFound: () => Effect.void, VersionConflict: () => Effect.void })
     )
+    for (const child of state.children ?? []) yield* remove(deps, child)
     return true
   })
 

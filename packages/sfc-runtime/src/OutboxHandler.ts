@@ -118,7 +118,8 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
       // The MES paused the job but the execution has not followed yet: let it follow first, so
       // the command is held back on a paused state, which only a later Resume can release.
       if (state.status === "running" && order.state.main === "Interrupted") {
-        yield* followHold(command.jobId)
+        // A child has no order of its own: it follows its root job's.
+        yield* followHold(command.jobId, orderJobId(state))
         continue
       }
       if (state.status !== "paused") return yield* sendIfWanted(command, options, order.state.main, state)

@@ -91,6 +91,25 @@ describe("a sub-recipe action", () => {
     expect(entriesOf(stopped.apply({ type: "stop" }, T0 + S), "subrecipe-end")).toMatchObject([{ childJobId: CHILD, how: "stop" }])
   })
 
+  it("pauses and resumes its waiting child with itself", () => {
+    const job = new Job(parentRecipe())
+    expect(entriesOf(job.apply({ type: "pause" }, T0 + S), "subrecipe-end")).toEqual([
+      { type: "subrecipe-end", jobId: JOB, childJobId: CHILD, how: "pause", reason: "the parent job paused" }
+    ])
+    expect(entriesOf(job.apply({ type: "resume" }, T0 + 2 * S), "subrecipe-end")).toMatchObject([{ childJobId: CHILD, how: "resume" }])
+    // A child that already ended gets no word.
+    job.apply(childEndInput(done("completed", { ok: true })), T0 + 3 * S)
+    expect(entriesOf(job.apply({ type: "pause" }, T0 + 4 * S), "subrecipe-end")).toEqual([])
+  })
+
+  it("records each child it starts, in the write that asks for it, so a removal of the job finds them", () => {
+    const job = new Job(parentRecipe({ Retry: { MaxAttempts: 2, InitialIntervalSeconds: 1 } }))
+    expect(job.state.children).toEqual([CHILD])
+    job.apply(childEndInput(done("failed", {}, "valve stuck")), T0 + S)
+    job.apply({ type: "tick" }, T0 + 2 * S)
+    expect(job.state.children).toEqual([CHILD, `${JOB}/dose/1.2`])
+  })
+
   it("aborts a child that does not end in time, and the action fails without a resend", () => {
     const job = new Job(parentRecipe())
     const out = job.apply({ type: "tick" }, T0 + 60 * S)

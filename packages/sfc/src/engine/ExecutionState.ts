@@ -185,6 +185,11 @@ export interface ExecutionState {
    * the parent's execution in the log. A child moves no job order and writes no job response.
    */
   readonly parent?: SubRecipeParent
+  /**
+   * v1.1.0: the job ids of the sub-recipe children this execution started (recorded in the write
+   * that asks for each), so removing the job removes them too. Absent when none.
+   */
+  readonly children?: ReadonlyArray<string>
 }
 
 /** Where a child execution's end goes (SubRecipes.ts). */

@@ -6,6 +6,7 @@ import { releaseHeldCommands } from "./HeldCommands.js"
 import { leaveByIntervention, retryAudited, setResult } from "./InterventionApply.js"
 import type { ForceTransitionInput, InterventionInput, RetryInput, SetResultInput, SkipStepInput } from "./InterventionInput.js"
 import { planIntervention } from "./InterventionPlan.js"
+import { signalChildren } from "./SubRecipes.js"
 
 export type { InterventionInput } from "./InterventionInput.js"
 import { logInstant } from "./LogNodes.js"
@@ -30,6 +31,7 @@ export const pause = (draft: Draft, origin: Origin | undefined): void => {
   })
   draft.touch()
   logInstant(draft, "pause", "pause", byOf(origin))
+  signalChildren(draft, "pause")
 }
 
 export const resume = (draft: Draft, origin: Origin | undefined): void => {
@@ -42,6 +44,7 @@ export const resume = (draft: Draft, origin: Origin | undefined): void => {
   draft.touch()
   logInstant(draft, "resume", "resume", byOf(origin))
   releaseHeldCommands(draft)
+  signalChildren(draft, "resume")
   // Events that arrived while paused completed actions; advancing waited for now.
   settle(draft)
 }

@@ -61,13 +61,16 @@ export interface SubRecipeEntry {
   readonly logParent?: { readonly executionId: string; readonly seq: number }
 }
 
-/** Abort (or stop) a child execution: its parent ended, left its step, or stopped waiting for it. */
+/**
+ * Abort (or stop) a child execution: its parent ended, left its step, or stopped waiting for it;
+ * or pause / resume it with its parent (the child then follows its parent's state).
+ */
 export interface SubRecipeEndEntry {
   readonly type: "subrecipe-end"
   /** The parent's job id. */
   readonly jobId: string
   readonly childJobId: string
-  readonly how: "abort" | "stop"
+  readonly how: "abort" | "stop" | "pause" | "resume"
   readonly reason: string
 }
 

@@ -22,11 +22,15 @@ export const dispatchEntry = (draft: Draft, action: Action, run: Pick<ActionRun,
     return { type: "command", jobId, action: action.Name, correlationId: run.correlationId!, typeId: action.TypeId, parameters, subject: draft.state.scope, attempt }
   }
   const childExecutionId = childExecutionIdOf(draft, { ...run, retryAttempt })
+  const childJobId = subRecipeJobId(jobId, action.Name, run.visit, retryAttempt)
+  // Recorded in the same write as the entry, so a Clear that removes this job finds the child.
+  const children = draft.state.children ?? []
+  if (!children.includes(childJobId)) draft.state.children = [...children, childJobId]
   const into = run.logNode === undefined ? undefined : executionOfRun(draft, run as ActionRun)
   return {
     ...(childExecutionId !== undefined ? { childExecutionId } : {}),
     ...(into !== undefined ? { logParent: { executionId: into, seq: run.logNode!.seq } } : {}),
-    type: "subrecipe", jobId, action: action.Name, childJobId: subRecipeJobId(jobId, action.Name, run.visit, retryAttempt), correlationId: run.correlationId!,
+    type: "subrecipe", jobId, action: action.Name, childJobId, correlationId: run.correlationId!,
     rootJobId: draft.state.parent?.rootJobId ?? jobId, workMasterId: action.WorkMasterID!, ...(action.Digest !== undefined ? { digest: action.Digest } : {}), parameters
   }
 }
@@ -37,6 +41,15 @@ export const endChildren = (draft: Draft, runs: ReadonlyArray<ActionRun>, reason
     const action = draft.index.action(run.action)
     if (action?.Interaction !== "recipe" || run.state !== "dispatched") continue
     const how = draft.state.status === "stopped" ? "stop" : "abort"
+    draft.emit({ type: "subrecipe-end", jobId: draft.state.jobId, childJobId: subRecipeJobId(draft.state.jobId, run.action, run.visit, run.retryAttempt ?? 1), how, reason })
+  }
+}
+
+/** Pauses or resumes the child of each open sub-recipe run with its parent. */
+export const signalChildren = (draft: Draft, how: "pause" | "resume"): void => {
+  for (const run of draft.actions) {
+    if (draft.index.action(run.action)?.Interaction !== "recipe" || run.state !== "dispatched") continue
+    const reason = `the parent job ${how === "pause" ? "paused" : "resumed"}`
     draft.emit({ type: "subrecipe-end", jobId: draft.state.jobId, childJobId: subRecipeJobId(draft.state.jobId, run.action, run.visit, run.retryAttempt ?? 1), how, reason })
   }
 }
