@@ -1,12 +1,11 @@
 import { hostname, userInfo } from "node:os"
-import { Effect, Result, Exit, Layer, Scope } from "effect"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { decodeJobOrderRecord, encodeJobOrderRecord, JobStates, normalizedName } from "@microdcs/job-state"
-import { InProcessStation, SfcEngineProcesses, SfcRuntimeServices } from "@microdcs/sfc-runtime"
+import { Effect } from "effect"
+import { describe, expect, inject, it } from "vitest"
+import { encodeJobOrderRecord, JobStates } from "@microdcs/job-state"
 import { RECIPE_SCHEMA_ID } from "@microdcs/sfc"
-import { JobOrderDao, storeLayer, WorkMasterDao } from "@microdcs/store"
+import { JobOrderDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
-import { type Cli, makeCli } from "./Cli.js"
+import { engineBeside, readUntil } from "./EngineBeside.js"
 import { SCOPE, withStore } from "./Seed.js"
 
 // Issue 21: an abort from the CLI was logged as "aborted by the MES", a pause from the CLI looked
@@ -15,8 +14,6 @@ import { SCOPE, withStore } from "./Seed.js"
 // on the CLI's prefix, so the log is the one the island writes.
 const url = inject("valkeyUrl")
 const prefix = randomPrefix("cli-origins")
-let cli: Cli
-const engineScope = Effect.runSync(Scope.make())
 
 /** A job that waits for an event no station sends: it stays Running until an operator acts. */
 const waiting = {
@@ -29,41 +26,14 @@ const waiting = {
   }
 }
 
-const engine = SfcEngineProcesses({ consumer: "cli-origins" }).pipe(
-  Layer.provideMerge(InProcessStation().layer),
-  Layer.provideMerge(SfcRuntimeServices),
-  Layer.provideMerge(storeLayer({ url, prefix }))
-)
-
-beforeAll(async () => {
-  cli = await makeCli(url, prefix)
-  await Effect.runPromise(Layer.buildWithScope(engine, engineScope))
-  await withStore(url, prefix, Effect.flatMap(WorkMasterDao, (dao) => dao.put({ id: waiting.ID, scope: SCOPE, doc: JSON.stringify(waiting), expectedVersion: -1 })))
-}, 60_000)
-
-afterAll(async () => {
-  await Effect.runPromise(Scope.close(engineScope, Exit.void))
-  cli?.dispose()
-})
-
-const stateOf = (id: string) =>
-  withStore(url, prefix, Effect.map(Effect.flatMap(JobOrderDao, (dao) => dao.get(id)), (s) => normalizedName(Result.getOrThrow(decodeJobOrderRecord(s.doc)).state)))
-
-const until = async <A>(read: () => Promise<A>, ok: (value: A) => boolean, what: string): Promise<A> => {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const value = await read()
-    if (ok(value)) return value
-    if (Date.now() > deadline) throw new Error(`${what} not reached: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+const beside = engineBeside(url, prefix, { consumer: "cli-origins", workMaster: waiting })
+const stateOf = beside.stateOf
 
 /** Submits a job as the MES's StoreAndStart would have written it, and waits until it runs. */
 const running = async (id: string) => {
   const doc = encodeJobOrderRecord({ JobOrderID: id, WorkMasterID: [{ ID: waiting.ID }] }, JobStates.AllowedToStart_Ready)
   await withStore(url, prefix, Effect.flatMap(JobOrderDao, (dao) => dao.put({ id, scope: SCOPE, doc, priority: 0, expectedVersion: 0, change: "StoreAndStart" })))
-  await until(() => stateOf(id), (s) => s === "Running", `${id} Running`)
+  await readUntil(() => stateOf(id), (s) => s === "Running", `${id} Running`)
 }
 
 interface TreeNode {
@@ -73,8 +43,8 @@ interface TreeNode {
 
 /** The job's log node of `kind`, once the engine has written it. */
 const logNode = (id: string, kind: string) =>
-  until(
-    async () => ((await cli.json<{ rows: ReadonlyArray<TreeNode> }>(["executions", "tree", id])).rows ?? []).find((r) => r.type === "node" && r.record.kind === kind),
+  readUntil(
+    async () => ((await beside.cli.json<{ rows: ReadonlyArray<TreeNode> }>(["executions", "tree", id])).rows ?? []).find((r) => r.type === "node" && r.record.kind === kind),
     (node) => node !== undefined,
     `${kind} node of ${id}`
   )
@@ -82,33 +52,33 @@ const logNode = (id: string, kind: string) =>
 describe("who did it: the operator's origin", () => {
   it("abort --actor names the operator in the history and in the log's error node, not the MES", async () => {
     await running("jo-op-1")
-    const aborted = await cli.json(["joborders", "abort", "jo-op-1", "--scope", SCOPE, "--yes", "--actor", "alice@host", "--comment", "tool broke"])
+    const aborted = await beside.cli.json(["joborders", "abort", "jo-op-1", "--scope", SCOPE, "--yes", "--actor", "alice@host", "--comment", "tool broke"])
     expect(aborted).toMatchObject({ method: "Abort", state: "Aborted" })
     const error = await logNode("jo-op-1", "error")
     expect(error!.record.detail).toEqual({ error: "aborted by cli:alice@host", by: "cli:alice@host", comment: "tool broke" })
-    const shown = await cli.json<{ history: ReadonlyArray<{ change: string; origin: unknown }> }>(["joborders", "show", "jo-op-1"])
+    const shown = await beside.cli.json<{ history: ReadonlyArray<{ change: string; origin: unknown }> }>(["joborders", "show", "jo-op-1"])
     expect(shown.history.map((e) => [e.change, e.origin])).toEqual([
       ["StoreAndStart", null],
       ["Run", { kind: "engine", id: "sfc" }],
       ["Abort", { kind: "cli", id: "alice@host", comment: "tool broke" }]
     ])
-    const table = await cli.run(["joborders", "show", "jo-op-1"])
+    const table = await beside.cli.run(["joborders", "show", "jo-op-1"])
     expect(table.stdout).toMatch(/Abort\s+\d+\s+cli:alice@host\s+tool broke/)
   })
 
   it("pause without --actor names the OS user on this host, in the history and the pause node", async () => {
     await running("jo-op-2")
-    expect(await cli.json(["joborders", "pause", "jo-op-2", "--scope", SCOPE])).toMatchObject({ state: "Interrupted_Suspended" })
+    expect(await beside.cli.json(["joborders", "pause", "jo-op-2", "--scope", SCOPE])).toMatchObject({ state: "Interrupted_Suspended" })
     const me = `${userInfo().username}@${hostname()}`
     const pause = await logNode("jo-op-2", "pause")
     expect(pause!.record.detail).toEqual({ by: `cli:${me}` })
-    const shown = await cli.json<{ history: ReadonlyArray<{ change: string; origin: unknown }> }>(["joborders", "show", "jo-op-2"])
+    const shown = await beside.cli.json<{ history: ReadonlyArray<{ change: string; origin: unknown }> }>(["joborders", "show", "jo-op-2"])
     expect(shown.history.at(-1)).toMatchObject({ change: "Pause", origin: { kind: "cli", id: me } })
   })
 
   it("a bad --actor is refused with every problem named (exit 2), and nothing changes", async () => {
     await running("jo-op-3")
-    const refused = await cli.run(["joborders", "abort", "jo-op-3", "--scope", SCOPE, "--yes", "--actor", `bad\tname${"x".repeat(300)}`])
+    const refused = await beside.cli.run(["joborders", "abort", "jo-op-3", "--scope", SCOPE, "--yes", "--actor", `bad\tname${"x".repeat(300)}`])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain("--actor")
     expect(refused.stderr).toContain("at most 256")

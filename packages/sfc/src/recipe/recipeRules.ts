@@ -203,22 +203,15 @@ export const elementChecks: ReadonlyArray<RecipeCheck> = [
   ...subRecipeChecks
 ]
 
+/** Every rule of a sound recipe: the structure, then each element's (as above), then the rules across elements. */
 export const recipeChecks: ReadonlyArray<RecipeCheck> = [
   uniqueNames,
   oneInitialStep,
   referencesExist,
   branchPaths,
   pathTransitions,
-  positiveTimeouts,
-  conditionsParse,
-  counterNames,
-  supportedQualifiers,
-  qualifierFieldRules,
-  failureFieldsNeedV1_1,
-  retryPolicies,
+  ...elementChecks,
   onErrorTargets,
-  ...correlationChecks,
-  ...subRecipeChecks,
   timeLimitTargets,
   stepsReachable,
   timeLimitsNeedV11,
