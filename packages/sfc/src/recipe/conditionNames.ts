@@ -1,3 +1,4 @@
+import { recipeSchemaVersion } from "./RecipeVersions.js"
 import { Result } from "effect"
 import { actionField, orderField, stepFlag } from "../condition/ConditionAst.js"
 import { type ConditionReference, referencesIn } from "../condition/conditionReads.js"
@@ -6,7 +7,7 @@ import { printCondition } from "../condition/printCondition.js"
 import { jobOrderFields } from "./jobOrderFields.js"
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
-import { quote, type RecipeCheck, schemaVersionOf, transitionLabel } from "./recipeCheck.js"
+import { quote, type RecipeCheck, transitionLabel } from "./recipeCheck.js"
 import { type ReadableActions, readableActions } from "./readableActions.js"
 
 type Action = RecipeDraft["Actions"][number]
@@ -92,7 +93,7 @@ const transitionProblems = (context: NameContext, condition: string, path: Reado
  * order field. Each problem lists the candidates.
  */
 export const conditionNames: RecipeCheck = (recipe) => {
-  if (schemaVersionOf(recipe) !== "1.1.0") return []
+  if (recipeSchemaVersion(recipe) !== "1.1.0") return []
   const steps = new Set(recipe.Steps.map((s) => s.Name))
   const branches = new Set((recipe.Branches ?? []).map((b) => b.Name))
   const actions = new Map(recipe.Actions.map((a) => [a.Name, a]))

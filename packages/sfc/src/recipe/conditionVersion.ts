@@ -1,6 +1,7 @@
+import { recipeSchemaVersion } from "./RecipeVersions.js"
 import { Result } from "effect"
 import { analyzeCondition } from "../condition/parseCondition.js"
-import { problem, quote, type RecipeCheck, schemaVersionOf, transitionLabel } from "./recipeCheck.js"
+import { problem, quote, type RecipeCheck, transitionLabel } from "./recipeCheck.js"
 
 const needs = "needs recipe schema v1.1.0"
 
@@ -10,7 +11,7 @@ const needs = "needs recipe schema v1.1.0"
  * use is a problem naming the construct. A condition that does not parse is `conditionsParse`'s.
  */
 export const conditionsNeedV1_1: RecipeCheck = (recipe) => {
-  if (schemaVersionOf(recipe) !== "1.0.0") return []
+  if (recipeSchemaVersion(recipe) !== "1.0.0") return []
   const steps = recipe.Steps.map((s) => s.Name)
   const inConditions = recipe.Transitions.flatMap((t, i) => {
     const analyzed = analyzeCondition(t.Condition, { steps })

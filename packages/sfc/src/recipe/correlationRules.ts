@@ -1,27 +1,24 @@
 import { ATTRIBUTE_NAME, FIELD_PATH, MAX_PATH_SEGMENTS, parseMatches, UNFIT_ATTRIBUTES } from "./correlationKey.js"
 import type { RecipeDraft } from "./Recipe.js"
-import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
+import type { RecipeProblem } from "./RecipeProblem.js"
+import { type Path, problem, quote, type RecipeCheck } from "./recipeCheck.js"
+import { recipeSchemaVersion } from "./RecipeVersions.js"
 
 /**
  * The rules of a pull event's correlation key (`CorrelationKey` + `Matches`, recipe schema
  * v1.1.0). Each judges one action on its own, so they run on the parts of a malformed recipe too.
  */
 
-type Check = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
 type DraftAction = RecipeDraft["Actions"][number]
 type DraftKey = NonNullable<DraftAction["CorrelationKey"]>
-type Path = ReadonlyArray<string | number>
 
-const quote = (text: string) => JSON.stringify(text)
-const problem = (rule: RecipeRule, path: Path, message: string): RecipeProblem => ({ rule, path, message })
 const keyProblem = (path: Path, message: string) => problem("correlation-key", path, message)
 
 /** Until the core's `SchemaVersion` lands everywhere, a recipe without one is v1.0.0. */
-const versionOf = (recipe: RecipeDraft): string => (recipe as { readonly SchemaVersion?: string }).SchemaVersion ?? "1.0.0"
 
 /** Both fields of the key are v1.1.0 constructs: a v1.0.0 recipe names neither. */
-export const correlationNeedsV1_1: Check = (recipe) =>
-  versionOf(recipe) === "1.1.0"
+export const correlationNeedsV1_1: RecipeCheck = (recipe) =>
+  recipeSchemaVersion(recipe) === "1.1.0"
     ? []
     : recipe.Actions.flatMap((a, i) =>
         (["CorrelationKey", "Matches"] as const)
@@ -84,7 +81,7 @@ const actionKeyProblems = (a: DraftAction, i: number): ReadonlyArray<RecipeProbl
   return problems
 }
 
-export const correlationKeys: Check = (recipe) => recipe.Actions.flatMap(actionKeyProblems)
+export const correlationKeys: RecipeCheck = (recipe) => recipe.Actions.flatMap(actionKeyProblems)
 
 /** The correlation rules, in the order their problems are listed. */
-export const correlationChecks: ReadonlyArray<Check> = [correlationNeedsV1_1, correlationKeys]
+export const correlationChecks: ReadonlyArray<RecipeCheck> = [correlationNeedsV1_1, correlationKeys]

@@ -1,21 +1,18 @@
 import type { RecipeDraft } from "./Recipe.js"
-import type { RecipeProblem, RecipeRule } from "./RecipeProblem.js"
+import type { RecipeProblem } from "./RecipeProblem.js"
+import { type Path, problem, quote, type RecipeCheck } from "./recipeCheck.js"
+import { recipeSchemaVersion } from "./RecipeVersions.js"
 
 /**
  * The rules of an action's failure policy (recipe schema v1.1.0): `Retry` (how often and how far
  * apart it is tried again) and `OnError` (where the recipe goes when it finally fails).
  */
 
-type Check = (recipe: RecipeDraft) => ReadonlyArray<RecipeProblem>
-type Path = ReadonlyArray<string | number>
 type DraftAction = RecipeDraft["Actions"][number]
 
-const problem = (rule: RecipeRule, path: Path, message: string): RecipeProblem => ({ rule, path, message })
-const quote = (name: string) => JSON.stringify(name)
-
 /** A recipe given under schema v1.0.0 has neither field: its author meant a schema it does not name. */
-export const failureFieldsNeedV1_1: Check = (recipe) => {
-  if (recipe.SchemaVersion === "1.1.0") return []
+export const failureFieldsNeedV1_1: RecipeCheck = (recipe) => {
+  if (recipeSchemaVersion(recipe) === "1.1.0") return []
   return recipe.Actions.flatMap((a, i) =>
     (["Retry", "OnError"] as const).flatMap((field) =>
       a[field] === undefined ? [] : [problem("needs-v1.1", ["Actions", i, field], `action ${quote(a.Name)}: ${field} needs recipe schema v1.1.0`)]
@@ -41,7 +38,7 @@ const retryValueProblems = (retry: RetryDraft): ReadonlyArray<{ readonly field: 
 }
 
 /** Every number of every retry policy in range; and neither field on a pulse, which is sent once and never waited for. */
-export const retryPolicies: Check = (recipe) =>
+export const retryPolicies: RecipeCheck = (recipe) =>
   recipe.Actions.flatMap((a, i) => {
     const label = `action ${quote(a.Name)}`
     const pulse =
@@ -66,7 +63,7 @@ const pathSteps = (recipe: RecipeDraft): ReadonlyMap<string, string> =>
  * branch), and the failing action's step is on no path either: leaving one path for a target while
  * the branch's other paths run would leave the branch without its convergence.
  */
-export const onErrorTargets: Check = (recipe) => {
+export const onErrorTargets: RecipeCheck = (recipe) => {
   const steps = new Set(recipe.Steps.map((s) => s.Name))
   const branches = new Set((recipe.Branches ?? []).map((b) => b.Name))
   const onPath = pathSteps(recipe)

@@ -2,6 +2,7 @@ import { DELAYED, LIMITED, STOPPED, STORED } from "./QualifierSchema.js"
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
 import { type Path, problem, quote, type RecipeCheck } from "./recipeCheck.js"
+import { recipeSchemaVersion } from "./RecipeVersions.js"
 import { needsV11 } from "./timeLimitRules.js"
 
 /**
@@ -76,7 +77,7 @@ export const qualifierFieldRules: RecipeCheck = (recipe) =>
     const label = `action ${quote(a.Name)}`
     const versioned = fields.flatMap((field) => (a[field] === undefined ? [] : needsV11(recipe, ["Actions", i, field], `${label}: ${field}`)))
     // A v1.0.0 recipe hears only that these need v1.1.0, not how v1.1.0 would want them.
-    if (versioned.length > 0 || (!V1_0.has(a.Qualifier) && recipe.SchemaVersion !== "1.1.0")) return versioned
+    if (versioned.length > 0 || (!V1_0.has(a.Qualifier) && recipeSchemaVersion(recipe) !== "1.1.0")) return versioned
     const pull =
       meanings.has(a.Qualifier) && a.Interaction === "pull_event"
         ? [problem("qualifier", ["Actions", i, "Interaction"], `${label}: qualifier ${a.Qualifier} is for push commands; a pull event takes N or P`)]

@@ -13,6 +13,3 @@ export const quote = (name: string) => JSON.stringify(name)
 export const transitionLabel = (t: { Source: string; Target: string }, index: number) =>
   `transition ${index} (${quote(t.Source)} → ${quote(t.Target)})`
 
-/** The recipe's schema version (from its work master's `dataschema`); v1.0.0 when it names none. */
-export const schemaVersionOf = (recipe: RecipeDraft): "1.0.0" | "1.1.0" =>
-  (recipe as { readonly SchemaVersion?: string }).SchemaVersion === "1.1.0" ? "1.1.0" : "1.0.0"

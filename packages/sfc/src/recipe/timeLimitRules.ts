@@ -1,7 +1,7 @@
 import type { RecipeDraft } from "./Recipe.js"
 import type { RecipeProblem } from "./RecipeProblem.js"
 import { recipeSchemaVersion } from "./RecipeVersions.js"
-import type { RecipeCheck } from "./recipeCheck.js"
+import { type Path, quote, type RecipeCheck } from "./recipeCheck.js"
 
 /**
  * The rules of the time limits (v1.1.0): `MaxDuration` and `OnMaxDuration` on a step,
@@ -9,8 +9,6 @@ import type { RecipeCheck } from "./recipeCheck.js"
  * judge what the model cannot: the version, and where a time limit leads.
  */
 
-type Path = ReadonlyArray<string | number>
-const quote = (name: string) => JSON.stringify(name)
 
 /**
  * The problem of a v1.1.0 construct in a recipe that says v1.0.0 (none in a v1.1.0 recipe):
