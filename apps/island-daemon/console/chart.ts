@@ -55,6 +55,10 @@ const linePath = (values: ReadonlyArray<number | null>, x: (i: number) => number
   return d
 }
 
+/** A dot for each value with no value beside it (a line needs two), so a lone step shows. */
+const loneDots = (c: ChartSeries, x: (i: number) => number, y: (v: number) => number) =>
+  c.values.map((v, i) => (v !== null && (c.values[i - 1] ?? null) === null && (c.values[i + 1] ?? null) === null ? s("circle", { class: `dot ${c.cls}`, cx: x(i), cy: y(v), r: 2.5 }) : null))
+
 /** A time label of the axis: the local form, UTC on hover. */
 const timeLabel = (ms: number, x: number, anchor: string) => s("text", { x, y: H - 6, "text-anchor": anchor, class: "axis" }, s("title", {}, utcTitle(ms)), formatTime(ms))
 
@@ -68,7 +72,7 @@ const hoverColumns = (spec: ChartSpec, x: (i: number) => number, width: number) 
     )
   )
 
-/** The chart with its title and legend; `data-points` counts the values drawn. */
+/** The chart with its title and legend; `data-points` counts the values drawn, `data-nonzero` those above 0. */
 export const lineChart = (spec: ChartSpec): HTMLElement => {
   const n = spec.times.length
   const all = spec.series.flatMap((c) => c.values.filter((v): v is number => v !== null))
@@ -84,9 +88,10 @@ export const lineChart = (spec: ChartSpec): HTMLElement => {
     s("text", { class: "axis", x: LEFT - 4, y: y(top) + 4, "text-anchor": "end" }, String(top)),
     s("text", { class: "axis", x: LEFT - 4, y: y(0), "text-anchor": "end" }, "0"),
     spec.series.map((c) => s("path", { class: `line ${c.cls}`, d: linePath(c.values, x, y), "data-series": c.name })),
+    spec.series.map((c) => loneDots(c, x, y)),
     n === 0 ? null : [timeLabel(spec.times[0]!, LEFT, "start"), timeLabel(spec.times[n - 1]!, W - RIGHT, "end")],
     hoverColumns(spec, x, step)
   )
   const legend = h("div", { class: "legend" }, spec.series.map((c) => h("span", { class: `key ${c.cls}` }, c.name)), h("span", { class: "meta" }, ` (${spec.unit})`))
-  return h("figure", { class: "chart-box", id: spec.id, "data-points": String(all.length) }, h("figcaption", {}, spec.title), svg, legend)
+  return h("figure", { class: "chart-box", id: spec.id, "data-points": String(all.length), "data-nonzero": String(all.filter((v) => v > 0).length) }, h("figcaption", {}, spec.title), svg, legend)
 }
