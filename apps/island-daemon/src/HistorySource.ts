@@ -18,6 +18,8 @@ export interface HistoryAnswer {
   readonly to: number
   readonly stepMs: number
   readonly points: ReadonlyArray<HistoryPoint>
+  /** Scopes the daemon's history does not keep (past its cap of 64): their points are empty. */
+  readonly scopesLeftOut: ReadonlyArray<string>
 }
 
 /**
@@ -39,6 +41,6 @@ export const daemonHistory = (history: JobHistory): HistorySource["Service"] => 
   points: (query) =>
     Effect.sync(() => {
       const window = windowEnding(Date.now(), query.windowMs, query.stepMs)
-      return { source: "daemon", ...window, points: history.points(query.scope, window) }
+      return { source: "daemon", ...window, points: history.points(query.scope, window), scopesLeftOut: history.scopesLeftOut() }
     })
 })

@@ -31,6 +31,8 @@ export const consoleHistory = Effect.gen(function* () {
   const parsed = historyQueryOf(yield* query)
   if (parsed.problems.length > 0) return { ...badRequest(parsed.problems.join("; ")), body: { error: "bad-request", message: parsed.problems.join("; "), problems: parsed.problems } }
   const source = yield* HistorySource
-  const answer = yield* source.points({ scope: parsed.scope, windowMs: HISTORY_WINDOWS[parsed.window]!, stepMs: HISTORY_STEPS[parsed.step]! })
-  return ok({ scope: parsed.scope ?? null, window: parsed.window, step: parsed.step, ...answer })
+  const answer = yield* Effect.result(source.points({ scope: parsed.scope, windowMs: HISTORY_WINDOWS[parsed.window]!, stepMs: HISTORY_STEPS[parsed.step]! }))
+  // Prometheus away is not the store away: say which.
+  if (answer._tag === "Failure") return { status: 503, body: { error: "history-unavailable", message: answer.failure.message } }
+  return ok({ scope: parsed.scope ?? null, window: parsed.window, step: parsed.step, ...answer.success })
 })

@@ -67,6 +67,6 @@ export const prometheusHistory = (url: string, matchers: string | undefined): Hi
         const ms = (v: number | null) => (v === null ? null : Math.round(v))
         points.push({ at, started: valueAt(r.started, t, 0)!, completed: valueAt(r.completed, t, 0)!, aborted: valueAt(r.aborted, t, 0)!, p50: ms(valueAt(r.p50, t, null)), p95: ms(valueAt(r.p95, t, null)), p99: ms(valueAt(r.p99, t, null)) })
       }
-      return { source: "prometheus" as const, ...window, points }
+      return { source: "prometheus" as const, ...window, points, scopesLeftOut: [] }
     })
 })

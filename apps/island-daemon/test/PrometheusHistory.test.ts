@@ -1,14 +1,17 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { ConfigProvider, Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { daemonConfig, describeConfigError } from "../src/DaemonConfig.js"
 import { prometheusHistory } from "../src/PrometheusHistory.js"
+import { daemonEnv, spawnDaemon } from "./DaemonProcess.js"
 
 /**
  * The history from a Prometheus server (`HISTORY_PROMETHEUS_URL`). No Prometheus is installed
  * here: a small real HTTP server answers `query_range` in Prometheus's JSON, and the test checks
- * the queries the daemon sends and the points it makes of the answers. The settings are checked
+ * the queries the daemon sends and the points it makes of the answers, in process and through a
+ * running daemon's route. The settings are checked
  * with the rest of the daemon's configuration, every problem listed.
  */
 
@@ -73,6 +76,40 @@ describe("the history from Prometheus", () => {
     expect(result._tag).toBe("Failure")
     expect(result._tag === "Failure" && result.failure).toMatchObject({ _tag: "HistoryUnavailable", message: "Prometheus query_range failed: parse error" })
   })
+})
+
+describe("a daemon with HISTORY_PROMETHEUS_URL", () => {
+  let broker: MosquittoServer
+  beforeAll(async () => {
+    broker = await startMosquitto()
+  })
+  afterAll(async () => {
+    await broker?.stop()
+  })
+
+  it("answers the console's history from Prometheus, and 503 with Prometheus's error when it refuses", async () => {
+    const extra = { HISTORY_PROMETHEUS_URL: base, HISTORY_PROMETHEUS_MATCHERS: 'job="island-b"' }
+    const island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix: randomPrefix("history-prom"), instanceId: "history-prom", extra }))
+    try {
+      await island.waitReady()
+      asked.length = 0
+      const reply = await island.get("/api/console/history?scope=line-1&window=6h&step=15m")
+      expect(reply.status, reply.text).toBe(200)
+      const body = reply.json() as { source: string; points: ReadonlyArray<{ started: number; p50: number | null; p99: number | null }> }
+      expect(body.source).toBe("prometheus")
+      expect(body.points).toHaveLength(24)
+      expect(body.points.every((p) => p.started === 2 && p.p50 === 180 && p.p99 === null)).toBe(true)
+      expect(asked.map((q) => q.get("query")!).every((q) => q.includes('scope="line-1",job="island-b"'))).toBe(true)
+      failing = true
+      const refused = await island.get("/api/console/history")
+      failing = false
+      expect(refused.status).toBe(503)
+      expect(refused.json()).toEqual({ error: "history-unavailable", message: "Prometheus query_range failed: parse error" })
+    } finally {
+      failing = false
+      await island.stop("SIGTERM")
+    }
+  }, 60_000)
 })
 
 describe("the history settings", () => {
