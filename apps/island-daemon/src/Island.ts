@@ -12,7 +12,7 @@ import { serveHttp } from "./Http.js"
 import { type IslandEndpoints, makeIslandEndpoints } from "./HttpContext.js"
 import { accountedConnection } from "./MessageAccounting.js"
 import { makeMetrics, type MessageKind, type Metrics } from "./Metrics.js"
-import { historyRole } from "./HistoryRole.js"
+import { islandHistory } from "./IslandHistory.js"
 import { HistorySource } from "./HistorySource.js"
 import { intakeProbeTopic, mqttNamesProblem } from "./MqttNameChecks.js"
 import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
@@ -179,7 +179,7 @@ export const startIsland = (configured: DaemonConfig) =>
       Effect.annotateLogs({ instanceId: config.instanceId, roles: [...config.roles].join(","), embeddedValkey: config.embeddedValkey })
     )
     const metrics = makeMetrics()
-    const history = historyRole(config, metrics)
+    const history = islandHistory(config, metrics)
     let endpoints: IslandEndpoints | undefined
     const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, token: config.httpToken })
 

@@ -13,7 +13,7 @@ import { prometheusHistory } from "./PrometheusHistory.js"
  * Prometheus server when one is configured, else the daemon's own series. The follower runs
  * either way: it feeds the job metrics Prometheus scrapes.
  */
-export const historyRole = (config: DaemonConfig, metrics: Metrics) => {
+export const islandHistory = (config: DaemonConfig, metrics: Metrics) => {
   const history = makeJobHistory()
   // Entries written before the daemon started are history, not news: the counters skip them.
   const since = Date.now()
