@@ -5,6 +5,7 @@ import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc-runtime"
 import type { RecipePins } from "@microdcs/job-control"
 import { allProblems, checkedInt, checkedString, configFailures, everyProblem, invalidSetting, prefixProblem, reported, tlsFiles, tlsProblems } from "./ConfigChecks.js"
 import { type MqttSettings, mqttSettings } from "./MqttSettings.js"
+import { type HistorySettings, prometheusMatchersSetting, prometheusUrlSetting } from "./HistoryConfig.js"
 import { nonNegative, positive } from "./NumberSettings.js"
 import { pgDataDirSetting, pgUrlSetting, recipeDigestsSetting, resolvePgDataDir } from "./ExecutionLogConfig.js"
 
@@ -46,6 +47,8 @@ export interface DaemonConfig {
   readonly journal: { readonly sweepIntervalMs: number; readonly cacheBytes: number }
   /** Triggers: the fallback reload interval (TRIGGER_REFRESH_INTERVAL_MS) and the events topic depth watched (TRIGGER_EVENT_LEVELS). */
   readonly triggers: { readonly refreshIntervalMs: number; readonly eventLevels: number }
+  /** The console's history: the daemon's own 24 hours, or a Prometheus server (HistoryConfig.ts). */
+  readonly history: HistorySettings
 }
 
 /**
@@ -169,11 +172,14 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
         Config.withDefault(3)
       )
     })
-  )
+  ),
+  prometheusUrl: reported(prometheusUrlSetting),
+  prometheusMatchers: reported(prometheusMatchersSetting)
 }).pipe(
   Config.mapEffect((results) => everyProblem(results, Result.all(results))),
-  Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, httpToken, ...c }) => ({
+  Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, httpToken, prometheusUrl, prometheusMatchers, ...c }) => ({
     ...c,
+    history: { prometheusUrl, prometheusMatchers },
     httpToken: Option.getOrUndefined(httpToken),
     embeddedValkey: c.valkey.url === undefined && (c.valkey.sentinels === undefined || c.valkey.sentinels.length === 0),
     source: Option.getOrElse(c.source, () => `urn:microdcs:island:${c.instanceId}`),

@@ -4,6 +4,7 @@ import type { ConsoleServices } from "./ConsoleServices.js"
 import type { Journal } from "@microdcs/journal"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import type { ExecutionServices } from "./ExecutionServices.js"
+import type { HistorySource } from "./HistorySource.js"
 import { errorReply } from "./HttpReply.js"
 import type { Metrics } from "./Metrics.js"
 import { makeReadiness, type ReadinessReport } from "./Readiness.js"
@@ -12,7 +13,7 @@ import { makeReadiness, type ReadinessReport } from "./Readiness.js"
  * The island's services the routes read. A route module that needs another one adds it here; the
  * island provides them all once it runs.
  */
-export type IslandServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao | TriggerStore | ConsoleServices | Journal | ExecutionServices
+export type IslandServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao | TriggerStore | ConsoleServices | Journal | ExecutionServices | HistorySource
 
 /**
  * What needs the island up (the store, the MQTT connection): absent while it is starting or
