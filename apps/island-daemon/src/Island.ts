@@ -178,7 +178,7 @@ export const startIsland = (configured: DaemonConfig) =>
     )
     const metrics = makeMetrics()
     let endpoints: IslandEndpoints | undefined
-    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, token: config.httpToken })
+    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, users: config.httpUsers })
 
     const store = storeLayer({ ...config.valkey, connectionName: `island-${config.instanceId}` })
     const mqtt = mqttLayer(config)
