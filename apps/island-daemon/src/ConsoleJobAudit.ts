@@ -2,13 +2,23 @@ import { decodeJobOrderRecord, isAllowed, type Origin, originText } from "@micro
 import type { ActionRun, InterventionRecord } from "@microdcs/sfc"
 import { Result } from "effect"
 import { type ConsoleMethod, consoleMethods } from "./ConsoleActions.js"
-import type { HistoryRow } from "./ConsoleJobView.js"
 
 /**
  * What the job page offers and shows of who acted: the methods the job order's state allows
  * (from job-state's state machine, so the page shows only those buttons), the actions a retry
  * may send again, and the audit trail.
  */
+
+/** One change of a job order or its response, with the state it led to when the change names a trigger. */
+export interface HistoryRow {
+  readonly kind: string
+  readonly change: string
+  readonly version: number
+  readonly ts: number
+  readonly state: string | null
+  /** Who made the change; null for an entry written before origins were recorded. */
+  readonly origin: Origin | null
+}
 
 /** The console's methods the state of a stored job order allows; none for a document that does not decode. */
 export const allowedMethods = (doc: string): ReadonlyArray<ConsoleMethod> => {

@@ -1,22 +1,13 @@
 import { Effect, Result, Option } from "effect"
-import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, type Origin, transition } from "@microdcs/job-state"
+import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, transition } from "@microdcs/job-state"
 import { canonicalRecipeDigest, type StoredDocument } from "@microdcs/store"
 import { ChangeStream, JobOrderDao, JobResponseDao, SfcRecipes, SfcStateDao } from "@microdcs/store"
 import type { ExecutionState, Recipe } from "@microdcs/sfc"
 import { recipeGraph, type RecipeGraph } from "./ConsoleGraph.js"
-import { allowedMethods, auditTrail, retryableActions } from "./ConsoleJobAudit.js"
-import { jobResponseView } from "./JobResponseView.js"
+import { allowedMethods, auditTrail, type HistoryRow, retryableActions } from "./ConsoleJobAudit.js"
 
-/** One change of a job order or its response, with the state it led to when the change names a trigger. */
-export interface HistoryRow {
-  readonly kind: string
-  readonly change: string
-  readonly version: number
-  readonly ts: number
-  readonly state: string | null
-  /** Who made the change; null for an entry written before origins were recorded. */
-  readonly origin: Origin | null
-}
+export type { HistoryRow } from "./ConsoleJobAudit.js"
+import { jobResponseView } from "./JobResponseView.js"
 
 /** Change entries read for one job's history per request at most: the history of a job on a huge stream is cut, and says so. */
 const HISTORY_SCAN = 20_000

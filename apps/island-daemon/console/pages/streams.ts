@@ -33,6 +33,43 @@ const redrives = (status: HTMLElement, confirmBox: HTMLElement, after: () => voi
   }
 }
 
+/** One stream: its groups and its dead letters, with the operator's redrives when `redrive` is given. */
+const streamSection = (st: Stream, redrive: ReturnType<typeof redrives> | undefined) =>
+  h(
+    "section",
+    { class: "stream", "data-stream": `${st.stream}:${st.scope}` },
+    h("h2", {}, h("span", { class: "mono" }, st.key), " ", h("span", { class: "meta" }, `${st.type} · length ${st.length}`)),
+    st.groups.length === 0
+      ? h("p", { class: "empty" }, "no consumer groups")
+      : table(
+          ["group", "consumers", "lag", "pending", "pending by consumer", "last delivered"],
+          st.groups.map((g) =>
+            h("tr", {}, h("td", {}, g.group), h("td", {}, String(g.consumers)), h("td", {}, g.lag === null ? "unknown" : String(g.lag)), h("td", {}, String(g.pending)), h("td", { class: "mono" }, g.pendingByConsumer.map((c) => `${c.consumer} ${c.count}`).join(", ")), h("td", { class: "mono" }, g.lastDeliveredId))
+          )
+        ),
+    h("h3", {}, `Dead letters: ${st.deadLetters.length}`, " ", redrive !== undefined && st.deadLetters.length > 0 ? redrive.all(st) : null),
+    st.deadLetters.entries.length === 0
+      ? null
+      : table(
+          ["moved", "entry", "group", "consumer", "deliveries", "error", "fields", ""],
+          st.deadLetters.entries.map((d) =>
+            h(
+              "tr",
+              { class: "dead-letter", "data-id": d.id },
+              h("td", {}, when(d.movedAt)),
+              h("td", { class: "mono" }, d.originalId),
+              h("td", {}, d.group),
+              h("td", { class: "mono" }, d.consumer),
+              h("td", {}, String(d.deliveries)),
+              h("td", { class: "problem error" }, d.error),
+              h("td", { class: "mono" }, JSON.stringify(d.fields)),
+              h("td", {}, redrive === undefined ? null : redrive.one(st, d.id))
+            )
+          ),
+          { class: "dead-letters" }
+        )
+  )
+
 /**
  * The streams page: per scope and stream its length, groups (lag, pending by consumer) and dead
  * letters with their errors, for an operator with a redrive of each and of all; live.
@@ -56,42 +93,7 @@ export const streamsPage = (root: HTMLElement) => {
     }
     replace(
       content,
-      view.streams.map((st) =>
-        h(
-          "section",
-          { class: "stream", "data-stream": `${st.stream}:${st.scope}` },
-          h("h2", {}, h("span", { class: "mono" }, st.key), " ", h("span", { class: "meta" }, `${st.type} · length ${st.length}`)),
-          st.groups.length === 0
-            ? h("p", { class: "empty" }, "no consumer groups")
-            : table(
-                ["group", "consumers", "lag", "pending", "pending by consumer", "last delivered"],
-                st.groups.map((g) =>
-                  h("tr", {}, h("td", {}, g.group), h("td", {}, String(g.consumers)), h("td", {}, g.lag === null ? "unknown" : String(g.lag)), h("td", {}, String(g.pending)), h("td", { class: "mono" }, g.pendingByConsumer.map((c) => `${c.consumer} ${c.count}`).join(", ")), h("td", { class: "mono" }, g.lastDeliveredId))
-                )
-              ),
-          h("h3", {}, `Dead letters: ${st.deadLetters.length}`, " ", redrive !== undefined && st.deadLetters.length > 0 ? redrive.all(st) : null),
-          st.deadLetters.entries.length === 0
-            ? null
-            : table(
-                ["moved", "entry", "group", "consumer", "deliveries", "error", "fields", ""],
-                st.deadLetters.entries.map((d) =>
-                  h(
-                    "tr",
-                    { class: "dead-letter", "data-id": d.id },
-                    h("td", {}, when(d.movedAt)),
-                    h("td", { class: "mono" }, d.originalId),
-                    h("td", {}, d.group),
-                    h("td", { class: "mono" }, d.consumer),
-                    h("td", {}, String(d.deliveries)),
-                    h("td", { class: "problem error" }, d.error),
-                    h("td", { class: "mono" }, JSON.stringify(d.fields)),
-                    h("td", {}, redrive === undefined ? null : redrive.one(st, d.id))
-                  )
-                ),
-                { class: "dead-letters" }
-              )
-        )
-      ),
+      view.streams.map((st) => streamSection(st, redrive)),
       view.streams.length === 0 ? section("No streams", h("p", { class: "empty" }, "no scope has streams yet")) : null
     )
   }
