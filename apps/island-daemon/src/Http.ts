@@ -13,7 +13,7 @@ const CLOSE_GRACE_MS = 5_000
 /**
  * The daemon's HTTP server (`effect/http`'s router on `@effect/platform-node`): `/healthz`
  * (the process is alive), `/readyz` (Valkey reachable, MQTT connected and subscribed, roles
- * running), `/metrics` (Prometheus text) and the read-only JSON API under `/api/`. Started before
+ * running), `/metrics` (Prometheus text), the JSON API under `/api/` and the console's actions (POST, operators only). Started before
  * the island connects, so `/healthz` answers at once while `/readyz` says why the island is not
  * ready yet; closed with the current scope, after the requests in flight have been answered.
  * With users, `/metrics` and the API answer 401 without one's token; the console's actions
