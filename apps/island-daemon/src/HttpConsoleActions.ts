@@ -1,5 +1,5 @@
-import { HttpServerRequest } from "effect/http"
-import { Effect } from "effect"
+import { HttpIncomingMessage, HttpServerRequest } from "effect/http"
+import { ByteSize, Effect } from "effect"
 import { type Origin, withComment, withFrom } from "@microdcs/job-state"
 import { DeadLetterRedrive } from "@microdcs/store"
 import { ActionRefused, consoleMethods, isConsoleMethod, retryJobAction, runJobAction } from "./ConsoleActions.js"
@@ -15,7 +15,11 @@ const jsonBody = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const length = Number(request.headers["content-length"] ?? "0")
   if (length > MAX_BODY_BYTES) return { problem: `the body is ${length} bytes, at most ${MAX_BODY_BYTES}` }
-  const text = yield* request.text.pipe(Effect.orElseSucceed(() => undefined))
+  // Read with a bound also when no length was sent (a chunked body): a longer one fails the read.
+  const text = yield* request.text.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+    Effect.orElseSucceed(() => undefined)
+  )
   if (text === undefined) return { problem: "the body could not be read" }
   if (text.length > MAX_BODY_BYTES) return { problem: `the body is longer than ${MAX_BODY_BYTES} bytes` }
   if (text.trim() === "") return { body: {} as Record<string, unknown> }

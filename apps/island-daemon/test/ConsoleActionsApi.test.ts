@@ -110,6 +110,8 @@ describe("refused actions say why and change nothing", () => {
         [`/api/console/jobs/${RUNNING}/actions/Explode`, {}, 404, "unknown-method"],
         [`/api/console/jobs/${RUNNING}/actions/Pause`, { comment: 7, extra: true }, 400, "bad-request"],
         [`/api/console/jobs/${RUNNING}/actions/Pause`, [1], 400, "bad-request"],
+        [`/api/console/jobs/${RUNNING}/actions/Pause`, { comment: "c".repeat(20_000) }, 400, "bad-request"],
+        [`/api/console/jobs/${RUNNING}/actions/Pause`, { comment: "c".repeat(1001) }, 400, "invalid"],
         [`/api/console/jobs/jo-nobody/actions/Pause`, {}, 404, "unknown-job"],
         [`/api/console/jobs/${RUNNING}/actions/Start`, {}, 409, "state-refuses"],
         [`/api/console/jobs/${STORED}/actions/Pause`, {}, 409, "state-refuses"],
