@@ -1,5 +1,6 @@
 import type {
   ChangeStream,
+  DeadLetterRedrive,
   JobAcceptanceDao,
   LeaseOverview,
   ReferenceListDao,
@@ -11,9 +12,10 @@ import type {
   WorkMasterDao
 } from "@microdcs/store"
 
-/** The store services the console's views read besides the API's own (all in `storeLayer`). */
+/** The store services the console's views read and its actions use besides the API's own (all in `storeLayer`). */
 export type ConsoleServices =
   | ChangeStream
+  | DeadLetterRedrive
   | JobAcceptanceDao
   | LeaseOverview
   | ReferenceListDao

@@ -4,11 +4,12 @@ import { islandView } from "./ConsoleIslandView.js"
 import { jobView } from "./ConsoleJobView.js"
 import { scopeJobOrders } from "./ConsoleScopeView.js"
 import { streamsView } from "./ConsoleStreamsView.js"
-import { tokenRoute } from "./HttpAccess.js"
+import { HttpCaller, tokenRoute } from "./HttpAccess.js"
 import { consoleEvents } from "./HttpConsoleEvents.js"
 import { consoleHistory } from "./HttpConsoleHistory.js"
 import { badRequest, consoleReply, LIMIT_PROBLEM, notFound, ok, pageLimit, param, query } from "./HttpConsoleReply.js"
 import { HttpContext, withIsland } from "./HttpContext.js"
+import { jsonReply } from "./HttpReply.js"
 
 const island = Effect.gen(function* () {
   const context = yield* HttpContext
@@ -35,9 +36,18 @@ const job = Effect.gen(function* () {
   return view === null ? notFound(`job order ${id}`) : ok(view)
 })
 
+/** Who the page's token names and whether it may act: the page shows action controls only then. */
+const me = Effect.gen(function* () {
+  const caller = yield* HttpCaller
+  const { users } = yield* HttpContext
+  const operators = users.some((u) => u.role === "operator")
+  return yield* jsonReply(200, { user: caller.user, role: caller.role, actions: operators && caller.role === "operator" })
+})
+
 /**
  * The console's read routes, behind the token when one is set; every one a GET that reads.
  *
+ *   GET /api/console/me                      {user, role, actions}: who the token names, whether it may act
  *   GET /api/console/island
  *   GET /api/console/scopes/{scope}/joborders?state=&id=&cursor=&limit=
  *   GET /api/console/jobs/{id}
@@ -47,6 +57,7 @@ const job = Effect.gen(function* () {
  *   GET /api/console/events?scope=&job=&figures=1&max=&after=   (Server-Sent Events)
  */
 export const consoleApiRoutes = [
+  tokenRoute("/api/console/me", me),
   tokenRoute("/api/console/island", consoleReply(island)),
   tokenRoute("/api/console/scopes/:scope/joborders", consoleReply(scopeOrders)),
   tokenRoute("/api/console/jobs/:id", consoleReply(job)),

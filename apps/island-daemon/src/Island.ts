@@ -181,7 +181,7 @@ export const startIsland = (configured: DaemonConfig) =>
     const metrics = makeMetrics()
     const history = islandHistory(config, metrics)
     let endpoints: IslandEndpoints | undefined
-    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, token: config.httpToken })
+    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, users: config.httpUsers })
 
     const store = storeLayer({ ...config.valkey, connectionName: `island-${config.instanceId}` })
     const mqtt = mqttLayer(config)

@@ -1,26 +1,33 @@
 import { existsSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 
 /**
- * Debian's chromium for the console's browser tests, launched as ConsoleBrowser.test.ts does
- * (headless, its own throw-away profile). Not a test file itself.
+ * The console's browser tests' kit: Debian's chromium driven by playwright-core, one persistent
+ * context per test file in a profile of its own, pages that record script errors, and
+ * screenshots in `test-artifacts/`.
  */
 
 export const CHROMIUM = "/usr/bin/chromium"
 export const hasChromium = existsSync(CHROMIUM)
+export const ARTIFACTS = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 
 export interface Browser {
   readonly context: BrowserContext
-  /** Opens `url` in a new page; `errors` collects the page's script errors. */
-  readonly open: (url: string) => Promise<{ readonly page: Page; readonly errors: Array<string> }>
+  /** Opens `path` of the daemon at `base` in a new page; `errors` collects its script errors. */
+  readonly open: (path: string) => Promise<{ readonly page: Page; readonly errors: Array<string> }>
   readonly close: () => Promise<void>
 }
 
-/** A headless chromium with a fresh profile, in `timezoneId` when given (the console shows times in the browser's zone). */
-export const launchBrowser = async (options: { readonly timezoneId?: string } = {}): Promise<Browser> => {
+/**
+ * A headless chromium with a fresh profile; `base()` is the daemon's address (read when a page
+ * opens), `timezoneId` the browser's zone when given (the console shows times in it).
+ */
+export const launchBrowser = async (base: () => string, options: { readonly timezoneId?: string } = {}): Promise<Browser> => {
+  await mkdir(ARTIFACTS, { recursive: true })
   const profile = await mkdtemp(join(tmpdir(), "console-chromium-"))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -29,11 +36,11 @@ export const launchBrowser = async (options: { readonly timezoneId?: string } = 
     viewport: { width: 1280, height: 1000 },
     ...(options.timezoneId === undefined ? {} : { timezoneId: options.timezoneId })
   })
-  const open = async (url: string) => {
+  const open = async (path: string) => {
     const page = await context.newPage()
     const errors: Array<string> = []
     page.on("pageerror", (error) => errors.push(String(error)))
-    await page.goto(url)
+    await page.goto(`${base()}${path}`)
     return { page, errors }
   }
   const close = async () => {
@@ -42,3 +49,6 @@ export const launchBrowser = async (options: { readonly timezoneId?: string } = 
   }
   return { context, open, close }
 }
+
+/** A full-page screenshot `test-artifacts/{name}.png`. */
+export const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })

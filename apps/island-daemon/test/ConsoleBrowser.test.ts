@@ -1,10 +1,6 @@
-import { existsSync } from "node:fs"
-import { mkdir, mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
@@ -13,6 +9,7 @@ import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
 import { gatedJobOrder, gatedWorkMaster, MARKUP, markupWorkMaster } from "./ConsoleWorkMasters.js"
 import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
@@ -24,11 +21,8 @@ import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./
  * refreshes `docs/console-job.png`).
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`ConsoleBrowser: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
 
-const ARTIFACTS = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const DOCS_SCREENSHOT = fileURLToPath(new URL("../../../docs/console-job.png", import.meta.url))
 const WAIT_MS = 20_000
 
@@ -42,8 +36,7 @@ const torqueChecks = new Map<string, number>()
 let broker: MosquittoServer
 let island: DaemonProcess
 let mes: Mes
-let context: BrowserContext
-let profile: string
+let browser: Browser
 const prefix = randomPrefix("console")
 const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
 let scope: Scope.Closeable
@@ -51,12 +44,9 @@ let scope: Scope.Closeable
 const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope | never>) =>
   runtime.runPromise(Effect.provideService(effect as Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope>, Scope.Scope, scope))
 
-const url = (path: string) => `http://127.0.0.1:${island.port}${path}`
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
 
 beforeAll(async () => {
   if (!hasChromium) return
-  await mkdir(ARTIFACTS, { recursive: true })
   broker = await startMosquitto()
   scope = await Effect.runPromise(Scope.make())
   island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-1" }))
@@ -91,18 +81,11 @@ beforeAll(async () => {
       yield* mes.ok(ConfigEventTypes.workmaster, gatedWorkMaster())
     }) as Effect.Effect<void, unknown, never>
   )
-  profile = await mkdtemp(join(tmpdir(), "console-chromium-"))
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 1000 }
-  })
+  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
 afterAll(async () => {
-  await context?.close()
-  if (profile) await rm(profile, { recursive: true, force: true })
+  await browser?.close()
   if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
   await runtime.dispose()
   await island?.stop("SIGTERM")
@@ -110,13 +93,7 @@ afterAll(async () => {
 })
 
 /** A page that fails the test on a script error (an escaped `<script>` never runs; a broken page shows here). */
-const openPage = async (path: string) => {
-  const page = await context.newPage()
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(String(error)))
-  await page.goto(url(path))
-  return { page, errors }
-}
+const openPage = (path: string) => browser.open(path)
 
 const stateOf = (page: Page, id: string) => page.locator(`tr[data-job="${id}"] td.state`).textContent()
 

@@ -34,7 +34,6 @@ const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkey
 let scope: Scope.Closeable
 
 const ARTIFACTS = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
-const url = (path: string) => `http://127.0.0.1:${island.port}${path}`
 
 beforeAll(async () => {
   if (!hasChromium) return
@@ -49,7 +48,7 @@ beforeAll(async () => {
       yield* configureAxleStation(mes)
     }).pipe(Effect.provideService(Scope.Scope, scope)) as Effect.Effect<void, unknown, never>
   )
-  browser = await launchBrowser({ timezoneId: "Europe/Berlin" })
+  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`, { timezoneId: "Europe/Berlin" })
 }, 90_000)
 
 afterAll(async () => {
@@ -78,7 +77,7 @@ const sameInstant = (local: string, title: string) => {
 
 describe.skipIf(!hasChromium)("the history charts in a browser", () => {
   it("the island page draws jobs per minute and run times, filling in live as jobs run; window and scope can be picked", async () => {
-    const { page, errors } = await browser.open(url("/console"))
+    const { page, errors } = await browser.open("/console")
     await page.waitForSelector("#chart-rates")
     expect(await page.locator("#chart-run-times").getAttribute("data-points")).toBe("0")
     for (const id of JOBS) await Effect.runPromise(mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(id) }))
@@ -104,14 +103,14 @@ describe.skipIf(!hasChromium)("the history charts in a browser", () => {
   }, 90_000)
 
   it("the scope page has its own charts", async () => {
-    const { page, errors } = await browser.open(url(`/console/scopes/${SCOPE}`))
+    const { page, errors } = await browser.open(`/console/scopes/${SCOPE}`)
     await chartOnce(page, "chart-run-times", "data-points", (n) => n > 0)
     expect(await page.locator("#history-scope").count()).toBe(0)
     expect(errors).toEqual([])
   }, 60_000)
 
   it("every time on a job page shows date, time and zone, with the UTC instant on hover", async () => {
-    const { page, errors } = await browser.open(url(`/console/jobs/${JOBS[0]}`))
+    const { page, errors } = await browser.open(`/console/jobs/${JOBS[0]}`)
     await page.locator("tr.history time").first().waitFor({ timeout: WAIT_MS })
     const times = await page.locator("time").evaluateAll((all) => all.map((t) => ({ text: t.textContent ?? "", title: t.getAttribute("title") ?? "", datetime: t.getAttribute("datetime") ?? "" })))
     expect(times.length).toBeGreaterThan(3)
