@@ -13,6 +13,8 @@ export * from "./SfcStateDao.js"
 // The read-recheck loop of a write whose keys depend on stored values; its test seam is in `@microdcs/store/testing`.
 export { MAX_INDEX_RETRIES, moved, type Moved, readForWrite, retryWhileMoved } from "./IndexPrecondition.js"
 export * from "./JobResponseDao.js"
+export * from "./JobResponseFailures.js"
+export { failedResponseStates, jobResponseFailedFamily } from "./IndexJobResponseFailed.js"
 export * from "./WorkMasterDao.js"
 export * from "./DedupeStore.js"
 export type { DoneMark } from "./DoneMark.js"
