@@ -1,6 +1,8 @@
 import type {
   ChangeStream,
+  ConsumerHeartbeats,
   JobAcceptanceDao,
+  JobResponseFailures,
   LeaseOverview,
   ReferenceListDao,
   ScopeFiguresReader,
@@ -14,7 +16,9 @@ import type {
 /** The store services the console's views read besides the API's own (all in `storeLayer`). */
 export type ConsoleServices =
   | ChangeStream
+  | ConsumerHeartbeats
   | JobAcceptanceDao
+  | JobResponseFailures
   | LeaseOverview
   | ReferenceListDao
   | ScopeFiguresReader

@@ -6,6 +6,7 @@ import { scopeJobOrders } from "./ConsoleScopeView.js"
 import { streamsView } from "./ConsoleStreamsView.js"
 import { tokenRoute } from "./HttpAccess.js"
 import { consoleEvents } from "./HttpConsoleEvents.js"
+import { incidentsRoute } from "./HttpConsoleIncidents.js"
 import { badRequest, consoleReply, LIMIT_PROBLEM, notFound, ok, pageLimit, param, query } from "./HttpConsoleReply.js"
 import { HttpContext, withIsland } from "./HttpContext.js"
 
@@ -42,6 +43,7 @@ const job = Effect.gen(function* () {
  *   GET /api/console/jobs/{id}
  *   GET /api/console/config
  *   GET /api/console/streams
+ *   GET /api/console/incidents?kind=&scope=&after=&limit=
  *   GET /api/console/events?scope=&job=&figures=1&max=&after=   (Server-Sent Events)
  */
 export const consoleApiRoutes = [
@@ -50,5 +52,6 @@ export const consoleApiRoutes = [
   tokenRoute("/api/console/jobs/:id", consoleReply(job)),
   tokenRoute("/api/console/config", consoleReply(Effect.map(configView, ok))),
   tokenRoute("/api/console/streams", consoleReply(Effect.map(streamsView, ok))),
+  incidentsRoute,
   tokenRoute("/api/console/events", withIsland(consoleEvents))
 ] as const

@@ -1,0 +1,81 @@
+import { Effect, Option, Result } from "effect"
+import type { ActionRun, ExecutionState } from "@microdcs/sfc"
+import { JobResponseFailures, SfcStateDao } from "@microdcs/store"
+import { afterCursor, consoleLink, type Incident, type SourceRequest, sourceCursor } from "./ConsoleIncident.js"
+
+/**
+ * The job sources of the incident view: aborted jobs (from the failed set of job responses, an
+ * index) and failed actions of running jobs (from the engine states of the scope's active jobs,
+ * read up to {@link ACTIVE_STATES_READ} per scope).
+ */
+
+/** Engine states read per scope for failed actions: the bound that keeps a page's cost fixed. */
+export const ACTIVE_STATES_READ = 200
+
+/** The text of a job response's `Description` (one LocalizedText or a list of them), or "". */
+export const descriptionOf = (doc: string): string => {
+  try {
+    const parsed = JSON.parse(doc) as { readonly Description?: unknown }
+    const texts = [parsed.Description].flat().flatMap((d) => (typeof d === "object" && d !== null && typeof (d as { Text?: unknown }).Text === "string" ? [(d as { Text: string }).Text] : []))
+    return texts.join("; ")
+  } catch {
+    return ""
+  }
+}
+
+const abortedOf = (scope: string, at: number, response: { readonly id: string; readonly orderId: string; readonly doc: string }): Incident => ({
+  kind: "aborted-job",
+  scope,
+  id: response.id,
+  at,
+  title: `Job ${response.orderId} aborted`,
+  reason: descriptionOf(response.doc) || "no reason recorded",
+  action: { kind: "clear", target: { scope, jobId: response.orderId }, label: "Clear the aborted job order" },
+  link: consoleLink.job(response.orderId)
+})
+
+/** The newest aborted jobs of every scope asked, each scope's page from the failed set. */
+export const abortedJobs = (request: SourceRequest) =>
+  Effect.gen(function* () {
+    const failures = yield* JobResponseFailures
+    const pages = yield* Effect.forEach(request.scopes, (scope) =>
+      failures.page(scope, { limit: request.limit, before: sourceCursor(request.cursor, "aborted-job", scope) }).pipe(
+        Effect.map((page) => page.map(({ at, response }) => abortedOf(scope, at, response)))
+      )
+    )
+    return pages.flat()
+  })
+
+/** An action that failed: retried after an error, or failed for good (its OnError target taken, or the job failing). */
+const failedRun = (run: ActionRun): boolean => run.error !== undefined && (run.state === "failed" || (run.retryAttempt ?? 1) > 1)
+
+const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "startedAt">, run: ActionRun): Incident => ({
+  kind: "failed-action",
+  scope: state.scope,
+  id: `${state.jobId}/${run.action}/${run.visit}`,
+  // The action's log node is written when it fails or is retried; before the log existed, its wait start.
+  at: run.logNode?.at ?? run.waitSince ?? state.startedAt,
+  title: `Action ${run.action} of job ${state.jobId} ${run.state === "failed" ? "failed" : `failed, retrying (attempt ${run.retryAttempt ?? 1})`}`,
+  reason: run.error ?? "",
+  action: { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" },
+  link: consoleLink.job(state.jobId)
+})
+
+/** The failed actions of one scope's running jobs, from at most {@link ACTIVE_STATES_READ} engine states. */
+const scopeActions = (scope: string) =>
+  Effect.gen(function* () {
+    const states = yield* SfcStateDao
+    const active = [...(yield* states.listActive(scope))].sort().slice(0, ACTIVE_STATES_READ)
+    const reads = yield* states.getMany(active)
+    return reads.flatMap((read) => {
+      const stored = Result.isSuccess(read) ? Option.getOrUndefined(read.success) : undefined
+      if (stored === undefined) return []
+      const state = JSON.parse(stored.doc) as Pick<ExecutionState, "jobId" | "scope" | "startedAt" | "actions" | "status">
+      if (state.status !== "running" && state.status !== "paused") return []
+      return (state.actions ?? []).filter(failedRun).map((run) => actionIncident({ ...state, scope }, run))
+    })
+  })
+
+/** Failed actions of running jobs in every scope asked. */
+export const failedActions = (request: SourceRequest) =>
+  Effect.map(Effect.forEach(request.scopes, scopeActions), (lists) => lists.flat().filter((item) => afterCursor(request.cursor, item)))
