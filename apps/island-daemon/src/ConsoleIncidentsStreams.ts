@@ -43,25 +43,45 @@ interface GroupRef {
   readonly group: string
 }
 
-/** Pending entries of live consumers held past {@link HELD_AFTER_MS}, and consumers gone with entries pending. */
-const groupIncidents = (request: SourceRequest, ref: GroupRef) =>
+/** The time in a stream entry id (`ms-seq`): a time that stays the same from one read to the next, unlike one derived from an idle time. */
+const idTime = (id: string) => Number(id.split("-")[0])
+
+/** The oldest entry a consumer left pending: when what it holds was added. */
+const oldestPending = (ref: GroupRef, consumer: string) =>
+  Effect.flatMap(ValkeyStreams, (streams) => streams.pendingEntries(ref.stream, ref.group, { consumer, count: 1 })).pipe(
+    Effect.map((entries) => entries[0]),
+    Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+/** Consumers gone (no heartbeat) with entries pending, each dated by its oldest pending entry. */
+const lostConsumers = (ref: GroupRef) =>
   Effect.gen(function* () {
     const summaries = yield* StreamSummaries
     const consumers = (yield* summaries.consumers(ref.stream, ref.group)).filter((c) => c.pending > 0)
-    if (consumers.length === 0) return []
+    if (consumers.length === 0) return { dead: new Set<string>(), lost: [] }
     const beats = yield* Effect.flatMap(ConsumerHeartbeats, (h) => h.of({ kind: ref.kind, group: ref.group, consumer: "incident-view" }, 1))
     const dead = new Set(yield* beats.dead(consumers.map((c) => c.name)))
-    const lost = consumers.filter((c) => dead.has(c.name)).map((c): Incident => ({
-      kind: "lost-lease",
-      scope: ref.scope,
-      id: `${ref.kind}/${ref.group}/${c.name}`,
-      at: request.now - c.idleMs,
-      title: `Consumer ${c.name} of ${ref.kind}/${ref.group} stopped heartbeating with ${c.pending} entries pending`,
-      reason: `no heartbeat; last active ${Math.round(c.idleMs / 1000)} s ago`,
-      action: { kind: "reclaim", target: { scope: ref.scope, stream: ref.kind, group: ref.group, consumer: c.name }, label: "Hand its pending entries to a live consumer" },
-      link: consoleLink.streams(ref.scope)
-    }))
+    const lost = yield* Effect.forEach(consumers.filter((c) => dead.has(c.name)), (c) =>
+      Effect.map(oldestPending(ref, c.name), (oldest): Incident => ({
+        kind: "lost-lease",
+        scope: ref.scope,
+        id: `${ref.kind}/${ref.group}/${c.name}`,
+        at: oldest === undefined ? 0 : idTime(oldest.id),
+        title: `Consumer ${c.name} of ${ref.kind}/${ref.group} stopped heartbeating with ${c.pending} entries pending`,
+        reason: `no heartbeat; last active ${Math.round(c.idleMs / 1000)} s ago`,
+        action: { kind: "reclaim", target: { scope: ref.scope, stream: ref.kind, group: ref.group, consumer: c.name }, label: "Hand its pending entries to a live consumer" },
+        link: consoleLink.streams(ref.scope)
+      }))
+    )
+    return { dead, lost }
+  })
+
+/** Pending entries of live consumers held past {@link HELD_AFTER_MS}, and consumers gone with entries pending. */
+const groupIncidents = (request: SourceRequest, ref: GroupRef) =>
+  Effect.gen(function* () {
+    const { dead, lost } = yield* lostConsumers(ref)
     const streams = yield* ValkeyStreams
+    // XPENDING lists the oldest first: past `limit` held entries in one group, the newer ones wait their turn.
     const held = yield* streams.pendingEntries(ref.stream, ref.group, { minIdleMs: HELD_AFTER_MS, count: Math.min(request.limit, 1000) }).pipe(
       Effect.catchTag("NotFound", () => Effect.succeed([]))
     )
@@ -69,7 +89,7 @@ const groupIncidents = (request: SourceRequest, ref: GroupRef) =>
       kind: "held-request",
       scope: ref.scope,
       id: `${ref.kind}/${ref.group}/${e.id}`,
-      at: request.now - e.idleMs,
+      at: idTime(e.id),
       title: `Entry ${e.id} of the ${ref.kind} stream held by ${e.consumer} (${e.deliveries} deliveries)`,
       reason: `unacknowledged for ${Math.round(e.idleMs / 1000)} s`,
       action: { kind: "reclaim", target: { scope: ref.scope, stream: ref.kind, group: ref.group, id: e.id }, label: "Hand the entry to a live consumer" },
