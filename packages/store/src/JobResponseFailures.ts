@@ -20,7 +20,7 @@ export interface FailedResponse {
 const MAX_TIES = 1000
 
 /** Newest first: by end time, then by id, both descending. */
-export const beforeCursor = (cursor: FailureCursor | undefined, at: number, id: string): boolean =>
+const beforeCursor = (cursor: FailureCursor | undefined, at: number, id: string): boolean =>
   cursor === undefined || at < cursor.at || (at === cursor.at && id < cursor.id)
 
 const pageProblems = (limit: number, before: FailureCursor | undefined): ReadonlyArray<string> => [

@@ -15,7 +15,7 @@ export { MAX_INDEX_RETRIES, moved, type Moved, readForWrite, retryWhileMoved } f
 export * from "./JobResponseDao.js"
 export * from "./JobResponseFailures.js"
 export { newestDeadLetters } from "./DeadLetterNewest.js"
-export { failedResponseStates, jobResponseFailedFamily } from "./IndexJobResponseFailed.js"
+export { failedResponseStates } from "./IndexJobResponseFailed.js"
 export * from "./WorkMasterDao.js"
 export * from "./DedupeStore.js"
 export type { DoneMark } from "./DoneMark.js"
