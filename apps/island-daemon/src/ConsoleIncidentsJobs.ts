@@ -41,7 +41,8 @@ export const abortedJobs = (request: SourceRequest) =>
     const pages = yield* Effect.forEach(request.scopes, (scope) =>
       failures.page(scope, { limit: request.limit, before: sourceCursor(request.cursor, "aborted-job", scope) }).pipe(
         Effect.map((page) => page.map(({ at, response }) => abortedOf(scope, at, response)))
-      )
+      ),
+      { concurrency: 8 }
     )
     return pages.flat()
   })
@@ -78,4 +79,4 @@ const scopeActions = (scope: string) =>
 
 /** Failed actions of running jobs in every scope asked. */
 export const failedActions = (request: SourceRequest) =>
-  Effect.map(Effect.forEach(request.scopes, scopeActions), (lists) => lists.flat().filter((item) => afterCursor(request.cursor, item)))
+  Effect.map(Effect.forEach(request.scopes, scopeActions, { concurrency: 8 }), (lists) => lists.flat().filter((item) => afterCursor(request.cursor, item)))

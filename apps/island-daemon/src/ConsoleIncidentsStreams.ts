@@ -112,7 +112,9 @@ export const streamIncidents = (request: SourceRequest, kinds: ReadonlySet<strin
         const groups = (yield* summaries.summary(stream)).groups
         const byGroup = yield* Effect.forEach(groups.filter((g) => g.pending > 0), (g) => groupIncidents(request, { scope, kind, stream, group: g.group }))
         return [...dead, ...byGroup.flat()]
-      })
+      }),
+      // Independent reads: in flight together, one round trip's wait for all of them.
+      { concurrency: 8 }
     )
     return lists.flat().filter((item) => kinds.has(item.kind) && afterCursor(request.cursor, item))
   })
