@@ -47,8 +47,16 @@ export const abortedJobs = (request: SourceRequest) =>
     return pages.flat()
   })
 
-/** An action that failed: retried after an error, or failed for good (its OnError target taken, or the job failing). */
-const failedRun = (run: ActionRun): boolean => run.error !== undefined && (run.state === "failed" || (run.retryAttempt ?? 1) > 1)
+/**
+ * An action that failed: waiting out its back-off after a failed attempt (pending, sent before),
+ * on a later attempt, or failed for good with its OnError target taken (the job still runs).
+ */
+const failedRun = (run: ActionRun): boolean =>
+  run.state === "failed" || (run.retryAttempt ?? 1) > 1 || (run.state === "pending" && run.attempts > 0)
+
+/** The state records a failed attempt's error only once the action fails for good; before, it is in the job's log. */
+const failureReason = (run: ActionRun): string =>
+  run.error ?? `attempt ${run.retryAttempt ?? 1} failed${run.state === "pending" ? ", the next one waits its back-off" : ", trying again"}; the error is in the job's log`
 
 const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "startedAt">, run: ActionRun): Incident => ({
   kind: "failed-action",
@@ -56,8 +64,8 @@ const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "started
   id: `${state.jobId}/${run.action}/${run.visit}`,
   // The action's log node is written when it fails or is retried; before the log existed, its wait start.
   at: run.logNode?.at ?? run.waitSince ?? state.startedAt,
-  title: `Action ${run.action} of job ${state.jobId} ${run.state === "failed" ? "failed" : `failed, retrying (attempt ${run.retryAttempt ?? 1})`}`,
-  reason: run.error ?? "",
+  title: `Action ${run.action} of job ${state.jobId} ${run.state === "failed" ? "failed" : "failed, retrying"}`,
+  reason: failureReason(run),
   action: { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" },
   link: consoleLink.job(state.jobId)
 })

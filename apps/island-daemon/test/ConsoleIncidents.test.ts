@@ -6,6 +6,7 @@ import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
+import { ConfigEventTypes } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { ConsumerHeartbeats, ScopeRegistry, SfcStateDao, storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
@@ -13,7 +14,7 @@ import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/te
 import { decodeCursor, encodeCursor, type Incident, mergeIncidents } from "../src/ConsoleIncident.js"
 import { incidentQuery } from "../src/HttpConsoleIncidents.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
-import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
+import { axleJobOrder, configureAxleStation, fixture, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
 /**
  * The incident view on a real island: a job the station fails (aborted, with the engine's reason),
@@ -25,6 +26,7 @@ import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./
 const CHROMIUM = "/usr/bin/chromium"
 const hasChromium = existsSync(CHROMIUM)
 const FAILING = "jo-incident-fail-01"
+const RETRYING = "jo-incident-retry-01"
 const REASON = "spindle <b>jammed</b>"
 const WAIT_MS = 30_000
 
@@ -61,6 +63,13 @@ const pendingEntry = (group: string, consumer: string) =>
     return { stream, entry: batches[0]!.entries[0]! }
   })
 
+/** The axle recipe (v1.1.0) whose first command is tried again after a long back-off: its job keeps running with a failed action. */
+const retryingWorkMaster = () => {
+  const wm = fixture("work-master-axle.json") as { ID: string; data: { Actions: Array<Record<string, unknown>> } }
+  const actions = wm.data.Actions.map((a) => (a["Name"] === "position" ? { ...a, Retry: { MaxAttempts: 5, InitialIntervalSeconds: 600 } } : a))
+  return { ...wm, ID: "wm-axle-retry", dataschema: "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/", data: { ...wm.data, Actions: actions } }
+}
+
 beforeAll(async () => {
   broker = await startMosquitto()
   scope = await Effect.runPromise(Scope.make())
@@ -80,6 +89,9 @@ beforeAll(async () => {
       yield* configureAxleStation(mes)
       yield* mes.ok(MethodEventTypes.Store, { JobOrder: axleJobOrder(FAILING) })
       yield* mes.ok(MethodEventTypes.Start, { JobOrderID: FAILING })
+      yield* mes.ok(ConfigEventTypes.workmaster, retryingWorkMaster())
+      yield* mes.ok(MethodEventTypes.Store, { JobOrder: { ...axleJobOrder(RETRYING), WorkMasterID: [{ ID: "wm-axle-retry" }] } })
+      yield* mes.ok(MethodEventTypes.Start, { JobOrderID: RETRYING })
     }) as Effect.Effect<void, unknown, Services>
   )
   // A dead letter, a consumer that died with an entry pending, and a live one holding an entry for two minutes.
@@ -142,6 +154,19 @@ describe("the incident view on a real island", () => {
     expect(page.items.filter((i) => i.kind === "held-request" || i.kind === "lost-lease").every((i) => i.link === `/console/streams#${SCOPE}`)).toBe(true)
   }, 60_000)
 
+  it("lists the failed action of a job still running, with its retry target", async () => {
+    const failed = await until("the failed action listed", async () => (await incidents("?kind=failed-action")).items[0], WAIT_MS)
+    expect(failed).toMatchObject({
+      kind: "failed-action",
+      scope: SCOPE,
+      id: `${RETRYING}/position/1`,
+      title: `Action position of job ${RETRYING} failed, retrying`,
+      action: { kind: "retry-action", target: { scope: SCOPE, jobId: RETRYING, action: "position", visit: 1 } },
+      link: `/console/jobs/${RETRYING}`
+    })
+    expect(failed.reason).toContain("the next one waits its back-off")
+  }, 60_000)
+
   it("pages with the cursor through every item exactly once, and filters by kind and scope", async () => {
     const all = await incidents("?limit=200")
     const seen: Array<string> = []
@@ -167,6 +192,7 @@ describe("the incident view on a real island", () => {
   it("reads no engine state of a job that is over; every read is bounded", async () => {
     const active = await run(Effect.flatMap(SfcStateDao, (d) => d.listActive(SCOPE)) as Effect.Effect<ReadonlyArray<string>, unknown, Services>)
     expect(active).not.toContain(FAILING)
+    expect(active).toContain(RETRYING)
     const scopes = await run(Effect.flatMap(ScopeRegistry, (r) => r.list) as Effect.Effect<ReadonlyArray<string>, unknown, Services>)
     expect(scopes).toContain(SCOPE)
   })
