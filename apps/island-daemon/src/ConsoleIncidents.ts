@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { ScopeRegistry } from "@microdcs/store"
 import { encodeCursor, type Incident, type IncidentKind, type IncidentPosition, mergeIncidents, type SourceRequest } from "./ConsoleIncident.js"
-import { abortedJobs, failedActions } from "./ConsoleIncidentsJobs.js"
+import { abortedJobs, engineIncidents } from "./ConsoleIncidentsJobs.js"
 import { streamIncidents } from "./ConsoleIncidentsStreams.js"
 
 export interface IncidentQuery {
@@ -33,10 +33,11 @@ export const incidentPage = (query: IncidentQuery) =>
     const scopes = query.scope !== undefined ? [query.scope] : [...(yield* Effect.flatMap(ScopeRegistry, (r) => r.list))].sort()
     const request: SourceRequest = { scopes, cursor: query.cursor, limit: query.limit, now: Date.now() }
     const streamKinds = new Set<string>((["dead-letter", "held-request", "lost-lease"] as const).filter((k) => wants(query, k)))
+    const engineKinds = new Set<string>((["failed-action", "held-request"] as const).filter((k) => wants(query, k)))
     const [aborted, actions, streams] = yield* Effect.all(
       [
         wants(query, "aborted-job") ? abortedJobs(request) : Effect.succeed([]),
-        wants(query, "failed-action") ? failedActions(request) : Effect.succeed([]),
+        engineKinds.size > 0 ? engineIncidents(request, engineKinds) : Effect.succeed([]),
         streamKinds.size > 0 ? streamIncidents(request, streamKinds) : Effect.succeed([])
       ],
       { concurrency: 3 }

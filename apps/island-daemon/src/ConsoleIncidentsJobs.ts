@@ -5,8 +5,9 @@ import { afterCursor, consoleLink, type Incident, type SourceRequest, sourceCurs
 
 /**
  * The job sources of the incident view: aborted jobs (from the failed set of job responses, an
- * index) and failed actions of running jobs (from the engine states of the scope's active jobs,
- * read up to {@link ACTIVE_STATES_READ} per scope).
+ * index), and from the engine states of the scope's active jobs (read up to
+ * {@link ACTIVE_STATES_READ} per scope) failed actions of running jobs and the commands a Pause
+ * held back (sent again on Resume).
  */
 
 /** Engine states read per scope for failed actions: the bound that keeps a page's cost fixed. */
@@ -70,8 +71,23 @@ const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "started
   link: consoleLink.job(state.jobId)
 })
 
-/** The failed actions of one scope's running jobs, from at most {@link ACTIVE_STATES_READ} engine states. */
-const scopeActions = (scope: string) =>
+type EngineState = Pick<ExecutionState, "jobId" | "scope" | "startedAt" | "actions" | "status" | "pausedAt" | "heldCommands">
+
+/** A command a Pause held back: the station has not seen it; Resume sends it. */
+const heldCommandIncidents = (state: EngineState): ReadonlyArray<Incident> =>
+  (state.heldCommands ?? []).map((command) => ({
+    kind: "held-request",
+    scope: state.scope,
+    id: `${state.jobId}/${command.correlationId}`,
+    at: state.pausedAt ?? state.startedAt,
+    title: `Command ${command.action} of paused job ${state.jobId} held back`,
+    reason: `the job was paused before it went out (attempt ${command.attempt}); Resume sends it`,
+    action: { kind: "resume", target: { scope: state.scope, jobId: state.jobId }, label: "Resume the job" },
+    link: consoleLink.job(state.jobId)
+  }))
+
+/** One scope's failed actions and held commands, from at most {@link ACTIVE_STATES_READ} engine states. */
+const scopeEngineIncidents = (scope: string) =>
   Effect.gen(function* () {
     const states = yield* SfcStateDao
     const active = [...(yield* states.listActive(scope))].sort().slice(0, ACTIVE_STATES_READ)
@@ -79,12 +95,14 @@ const scopeActions = (scope: string) =>
     return reads.flatMap((read) => {
       const stored = Result.isSuccess(read) ? Option.getOrUndefined(read.success) : undefined
       if (stored === undefined) return []
-      const state = JSON.parse(stored.doc) as Pick<ExecutionState, "jobId" | "scope" | "startedAt" | "actions" | "status">
+      const state = { ...(JSON.parse(stored.doc) as EngineState), scope }
       if (state.status !== "running" && state.status !== "paused") return []
-      return (state.actions ?? []).filter(failedRun).map((run) => actionIncident({ ...state, scope }, run))
+      return [...(state.actions ?? []).filter(failedRun).map((run) => actionIncident(state, run)), ...heldCommandIncidents(state)]
     })
   })
 
-/** Failed actions of running jobs in every scope asked. */
-export const failedActions = (request: SourceRequest) =>
-  Effect.map(Effect.forEach(request.scopes, scopeActions, { concurrency: 8 }), (lists) => lists.flat().filter((item) => afterCursor(request.cursor, item)))
+/** Failed actions of running jobs and commands held back by a Pause, in every scope asked, of the kinds asked. */
+export const engineIncidents = (request: SourceRequest, kinds: ReadonlySet<string>) =>
+  Effect.map(Effect.forEach(request.scopes, scopeEngineIncidents, { concurrency: 8 }), (lists) =>
+    lists.flat().filter((item) => kinds.has(item.kind) && afterCursor(request.cursor, item))
+  )

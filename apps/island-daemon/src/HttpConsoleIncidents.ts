@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { keyPartProblem } from "@microdcs/store"
 import { decodeCursor, incidentKinds, type IncidentKind, type IncidentPosition, isIncidentKind } from "./ConsoleIncident.js"
 import { type IncidentQuery, incidentPage } from "./ConsoleIncidents.js"
 import { tokenRoute } from "./HttpAccess.js"
@@ -16,6 +17,8 @@ export const incidentQuery = (q: URLSearchParams): IncidentQuery | ReadonlyArray
     else problems.push(`kind '${kind}' is not one of ${incidentKinds.join(", ")}`)
   }
   const scope = q.get("scope") ?? ""
+  const scopeProblem = scope === "" ? undefined : keyPartProblem("scope", scope)
+  if (scopeProblem !== undefined) problems.push(scopeProblem.message)
   const limitText = q.get("limit")
   const limit = limitText === null ? 50 : Number(limitText)
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) problems.push(`limit must be an integer from 1 to ${MAX_LIMIT}`)

@@ -129,9 +129,11 @@ describe("incident cursors and the merge", () => {
     expect(mergeIncidents(lists, cursor, 3).map((i) => i.id)).toEqual(["d", "b"])
   })
   it("refuses a bad query, naming every problem", () => {
-    const problems = incidentQuery(new URLSearchParams("kind=aborted-job,nonsense&limit=0&after=garbage")) as ReadonlyArray<string>
+    const query = new URLSearchParams({ kind: "aborted-job,nonsense", limit: "0", after: "garbage", scope: "x".repeat(600) })
+    const problems = incidentQuery(query) as ReadonlyArray<string>
     expect(problems).toEqual([
       "kind 'nonsense' is not one of aborted-job, failed-action, dead-letter, held-request, lost-lease",
+      expect.stringContaining("scope"),
       "limit must be an integer from 1 to 200",
       "after must be the next cursor of a previous page"
     ])
