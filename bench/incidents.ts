@@ -17,7 +17,7 @@ import { loadJobOrders } from "./LoadJobOrders.js"
 const JOBS = Number(process.env["BENCH_INCIDENT_JOBS"] ?? 100_000)
 const SCOPE = "bench-incidents"
 const PAGE = 50
-const WARMUP = 5
+const WARMUP = 20
 const SAMPLES = Number(process.env["BENCH_INCIDENT_SAMPLES"] ?? 40)
 const TARGET = 5
 
@@ -54,6 +54,9 @@ const program = Effect.gen(function* () {
   })
   const loadSeconds = (performance.now() - loadStart) / 1000
   const dao = yield* JobOrderDao
+  // The load's own check: the last job order is listed, so the scope holds them all.
+  const last = yield* dao.list(SCOPE, { offset: JOBS - 1, count: 2 })
+  if (last.items.length !== 1) return yield* Effect.die(new Error(`the scope lists ${JOBS - 1 + last.items.length} job orders, not ${JOBS}`))
   const all = { kinds: new Set<never>(), scope: undefined, cursor: undefined, limit: PAGE }
   const first = yield* incidentPage(all)
   const cursor = first.next === null ? undefined : decodeCursor(first.next)
