@@ -11,7 +11,7 @@ import { MethodEventTypes } from "@microdcs/job-state"
 import { ConsumerHeartbeats, ScopeRegistry, SfcStateDao, storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { decodeCursor, encodeCursor, type Incident, mergeIncidents } from "../src/ConsoleIncident.js"
+import { decodeCursor, encodeCursor, type Incident, type IncidentPosition, mergeIncidents, sourceCursor } from "../src/ConsoleIncident.js"
 import { incidentQuery } from "../src/HttpConsoleIncidents.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
 import { axleJobOrder, configureAxleStation, fixture, makeMes, type Mes, SCOPE } from "./IslandKit.js"
@@ -128,6 +128,29 @@ describe("incident cursors and the merge", () => {
     const cursor = decodeCursor(encodeCursor(item(3, "aborted-job", "a")))
     expect(mergeIncidents(lists, cursor, 3).map((i) => i.id)).toEqual(["d", "b"])
   })
+  it("pages through ties of one millisecond across kinds and scopes, every item once, each source read from its own cursor", () => {
+    const items = ["s1", "s2"].flatMap((scope) =>
+      (["aborted-job", "dead-letter"] as const).flatMap((kind) => ["a", "b", "c"].map((id) => ({ ...item(5, kind, id), scope })))
+    )
+    // A source answers as the store's failed set does: older than `at`, or as old with a smaller id.
+    const source = (kind: string, scope: string, cursor: IncidentPosition | undefined) => {
+      const from = sourceCursor(cursor, kind as Incident["kind"], scope)
+      return items.filter((i) => i.kind === kind && i.scope === scope && (from === undefined || i.at < from.at || (i.at === from.at && i.id < from.id)))
+    }
+    const seen: Array<string> = []
+    let cursor: IncidentPosition | undefined
+    for (let page = 0; page < 20; page++) {
+      const lists = ["s1", "s2"].flatMap((scope) => ["aborted-job", "dead-letter"].map((kind) => source(kind, scope, cursor)))
+      const [next] = mergeIncidents(lists, cursor, 1)
+      if (next === undefined) break
+      seen.push(`${next.kind}/${next.scope}/${next.id}`)
+      cursor = decodeCursor(encodeCursor(next))
+    }
+    expect(seen).toHaveLength(items.length)
+    expect(new Set(seen).size).toBe(items.length)
+    expect(seen[0]).toBe("dead-letter/s2/c")
+  })
+
   it("refuses a bad query, naming every problem", () => {
     const query = new URLSearchParams({ kind: "aborted-job,nonsense", limit: "0", after: "garbage", scope: "x".repeat(600) })
     const problems = incidentQuery(query) as ReadonlyArray<string>
