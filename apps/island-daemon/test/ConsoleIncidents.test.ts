@@ -246,6 +246,9 @@ describe.skipIf(!hasChromium)("the incident page in a browser", () => {
     const errors: Array<string> = []
     page.on("pageerror", (error) => errors.push(String(error)))
     await page.goto(`http://127.0.0.1:${island.port}/console`)
+    // The island page counts them.
+    await page.locator("#incidents").filter({ hasText: /^\d+\+? incidents$/ }).waitFor({ timeout: WAIT_MS })
+    expect(await page.getAttribute("#incidents", "class")).toBe("badge bad")
     await page.click("header a[href='/console/incidents']")
     await page.waitForSelector("tr.incident[data-kind='aborted-job']", { timeout: WAIT_MS })
     const aborted = page.locator("tr.incident[data-kind='aborted-job']")

@@ -84,3 +84,16 @@ export const incidentsPage = (root: HTMLElement) => {
   replace(root, h("h1", {}, "Incidents"), filterForm(kind, scope), status, list, more)
   void load()
 }
+
+/** The island page's link to this page with how many incidents there are (200 and more show as "200+"). */
+export const incidentBadge = () => {
+  const badge = h("a", { href: "/console/incidents", class: "badge", id: "incidents" }, "incidents")
+  api<IncidentPage>("/api/console/incidents?limit=200").then(
+    (page) => {
+      badge.textContent = `${page.items.length}${page.next === null ? "" : "+"} incidents`
+      badge.className = page.items.length === 0 ? "badge ok" : "badge bad"
+    },
+    () => undefined
+  )
+  return badge
+}

@@ -1,6 +1,7 @@
 import { api } from "../api.js"
 import { h, link, replace, scopeHref, section, table } from "../dom.js"
 import { coalesce, follow } from "../live.js"
+import { incidentBadge } from "./incidents.js"
 
 interface IslandView {
   readonly readiness: { readonly ready: boolean; readonly checks: Readonly<Record<string, boolean>>; readonly roles: Readonly<Record<string, { ok: boolean; reason?: string; detail?: string }>>; readonly problems: ReadonlyArray<string> }
@@ -135,7 +136,7 @@ export const islandPage = (root: HTMLElement) => {
     const r = view.readiness
     replace(
       root,
-      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready")),
+      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready"), " ", incidentBadge()),
       readinessSection(r),
       scopesSection(view.scopes),
       activitySection(view.activity),
