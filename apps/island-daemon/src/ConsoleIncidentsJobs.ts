@@ -63,7 +63,7 @@ const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "started
   kind: "failed-action",
   scope: state.scope,
   id: `${state.jobId}/${run.action}/${run.visit}`,
-  // The action's log node is written when it fails or is retried; before the log existed, its wait start.
+  // The state keeps no failure time: the action's start (its log node opened), else its wait's, else the job's.
   at: run.logNode?.at ?? run.waitSince ?? state.startedAt,
   title: `Action ${run.action} of job ${state.jobId} ${run.state === "failed" ? "failed" : "failed, retrying"}`,
   reason: failureReason(run),
