@@ -256,9 +256,19 @@ describe.skipIf(!hasChromium)("the incident page in a browser", () => {
     expect(await aborted.locator("td.reason b").count()).toBe(0)
     expect(await aborted.locator(`a[href='/console/jobs/${FAILING}']`).first().textContent()).toBe(`Job ${FAILING} aborted`)
     expect(await aborted.locator("td.action").getAttribute("data-action")).toBe("clear")
-    const dead = page.locator("tr.incident[data-kind='dead-letter']")
+    const dead = page.locator("tr.incident[data-kind='dead-letter']").first()
     expect(await dead.locator("td.reason").textContent()).toBe("probe: <i>could not</i> handle it")
     expect(await dead.locator("td:first-child").textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{2}:\d{2}$/)
+    // Live: a new dead letter shows without a reload.
+    await run(
+      Effect.gen(function* () {
+        const streams = yield* ValkeyStreams
+        const probe = yield* pendingEntry("incident-live", "live-1")
+        const deadLetter = yield* streams.deadLetterKey("changes", SCOPE)
+        yield* streams.deadLetter({ ...probe, deadLetter, group: "incident-live", consumer: "live-1", id: probe.entry.id, error: "arrived while watching" })
+      }) as Effect.Effect<void, unknown, Services>
+    )
+    await page.locator("tr.incident[data-kind='dead-letter'] td.reason").filter({ hasText: "arrived while watching" }).waitFor({ timeout: WAIT_MS })
     // The kind filter is the server's.
     await page.selectOption("select[name=kind]", "dead-letter")
     await page.click("form.filters button")

@@ -1,5 +1,6 @@
 import { api } from "../api.js"
 import { h, link, replace, table, when } from "../dom.js"
+import { coalesce, follow } from "../live.js"
 
 interface Incident {
   readonly kind: string
@@ -52,7 +53,10 @@ const filterForm = (kind: string, scope: string) => {
   return form
 }
 
-/** The incident page: the island's incidents newest first, a page at a time, filtered by kind and scope. */
+/**
+ * The incident page: the island's incidents newest first, a page at a time, filtered by kind and
+ * scope. The first page follows the live feed; once older pages are shown, the list stays put.
+ */
 export const incidentsPage = (root: HTMLElement) => {
   document.title = "Incidents · island console"
   const params = new URLSearchParams(location.search)
@@ -62,27 +66,37 @@ export const incidentsPage = (root: HTMLElement) => {
   const more = h("button", { type: "button", class: "more", hidden: "" }, "older incidents")
   const status = h("p", { class: "meta" }, "loading…")
   let next: string | null = null
-  const load = async () => {
+  let older = false
+  /** A page after `after` (the first without), appended, or in place of the list for the first. */
+  const load = async (after: string | null) => {
     const q = new URLSearchParams({ limit: "50" })
     if (kind !== "") q.set("kind", kind)
     if (scope !== "") q.set("scope", scope)
-    if (next !== null) q.set("after", next)
+    if (after !== null) q.set("after", after)
     try {
       const page = await api<IncidentPage>(`/api/console/incidents?${q}`)
+      if (after === null) body.replaceChildren()
       for (const item of page.items) body.appendChild(row(item))
       next = page.next
       more.hidden = next === null
+      status.className = "meta"
       status.textContent = body.childElementCount === 0 ? "nothing needs attention" : `${body.childElementCount} shown${next === null ? "" : ", more below"}`
     } catch (error) {
       status.textContent = String(error)
       status.className = "problem"
     }
   }
-  more.addEventListener("click", () => void load())
+  more.addEventListener("click", () => {
+    older = true
+    void load(next)
+  })
   const list = table(["when", "kind", "scope", "what", "why", "action"], [], { class: "incidents" })
   list.querySelector("tbody")!.replaceWith(body)
   replace(root, h("h1", {}, "Incidents"), filterForm(kind, scope), status, list, more)
-  void load()
+  const refresh = coalesce(() => (older ? Promise.resolve() : load(null)), 500)
+  follow({ figures: "1" }, (event) => {
+    if (event.type === "figures") refresh()
+  }, refresh)
 }
 
 /** The island page's link to this page with how many incidents there are (200 and more show as "200+"). */
