@@ -14,7 +14,7 @@ export const isIncidentKind = (text: string): text is IncidentKind => (incidentK
  * behind them) act on `kind` and `target`; the view itself acts on nothing.
  */
 export interface IncidentAction {
-  readonly kind: "clear" | "retry-action" | "redrive" | "reclaim" | "resume"
+  readonly kind: "clear" | "retry-action" | "redrive" | "reclaim" | "resume" | "inspect"
   readonly target: Readonly<Record<string, string | number>>
   /** What the action does, for the operator. */
   readonly label: string

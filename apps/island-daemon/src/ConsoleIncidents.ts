@@ -33,7 +33,7 @@ export const incidentPage = (query: IncidentQuery) =>
     const scopes = query.scope !== undefined ? [query.scope] : [...(yield* Effect.flatMap(ScopeRegistry, (r) => r.list))].sort()
     const request: SourceRequest = { scopes, cursor: query.cursor, limit: query.limit, now: Date.now() }
     const streamKinds = new Set<string>((["dead-letter", "held-request", "lost-lease"] as const).filter((k) => wants(query, k)))
-    const engineKinds = new Set<string>((["failed-action", "held-request"] as const).filter((k) => wants(query, k)))
+    const engineKinds = new Set<string>((["failed-action", "held-request", "lost-lease"] as const).filter((k) => wants(query, k)))
     const [aborted, actions, streams] = yield* Effect.all(
       [
         wants(query, "aborted-job") ? abortedJobs(request) : Effect.succeed([]),

@@ -1,6 +1,6 @@
 import { Effect, Option, Result } from "effect"
 import type { ActionRun, ExecutionState } from "@microdcs/sfc"
-import { JobResponseFailures, SfcStateDao } from "@microdcs/store"
+import { JobResponseFailures, SfcHeartbeat, SfcStateDao } from "@microdcs/store"
 import { afterCursor, consoleLink, type Incident, type SourceRequest, sourceCursor } from "./ConsoleIncident.js"
 
 /**
@@ -86,23 +86,60 @@ const heldCommandIncidents = (state: EngineState): ReadonlyArray<Incident> =>
     link: consoleLink.job(state.jobId)
   }))
 
-/** One scope's failed actions and held commands, from at most {@link ACTIVE_STATES_READ} engine states. */
+/** A stored engine state, or `undefined` for one that is no JSON (the job page shows it as it is). */
+const parsedState = (doc: string): EngineState | undefined => {
+  try {
+    return JSON.parse(doc) as EngineState
+  } catch {
+    return undefined
+  }
+}
+
+/** One scope's failed actions and held commands, from at most {@link ACTIVE_STATES_READ} engine states, and how many jobs are active. */
 const scopeEngineIncidents = (scope: string) =>
   Effect.gen(function* () {
     const states = yield* SfcStateDao
-    const active = [...(yield* states.listActive(scope))].sort().slice(0, ACTIVE_STATES_READ)
-    const reads = yield* states.getMany(active)
-    return reads.flatMap((read) => {
+    const active = yield* states.listActive(scope)
+    const reads = yield* states.getMany([...active].sort().slice(0, ACTIVE_STATES_READ))
+    const items = reads.flatMap((read) => {
       const stored = Result.isSuccess(read) ? Option.getOrUndefined(read.success) : undefined
-      if (stored === undefined) return []
-      const state = { ...(JSON.parse(stored.doc) as EngineState), scope }
-      if (state.status !== "running" && state.status !== "paused") return []
+      const parsed = stored === undefined ? undefined : parsedState(stored.doc)
+      if (parsed === undefined || (parsed.status !== "running" && parsed.status !== "paused")) return []
+      const state = { ...parsed, scope }
       return [...(state.actions ?? []).filter(failedRun).map((run) => actionIncident(state, run)), ...heldCommandIncidents(state)]
     })
+    return { active: active.length, items }
   })
 
-/** Failed actions of running jobs and commands held back by a Pause, in every scope asked, of the kinds asked. */
+/** A timer sweep heartbeat older than this, with jobs active, means no engine sweeps the island's timers. */
+export const SWEEP_LOST_AFTER_MS = 30_000
+
+/** The timer sweep gone: deadlines and back-offs of the active jobs wait for nobody. */
+const sweepIncident = (request: SourceRequest, active: number) =>
+  Effect.gen(function* () {
+    if (active === 0) return []
+    const beat = Option.getOrUndefined(yield* Effect.flatMap(SfcHeartbeat, (h) => h.last))
+    if (beat !== undefined && request.now - beat <= SWEEP_LOST_AFTER_MS) return []
+    const incident: Incident = {
+      kind: "lost-lease",
+      scope: request.scopes.length === 1 ? request.scopes[0]! : "",
+      id: "sfc/timer-sweep",
+      at: beat ?? 0,
+      title: "No engine sweeps the timers",
+      reason: `${beat === undefined ? "the timer sweep never wrote its heartbeat" : `the timer sweep's heartbeat is ${Math.round((request.now - beat) / 1000)} s old`}; the deadlines and back-offs of ${active} active jobs wait`,
+      action: { kind: "inspect", target: { role: "sfc-engine" }, label: "Check the engines' readiness" },
+      link: "/console"
+    }
+    return [incident]
+  })
+
+/**
+ * Failed actions of running jobs, commands held back by a Pause and a timer sweep gone (while jobs
+ * are active), in every scope asked, of the kinds asked.
+ */
 export const engineIncidents = (request: SourceRequest, kinds: ReadonlySet<string>) =>
-  Effect.map(Effect.forEach(request.scopes, scopeEngineIncidents, { concurrency: 8 }), (lists) =>
-    lists.flat().filter((item) => kinds.has(item.kind) && afterCursor(request.cursor, item))
-  )
+  Effect.gen(function* () {
+    const scopes = yield* Effect.forEach(request.scopes, scopeEngineIncidents, { concurrency: 8 })
+    const sweep = kinds.has("lost-lease") ? yield* sweepIncident(request, scopes.reduce((n, s) => n + s.active, 0)) : []
+    return [...scopes.flatMap((s) => s.items), ...sweep].filter((item) => kinds.has(item.kind) && afterCursor(request.cursor, item))
+  })

@@ -6,6 +6,7 @@ import type {
   LeaseOverview,
   ReferenceListDao,
   ScopeFiguresReader,
+  SfcHeartbeat,
   SfcRecipes,
   StreamSummaries,
   Valkey,
@@ -22,6 +23,7 @@ export type ConsoleServices =
   | LeaseOverview
   | ReferenceListDao
   | ScopeFiguresReader
+  | SfcHeartbeat
   | SfcRecipes
   | StreamSummaries
   | Valkey

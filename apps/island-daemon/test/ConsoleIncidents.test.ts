@@ -12,6 +12,7 @@ import { ConsumerHeartbeats, ScopeRegistry, SfcStateDao, storeLayer, Valkey, Val
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { decodeCursor, encodeCursor, type Incident, type IncidentPosition, mergeIncidents, sourceCursor } from "../src/ConsoleIncident.js"
+import { incidentPage } from "../src/ConsoleIncidents.js"
 import { incidentQuery } from "../src/HttpConsoleIncidents.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
 import { axleJobOrder, configureAxleStation, fixture, makeMes, type Mes, SCOPE } from "./IslandKit.js"
@@ -160,6 +161,27 @@ describe("incident cursors and the merge", () => {
       "limit must be an integer from 1 to 200",
       "after must be the next cursor of a previous page"
     ])
+  })
+})
+
+describe("a timer sweep gone", () => {
+  it("is a lost lease while jobs are active, and none without active jobs", async () => {
+    const alone = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: randomPrefix("incidents-sweep") })))
+    const page = () => alone.runPromise(incidentPage({ kinds: new Set(["lost-lease"]), scope: "s", cursor: undefined, limit: 10 }))
+    try {
+      expect((await page()).items).toEqual([])
+      // A job the engine left active, and no sweep ever ran on this island.
+      await alone.runPromise(Effect.gen(function* () {
+        const valkey = yield* Valkey
+        const active = yield* valkey.key("sfcActive", { scope: "s" })
+        yield* unsafeCommand(valkey, "sadd", (c) => c.sadd(active, "j-1"))
+      }))
+      expect((await page()).items).toEqual([
+        expect.objectContaining({ kind: "lost-lease", scope: "s", id: "sfc/timer-sweep", reason: "the timer sweep never wrote its heartbeat; the deadlines and back-offs of 1 active jobs wait" })
+      ])
+    } finally {
+      await alone.dispose()
+    }
   })
 })
 
