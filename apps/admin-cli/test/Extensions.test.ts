@@ -91,7 +91,7 @@ describe("index with MICRODCS_EXTENSIONS", () => {
     expect(rebuilt.stdout).toMatch(/^repaired:\s+1$/m)
     expect(rebuilt.stdout).toMatch(/^removed:\s+1$/m)
     // The progress names the extension's family, as the last of six phases.
-    expect(rebuilt.stderr.trim().split("\n").at(-1)).toMatch(/^\[#+-*\] 6\/6 gadget\s+scanned \d+, repaired 1, removed 1$/)
+    expect(rebuilt.stderr.trim().split("\n").at(-1)).toMatch(/^\[#+-*\] 7\/7 gadget\s+scanned \d+, repaired 1, removed 1$/)
     const after = await cli.run(["index", "check"], env)
     expect(after.code).toBe(0)
     expect(after.stdout.trim()).toBe("no inconsistencies")

@@ -1,10 +1,13 @@
 import type {
   ChangeStream,
   DeadLetterRedrive,
+  ConsumerHeartbeats,
   JobAcceptanceDao,
+  JobResponseFailures,
   LeaseOverview,
   ReferenceListDao,
   ScopeFiguresReader,
+  SfcHeartbeat,
   SfcRecipes,
   StreamSummaries,
   Valkey,
@@ -16,10 +19,13 @@ import type {
 export type ConsoleServices =
   | ChangeStream
   | DeadLetterRedrive
+  | ConsumerHeartbeats
   | JobAcceptanceDao
+  | JobResponseFailures
   | LeaseOverview
   | ReferenceListDao
   | ScopeFiguresReader
+  | SfcHeartbeat
   | SfcRecipes
   | StreamSummaries
   | Valkey

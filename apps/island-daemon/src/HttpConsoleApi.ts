@@ -7,6 +7,7 @@ import { streamsView } from "./ConsoleStreamsView.js"
 import { HttpCaller, tokenRoute } from "./HttpAccess.js"
 import { consoleEvents } from "./HttpConsoleEvents.js"
 import { consoleHistory } from "./HttpConsoleHistory.js"
+import { incidentsRoute } from "./HttpConsoleIncidents.js"
 import { badRequest, consoleReply, LIMIT_PROBLEM, notFound, ok, pageLimit, param, query } from "./HttpConsoleReply.js"
 import { HttpContext, withIsland } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"
@@ -54,6 +55,7 @@ const me = Effect.gen(function* () {
  *   GET /api/console/config
  *   GET /api/console/streams
  *   GET /api/console/history?scope=&window=24h|6h|1h&step=1m|5m|15m
+ *   GET /api/console/incidents?kind=&scope=&after=&limit=
  *   GET /api/console/events?scope=&job=&figures=1&max=&after=   (Server-Sent Events)
  */
 export const consoleApiRoutes = [
@@ -64,5 +66,6 @@ export const consoleApiRoutes = [
   tokenRoute("/api/console/config", consoleReply(Effect.map(configView, ok))),
   tokenRoute("/api/console/streams", consoleReply(Effect.map(streamsView, ok))),
   tokenRoute("/api/console/history", consoleReply(consoleHistory)),
+  incidentsRoute,
   tokenRoute("/api/console/events", withIsland(consoleEvents))
 ] as const

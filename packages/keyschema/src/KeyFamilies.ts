@@ -22,6 +22,8 @@ export const keyFamilies = {
   /** Every response that carries the job order, scored by its last write (server µs): the by-order pointer falls back on it. */
   jobResponseOfOrder: "jobresponse:oforder:{orderId}",
   jobResponseByState: "jobresponse:bystate:{scope}:{state}",
+  /** The scope's job responses in a failure state (Aborted), scored by end time (epoch ms): the incident view's newest failures. */
+  jobResponseFailed: "jobresponse:failed:{scope}",
   workMaster: "workmaster:{id}",
   workMasterList: "workmaster:list:{scope}",
   referenceList: "ref:{kind}:{scope}",

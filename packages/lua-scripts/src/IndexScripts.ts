@@ -180,3 +180,19 @@ export const registerScope = defineScript({
     throw new UnexpectedReply("register-scope", raw)
   }
 })
+
+export interface RepairJobResponseFailedArgs {
+  readonly id: string
+  readonly version: string
+  readonly scope: string
+  /** The failed-set score computed from the read; "" = unknown (keep an existing score, else the stored end time). */
+  readonly score: string
+}
+
+/** Puts a job response in a failure state back into its scope's `jobresponse:failed:{scope}` set. */
+export const repairJobResponseFailed = defineScript({
+  file: "repair-jobresponse-failed-2.lua",
+  keys: ["doc", "failed"],
+  encodeArgs: (a: RepairJobResponseFailedArgs) => [a.id, a.version, a.scope, a.score],
+  decodeReply: decodeRepairReply("repair-jobresponse-failed")
+})

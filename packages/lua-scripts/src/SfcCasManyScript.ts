@@ -18,7 +18,7 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly nudge: boolean
   /** A job order move written with the job when its version still matches (`put-joborder-4`'s put, never a refusal of the job). */
   readonly jobOrderMove?: SfcJobOrderMove | undefined
-  /** A job response created with the job unless it exists (`put-jobresponse-10`'s create, never a refusal of the job). */
+  /** A job response created with the job unless it exists (`put-jobresponse-11`'s create, never a refusal of the job). */
   readonly jobResponse?: SfcJobResponseCreate | undefined
 }
 
@@ -33,6 +33,8 @@ export interface SfcJobResponseCreate {
     readonly ofOrder: string
     readonly scopes: string
     readonly changes: string
+    /** The scope's failed set (`jobresponse:failed:{scope}`). */
+    readonly failed: string
   }
   readonly scope: string
   readonly id: string
@@ -40,6 +42,8 @@ export interface SfcJobResponseCreate {
   readonly state: string
   readonly orderId: string
   readonly startTime: number
+  /** Epoch ms: the failed-set score while the state is a failure state. */
+  readonly endTime: number
   readonly doc: string
   readonly op: string
   readonly change: string
@@ -106,7 +110,9 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
   ...(job.jobResponse ? responseKeys(job.jobResponse) : [])
 ]
 
-const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes]
+const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [
+  keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes, keys.failed
+]
 
 const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> => [
   r.scope,
@@ -117,7 +123,8 @@ const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> =
   r.doc,
   r.op,
   r.change,
-  r.changesChannel
+  r.changesChannel,
+  r.endTime
 ]
 
 const moveArgs = (move: SfcJobOrderMove): ReadonlyArray<string | number> => [

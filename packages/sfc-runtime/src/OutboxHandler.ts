@@ -218,6 +218,7 @@ export const storeResponse = (entry: JobResponseEntry, scope: string) =>
         orderId: entry.jobId,
         state: entry.state,
         startTime: entry.startTime,
+        endTime: entry.endTime,
         doc: jsonDocument(responseDocument(entry, jobOrder)),
         expectedVersion: 0,
         change: "ResultUpdate",

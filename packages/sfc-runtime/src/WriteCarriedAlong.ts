@@ -33,7 +33,10 @@ const responseOf = (deps: ExecutionDeps, output: EngineOutput): CarriedAlong["re
   const op = responseOperation(entry.responseId)
   const { scope } = output.state
   const doc = jsonDocument(responseDocument(entry, held.jobOrder))
-  return { op, input: { id: entry.responseId, scope, orderId: entry.jobId, state: entry.state, startTime: entry.startTime, doc, op, change: "ResultUpdate" } }
+  return {
+    op,
+    input: { id: entry.responseId, scope, orderId: entry.jobId, state: entry.state, startTime: entry.startTime, endTime: entry.endTime, doc, op, change: "ResultUpdate" }
+  }
 }
 
 /** Where the runtime runs (it holds job orders), a write's move and response; the admin tool's writes carry none. */

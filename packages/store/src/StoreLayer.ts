@@ -7,6 +7,7 @@ import { IndexMaintenance } from "./IndexMaintenance.js"
 import { JobAcceptanceDao } from "./JobAcceptanceDao.js"
 import { JobOrderDao } from "./JobOrderDao.js"
 import { JobResponseDao } from "./JobResponseDao.js"
+import { JobResponseFailures } from "./JobResponseFailures.js"
 import { PublisherLease } from "./Lease.js"
 import { StartLease } from "./StartLease.js"
 import { PublisherCursors } from "./PublisherCursors.js"
@@ -36,6 +37,7 @@ import type { ValkeyOptions } from "./ValkeyOptions.js"
 export const StoreServices = Layer.mergeAll(
   JobOrderDao.Default,
   JobResponseDao.Default,
+  JobResponseFailures.Default,
   WorkMasterDao.Default,
   ReferenceListDao.Default,
   JobAcceptanceDao.Default,

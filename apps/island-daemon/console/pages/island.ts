@@ -2,6 +2,7 @@ import { api } from "../api.js"
 import { h, link, replace, scopeHref, section, table } from "../dom.js"
 import { historyPanel } from "../history.js"
 import { coalesce, follow } from "../live.js"
+import { incidentBadge } from "./incidents.js"
 
 interface IslandView {
   readonly readiness: { readonly ready: boolean; readonly checks: Readonly<Record<string, boolean>>; readonly roles: Readonly<Record<string, { ok: boolean; reason?: string; detail?: string }>>; readonly problems: ReadonlyArray<string> }
@@ -139,7 +140,7 @@ export const islandPage = (root: HTMLElement) => {
     history.setScopes(view.scopes.map((s) => s.scope))
     replace(
       root,
-      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready")),
+      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready"), " ", incidentBadge()),
       readinessSection(r),
       scopesSection(view.scopes),
       activitySection(view.activity),
