@@ -1,13 +1,12 @@
 import { Effect, Option, Result } from "effect"
 import type { ActionRun, ExecutionState } from "@microdcs/sfc"
-import { JobResponseFailures, SfcHeartbeat, SfcStateDao } from "@microdcs/store"
-import { afterCursor, consoleLink, type Incident, type SourceRequest, sourceCursor } from "./ConsoleIncident.js"
+import { SfcHeartbeat, SfcStateDao } from "@microdcs/store"
+import { afterCursor, consoleLink, type Incident, type SourceRequest } from "./ConsoleIncident.js"
 
 /**
- * The job sources of the incident view: aborted jobs (from the failed set of job responses, an
- * index), and from the engine states of the scope's active jobs (read up to
- * {@link ACTIVE_STATES_READ} per scope) failed actions of running jobs and the commands a Pause
- * held back (sent again on Resume).
+ * The engine sources of the incident view (aborted jobs are in ConsoleIncidentsAborted.ts): from
+ * the engine states of the scope's active jobs (read up to {@link ACTIVE_STATES_READ} per scope)
+ * failed actions of running jobs and the commands a Pause held back (sent again on Resume).
  */
 
 /** Engine states read per scope for failed actions: the bound that keeps a page's cost fixed. */
@@ -23,30 +22,6 @@ export const descriptionOf = (doc: string): string => {
     return ""
   }
 }
-
-const abortedOf = (scope: string, at: number, response: { readonly id: string; readonly orderId: string; readonly doc: string }): Incident => ({
-  kind: "aborted-job",
-  scope,
-  id: response.id,
-  at,
-  title: `Job ${response.orderId} aborted`,
-  reason: descriptionOf(response.doc) || "no reason recorded",
-  action: { kind: "clear", target: { scope, jobId: response.orderId }, label: "Clear the aborted job order" },
-  link: consoleLink.job(response.orderId)
-})
-
-/** The newest aborted jobs of every scope asked, each scope's page from the failed set. */
-export const abortedJobs = (request: SourceRequest) =>
-  Effect.gen(function* () {
-    const failures = yield* JobResponseFailures
-    const pages = yield* Effect.forEach(request.scopes, (scope) =>
-      failures.page(scope, { limit: request.limit, before: sourceCursor(request.cursor, "aborted-job", scope) }).pipe(
-        Effect.map((page) => page.map(({ at, response }) => abortedOf(scope, at, response)))
-      ),
-      { concurrency: 8 }
-    )
-    return pages.flat()
-  })
 
 /**
  * An action that failed: waiting out its back-off after a failed attempt (pending, sent before),
