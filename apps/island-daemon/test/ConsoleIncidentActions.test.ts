@@ -2,14 +2,17 @@ import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
-import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
+import { ConfigEventTypes } from "@microdcs/job-control"
+import { encodeJobOrderRecord, JobStates, MethodEventTypes } from "@microdcs/job-state"
+import { JobOrderDao, JobResponseDao, storeLayer } from "@microdcs/store"
 import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import type { Incident } from "../src/ConsoleIncident.js"
+import { decodeCursor, type Incident } from "../src/ConsoleIncident.js"
+import { ABORTED_PAGES_READ } from "../src/ConsoleIncidentsAborted.js"
+import { type IncidentPage, incidentPage } from "../src/ConsoleIncidents.js"
 import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
 import { bearer, deadLetterCommit, OPERATOR, VIEWER, writeTokenFile } from "./ConsoleActionKit.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
-import { axleJobOrder, configureAxleStation, makeMes, SCOPE } from "./IslandKit.js"
+import { axleJobOrder, configureAxleStation, fixture, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
  * Each incident's action on the incident page, in Chromium: a viewer sees the links and no
@@ -17,13 +20,15 @@ import { axleJobOrder, configureAxleStation, makeMes, SCOPE } from "./IslandKit.
  * letter, reads the server's answer as text and sees each incident leave the list. The job aborts
  * because the simulated station fails its `position` command; the dead letter is in the execution
  * log's commit stream, which nothing consumes in these tests (no storage role), so a redriven entry
- * stays where it lands. Screenshots go to `test-artifacts/`.
+ * stays where it lands; a second job's failed command waits a long back-off, so its action stays
+ * open for a retry. Screenshots go to `test-artifacts/`.
  */
 
 if (!hasChromium) console.warn(`ConsoleIncidentActions: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
 
 const WAIT_MS = 30_000
 const FAILING = "jo-incact-fail-01"
+const RETRYING = "jo-incact-retry-01"
 let broker: MosquittoServer
 let island: DaemonProcess
 let browser: Browser
@@ -40,6 +45,13 @@ const incidents = async (kind: string): Promise<ReadonlyArray<Incident>> => {
   const reply = await island.get(`/api/console/incidents?kind=${kind}`, bearer(VIEWER.token))
   expect(reply.status, reply.text).toBe(200)
   return (reply.json() as { items: ReadonlyArray<Incident> }).items
+}
+
+/** The axle recipe (v1.1.0) whose first command is tried again after a long back-off. */
+const retryingWorkMaster = () => {
+  const wm = fixture("work-master-axle.json") as { ID: string; data: { Actions: Array<Record<string, unknown>> } }
+  const actions = wm.data.Actions.map((a) => (a["Name"] === "position" ? { ...a, Retry: { MaxAttempts: 5, InitialIntervalSeconds: 600 } } : a))
+  return { ...wm, ID: "wm-axle-retry", dataschema: "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/", data: { ...wm.data, Actions: actions } }
 }
 
 beforeAll(async () => {
@@ -61,10 +73,13 @@ beforeAll(async () => {
       const mes = yield* makeMes(broker.url, prefix)
       yield* configureAxleStation(mes)
       yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(FAILING) })
+      yield* mes.ok(ConfigEventTypes.workmaster, retryingWorkMaster())
+      yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: { ...axleJobOrder(RETRYING), WorkMasterID: [{ ID: "wm-axle-retry" }] } })
       return yield* deadLetterCommit(SCOPE)
     }) as Effect.Effect<string, unknown, Services>
   )
   await until("the aborted job listed", async () => ((await incidents("aborted-job")).length > 0 ? true : undefined), WAIT_MS)
+  await until("the failed action listed", async () => ((await incidents("failed-action")).length > 0 ? true : undefined), WAIT_MS)
   browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
@@ -123,4 +138,57 @@ describe.skipIf(!hasChromium)("acting on incidents from the incident page", () =
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
+
+  it("an operator retries a failed action only with a comment, and reads the answer", async () => {
+    const { page, errors } = await browser.open(`/console/incidents?kind=failed-action#token=${OPERATOR.token}`)
+    const row = page.locator("tr.incident[data-kind='failed-action']").filter({ hasText: RETRYING })
+    await row.locator("button[data-act='retry-action']").click()
+    await waitText(page, "#incident-confirm", `Send action position of job ${RETRYING} to the station again now?`)
+    await page.click("#incident-confirm button.confirm")
+    await waitText(page, "#incident-status.problem", "a comment is required")
+    await page.fill("#incident-comment", "station cleaned, try again")
+    await page.click("#incident-confirm button.confirm")
+    await waitText(page, "#incident-status.ok", new RegExp(`^retry position of ${RETRYING}: attempt \\d+$`))
+    expect(await page.locator("#incident-confirm button").count()).toBe(0)
+    await shot(page, "incident-actions-retry")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+})
+
+describe("aborted jobs already cleared", () => {
+  it("are left out; past the pages read, the page ends early with a next that goes on, every open one listed once", async () => {
+    const alone = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: randomPrefix("incident-act-cleared") })))
+    const limit = 2
+    // Newest first: the cleared ones (more than ABORTED_PAGES_READ pages of them), then the open ones.
+    const cleared = limit * ABORTED_PAGES_READ + 2
+    const total = cleared + 3
+    try {
+      await alone.runPromise(Effect.gen(function* () {
+        const orders = yield* JobOrderDao
+        const responses = yield* JobResponseDao
+        yield* Effect.forEach(Array.from({ length: total }, (_, i) => i), (i) => Effect.gen(function* () {
+          const id = `jo-c-${String(i).padStart(3, "0")}`
+          const state = i >= total - cleared ? JobStates.EndState : JobStates.Aborted
+          yield* orders.put({ id, scope: "s", doc: encodeJobOrderRecord({ JobOrderID: id, Priority: 5 } as never, state), priority: 5, expectedVersion: 0 })
+          yield* responses.put({ id: `${id}-r`, scope: "s", orderId: id, state: "Aborted", endTime: 1_000 + i, doc: "{}", expectedVersion: 0 })
+        }), { discard: true })
+      }))
+      const seen: Array<string> = []
+      const nexts: Array<string | null> = []
+      let cursor: string | null = null
+      do {
+        const page: IncidentPage = await alone.runPromise(incidentPage({ kinds: new Set(["aborted-job"]), scope: "s", cursor: cursor === null ? undefined : decodeCursor(cursor), limit }))
+        seen.push(...page.items.map((i) => i.id))
+        nexts.push(page.next)
+        cursor = page.next
+      } while (cursor !== null && nexts.length < 10)
+      expect(seen).toEqual(["jo-c-002-r", "jo-c-001-r", "jo-c-000-r"])
+      // The first page read its pages of cleared jobs only: nothing listed, and a next.
+      expect(nexts[0]).not.toBeNull()
+      expect(nexts.at(-1)).toBeNull()
+    } finally {
+      await alone.dispose()
+    }
+  })
 })
