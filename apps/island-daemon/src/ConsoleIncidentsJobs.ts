@@ -34,6 +34,16 @@ const failedRun = (run: ActionRun): boolean =>
 const failureReason = (run: ActionRun): string =>
   run.error ?? `attempt ${run.retryAttempt ?? 1} failed${run.state === "pending" ? ", the next one waits its back-off" : ", trying again"}; the error is in the job's log`
 
+/**
+ * A retry for an open action (its command waiting for a reply, or its event awaited), as the
+ * engine takes one; an action waiting out its back-off is sent again by the engine when that
+ * ends, and one failed for good is past retrying: for those, the job page.
+ */
+const retryOf = (state: Pick<ExecutionState, "jobId" | "scope">, run: ActionRun): Incident["action"] =>
+  run.state === "dispatched" || run.state === "waiting"
+    ? { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" }
+    : { kind: "inspect", target: { scope: state.scope, jobId: state.jobId }, label: run.state === "failed" ? "See the job (the action failed for good)" : "See the job (the engine sends it again after its back-off)" }
+
 const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "startedAt">, run: ActionRun): Incident => ({
   kind: "failed-action",
   scope: state.scope,
@@ -42,7 +52,7 @@ const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "started
   at: run.logNode?.at ?? run.waitSince ?? state.startedAt,
   title: `Action ${run.action} of job ${state.jobId} ${run.state === "failed" ? "failed" : "failed, retrying"}`,
   reason: failureReason(run),
-  action: { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" },
+  action: retryOf(state, run),
   link: consoleLink.job(state.jobId)
 })
 

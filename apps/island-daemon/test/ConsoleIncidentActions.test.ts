@@ -20,8 +20,8 @@ import { axleJobOrder, configureAxleStation, fixture, makeMes, SCOPE } from "./I
  * letter, reads the server's answer as text and sees each incident leave the list. The job aborts
  * because the simulated station fails its `position` command; the dead letter is in the execution
  * log's commit stream, which nothing consumes in these tests (no storage role), so a redriven entry
- * stays where it lands; a second job's failed command waits a long back-off, so its action stays
- * open for a retry. Screenshots go to `test-artifacts/`.
+ * stays where it lands; a second job's first command fails once and its second attempt gets no
+ * answer, so the action is open on a later attempt: what a retry is for. Screenshots go to `test-artifacts/`.
  */
 
 if (!hasChromium) console.warn(`ConsoleIncidentActions: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
@@ -34,6 +34,7 @@ let island: DaemonProcess
 let browser: Browser
 let scope: Scope.Closeable
 let deadLetterId: string
+let retryingSends = 0
 const prefix = randomPrefix("incident-act")
 const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
 type Services = Layer.Success<ReturnType<typeof storeLayer>> | Scope.Scope
@@ -47,10 +48,10 @@ const incidents = async (kind: string): Promise<ReadonlyArray<Incident>> => {
   return (reply.json() as { items: ReadonlyArray<Incident> }).items
 }
 
-/** The axle recipe (v1.1.0) whose first command is tried again after a long back-off. */
+/** The axle recipe (v1.1.0) whose first command is tried again after a second's back-off. */
 const retryingWorkMaster = () => {
   const wm = fixture("work-master-axle.json") as { ID: string; data: { Actions: Array<Record<string, unknown>> } }
-  const actions = wm.data.Actions.map((a) => (a["Name"] === "position" ? { ...a, Retry: { MaxAttempts: 5, InitialIntervalSeconds: 600 } } : a))
+  const actions = wm.data.Actions.map((a) => (a["Name"] === "position" ? { ...a, Retry: { MaxAttempts: 5, InitialIntervalSeconds: 1 } } : a))
   return { ...wm, ID: "wm-axle-retry", dataschema: "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/", data: { ...wm.data, Actions: actions } }
 }
 
@@ -66,7 +67,12 @@ beforeAll(async () => {
         url: broker.url,
         topics: { prefix, wildcardLevels: 1 },
         source: "urn:test:station-incident-act",
-        onCommand: (command) => (command.action === "position" ? { error: "spindle jammed" } : { data: { done: command.action } }),
+        onCommand: (command) => {
+          if (command.action !== "position") return { data: { done: command.action } }
+          if (command.jobId !== RETRYING) return { error: "spindle jammed" }
+          retryingSends += 1
+          return retryingSends === 1 ? { error: "spindle jammed once" } : "silent"
+        },
         events: {},
         eventPollMs: 20
       })
@@ -79,7 +85,7 @@ beforeAll(async () => {
     }) as Effect.Effect<string, unknown, Services>
   )
   await until("the aborted job listed", async () => ((await incidents("aborted-job")).length > 0 ? true : undefined), WAIT_MS)
-  await until("the failed action listed", async () => ((await incidents("failed-action")).length > 0 ? true : undefined), WAIT_MS)
+  await until("the failed action open for a retry", async () => ((await incidents("failed-action")).some((i) => i.action.kind === "retry-action") ? true : undefined), WAIT_MS)
   browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
