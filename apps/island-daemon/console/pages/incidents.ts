@@ -55,6 +55,17 @@ const filterForm = (kind: string, scope: string) => {
   return form
 }
 
+/** The API's query for the page after `after` (the first without), with the page's filters. */
+const pageQuery = (kind: string, scope: string, after: string | null) => {
+  const q = new URLSearchParams({ limit: "50" })
+  if (kind !== "") q.set("kind", kind)
+  if (scope !== "") q.set("scope", scope)
+  if (after !== null) q.set("after", after)
+  return q
+}
+
+const shownText = (count: number, next: string | null) => (count === 0 ? "nothing needs attention" : `${count} shown${next === null ? "" : ", more below"}`)
+
 /**
  * The incident page: the island's incidents newest first, a page at a time, filtered by kind and
  * scope. The first page follows the live feed; once older pages are shown, the list stays put.
@@ -76,18 +87,14 @@ export const incidentsPage = async (root: HTMLElement) => {
   })
   /** A page after `after` (the first without), appended, or in place of the list for the first. */
   const load = async (after: string | null) => {
-    const q = new URLSearchParams({ limit: "50" })
-    if (kind !== "") q.set("kind", kind)
-    if (scope !== "") q.set("scope", scope)
-    if (after !== null) q.set("after", after)
     try {
-      const page = await api<IncidentPage>(`/api/console/incidents?${q}`)
+      const page = await api<IncidentPage>(`/api/console/incidents?${pageQuery(kind, scope, after)}`)
       if (after === null) body.replaceChildren()
       for (const item of page.items) body.appendChild(row(item, controls))
       next = page.next
       more.hidden = next === null
       status.className = "meta"
-      status.textContent = body.childElementCount === 0 ? "nothing needs attention" : `${body.childElementCount} shown${next === null ? "" : ", more below"}`
+      status.textContent = shownText(body.childElementCount, next)
     } catch (error) {
       status.textContent = String(error)
       status.className = "problem"
