@@ -23,7 +23,7 @@ const start = () => {
   else if (scope !== undefined) scopePage(main, scope)
   else if (path === "/console/config") configPage(main)
   else if (path === "/console/streams") streamsPage(main)
-  else if (path === "/console/incidents") incidentsPage(main)
+  else if (path === "/console/incidents") void incidentsPage(main)
   else islandPage(main)
 }
 

@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import { ScopeRegistry } from "@microdcs/store"
-import { encodeCursor, type Incident, type IncidentKind, type IncidentPosition, mergeIncidents, type SourceRequest } from "./ConsoleIncident.js"
-import { abortedJobs, engineIncidents } from "./ConsoleIncidentsJobs.js"
+import { comesBefore, encodeCursor, type Incident, type IncidentKind, type IncidentPosition, mergeIncidents, type SourceRequest } from "./ConsoleIncident.js"
+import { abortedJobs } from "./ConsoleIncidentsAborted.js"
+import { engineIncidents } from "./ConsoleIncidentsJobs.js"
 import { streamIncidents } from "./ConsoleIncidentsStreams.js"
 
 export interface IncidentQuery {
@@ -36,13 +37,17 @@ export const incidentPage = (query: IncidentQuery) =>
     const engineKinds = new Set<string>((["failed-action", "held-request", "lost-lease"] as const).filter((k) => wants(query, k)))
     const [aborted, actions, streams] = yield* Effect.all(
       [
-        wants(query, "aborted-job") ? abortedJobs(request) : Effect.succeed([]),
+        wants(query, "aborted-job") ? abortedJobs(request) : Effect.succeed({ items: [], frontier: undefined }),
         engineKinds.size > 0 ? engineIncidents(request, engineKinds) : Effect.succeed([]),
         streamKinds.size > 0 ? streamIncidents(request, streamKinds) : Effect.succeed([])
       ],
       { concurrency: 3 }
     )
-    const items = mergeIncidents([aborted, actions, streams], query.cursor, query.limit)
+    // Past a frontier of the aborted jobs' reads, the list goes on from it on the next page.
+    const { frontier } = aborted
+    const within = (item: Incident) => frontier === undefined || !comesBefore(frontier, item)
+    const items = mergeIncidents([aborted.items, actions, streams].map((list) => list.filter(within)), query.cursor, query.limit)
     const last = items.at(-1)
-    return { items, next: items.length === query.limit && last !== undefined ? encodeCursor(last) : null, scopes: scopes.length } satisfies IncidentPage
+    const next = items.length === query.limit && last !== undefined ? encodeCursor(last) : frontier === undefined ? null : encodeCursor(frontier)
+    return { items, next, scopes: scopes.length } satisfies IncidentPage
   })

@@ -1,13 +1,12 @@
 import { Effect, Option, Result } from "effect"
 import type { ActionRun, ExecutionState } from "@microdcs/sfc"
-import { JobResponseFailures, SfcHeartbeat, SfcStateDao } from "@microdcs/store"
-import { afterCursor, consoleLink, type Incident, type SourceRequest, sourceCursor } from "./ConsoleIncident.js"
+import { SfcHeartbeat, SfcStateDao } from "@microdcs/store"
+import { afterCursor, consoleLink, type Incident, type SourceRequest } from "./ConsoleIncident.js"
 
 /**
- * The job sources of the incident view: aborted jobs (from the failed set of job responses, an
- * index), and from the engine states of the scope's active jobs (read up to
- * {@link ACTIVE_STATES_READ} per scope) failed actions of running jobs and the commands a Pause
- * held back (sent again on Resume).
+ * The engine sources of the incident view (aborted jobs are in ConsoleIncidentsAborted.ts): from
+ * the engine states of the scope's active jobs (read up to {@link ACTIVE_STATES_READ} per scope)
+ * failed actions of running jobs and the commands a Pause held back (sent again on Resume).
  */
 
 /** Engine states read per scope for failed actions: the bound that keeps a page's cost fixed. */
@@ -24,30 +23,6 @@ export const descriptionOf = (doc: string): string => {
   }
 }
 
-const abortedOf = (scope: string, at: number, response: { readonly id: string; readonly orderId: string; readonly doc: string }): Incident => ({
-  kind: "aborted-job",
-  scope,
-  id: response.id,
-  at,
-  title: `Job ${response.orderId} aborted`,
-  reason: descriptionOf(response.doc) || "no reason recorded",
-  action: { kind: "clear", target: { scope, jobId: response.orderId }, label: "Clear the aborted job order" },
-  link: consoleLink.job(response.orderId)
-})
-
-/** The newest aborted jobs of every scope asked, each scope's page from the failed set. */
-export const abortedJobs = (request: SourceRequest) =>
-  Effect.gen(function* () {
-    const failures = yield* JobResponseFailures
-    const pages = yield* Effect.forEach(request.scopes, (scope) =>
-      failures.page(scope, { limit: request.limit, before: sourceCursor(request.cursor, "aborted-job", scope) }).pipe(
-        Effect.map((page) => page.map(({ at, response }) => abortedOf(scope, at, response)))
-      ),
-      { concurrency: 8 }
-    )
-    return pages.flat()
-  })
-
 /**
  * An action that failed: waiting out its back-off after a failed attempt (pending, sent before),
  * on a later attempt, or failed for good with its OnError target taken (the job still runs).
@@ -59,6 +34,16 @@ const failedRun = (run: ActionRun): boolean =>
 const failureReason = (run: ActionRun): string =>
   run.error ?? `attempt ${run.retryAttempt ?? 1} failed${run.state === "pending" ? ", the next one waits its back-off" : ", trying again"}; the error is in the job's log`
 
+/**
+ * A retry for an open action (its command waiting for a reply, or its event awaited), as the
+ * engine takes one; an action waiting out its back-off is sent again by the engine when that
+ * ends, and one failed for good is past retrying: for those, the job page.
+ */
+const retryOf = (state: Pick<ExecutionState, "jobId" | "scope">, run: ActionRun): Incident["action"] =>
+  run.state === "dispatched" || run.state === "waiting"
+    ? { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" }
+    : { kind: "inspect", target: { scope: state.scope, jobId: state.jobId }, label: run.state === "failed" ? "See the job (the action failed for good)" : "See the job (the engine sends it again after its back-off)" }
+
 const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "startedAt">, run: ActionRun): Incident => ({
   kind: "failed-action",
   scope: state.scope,
@@ -67,7 +52,7 @@ const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "started
   at: run.logNode?.at ?? run.waitSince ?? state.startedAt,
   title: `Action ${run.action} of job ${state.jobId} ${run.state === "failed" ? "failed" : "failed, retrying"}`,
   reason: failureReason(run),
-  action: { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" },
+  action: retryOf(state, run),
   link: consoleLink.job(state.jobId)
 })
 

@@ -1,5 +1,7 @@
+import { me } from "../acts.js"
 import { api } from "../api.js"
 import { h, link, replace, table, when } from "../dom.js"
+import { type IncidentControls, incidentControls } from "../incidentActions.js"
 import { coalesce, follow } from "../live.js"
 
 interface Incident {
@@ -20,8 +22,8 @@ interface IncidentPage {
 
 const KINDS = ["aborted-job", "failed-action", "dead-letter", "held-request", "lost-lease"] as const
 
-/** One incident: when, what, where, why, and what can be done (a descriptor the action controls act on). */
-const row = (item: Incident) =>
+/** One incident: when, what, where, why, and what can be done (an operator's button beside the link: incidentActions.ts). */
+const row = (item: Incident, controls: IncidentControls) =>
   h(
     "tr",
     { class: "incident", "data-kind": item.kind, "data-id": item.id },
@@ -30,7 +32,7 @@ const row = (item: Incident) =>
     h("td", {}, item.scope),
     h("td", {}, link(item.link, item.title)),
     h("td", { class: "problem reason" }, item.reason),
-    h("td", { class: "action", "data-action": item.action.kind, "data-target": JSON.stringify(item.action.target) }, link(item.link, item.action.label))
+    h("td", { class: "action", "data-action": item.action.kind, "data-target": JSON.stringify(item.action.target) }, link(item.link, item.action.label), " ", controls.control(item.action))
   )
 
 /** The filters; the page's policy allows no form submission, so the script follows them itself. */
@@ -53,11 +55,22 @@ const filterForm = (kind: string, scope: string) => {
   return form
 }
 
+/** The API's query for the page after `after` (the first without), with the page's filters. */
+const pageQuery = (kind: string, scope: string, after: string | null) => {
+  const q = new URLSearchParams({ limit: "50" })
+  if (kind !== "") q.set("kind", kind)
+  if (scope !== "") q.set("scope", scope)
+  if (after !== null) q.set("after", after)
+  return q
+}
+
+const shownText = (count: number, next: string | null) => (count === 0 ? "nothing needs attention" : `${count} shown${next === null ? "" : ", more below"}`)
+
 /**
  * The incident page: the island's incidents newest first, a page at a time, filtered by kind and
  * scope. The first page follows the live feed; once older pages are shown, the list stays put.
  */
-export const incidentsPage = (root: HTMLElement) => {
+export const incidentsPage = async (root: HTMLElement) => {
   document.title = "Incidents · island console"
   const params = new URLSearchParams(location.search)
   const kind = params.get("kind") ?? ""
@@ -67,20 +80,21 @@ export const incidentsPage = (root: HTMLElement) => {
   const status = h("p", { class: "meta" }, "loading…")
   let next: string | null = null
   let older = false
+  // After an action the first page is read again: a resolved incident leaves the list at once.
+  const controls = incidentControls(await me(), () => {
+    older = false
+    void load(null)
+  })
   /** A page after `after` (the first without), appended, or in place of the list for the first. */
   const load = async (after: string | null) => {
-    const q = new URLSearchParams({ limit: "50" })
-    if (kind !== "") q.set("kind", kind)
-    if (scope !== "") q.set("scope", scope)
-    if (after !== null) q.set("after", after)
     try {
-      const page = await api<IncidentPage>(`/api/console/incidents?${q}`)
+      const page = await api<IncidentPage>(`/api/console/incidents?${pageQuery(kind, scope, after)}`)
       if (after === null) body.replaceChildren()
-      for (const item of page.items) body.appendChild(row(item))
+      for (const item of page.items) body.appendChild(row(item, controls))
       next = page.next
       more.hidden = next === null
       status.className = "meta"
-      status.textContent = body.childElementCount === 0 ? "nothing needs attention" : `${body.childElementCount} shown${next === null ? "" : ", more below"}`
+      status.textContent = shownText(body.childElementCount, next)
     } catch (error) {
       status.textContent = String(error)
       status.className = "problem"
@@ -92,7 +106,7 @@ export const incidentsPage = (root: HTMLElement) => {
   })
   const list = table(["when", "kind", "scope", "what", "why", "action"], [], { class: "incidents" })
   list.querySelector("tbody")!.replaceWith(body)
-  replace(root, h("h1", {}, "Incidents"), filterForm(kind, scope), status, list, more)
+  replace(root, h("h1", {}, "Incidents"), filterForm(kind, scope), controls.element, status, list, more)
   const refresh = coalesce(() => (older ? Promise.resolve() : load(null)), 500)
   follow({ figures: "1" }, (event) => {
     if (event.type === "figures") refresh()

@@ -1,0 +1,200 @@
+import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { makeSimulatedStation } from "@microdcs/island-mqtt"
+import { ConfigEventTypes } from "@microdcs/job-control"
+import { encodeJobOrderRecord, JobStates, MethodEventTypes } from "@microdcs/job-state"
+import { JobOrderDao, JobResponseDao, storeLayer } from "@microdcs/store"
+import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { decodeCursor, type Incident } from "../src/ConsoleIncident.js"
+import { ABORTED_PAGES_READ } from "../src/ConsoleIncidentsAborted.js"
+import { type IncidentPage, incidentPage } from "../src/ConsoleIncidents.js"
+import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
+import { bearer, deadLetterCommit, OPERATOR, VIEWER, writeTokenFile } from "./ConsoleActionKit.js"
+import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
+import { axleJobOrder, configureAxleStation, fixture, makeMes, SCOPE } from "./IslandKit.js"
+
+/**
+ * Each incident's action on the incident page, in Chromium: a viewer sees the links and no
+ * controls; an operator clears an aborted job (asked first, in the page) and redrives a dead
+ * letter, reads the server's answer as text and sees each incident leave the list. The job aborts
+ * because the simulated station fails its `position` command; the dead letter is in the execution
+ * log's commit stream, which nothing consumes in these tests (no storage role), so a redriven entry
+ * stays where it lands; a second job's first command fails once and its second attempt gets no
+ * answer, so the action is open on a later attempt: what a retry is for. Screenshots go to `test-artifacts/`.
+ */
+
+if (!hasChromium) console.warn(`ConsoleIncidentActions: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
+
+const WAIT_MS = 30_000
+const FAILING = "jo-incact-fail-01"
+const RETRYING = "jo-incact-retry-01"
+let broker: MosquittoServer
+let island: DaemonProcess
+let browser: Browser
+let scope: Scope.Closeable
+let deadLetterId: string
+let retryingSends = 0
+const prefix = randomPrefix("incident-act")
+const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
+type Services = Layer.Success<ReturnType<typeof storeLayer>> | Scope.Scope
+
+const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
+  runtime.runPromise(Effect.provideService(effect, Scope.Scope, scope) as Effect.Effect<A, E, never>)
+
+const incidents = async (kind: string): Promise<ReadonlyArray<Incident>> => {
+  const reply = await island.get(`/api/console/incidents?kind=${kind}`, bearer(VIEWER.token))
+  expect(reply.status, reply.text).toBe(200)
+  return (reply.json() as { items: ReadonlyArray<Incident> }).items
+}
+
+/** The axle recipe (v1.1.0) whose first command is tried again after a second's back-off. */
+const retryingWorkMaster = () => {
+  const wm = fixture("work-master-axle.json") as { ID: string; data: { Actions: Array<Record<string, unknown>> } }
+  const actions = wm.data.Actions.map((a) => (a["Name"] === "position" ? { ...a, Retry: { MaxAttempts: 5, InitialIntervalSeconds: 1 } } : a))
+  return { ...wm, ID: "wm-axle-retry", dataschema: "https://aschamberger.github.io/schemas/microdcs/sfc-recipe/v1.1.0/", data: { ...wm.data, Actions: actions } }
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  broker = await startMosquitto()
+  scope = await Effect.runPromise(Scope.make())
+  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "incident-act", extra: { HTTP_TOKEN_FILE: writeTokenFile() } }))
+  await island.waitReady()
+  deadLetterId = await run(
+    Effect.gen(function* () {
+      yield* makeSimulatedStation({
+        url: broker.url,
+        topics: { prefix, wildcardLevels: 1 },
+        source: "urn:test:station-incident-act",
+        onCommand: (command) => {
+          if (command.action !== "position") return { data: { done: command.action } }
+          if (command.jobId !== RETRYING) return { error: "spindle jammed" }
+          retryingSends += 1
+          return retryingSends === 1 ? { error: "spindle jammed once" } : "silent"
+        },
+        events: {},
+        eventPollMs: 20
+      })
+      const mes = yield* makeMes(broker.url, prefix)
+      yield* configureAxleStation(mes)
+      yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(FAILING) })
+      yield* mes.ok(ConfigEventTypes.workmaster, retryingWorkMaster())
+      yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: { ...axleJobOrder(RETRYING), WorkMasterID: [{ ID: "wm-axle-retry" }] } })
+      return yield* deadLetterCommit(SCOPE)
+    }) as Effect.Effect<string, unknown, Services>
+  )
+  await until("the aborted job listed", async () => ((await incidents("aborted-job")).length > 0 ? true : undefined), WAIT_MS)
+  await until("the failed action open for a retry", async () => ((await incidents("failed-action")).some((i) => i.action.kind === "retry-action") ? true : undefined), WAIT_MS)
+  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
+}, 90_000)
+
+afterAll(async () => {
+  await browser?.close()
+  if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
+  await runtime.dispose()
+  await island?.stop("SIGTERM")
+  await broker?.stop()
+})
+
+const waitText = (page: Page, selector: string, text: string | RegExp) => page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout: WAIT_MS })
+
+const abortedRow = (page: Page) => page.locator("tr.incident[data-kind='aborted-job']").filter({ hasText: FAILING })
+const deadRow = (page: Page) => page.locator(`tr.incident[data-kind='dead-letter'][data-id='dagcommit/${deadLetterId}']`)
+
+describe.skipIf(!hasChromium)("acting on incidents from the incident page", () => {
+  it("a viewer sees each incident's link and no action controls", async () => {
+    const { page, errors } = await browser.open(`/console/incidents#token=${VIEWER.token}`)
+    await abortedRow(page).waitFor({ timeout: WAIT_MS })
+    await deadRow(page).waitFor({ timeout: WAIT_MS })
+    expect(await page.locator("#incident-actions").count()).toBe(0)
+    expect(await page.locator("td.action button").count()).toBe(0)
+    expect(await abortedRow(page).locator(`td.action a[href='/console/jobs/${FAILING}']`).textContent()).toBe("Clear the aborted job order")
+    await shot(page, "incident-actions-viewer")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("an operator clears the aborted job, asked first in the page, and it leaves the list", async () => {
+    const { page, errors } = await browser.open(`/console/incidents#token=${OPERATOR.token}`)
+    await waitText(page, "#acting-user", `console:${OPERATOR.name}`)
+    const clear = abortedRow(page).locator("button[data-act='clear']")
+    await clear.click()
+    await waitText(page, "#incident-confirm", `Clear job ${FAILING}? This cannot be undone.`)
+    // Cancel sends nothing.
+    await page.click("#incident-confirm button.cancel")
+    expect(await page.locator("#incident-confirm button").count()).toBe(0)
+    expect((await incidents("aborted-job")).some((i) => i.title.includes(FAILING))).toBe(true)
+    await clear.click()
+    await page.click("#incident-confirm button.confirm")
+    await waitText(page, "#incident-status.ok", `Clear ${FAILING} done`)
+    await abortedRow(page).waitFor({ state: "detached", timeout: WAIT_MS })
+    expect((await incidents("aborted-job")).some((i) => i.title.includes(FAILING))).toBe(false)
+    await shot(page, "incident-actions-cleared")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("an operator redrives the dead letter, reads the answer, and it leaves the list", async () => {
+    const { page, errors } = await browser.open(`/console/incidents?kind=dead-letter#token=${OPERATOR.token}`)
+    await deadRow(page).locator("button[data-act='redrive']").click()
+    await waitText(page, "#incident-status.ok", `redrive of ${deadLetterId}: back on the stream`)
+    await deadRow(page).waitFor({ state: "detached", timeout: WAIT_MS })
+    expect((await incidents("dead-letter")).some((i) => i.id === `dagcommit/${deadLetterId}`)).toBe(false)
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it("an operator retries a failed action only with a comment, and reads the answer", async () => {
+    const { page, errors } = await browser.open(`/console/incidents?kind=failed-action#token=${OPERATOR.token}`)
+    const row = page.locator("tr.incident[data-kind='failed-action']").filter({ hasText: RETRYING })
+    await row.locator("button[data-act='retry-action']").click()
+    await waitText(page, "#incident-confirm", `Send action position of job ${RETRYING} to the station again now?`)
+    await page.click("#incident-confirm button.confirm")
+    await waitText(page, "#incident-status.problem", "a comment is required")
+    await page.fill("#incident-comment", "station cleaned, try again")
+    await page.click("#incident-confirm button.confirm")
+    await waitText(page, "#incident-status.ok", new RegExp(`^retry position of ${RETRYING}: attempt \\d+$`))
+    expect(await page.locator("#incident-confirm button").count()).toBe(0)
+    await shot(page, "incident-actions-retry")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 60_000)
+})
+
+describe("aborted jobs already cleared", () => {
+  it("are left out; past the pages read, the page ends early with a next that goes on, every open one listed once", async () => {
+    const alone = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: randomPrefix("incident-act-cleared") })))
+    const limit = 2
+    // Newest first: the cleared ones (more than ABORTED_PAGES_READ pages of them), then the open ones.
+    const cleared = limit * ABORTED_PAGES_READ + 2
+    const total = cleared + 3
+    try {
+      await alone.runPromise(Effect.gen(function* () {
+        const orders = yield* JobOrderDao
+        const responses = yield* JobResponseDao
+        yield* Effect.forEach(Array.from({ length: total }, (_, i) => i), (i) => Effect.gen(function* () {
+          const id = `jo-c-${String(i).padStart(3, "0")}`
+          const state = i >= total - cleared ? JobStates.EndState : JobStates.Aborted
+          yield* orders.put({ id, scope: "s", doc: encodeJobOrderRecord({ JobOrderID: id, Priority: 5 } as never, state), priority: 5, expectedVersion: 0 })
+          yield* responses.put({ id: `${id}-r`, scope: "s", orderId: id, state: "Aborted", endTime: 1_000 + i, doc: "{}", expectedVersion: 0 })
+        }), { discard: true })
+      }))
+      const seen: Array<string> = []
+      const nexts: Array<string | null> = []
+      let cursor: string | null = null
+      do {
+        const page: IncidentPage = await alone.runPromise(incidentPage({ kinds: new Set(["aborted-job"]), scope: "s", cursor: cursor === null ? undefined : decodeCursor(cursor), limit }))
+        seen.push(...page.items.map((i) => i.id))
+        nexts.push(page.next)
+        cursor = page.next
+      } while (cursor !== null && nexts.length < 10)
+      expect(seen).toEqual(["jo-c-002-r", "jo-c-001-r", "jo-c-000-r"])
+      // The first page read its pages of cleared jobs only: nothing listed, and a next.
+      expect(nexts[0]).not.toBeNull()
+      expect(nexts.at(-1)).toBeNull()
+    } finally {
+      await alone.dispose()
+    }
+  })
+})
