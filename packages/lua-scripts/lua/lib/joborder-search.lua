@@ -1,0 +1,138 @@
+-- The search index of a scope's job orders (joborder:search:{scope}): one sorted set, every
+-- score 0, read by lex range (ZRANGEBYLEX, ZLEXCOUNT), so one key per scope holds every
+-- dimension and a count is O(log n). Members (fields joined by \0):
+--   f {id} {state} {created} {ended} {priority} {workMaster} {error}   the facts, in id order
+--   c {created} {id}     s {state} {created} {id}     p {priority} {created} {id}
+--   w {workMaster} {created} {id}   (with a work master)     e {ended} {id}   (once finished)
+-- Times are 13-digit ms ('' = not ended), the priority fixed-width (searchPriority). Ids, work
+-- masters, states and errors are escaped (searchEscape) so they hold no \0: the id is always
+-- the last field, and a prefix of an escaped id is the escape of a prefix. The error is the
+-- comment of an Aborted job order (what the engine or operator gave as the reason).
+
+local function searchEscape(s) return (string.gsub(s, '[%z\1]', { ['\0'] = '\1\2', ['\1'] = '\1\1' })) end
+
+local function searchTime(ms) return string.format('%013d', math.max(0, math.floor(tonumber(ms) or 0))) end
+
+-- Fixed width, so text order is number order (clamped to +-1e9).
+local function searchPriority(p)
+  local n = math.max(-1e9, math.min(1e9, tonumber(p) or 0))
+  return string.format('%020.4f', n + 1e9)
+end
+
+local function searchSplit(member)
+  local parts, pos = {}, 1
+  while true do
+    local at = string.find(member, '\0', pos, true)
+    if not at then parts[#parts + 1] = string.sub(member, pos); return parts end
+    parts[#parts + 1] = string.sub(member, pos, at - 1)
+    pos = at + 1
+  end
+end
+
+local function searchFactsMember(f)
+  return table.concat({ 'f', f.id, f.state, f.created, f.ended, f.priority, f.wm, f.err }, '\0')
+end
+
+local function searchParseFacts(member)
+  local p = searchSplit(member)
+  return { id = p[2], state = p[3], created = p[4], ended = p[5], priority = p[6], wm = p[7] or '', err = p[8] or '', member = member }
+end
+
+-- The facts member of (escaped) id, or nil.
+local function searchStored(searchKey, id)
+  local found = redis.call('ZRANGEBYLEX', searchKey, '[f\0' .. id .. '\0', '(f\0' .. id .. '\1', 'LIMIT', 0, 1)
+  if found[1] then return searchParseFacts(found[1]) end
+  return nil
+end
+
+local function searchMembers(f)
+  local m = {
+    searchFactsMember(f),
+    'c\0' .. f.created .. '\0' .. f.id,
+    's\0' .. f.state .. '\0' .. f.created .. '\0' .. f.id,
+    'p\0' .. f.priority .. '\0' .. f.created .. '\0' .. f.id
+  }
+  if f.wm ~= '' then m[#m + 1] = 'w\0' .. f.wm .. '\0' .. f.created .. '\0' .. f.id end
+  if f.ended ~= '' then m[#m + 1] = 'e\0' .. f.ended .. '\0' .. f.id end
+  return m
+end
+
+local function searchIsFinished(state) return state == 'Aborted' or string.sub(state, 1, 6) == 'Ended_' end
+
+-- State, work master and error of a job order document (JSON text); '' for what it lacks.
+local function searchDocFacts(docText)
+  local ok, parsed = pcall(cjson.decode, docText)
+  local state, wm, err = '', '', ''
+  if not ok or type(parsed) ~= 'table' then return state, wm, err end
+  local st = parsed.State
+  if type(st) == 'table' and type(st[1]) == 'table' and type(st[1].StateText) == 'table' and type(st[1].StateText.Text) == 'string' then
+    state = st[1].StateText.Text
+    if type(st[2]) == 'table' and type(st[2].StateText) == 'table' and type(st[2].StateText.Text) == 'string' then
+      state = state .. '_' .. st[2].StateText.Text
+    end
+  end
+  local jo = parsed.JobOrder
+  if type(jo) == 'table' and type(jo.WorkMasterID) == 'table' and type(jo.WorkMasterID[1]) == 'table' and type(jo.WorkMasterID[1].ID) == 'string' then
+    wm = jo.WorkMasterID[1].ID
+  end
+  if state == 'Aborted' and type(parsed.Comment) == 'string' then err = string.sub(parsed.Comment, 1, 500) end
+  return state, wm, err
+end
+
+-- The facts a document implies. created/ended: the document's fields; a document written before
+-- they existed keeps what its index entry says (or 0 / the time it is first seen finished).
+local function searchFactsOf(id, state, wm, err, priority, created, ended, stored)
+  if not created then created = stored and stored.created or searchTime(0) else created = searchTime(created) end
+  if searchIsFinished(state) then
+    if ended then ended = searchTime(ended) else ended = stored and stored.ended ~= '' and stored.ended or created end
+  else
+    ended = ''
+  end
+  return { id = id, state = searchEscape(state), created = created, ended = ended, priority = searchPriority(priority), wm = searchEscape(wm), err = searchEscape(err) }
+end
+
+-- Replaces the members of (escaped) id by those of `facts` (nil = none); returns the number changed.
+local function searchReplace(searchKey, id, facts, extra)
+  local stored = searchStored(searchKey, id)
+  local wanted, keep = facts and searchMembers(facts) or {}, {}
+  for _, m in ipairs(wanted) do keep[m] = true end
+  local gone = {}
+  for _, m in ipairs(stored and searchMembers(stored) or {}) do if not keep[m] then gone[#gone + 1] = m end end
+  for _, m in ipairs(extra or {}) do if not keep[m] then gone[#gone + 1] = m end end
+  local changed = 0
+  if #gone > 0 then changed = changed + redis.call('ZREM', searchKey, unpack(gone)) end
+  if #wanted > 0 then
+    local args = {}
+    for _, m in ipairs(wanted) do args[#args + 1] = 0; args[#args + 1] = m end
+    changed = changed + redis.call('ZADD', searchKey, unpack(args))
+  end
+  return changed
+end
+
+local function searchNowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The search entries of a job order just written (`w` as jobOrderWrite's): its creation and end
+-- times kept on the document, its members replaced; a retired one leaves the index.
+local function jobOrderSearchWrite(w, version)
+  local id = searchEscape(w.id)
+  if w.retainMs > 0 then return searchReplace(w.searchKey, id, nil) end
+  local now = searchNowMs()
+  local times = redis.call('HMGET', w.docKey, 'created', 'ended')
+  local created, ended = times[1], times[2]
+  if not created and version == 1 then
+    created = tostring(now)
+    redis.call('HSET', w.docKey, 'created', created)
+  end
+  local stored = (not created) and searchStored(w.searchKey, id) or nil
+  local state, wm, err = searchDocFacts(w.doc)
+  if searchIsFinished(state) then
+    if not ended then ended = tostring(now); redis.call('HSET', w.docKey, 'ended', ended) end
+  elseif ended then
+    redis.call('HDEL', w.docKey, 'ended')
+    ended = nil
+  end
+  return searchReplace(w.searchKey, id, searchFactsOf(id, state, wm, err, w.priority, created, ended, stored))
+end
