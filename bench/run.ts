@@ -13,6 +13,7 @@ import { runMqttBench } from "./mqtt.js"
 import { runJournalBench } from "./journal.js"
 import { runExecutionLogBench } from "./executionLog.js"
 import { runConsoleBench } from "./console.js"
+import { runSearchBench } from "./search.js"
 import { runStartupBench } from "./startup.js"
 import { runSoakBench } from "./soak.js"
 import { ServerProbe } from "./ServerProbe.js"
@@ -25,6 +26,7 @@ const suites: Record<string, (url: string) => Promise<void>> = {
   journal: runJournalBench,
   executionLog: runExecutionLogBench,
   console: runConsoleBench,
+  search: runSearchBench,
   // Spawns daemons with their own embedded servers: the shared server is not used.
   startup: () => runStartupBench(),
   soak: runSoakBench

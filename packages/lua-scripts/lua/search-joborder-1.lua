@@ -2,13 +2,14 @@
   One page (or the count) of a job order search in one scope, over its search index
   (lib/joborder-search.lua). Read only. The driver is one dimension's lex ranges: the one the
   caller names (a later page keeps the first page's), else the one of the fewest members. The
-  other filters are checked per member against its facts member; at most `budget` members are
-  looked at per call.
+  other filters are checked on the facts each member carries (the error text, unless the driver
+  holds it, on the job order's facts member); at most `budget` members are looked at per call.
 
   KEYS[1] joborder:search:{scope}    zset
 
   ARGV[1]  mode: "page" or "count"
-  ARGV[2]  driver: "" = choose; f (id prefix), s (states), w (work master), c (created), e (ended), p (priority)
+  ARGV[2]  driver: "" = choose; f (id prefix), s (states), w (work master), x (states and work master),
+           c (created), e (ended), p (priority), r (error text)
   ARGV[3]  range index (1-based) to go on in; ARGV[4] the member to go on after ("" = from the start)
   ARGV[5]  limit (page size); ARGV[6] budget (members looked at, at most)
   ARGV[7]  id prefix ("" = any); ARGV[8] states, joined by "," ("" = any); ARGV[9] work master ("" = any)
@@ -65,7 +66,15 @@ if #states > 0 then
   for _, s in ipairs(states) do ranges[#ranges + 1] = range('s\0' .. searchEscape(s) .. '\0', t(q.cFrom), t(q.cTo)) end
   add('s', ranges, true, { states = true, created = true })
 end
-if q.wm ~= '' then add('w', { range('w\0' .. searchEscape(q.wm) .. '\0', t(q.cFrom), t(q.cTo)) }, true, { wm = true, created = true }) end
+if q.wm ~= '' then
+  add('w', { range('w\0' .. searchEscape(q.wm) .. '\0', t(q.cFrom), t(q.cTo)) }, true, { wm = true, created = true })
+  if #states > 0 then
+    local ranges = {}
+    for _, s in ipairs(states) do ranges[#ranges + 1] = range('x\0' .. searchEscape(s) .. '\0' .. searchEscape(q.wm) .. '\0', t(q.cFrom), t(q.cTo)) end
+    add('x', ranges, true, { states = true, wm = true, created = true })
+  end
+end
+if q.errText ~= '' then add('r', { range('r\0', t(q.cFrom), t(q.cTo)) }, true, { states = true, created = true }) end
 if q.eFrom ~= '' or q.eTo ~= '' then add('e', { range('e\0', t(q.eFrom), t(q.eTo)) }, true, { ended = true }) end
 if q.pMin ~= '' or q.pMax ~= '' then add('p', { range('p\0', pr(q.pMin), pr(q.pMax)) }, true, { priority = true }) end
 add('c', { range('c\0', t(q.cFrom), t(q.cTo)) }, true, { created = true })
@@ -105,6 +114,13 @@ local cFrom, cTo, eFrom, eTo, pMin, pMax = t(q.cFrom), t(q.cTo), t(q.eFrom), t(q
 
 local function between(v, lo, hi) return (not lo or v >= lo) and (not hi or v <= hi) end
 
+-- The error, from the member when it carries one, else from the job order's facts member.
+local function errorOf(f)
+  if f.err then return f.err end
+  local stored = searchStored(key, f.id)
+  return stored and stored.err or ''
+end
+
 local function matches(f)
   if needs.idPrefix and string.sub(f.id, 1, #idPrefix) ~= idPrefix then return false end
   if needs.states and not stateSet[f.state] then return false end
@@ -112,14 +128,15 @@ local function matches(f)
   if needs.created and not between(f.created, cFrom, cTo) then return false end
   if needs.ended and (f.ended == '' or not between(f.ended, eFrom, eTo)) then return false end
   if needs.priority and not between(f.priority, pMin, pMax) then return false end
-  if needs.err and not string.find(string.lower(f.err), q.errText, 1, true) then return false end
+  if needs.err and not string.find(string.lower(errorOf(f)), q.errText, 1, true) then return false end
   return true
 end
 
-local function factsOf(member)
-  if driver.kind == 'f' then return searchParseFacts(member) end
-  local parts = searchSplit(member)
-  return searchStored(key, parts[#parts])
+-- The facts member of a match, for the reply.
+local function factsMember(f)
+  if driver.kind == 'f' then return f.member end
+  local stored = searchStored(key, f.id)
+  return stored and stored.member
 end
 
 -- Walks the driver's ranges from (rangeAt, after), calling take(facts, range, member) per match
@@ -137,7 +154,7 @@ local function walk(take)
       else batch = redis.call('ZRANGEBYLEX', key, from or lo, hi, 'LIMIT', 0, chunk) end
       for _, member in ipairs(batch) do
         if looked >= budget then return 'budget' end
-        local f = (exact and mode == 'count') or factsOf(member)
+        local f = (exact and mode == 'count') or searchParseFacts(member)
         if f and (exact or matches(f)) and not take(f, i, member) then return 'full' end
         looked, lastRange, lastMember = looked + 1, i, member
       end
@@ -159,8 +176,11 @@ local reply = { 'ok', driver.kind, driverCount, exact and '1' or '0', 0, '' }
 local taken = 0
 local status = walk(function(f)
   if taken == limit then return false end
-  taken = taken + 1
-  reply[#reply + 1] = f.member
+  local full = factsMember(f)
+  if full then
+    taken = taken + 1
+    reply[#reply + 1] = full
+  end
   return true
 end)
 if status ~= 'done' then reply[5], reply[6] = lastRange, lastMember end

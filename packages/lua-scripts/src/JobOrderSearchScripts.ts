@@ -7,10 +7,22 @@ import { decodeWrongType, type WrongTypeReply } from "./WrongTypeReply.js"
  * read and its check and rebuild. The write scripts of job orders keep it.
  */
 
-/** A dimension a search walks: id prefix, states, work master, created, ended, priority. */
-export type SearchDriver = "f" | "s" | "w" | "c" | "e" | "p"
+/** A dimension a search walks: id prefix, states, work master, both, created, ended, priority, error text. */
+export type SearchDriver = "f" | "s" | "w" | "x" | "c" | "e" | "p" | "r"
 
-const drivers: ReadonlyArray<string> = ["f", "s", "w", "c", "e", "p"]
+const drivers: ReadonlyArray<string> = ["f", "s", "w", "x", "c", "e", "p", "r"]
+
+const unescape = (text: string): string => text.replace(/\u0001([\u0001\u0002])/g, (_, c: string) => (c === "\u0001" ? "\u0001" : "\u0000"))
+
+/** How many fields order each kind of member before the job order's facts (see `lib/joborder-search.lua`). */
+const heads: Readonly<Record<string, number>> = { f: 0, c: 1, s: 2, p: 2, w: 2, x: 3, e: 1, r: 1 }
+
+/** The job order id a member of the search index names, or `undefined` for no member of it. */
+export const searchMemberId = (member: string): string | undefined => {
+  const p = member.split("\u0000")
+  const h = heads[p[0] ?? ""]
+  return h === undefined || p.length < h + 7 ? undefined : unescape(p[h + 1]!)
+}
 
 export interface SearchJobOrdersArgs {
   readonly mode: "page" | "count"
@@ -58,8 +70,6 @@ export type SearchJobOrdersReply =
       readonly items: ReadonlyArray<SearchFacts>
     }
   | WrongTypeReply
-
-const unescape = (text: string): string => text.replace(/\u0001([\u0001\u0002])/g, (_, c: string) => (c === "\u0001" ? "\u0001" : "\u0000"))
 
 /** A facts member (`f\0id\0state\0created\0ended\0priority\0workMaster\0error`), or `undefined` when it is not one. */
 export const parseSearchFacts = (member: string): SearchFacts | undefined => {

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { repairJobOrderSearch, type RepairJobOrderSearchReply } from "@microdcs/lua-scripts"
+import { repairJobOrderSearch, type RepairJobOrderSearchReply, searchMemberId } from "@microdcs/lua-scripts"
 import type { ConnectionError } from "./Errors.js"
 import type { FamilyBatch, IndexedFamily } from "./IndexedFamily.js"
 import type { Inconsistency } from "./IndexFacts.js"
@@ -80,14 +80,6 @@ const walkDocuments = (ctx: IndexContext, handle: (batch: FamilyBatch<SearchFind
     })
   )
 
-/** The id a member names: its last field, unescaped (see lib/joborder-search.lua). */
-const idOfMember = (member: string): string | undefined => {
-  const parts = member.split("\u0000")
-  if (parts.length < 2) return undefined
-  const id = member.startsWith("f\u0000") ? parts[1]! : parts[parts.length - 1]!
-  return id.replace(/\u0001([\u0001\u0002])/g, (_, c: string) => (c === "\u0001" ? "\u0001" : "\u0000"))
-}
-
 const walkIndexes = (ctx: IndexContext, handle: (batch: FamilyBatch<SearchFinding>) => Effect.Effect<void, ConnectionError>) =>
   scanKeys(ctx.valkey, ctx.keys.pattern("jobOrderSearch"), (keys) =>
     Effect.forEach(
@@ -99,7 +91,8 @@ const walkIndexes = (ctx: IndexContext, handle: (batch: FamilyBatch<SearchFindin
         return scanMembers(ctx.valkey, key, "zset", (members) => {
           const byId = new Map<string, Array<string>>()
           for (const m of members) {
-            const id = idOfMember(m)
+            // A member of no known shape is filed under its last field, so the repair removes it as not implied.
+            const id = searchMemberId(m) ?? m.split("\u0000").pop()
             if (id !== undefined && id !== "") byId.set(id, [...(byId.get(id) ?? []), m])
           }
           const targets = [...byId].map(([id, extra]) => ({ scope, id, extra }))

@@ -14,7 +14,7 @@ export interface SearchPosition {
   readonly after: string
 }
 
-const drivers: ReadonlyArray<string> = ["", "f", "s", "w", "c", "e", "p"]
+const drivers: ReadonlyArray<string> = ["", "f", "s", "w", "x", "c", "e", "p", "r"]
 
 const digest = (fingerprint: string): string => createHash("sha1").update(fingerprint).digest("base64url").slice(0, 12)
 

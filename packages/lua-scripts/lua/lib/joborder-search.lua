@@ -1,13 +1,16 @@
 -- The search index of a scope's job orders (joborder:search:{scope}): one sorted set, every
 -- score 0, read by lex range (ZRANGEBYLEX, ZLEXCOUNT), so one key per scope holds every
--- dimension and a count is O(log n). Members (fields joined by \0):
---   f {id} {state} {created} {ended} {priority} {workMaster} {error}   the facts, in id order
---   c {created} {id}     s {state} {created} {id}     p {priority} {created} {id}
---   w {workMaster} {created} {id}   (with a work master)     e {ended} {id}   (once finished)
+-- dimension and a count is O(log n). Every member is a head that orders it, then the job order's
+-- small facts (the tail: id, state, created, ended, priority, workMaster), so a search checks
+-- its other filters on the member itself, without a second read. Fields are joined by \0:
+--   f {tail} {error}                          the facts by id (an id prefix is a range of these)
+--   c {created} {tail}     s {state} {created} {tail}     p {priority} {created} {tail}
+--   w {workMaster} {created} {tail}  x {state} {workMaster} {created} {tail}   (with a work master)
+--   e {ended} {tail}   (once Ended or Aborted)    r {created} {tail} {error}   (Aborted with a reason)
 -- Times are 13-digit ms ('' = not ended), the priority fixed-width (searchPriority). Ids, work
--- masters, states and errors are escaped (searchEscape) so they hold no \0: the id is always
--- the last field, and a prefix of an escaped id is the escape of a prefix. The error is the
--- comment of an Aborted job order (what the engine or operator gave as the reason).
+-- masters, states and errors are escaped (searchEscape) so they hold no \0, and a prefix of an
+-- escaped id is the escape of a prefix. The error is the comment of an Aborted job order: the
+-- reason the engine or the operator gave.
 
 local function searchEscape(s) return (string.gsub(s, '[%z\1]', { ['\0'] = '\1\2', ['\1'] = '\1\1' })) end
 
@@ -16,7 +19,7 @@ local function searchTime(ms) return string.format('%013d', math.max(0, math.flo
 -- Fixed width, so text order is number order (clamped to +-1e9).
 local function searchPriority(p)
   local n = math.max(-1e9, math.min(1e9, tonumber(p) or 0))
-  return string.format('%020.4f', n + 1e9)
+  return string.format('%015.4f', n + 1e9)
 end
 
 local function searchSplit(member)
@@ -29,13 +32,17 @@ local function searchSplit(member)
   end
 end
 
-local function searchFactsMember(f)
-  return table.concat({ 'f', f.id, f.state, f.created, f.ended, f.priority, f.wm, f.err }, '\0')
-end
+-- How many head fields each kind of member has before its tail.
+local searchHeads = { f = 0, c = 1, s = 2, p = 2, w = 2, x = 3, e = 1, r = 1 }
 
+local function searchTail(f) return table.concat({ f.id, f.state, f.created, f.ended, f.priority, f.wm }, '\0') end
+
+-- The facts a member carries (err only on f and r members), or nil for no member of the index.
 local function searchParseFacts(member)
   local p = searchSplit(member)
-  return { id = p[2], state = p[3], created = p[4], ended = p[5], priority = p[6], wm = p[7] or '', err = p[8] or '', member = member }
+  local h = searchHeads[p[1]]
+  if not h or #p < h + 7 then return nil end
+  return { id = p[h + 2], state = p[h + 3], created = p[h + 4], ended = p[h + 5], priority = p[h + 6], wm = p[h + 7], err = p[h + 8], member = member }
 end
 
 -- The facts member of (escaped) id, or nil.
@@ -46,14 +53,19 @@ local function searchStored(searchKey, id)
 end
 
 local function searchMembers(f)
+  local tail = searchTail(f)
   local m = {
-    searchFactsMember(f),
-    'c\0' .. f.created .. '\0' .. f.id,
-    's\0' .. f.state .. '\0' .. f.created .. '\0' .. f.id,
-    'p\0' .. f.priority .. '\0' .. f.created .. '\0' .. f.id
+    'f\0' .. tail .. '\0' .. f.err,
+    'c\0' .. f.created .. '\0' .. tail,
+    's\0' .. f.state .. '\0' .. f.created .. '\0' .. tail,
+    'p\0' .. f.priority .. '\0' .. f.created .. '\0' .. tail
   }
-  if f.wm ~= '' then m[#m + 1] = 'w\0' .. f.wm .. '\0' .. f.created .. '\0' .. f.id end
-  if f.ended ~= '' then m[#m + 1] = 'e\0' .. f.ended .. '\0' .. f.id end
+  if f.wm ~= '' then
+    m[#m + 1] = 'w\0' .. f.wm .. '\0' .. f.created .. '\0' .. tail
+    m[#m + 1] = 'x\0' .. f.state .. '\0' .. f.wm .. '\0' .. f.created .. '\0' .. tail
+  end
+  if f.ended ~= '' then m[#m + 1] = 'e\0' .. f.ended .. '\0' .. tail end
+  if f.err ~= '' then m[#m + 1] = 'r\0' .. f.created .. '\0' .. tail .. '\0' .. f.err end
   return m
 end
 
