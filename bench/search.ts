@@ -65,13 +65,13 @@ const program = Effect.gen(function* () {
   const cases: ReadonlyArray<readonly [string, JobOrderSearchFilter]> = [
     ["no filter (newest first)", { scopes }],
     ["id prefix jo-0421 (100 match)", { scopes, idPrefix: "jo-0421" }],
-    ["id prefix jo-0 (10,000 match)", { scopes, idPrefix: "jo-0" }],
+    ["id prefix jo-01 (10,000 match)", { scopes, idPrefix: "jo-01" }],
     ["state Running (1 in 10)", { scopes, states: ["Running"] }],
     ["states Running or Aborted", { scopes, states: ["Running", "Aborted"] }],
     ["created in a 1,000-job window", { scopes, createdFrom: window.from, createdTo: window.to }],
     ["ended (any time)", { scopes, endedFrom: 0 }],
     ["combined: Aborted + work master wm-7", { scopes, states: ["Aborted"], workMaster: "wm-7" }],
-    ["combined: id prefix jo-04 + Running", { scopes, idPrefix: "jo-04", states: ["Running"] }],
+    ["combined: id prefix jo-04 + Running (1,000)", { scopes, idPrefix: "jo-04", states: ["Running"] }],
     ["error text 'overload'", { scopes, errorText: "overload" }],
     ["all scopes (registry), state Aborted", { states: ["Aborted"] }]
   ]

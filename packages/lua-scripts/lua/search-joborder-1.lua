@@ -18,10 +18,11 @@
   ARGV[16] error text, lower case ("" = any; only Aborted job orders have one)
 
   Replies:
-    {"ok", driver, driverCount, exact, nextRange, nextAfter, facts1, facts2, ...}
-        driverCount: members in the driver's ranges; exact "1" when they are exactly the matches
-        (or, in count mode, when every one was checked: driverCount is then the match count);
-        nextRange 0 when nothing is left; facts: the facts members of the matches, in order
+    {"ok", driver, driverCount, exact, nextRange, nextAfter, matched, facts1, facts2, ...}
+        driverCount: members in the driver's ranges; exact "1" when they are exactly the matches.
+        Page mode: nextRange 0 when nothing is left; facts: the facts members of the matches, in
+        order; matched 0. Count mode: matched counts the matches found from (range, after) on;
+        exact "1" when that walk finished, else it goes on at (nextRange, nextAfter).
     {"wrongtype", key, actualType, expectedType}
 ]]
 -- @include lib/check-types.lua
@@ -40,7 +41,7 @@ if q.errText ~= '' then
   local aborted = #states == 0
   for _, s in ipairs(states) do if s == 'Aborted' then aborted = true end end
   states = aborted and { 'Aborted' } or {}
-  if not aborted then return { 'ok', 's', 0, '1', 0, '' } end
+  if not aborted then return { 'ok', 's', 0, '1', 0, '', 0 } end
 end
 
 local badKey, badType, wantType = wrongType({ { key, 'zset' } })
@@ -57,6 +58,8 @@ end
 
 local candidates = {}
 local function add(kind, ranges, down, covers) candidates[#candidates + 1] = { kind = kind, ranges = ranges, down = down, covers = covers } end
+-- The error dimension first: on a tie it wins, as the only one that carries the error text.
+if q.errText ~= '' then add('r', { range('r\0', t(q.cFrom), t(q.cTo)) }, true, { states = true, created = true }) end
 if q.idPrefix ~= '' then
   local p = 'f\0' .. searchEscape(q.idPrefix)
   add('f', { { '[' .. p, '[' .. p .. '\255' } }, false, { idPrefix = true })
@@ -74,7 +77,6 @@ if q.wm ~= '' then
     add('x', ranges, true, { states = true, wm = true, created = true })
   end
 end
-if q.errText ~= '' then add('r', { range('r\0', t(q.cFrom), t(q.cTo)) }, true, { states = true, created = true }) end
 if q.eFrom ~= '' or q.eTo ~= '' then add('e', { range('e\0', t(q.eFrom), t(q.eTo)) }, true, { ended = true }) end
 if q.pMin ~= '' or q.pMax ~= '' then add('p', { range('p\0', pr(q.pMin), pr(q.pMax)) }, true, { priority = true }) end
 add('c', { range('c\0', t(q.cFrom), t(q.cTo)) }, true, { created = true })
@@ -166,13 +168,14 @@ local function walk(take)
 end
 
 if mode == 'count' then
-  if exact or driverCount > budget then return { 'ok', driver.kind, driverCount, exact and '1' or '0', 0, '' } end
+  if exact then return { 'ok', driver.kind, driverCount, '1', 0, '', driverCount } end
   local n = 0
-  walk(function() n = n + 1; return true end)
-  return { 'ok', driver.kind, n, '1', 0, '' }
+  local status = walk(function() n = n + 1; return true end)
+  if status == 'done' then return { 'ok', driver.kind, driverCount, '1', 0, '', n } end
+  return { 'ok', driver.kind, driverCount, '0', lastRange, lastMember, n }
 end
 
-local reply = { 'ok', driver.kind, driverCount, exact and '1' or '0', 0, '' }
+local reply = { 'ok', driver.kind, driverCount, exact and '1' or '0', 0, '', 0 }
 local taken = 0
 local status = walk(function(f)
   if taken == limit then return false end

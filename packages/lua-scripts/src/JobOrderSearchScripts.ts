@@ -62,9 +62,12 @@ export type SearchJobOrdersReply =
   | {
       readonly status: "ok"
       readonly driver: SearchDriver
-      /** Members in the driver's ranges; with `exact`, the matches (in count mode: checked one by one). */
+      /** Members in the driver's ranges; with `exact` in page mode, the matches. */
       readonly count: number
+      /** Page mode: the driver alone decides the matches. Count mode: the walk finished (`matched` is all of them). */
       readonly exact: boolean
+      /** Count mode: matches found in this call's walk. */
+      readonly matched: number
       /** Where a later call goes on; `null` when nothing is left. */
       readonly next: { readonly range: number; readonly after: string } | null
       readonly items: ReadonlyArray<SearchFacts>
@@ -97,13 +100,14 @@ const decodeSearch = (raw: unknown): SearchJobOrdersReply => {
   const driver = asText(script, reply[1])
   if (status !== "ok" || !drivers.includes(driver)) throw new UnexpectedReply(script, raw)
   const range = asInteger(script, reply[4])
-  const items = reply.slice(6).map((m) => {
+  const items = reply.slice(7).map((m) => {
     const facts = parseSearchFacts(asText(script, m))
     if (facts === undefined) throw new UnexpectedReply(script, raw)
     return facts
   })
   const next = range === 0 ? null : { range, after: asText(script, reply[5]) }
-  return { status, driver: driver as SearchDriver, count: asInteger(script, reply[2]), exact: reply[3] === "1", next, items }
+  const count = asInteger(script, reply[2])
+  return { status, driver: driver as SearchDriver, count, exact: reply[3] === "1", matched: asInteger(script, reply[6]), next, items }
 }
 
 /** Read only: a page or the count of a job order search in one scope (see the script's header). */

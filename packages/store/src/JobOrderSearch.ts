@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { type SearchFacts, type SearchJobOrdersArgs, searchJobOrders } from "@microdcs/lua-scripts"
+import { type SearchDriver, type SearchFacts, type SearchJobOrdersArgs, searchJobOrders } from "@microdcs/lua-scripts"
 import { type ConnectionError, InvalidInput, type WrongType } from "./Errors.js"
 import { decodeCursor, encodeCursor, type SearchPosition } from "./JobOrderSearchCursor.js"
 import {
@@ -35,7 +35,10 @@ export interface JobOrderSearchItem {
 
 export interface JobOrderSearchCount {
   readonly total: number
-  /** `false`: `total` is an upper bound (the narrowest index range; the other filters were not checked one by one). */
+  /**
+   * `false`: `total` is an upper bound (the narrowest index range), because the other filters were
+   * not checked one by one: a page checks up to 500 per scope, `count` up to 200,000.
+   */
   readonly totalExact: boolean
 }
 
@@ -50,6 +53,10 @@ export type SearchError = InvalidInput | WrongType | ConnectionError
 /** Members looked at per script call, and calls per page: a page of a rare match ends early with a cursor. */
 const BUDGET = 2000
 const MAX_CALLS = 8
+/** A page's total counts member by member up to this many (else it is an upper bound); `count` up to COUNT_BUDGET × COUNT_CALLS. */
+const PAGE_COUNT_BUDGET = 500
+const COUNT_BUDGET = 5000
+const COUNT_CALLS = 40
 
 const itemOf = (scope: string, f: SearchFacts): JobOrderSearchItem => ({
   scope,
@@ -84,11 +91,25 @@ const run = (valkey: ValkeyService, scope: string, args: SearchJobOrdersArgs) =>
 
 const problemsError = (problems: ReadonlyArray<string>) => new InvalidInput({ field: "filter", message: problems.join("; ") })
 
-/** One scope's count of matches. */
-const countIn = (valkey: ValkeyService, filter: JobOrderSearchFilter, scope: string) =>
-  run(valkey, scope, { ...scriptArgs(filter), mode: "count", driver: "", range: 1, after: "", limit: 1, budget: BUDGET }).pipe(
-    Effect.map((r) => ({ total: r.count, totalExact: r.exact }))
-  )
+/**
+ * One scope's count of matches. Exact from the index alone when one dimension decides the filter;
+ * else the matches are counted member by member, `budget` per script call (so the server is never
+ * held long), for at most `calls` calls: past that, the total is the driver's count, an upper bound.
+ */
+const countIn = (valkey: ValkeyService, filter: JobOrderSearchFilter, scope: string, budget: number, calls: number) =>
+  Effect.gen(function* () {
+    const base = { ...scriptArgs(filter), mode: "count" as const, limit: 1, budget }
+    let position: { driver: SearchDriver | ""; range: number; after: string } = { driver: "", range: 1, after: "" }
+    let matched = 0
+    for (let call = 0; call < calls; call++) {
+      const reply = yield* run(valkey, scope, { ...base, ...position })
+      matched += reply.matched
+      if (reply.exact) return { total: matched, totalExact: true }
+      if (reply.next === null || call === calls - 1) return { total: reply.count, totalExact: false }
+      position = { driver: reply.driver, range: reply.next.range, after: reply.next.after }
+    }
+    return { total: 0, totalExact: false }
+  })
 
 const sumCounts = (counts: ReadonlyArray<JobOrderSearchCount>): JobOrderSearchCount => ({
   total: counts.reduce((n, c) => n + c.total, 0),
@@ -137,7 +158,7 @@ export class JobOrderSearch extends Context.Service<JobOrderSearch>()("@microdcs
         const problems = searchFilterProblems(filter)
         if (problems.length > 0) return yield* Effect.fail(problemsError(problems))
         const scopes = yield* scopesOf(filter)
-        return sumCounts(yield* Effect.forEach(scopes, (scope) => countIn(valkey, filter, scope), { concurrency: 8 }))
+        return sumCounts(yield* Effect.forEach(scopes, (scope) => countIn(valkey, filter, scope, COUNT_BUDGET, COUNT_CALLS), { concurrency: 8 }))
       })
 
     /** One page of job orders matching `filter`, with the total and the cursor of the next page. */
@@ -151,7 +172,7 @@ export class JobOrderSearch extends Context.Service<JobOrderSearch>()("@microdcs
         const scopes = yield* scopesOf(filter)
         const limit = options.limit ?? DEFAULT_SEARCH_LIMIT
         const [counts, page] = yield* Effect.all(
-          [Effect.forEach(scopes, (scope) => countIn(valkey, filter, scope), { concurrency: 8 }), fillPage(valkey, filter, scopes, start, limit)],
+          [Effect.forEach(scopes, (scope) => countIn(valkey, filter, scope, PAGE_COUNT_BUDGET, 1), { concurrency: 8 }), fillPage(valkey, filter, scopes, start, limit)],
           { concurrency: 2 }
         )
         const cursor = page.next === undefined ? null : encodeCursor(fingerprint, page.next)

@@ -128,6 +128,24 @@ layer(services, { timeout: 60_000 })("JobOrderSearch", (it) => {
     })
   )
 
+  it.effect("a page's total is an upper bound past 500 to check one by one; count() checks them all", () =>
+    Effect.gen(function* () {
+      const dao = yield* JobOrderDao
+      const inputs = Array.from({ length: 1200 }, (_, i) => {
+        const id = `bound-${i}`
+        return { id, scope: "bound", doc: record(id, "Aborted", { comment: i % 2 === 0 ? "boom in step 3" : "operator abort" }), priority: 0, expectedVersion: 0 }
+      })
+      yield* dao.putMany(inputs)
+      const page = yield* search({ scopes: ["bound"], errorText: "BOOM" }, { limit: 10 })
+      expect(page).toMatchObject({ total: 1200, totalExact: false })
+      expect(page.items.every((i) => i.error === "boom in step 3")).toBe(true)
+      const count = yield* Effect.flatMap(JobOrderSearch, (s) => s.count({ scopes: ["bound"], errorText: "BOOM" }))
+      expect(count).toEqual({ total: 600, totalExact: true })
+      const { found } = yield* allPages({ scopes: ["bound"], errorText: "boom" }, 250)
+      expect(found.length).toBe(600)
+    })
+  )
+
   it.effect("pages with a cursor across scopes, every job order once", () =>
     Effect.gen(function* () {
       for (const scope of ["page-a", "page-b", "page-c"]) {

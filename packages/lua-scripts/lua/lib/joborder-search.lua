@@ -22,27 +22,26 @@ local function searchPriority(p)
   return string.format('%015.4f', n + 1e9)
 end
 
-local function searchSplit(member)
-  local parts, pos = {}, 1
-  while true do
-    local at = string.find(member, '\0', pos, true)
-    if not at then parts[#parts + 1] = string.sub(member, pos); return parts end
-    parts[#parts + 1] = string.sub(member, pos, at - 1)
-    pos = at + 1
-  end
-end
-
 -- How many head fields each kind of member has before its tail.
 local searchHeads = { f = 0, c = 1, s = 2, p = 2, w = 2, x = 3, e = 1, r = 1 }
 
 local function searchTail(f) return table.concat({ f.id, f.state, f.created, f.ended, f.priority, f.wm }, '\0') end
 
+-- One string.match per member (one C call): the head skipped, the tail captured, the rest '' or \0{error}.
+local searchPatterns = {}
+for kind, h in pairs(searchHeads) do
+  searchPatterns[kind] = '^' .. string.rep('[^%z]*%z', h + 1) .. string.rep('([^%z]*)%z', 5) .. '([^%z]*)(.*)$'
+end
+
 -- The facts a member carries (err only on f and r members), or nil for no member of the index.
 local function searchParseFacts(member)
-  local p = searchSplit(member)
-  local h = searchHeads[p[1]]
-  if not h or #p < h + 7 then return nil end
-  return { id = p[h + 2], state = p[h + 3], created = p[h + 4], ended = p[h + 5], priority = p[h + 6], wm = p[h + 7], err = p[h + 8], member = member }
+  local pattern = searchPatterns[string.sub(member, 1, 1)]
+  if not pattern then return nil end
+  local id, state, created, ended, priority, wm, rest = string.match(member, pattern)
+  if not id then return nil end
+  local err = nil
+  if rest ~= '' then err = string.sub(rest, 2) end
+  return { id = id, state = state, created = created, ended = ended, priority = priority, wm = wm, err = err, member = member }
 end
 
 -- The facts member of (escaped) id, or nil.
