@@ -11,7 +11,9 @@
   ARGV[2]  driver: "" = choose; f (id prefix), s (states), w (work master), x (states and work master),
            c (created), e (ended), p (priority), r (error text)
   ARGV[3]  range index (1-based) to go on in; ARGV[4] the member to go on after ("" = from the start)
-  ARGV[5]  limit (page size); ARGV[6] budget (members looked at, at most)
+  ARGV[5]  limit: the page size; in count mode "1" = count one by one only when every member fits
+           the budget (else answer at once, not exact), "0" = as far as the budget goes
+  ARGV[6]  budget (members looked at, at most)
   ARGV[7]  id prefix ("" = any); ARGV[8] states, joined by "," ("" = any); ARGV[9] work master ("" = any)
   ARGV[10] created from, ARGV[11] created to, ARGV[12] ended from, ARGV[13] ended to (ms, "" = open)
   ARGV[14] priority min, ARGV[15] priority max ("" = open)
@@ -169,6 +171,7 @@ end
 
 if mode == 'count' then
   if exact then return { 'ok', driver.kind, driverCount, '1', 0, '', driverCount } end
+  if limit == 1 and driverCount > budget then return { 'ok', driver.kind, driverCount, '0', 0, '', 0 } end
   local n = 0
   local status = walk(function() n = n + 1; return true end)
   if status == 'done' then return { 'ok', driver.kind, driverCount, '1', 0, '', n } end

@@ -31,6 +31,7 @@ export interface SearchJobOrdersArgs {
   /** 1-based range of the driver to go on in, and the member to go on after ("" = from the start). */
   readonly range: number
   readonly after: string
+  /** The page size; in count mode 1 = count one by one only when every member fits the budget, 0 = as far as it goes. */
   readonly limit: number
   readonly budget: number
   readonly idPrefix: string

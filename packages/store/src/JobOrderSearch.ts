@@ -98,7 +98,8 @@ const problemsError = (problems: ReadonlyArray<string>) => new InvalidInput({ fi
  */
 const countIn = (valkey: ValkeyService, filter: JobOrderSearchFilter, scope: string, budget: number, calls: number) =>
   Effect.gen(function* () {
-    const base = { ...scriptArgs(filter), mode: "count" as const, limit: 1, budget }
+    // limit 1: a single call counts one by one only when it can finish.
+    const base = { ...scriptArgs(filter), mode: "count" as const, limit: calls === 1 ? 1 : 0, budget }
     let position: { driver: SearchDriver | ""; range: number; after: string } = { driver: "", range: 1, after: "" }
     let matched = 0
     for (let call = 0; call < calls; call++) {
