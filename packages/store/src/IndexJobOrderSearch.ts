@@ -5,7 +5,7 @@ import type { FamilyBatch, IndexedFamily } from "./IndexedFamily.js"
 import type { Inconsistency } from "./IndexFacts.js"
 import { type IndexContext, inScope } from "./IndexFinding.js"
 import { deleteWrongTypeKey, type RepairTally } from "./IndexRepair.js"
-import { pipelined, scanKeys, scanMembers, textCell, wrongTypeCell } from "./IndexReads.js"
+import { pipelined, scanKeys, scanMembers, textCell } from "./IndexReads.js"
 
 /**
  * The job order search index (`joborder:search:{scope}`) as an indexed family: walked after the
