@@ -1,6 +1,7 @@
 import type {
   ChangeStream,
   JobAcceptanceDao,
+  JobOrderSearch,
   LeaseOverview,
   ReferenceListDao,
   ScopeFiguresReader,
@@ -15,6 +16,7 @@ import type {
 export type ConsoleServices =
   | ChangeStream
   | JobAcceptanceDao
+  | JobOrderSearch
   | LeaseOverview
   | ReferenceListDao
   | ScopeFiguresReader
