@@ -1,17 +1,14 @@
 import { Effect } from "effect"
-import { JobOrderSearch, type JobOrderSearchFilter, MAX_SEARCH_LIMIT, searchFilterProblems, searchOptionsProblems } from "@microdcs/store"
+import { JobOrderSearch, type JobOrderSearchFilter, MAX_SEARCH_LIMIT, searchFilterProblems, searchOptionsProblems, searchTimeOf } from "@microdcs/store"
 import { tokenRoute } from "./HttpAccess.js"
 import { type ConsoleReply, consoleReply, ok, query } from "./HttpConsoleReply.js"
-
-/** ISO 8601 with a date (and maybe a time and zone), as `Date.parse` reads it. */
-const isoTime = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/
 
 /** A time given as epoch ms or ISO 8601, or the problem with it. */
 const timeOf = (name: string, text: string | null, problems: Array<string>): number | undefined => {
   if (text === null || text === "") return undefined
-  const ms = /^\d+$/.test(text) ? Number(text) : isoTime.test(text) ? Date.parse(text) : Number.NaN
-  if (Number.isSafeInteger(ms) && ms >= 0) return ms
-  problems.push(`${name} must be ISO 8601 (2026-03-01T08:00:00Z) or epoch milliseconds, got '${text}'`)
+  const ms = searchTimeOf(name, text)
+  if (typeof ms === "number") return ms
+  problems.push(ms)
   return undefined
 }
 

@@ -132,3 +132,15 @@ export const filterFingerprint = (filter: JobOrderSearchFilter): string =>
     filter.priorityMax ?? null,
     filter.errorText?.toLowerCase() ?? null
   ])
+
+/** ISO 8601 with a date (and maybe a time and zone), as `Date.parse` reads it. */
+const isoTime = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+
+/**
+ * A search time given as text, ISO 8601 (`2026-03-01T08:00:00Z`, a date alone is midnight UTC)
+ * or epoch milliseconds, as the daemon's query and the admin CLI take it; a string is its problem.
+ */
+export const searchTimeOf = (name: string, text: string): number | string => {
+  const ms = /^\d+$/.test(text) ? Number(text) : isoTime.test(text) ? Date.parse(text) : Number.NaN
+  return Number.isSafeInteger(ms) && ms >= 0 ? ms : `${name} must be ISO 8601 (2026-03-01T08:00:00Z) or epoch milliseconds, got '${text}'`
+}
