@@ -228,6 +228,12 @@ layer(services, { timeout: 60_000 })("JobOrderSearch", (it) => {
       expect((yield* maintenance.check({ scope: "repair" })).filter((i) => i.key === searchKey)).toEqual([])
       expect((yield* unsafeCommand(valkey, "test", (c) => c.zrange(searchKey, 0, -1))).sort()).toEqual([...full].sort())
       expect((yield* search({ scopes: ["repair"], errorText: "overload" })).total).toBe(1)
+      // A job order written before the index: no created field; the rebuild indexes it with no creation time.
+      const legacy = yield* valkey.key("jobOrder", { id: "jo-gear-003.repair" })
+      yield* unsafeCommand(valkey, "test", (c) => c.hdel(legacy, "created").then(() => c.del(searchKey)))
+      yield* maintenance.rebuild({ scope: "repair" })
+      expect((yield* search({ scopes: ["repair"], idPrefix: "jo-gear-003" })).items).toMatchObject([{ id: "jo-gear-003.repair", createdMs: null, state: "Running" }])
+      expect((yield* search({ scopes: ["repair"] })).total).toBe(6)
     })
   )
 })
