@@ -188,6 +188,11 @@ layer(services, { timeout: 60_000 })("JobOrderSearch", (it) => {
       const valkey = yield* Valkey
       const searchKey = yield* valkey.key("jobOrderSearch", { scope: "life" })
       expect(yield* unsafeCommand(valkey, "test", (c) => c.zcard(searchKey))).toBe(0)
+      // A retired job order that then expires leaves nothing for the index check to find.
+      yield* put("life", "jo-3", "EndState", { retainMs: 20 })
+      yield* Effect.sleep("120 millis")
+      const maintenance = yield* IndexMaintenance
+      expect((yield* maintenance.check({ scope: "life" })).filter((i) => i.key === searchKey)).toEqual([])
       yield* put("life", "jo-2", "Running")
       yield* Effect.flatMap(JobOrderDao, (dao) => dao.delete({ id: "jo-2" }))
       expect(yield* unsafeCommand(valkey, "test", (c) => c.zcard(searchKey))).toBe(0)
