@@ -190,7 +190,7 @@ layer(services, { timeout: 60_000 })("JobOrderSearch", (it) => {
       expect(yield* unsafeCommand(valkey, "test", (c) => c.zcard(searchKey))).toBe(0)
       // A retired job order that then expires leaves nothing for the index check to find.
       yield* put("life", "jo-3", "EndState", { retainMs: 20 })
-      yield* Effect.sleep("120 millis")
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 120)))
       const maintenance = yield* IndexMaintenance
       expect((yield* maintenance.check({ scope: "life" })).filter((i) => i.key === searchKey)).toEqual([])
       yield* put("life", "jo-2", "Running")
