@@ -102,21 +102,28 @@ local function searchFactsOf(id, state, wm, err, priority, created, ended, store
   return { id = id, state = searchEscape(state), created = created, ended = ended, priority = searchPriority(priority), wm = searchEscape(wm), err = searchEscape(err) }
 end
 
--- Replaces the members of (escaped) id by those of `facts` (nil = none); returns the number changed.
+-- Replaces the members of (escaped) id by those of `facts` (nil = none), touching only the members
+-- that differ (an update that changes no fact writes nothing); returns the number changed.
 local function searchReplace(searchKey, id, facts, extra)
   local stored = searchStored(searchKey, id)
-  local wanted, keep = facts and searchMembers(facts) or {}, {}
+  -- The facts member holds every fact: the same one means the same members.
+  if facts and stored and not extra and stored.member == 'f\0' .. searchTail(facts) .. '\0' .. facts.err then return 0 end
+  local wanted, keep, held = facts and searchMembers(facts) or {}, {}, {}
   for _, m in ipairs(wanted) do keep[m] = true end
   local gone = {}
-  for _, m in ipairs(stored and searchMembers(stored) or {}) do if not keep[m] then gone[#gone + 1] = m end end
+  for _, m in ipairs(stored and searchMembers(stored) or {}) do
+    held[m] = true
+    if not keep[m] then gone[#gone + 1] = m end
+  end
   for _, m in ipairs(extra or {}) do if not keep[m] then gone[#gone + 1] = m end end
   local changed = 0
   if #gone > 0 then changed = changed + redis.call('ZREM', searchKey, unpack(gone)) end
-  if #wanted > 0 then
-    local args = {}
-    for _, m in ipairs(wanted) do args[#args + 1] = 0; args[#args + 1] = m end
-    changed = changed + redis.call('ZADD', searchKey, unpack(args))
+  local args = {}
+  -- A member the facts member names is there unless the index was broken: `extra` (a repair) re-adds all.
+  for _, m in ipairs(wanted) do
+    if extra or not held[m] then args[#args + 1] = 0; args[#args + 1] = m end
   end
+  if #args > 0 then changed = changed + redis.call('ZADD', searchKey, unpack(args)) end
   return changed
 end
 
@@ -130,17 +137,16 @@ end
 local function jobOrderSearchWrite(w, version)
   local id = searchEscape(w.id)
   if w.retainMs > 0 then return searchReplace(w.searchKey, id, nil) end
-  local now = searchNowMs()
   local times = redis.call('HMGET', w.docKey, 'created', 'ended')
   local created, ended = times[1], times[2]
   if not created and version == 1 then
-    created = tostring(now)
+    created = tostring(searchNowMs())
     redis.call('HSET', w.docKey, 'created', created)
   end
   local stored = (not created) and searchStored(w.searchKey, id) or nil
   local state, wm, err = searchDocFacts(w.doc)
   if searchIsFinished(state) then
-    if not ended then ended = tostring(now); redis.call('HSET', w.docKey, 'ended', ended) end
+    if not ended then ended = tostring(searchNowMs()); redis.call('HSET', w.docKey, 'ended', ended) end
   elseif ended then
     redis.call('HDEL', w.docKey, 'ended')
     ended = nil
