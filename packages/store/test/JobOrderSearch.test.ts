@@ -179,11 +179,16 @@ layer(services, { timeout: 60_000 })("JobOrderSearch", (it) => {
       // The creation time stays; the other facts follow the document.
       expect(moved).toEqual([{ ...before, state: "Running", workMaster: "wm-b", priority: 9 }])
       yield* put("life", "jo-1", "Aborted", { workMaster: "wm-b", priority: 9, comment: "bad part" })
+      // A long reason is kept to 500 bytes, never cut inside a character.
+      yield* put("life", "jo-long", "Aborted", { comment: `a${"é".repeat(260)} tail` })
+      const long = (yield* search({ scopes, idPrefix: "jo-long" })).items[0]!
+      expect(long.error).toBe(`a${"é".repeat(249)}`)
       const aborted = (yield* search({ scopes, errorText: "BAD" })).items
       expect(aborted).toMatchObject([{ id: "jo-1", state: "Aborted", error: "bad part" }])
       expect(aborted[0]!.endedMs).toBeGreaterThanOrEqual(before.createdMs!)
       // Clear with retention: the job order leaves the list, and the search with it (its expiry then leaves nothing behind).
       yield* put("life", "jo-1", "EndState", { workMaster: "wm-b", retainMs: 60_000 })
+      yield* Effect.flatMap(JobOrderDao, (dao) => dao.delete({ id: "jo-long" }))
       expect((yield* search({ scopes })).total).toBe(0)
       const valkey = yield* Valkey
       const searchKey = yield* valkey.key("jobOrderSearch", { scope: "life" })

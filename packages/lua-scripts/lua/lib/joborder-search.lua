@@ -86,7 +86,14 @@ local function searchDocFacts(docText)
   if type(jo) == 'table' and type(jo.WorkMasterID) == 'table' and type(jo.WorkMasterID[1]) == 'table' and type(jo.WorkMasterID[1].ID) == 'string' then
     wm = jo.WorkMasterID[1].ID
   end
-  if state == 'Aborted' and type(parsed.Comment) == 'string' then err = string.sub(parsed.Comment, 1, 500) end
+  if state == 'Aborted' and type(parsed.Comment) == 'string' then
+    -- At most 500 bytes, never cut inside a UTF-8 character (the member must stay text): the cut
+    -- steps back while the first byte left out continues a character.
+    err = parsed.Comment
+    local cut = math.min(#err, 500)
+    while cut < #err and cut > 0 and string.byte(err, cut + 1) >= 128 and string.byte(err, cut + 1) < 192 do cut = cut - 1 end
+    err = string.sub(err, 1, cut)
+  end
   return state, wm, err
 end
 
