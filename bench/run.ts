@@ -14,6 +14,7 @@ import { runJournalBench } from "./journal.js"
 import { runExecutionLogBench } from "./executionLog.js"
 import { runConsoleBench } from "./console.js"
 import { runIncidentsBench } from "./incidents.js"
+import { runSearchBench } from "./search.js"
 import { runStartupBench } from "./startup.js"
 import { runSoakBench } from "./soak.js"
 import { ServerProbe } from "./ServerProbe.js"
@@ -27,6 +28,7 @@ const suites: Record<string, (url: string) => Promise<void>> = {
   executionLog: runExecutionLogBench,
   console: runConsoleBench,
   incidents: runIncidentsBench,
+  search: runSearchBench,
   // Spawns daemons with their own embedded servers: the shared server is not used.
   startup: () => runStartupBench(),
   soak: runSoakBench

@@ -7,7 +7,7 @@ import type { IndexPhase, RebuildProgress } from "@microdcs/store"
  * holds is unknown until it is scanned (DBSIZE counts every prefix), so the bar shows phases
  * done, and the running counts show the work within one.
  */
-const corePhases: ReadonlyArray<IndexPhase> = ["scopes", "joborder", "jobresponse", "jobresponse-failed", "workmaster", "references"]
+const corePhases: ReadonlyArray<IndexPhase> = ["scopes", "joborder", "joborder-search", "jobresponse", "jobresponse-failed", "workmaster", "references"]
 
 const BAR_WIDTH = 20
 

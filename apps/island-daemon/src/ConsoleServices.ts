@@ -4,6 +4,7 @@ import type {
   ConsumerHeartbeats,
   JobAcceptanceDao,
   JobResponseFailures,
+  JobOrderSearch,
   LeaseOverview,
   ReferenceListDao,
   ScopeFiguresReader,
@@ -22,6 +23,7 @@ export type ConsoleServices =
   | ConsumerHeartbeats
   | JobAcceptanceDao
   | JobResponseFailures
+  | JobOrderSearch
   | LeaseOverview
   | ReferenceListDao
   | ScopeFiguresReader

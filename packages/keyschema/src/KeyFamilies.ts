@@ -16,6 +16,8 @@ export const keyFamilies = {
   startLease: "lock:poststart:{configId}",
   jobOrder: "joborder:{id}",
   jobOrderList: "joborder:list:{scope}",
+  /** The search index of a scope's job orders: one sorted set read by lex range (store's JobOrderSearch). */
+  jobOrderSearch: "joborder:search:{scope}",
   jobResponse: "jobresponse:{id}",
   jobResponseList: "jobresponse:list:{scope}",
   jobResponseByOrder: "jobresponse:byorder:{orderId}",

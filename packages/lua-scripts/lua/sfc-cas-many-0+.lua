@@ -20,7 +20,7 @@
       sfc:keyplaces:{scope}:{typeId}               hash   its type's places
     sfc:correlation:{correlationId} x P   string pointers set to the job id (any type is replaced)
     joborder:{jobId}                      hash   only when R = 1: read after the write
-    joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}   only when G = 1: the job order
+    joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}, joborder:search:{scope}   only when G = 1: the job order
                                                   move written with the job (lib/joborder-move.lua)
     jobresponse:{id}, jobresponse:list:{scope}, jobresponse:bystate:{scope}:{state} (the response
     doc key when its state is ""), jobresponse:byorder:{orderId}, jobresponse:oforder:{orderId},
@@ -169,7 +169,8 @@ local function readJob(cursor, nextKey)
   end
   if job.move then
     job.move.docKey, job.move.listKey, job.move.scopesKey, job.move.changesKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
-    nextKey = nextKey + 4
+    job.move.searchKey = KEYS[nextKey + 4]
+    nextKey = nextKey + 5
   end
   if job.response then
     local r = job.response

@@ -22,7 +22,7 @@ const nothing: CarriedAlong = { move: undefined, response: undefined }
 const moveOf = (deps: ExecutionDeps, output: EngineOutput, expectedVersion: number): PlannedMove | undefined => {
   const entry = output.outbox.find((e): e is JobOrderEntry => e.type === "joborder")
   if (deps.jobOrders === undefined || entry === undefined || entry.jobId !== output.state.jobId) return undefined
-  return deps.jobOrders.planMove(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, String(expectedVersion + 1), entry.trigger))
+  return deps.jobOrders.planMove(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, String(expectedVersion + 1), entry.trigger), entry.reason)
 }
 
 const responseOf = (deps: ExecutionDeps, output: EngineOutput): CarriedAlong["response"] => {

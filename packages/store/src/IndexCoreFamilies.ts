@@ -3,6 +3,7 @@ import { type Finding, problemsOf } from "./IndexFinding.js"
 import { repairFinding } from "./IndexRepair.js"
 import { walkDocuments, walkReferences, walkScopes } from "./IndexWalk.js"
 import { jobResponseFailedFamily } from "./IndexJobResponseFailed.js"
+import { jobOrderSearchFamily } from "./IndexJobOrderSearch.js"
 
 /** A core family: one phase of the walk in IndexWalk.ts, repaired by the scripts of IndexRepair.ts. */
 const coreFamily = (name: string, inspect: IndexedFamily<Finding>["inspect"]): IndexedFamily<Finding> => ({
@@ -21,6 +22,8 @@ const coreFamily = (name: string, inspect: IndexedFamily<Finding>["inspect"]): I
 export const coreIndexedFamilies: ReadonlyArray<IndexedFamily> = [
   coreFamily("scopes", walkScopes),
   coreFamily("joborder", (ctx, handle) => walkDocuments(ctx, "jobOrder", handle)),
+  // The search index of job orders: entries derived by its scripts, checked and rebuilt by them.
+  jobOrderSearchFamily as IndexedFamily,
   coreFamily("jobresponse", (ctx, handle) => walkDocuments(ctx, "jobResponse", handle)),
   jobResponseFailedFamily as IndexedFamily,
   coreFamily("workmaster", (ctx, handle) => walkDocuments(ctx, "workMaster", handle)),

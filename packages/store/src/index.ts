@@ -97,3 +97,5 @@ export * from "./ExecutionLogRecord.js"
 export * from "./TriggerRow.js"
 export * from "./TriggerStore.js"
 export * from "./TriggerEdit.js"
+// Job order search over the index the write scripts keep (filters, totals, cursor paging).
+export * from "./JobOrderSearch.js"

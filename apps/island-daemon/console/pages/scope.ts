@@ -2,6 +2,7 @@ import { api } from "../api.js"
 import { h, jobHref, link, replace, table } from "../dom.js"
 import { historyPanel } from "../history.js"
 import { coalesce, follow } from "../live.js"
+import { searchPanel } from "../search.js"
 
 interface Row {
   readonly id: string
@@ -141,7 +142,8 @@ export const scopePage = (root: HTMLElement, scope: string) => {
   l.refresh = coalesce(() => renderListing(l))
   const form = filterForm(l)
   const history = historyPanel(scope)
-  replace(root, h("nav", { class: "crumbs" }, link("/console", "island"), " / ", scope), h("h1", {}, "Scope ", h("span", { class: "mono" }, scope)), form, l.list, l.pager, history.element)
+  replace(root, h("nav", { class: "crumbs" }, link("/console", "island"), " / ", scope), h("h1", {}, "Scope ", h("span", { class: "mono" }, scope)), form, l.list, l.pager,
+    h("details", { id: "scope-search" }, h("summary", {}, "search this scope"), searchPanel(scope)), history.element)
   follow({ scope }, (event) => {
     if (event.type === "change" && (event.data as { kind?: string }).kind === "joborder") {
       l.refresh()

@@ -5,6 +5,7 @@
   KEYS[2] joborder:list:{scope}      zset  member id, score priority
   KEYS[3] scopes                     set   every scope with a document
   KEYS[4] changes:{scope}            stream change entries, MAXLEN ~ 5000
+  KEYS[5] joborder:search:{scope}    zset  the search index (lib/joborder-search.lua), score 0
 
   ARGV[1] expected version (0 create only, -1 unconditional, n > 0 must match)
   ARGV[2] scope
@@ -31,13 +32,13 @@
 -- @include lib/check-version.lua
 -- @include lib/joborder-write.lua
 
-local docKey, listKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local docKey, listKey, scopesKey, changesKey, searchKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local expected = tonumber(ARGV[1])
 local scope, id, priority, doc, op, change, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local limit, retainMs = tonumber(ARGV[9]), tonumber(ARGV[10])
 local origin = ARGV[11] or ''
 
-local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' } })
+local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { searchKey, 'zset' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
 local versionOk, current = checkVersion(docKey, expected)
@@ -53,7 +54,7 @@ end
 
 local version = current + 1
 jobOrderWrite({
-  docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, scope = scope, id = id, priority = priority,
+  docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, searchKey = searchKey, scope = scope, id = id, priority = priority,
   doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = retainMs
 }, version)
 return { 'ok', version }
