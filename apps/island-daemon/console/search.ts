@@ -1,4 +1,5 @@
 import { api } from "./api.js"
+import { bulkBar } from "./bulk.js"
 import { h, jobHref, link, replace, scopeHref, table, when } from "./dom.js"
 
 /**
@@ -144,17 +145,22 @@ export const searchPanel = (scope?: string): HTMLElement => {
   const results: Results = { total: h("p", { class: "meta", id: "search-total" }), list: h("div", { id: "search-results" }), pager: h("div", { class: "pager" }), cursors: [undefined], page: 0 }
   const submit = h("button", { type: "submit", id: "search-submit" }, "search")
   const form = h("form", { class: "filters search", id: "search-form" }, [...inputs].map(([name, input]) => h("label", {}, `${labels[name]} `, input)), submit)
-  form.onsubmit = (e) => {
-    e.preventDefault()
+  // The search as last run: what the results show and what a bulk action acts on.
+  let current = queryOf(inputs, scope)
+  const showFirst = () => {
     results.cursors.length = 1
     results.page = 0
-    const query = queryOf(inputs, scope)
-    // The island-wide page keeps its search in the address; a scope page's address is its own filter's.
-    if (scope === undefined) history.replaceState(null, "", `${location.pathname}${query.size > 0 ? `?${query.toString()}` : ""}`)
-    void showResults(results, query)
+    void showResults(results, current)
   }
-  if (scope === undefined) void showResults(results, queryOf(inputs, scope))
-  return h("section", { id: "search" }, form, results.total, results.list, results.pager)
+  form.onsubmit = (e) => {
+    e.preventDefault()
+    current = queryOf(inputs, scope)
+    // The island-wide page keeps its search in the address; a scope page's address is its own filter's.
+    if (scope === undefined) history.replaceState(null, "", `${location.pathname}${current.size > 0 ? `?${current.toString()}` : ""}`)
+    showFirst()
+  }
+  if (scope === undefined) void showResults(results, current)
+  return h("section", { id: "search" }, form, results.total, results.list, results.pager, bulkBar(() => current, showFirst))
 }
 
 /** `/console/search`: the island-wide search. */

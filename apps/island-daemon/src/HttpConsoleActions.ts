@@ -11,7 +11,7 @@ import { actionRoute } from "./HttpWriteGuard.js"
 const MAX_BODY_BYTES = 16 * 1024
 
 /** The request's JSON body as an object, or the problem with it. */
-const jsonBody = Effect.gen(function* () {
+export const jsonBody = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const length = Number(request.headers["content-length"] ?? "0")
   if (length > MAX_BODY_BYTES) return { problem: `the body is ${length} bytes, at most ${MAX_BODY_BYTES}` }
@@ -40,10 +40,10 @@ const textField = (body: Record<string, unknown>, name: string, problems: Array<
 }
 
 /** The caller as the audit trail names it: `console:{user}` from its address, with the comment. */
-const callerOrigin = (comment: string | undefined) =>
+export const callerOrigin = (comment: string | undefined) =>
   Effect.map(HttpCaller, (caller): Origin => withComment(withFrom({ kind: "console", id: caller.user }, caller.from), comment))
 
-const refusal = (e: ActionRefused): ConsoleReply => ({ status: e.status, body: { error: e.code, message: e.message } })
+export const refusal = (e: ActionRefused): ConsoleReply => ({ status: e.status, body: { error: e.code, message: e.message } })
 
 /** Reads the body's fields (every problem at once), then runs `act` with them; a refusal answers with its code. */
 const withBody = <A, E, R>(fields: ReadonlyArray<string>, act: (values: Readonly<Record<string, string | undefined>>) => Effect.Effect<A, ActionRefused | E, R>) =>

@@ -11,7 +11,7 @@ import { incidentsRoute } from "./HttpConsoleIncidents.js"
 import { badRequest, consoleReply, LIMIT_PROBLEM, notFound, ok, pageLimit, param, query } from "./HttpConsoleReply.js"
 import { HttpContext, withIsland } from "./HttpContext.js"
 import { jsonReply } from "./HttpReply.js"
-import { consoleSearchRoute } from "./HttpConsoleSearch.js"
+import { consoleSearchCountRoute, consoleSearchRoute } from "./HttpConsoleSearch.js"
 
 const island = Effect.gen(function* () {
   const context = yield* HttpContext
@@ -54,6 +54,7 @@ const me = Effect.gen(function* () {
  *   GET /api/console/scopes/{scope}/joborders?state=&id=&cursor=&limit=
  *   GET /api/console/jobs/{id}
  *   GET /api/console/search?scope=&idPrefix=&state=&workMaster=&createdFrom=&createdTo=&endedFrom=&endedTo=&priorityMin=&priorityMax=&error=&after=&limit=
+ *   GET /api/console/search/count?(the same filters)
  *   GET /api/console/config
  *   GET /api/console/streams
  *   GET /api/console/history?scope=&window=24h|6h|1h&step=1m|5m|15m
@@ -66,6 +67,7 @@ export const consoleApiRoutes = [
   tokenRoute("/api/console/scopes/:scope/joborders", consoleReply(scopeOrders)),
   tokenRoute("/api/console/jobs/:id", consoleReply(job)),
   consoleSearchRoute,
+  consoleSearchCountRoute,
   tokenRoute("/api/console/config", consoleReply(Effect.map(configView, ok))),
   tokenRoute("/api/console/streams", consoleReply(Effect.map(streamsView, ok))),
   tokenRoute("/api/console/history", consoleReply(consoleHistory)),

@@ -71,4 +71,19 @@ const searchAnswer = Effect.gen(function* () {
  */
 export const consoleSearchRoute = tokenRoute("/api/console/search", consoleReply(searchAnswer))
 
+const countAnswer = Effect.gen(function* () {
+  const { filter, problems } = searchRequest(yield* query)
+  if (problems.length > 0) {
+    return { status: 400, body: { error: "bad-request", message: problems.join("; "), problems } } satisfies ConsoleReply
+  }
+  return ok(yield* Effect.flatMap(JobOrderSearch, (s) => s.count(filter)))
+})
+
+/**
+ * `GET /api/console/search/count`: how many job orders a search finds, `{total, totalExact}`,
+ * counted one by one where a page's total is only an upper bound (what a bulk action asks
+ * before it runs). The same filters as `/api/console/search`.
+ */
+export const consoleSearchCountRoute = tokenRoute("/api/console/search/count", consoleReply(countAnswer))
+
 export { MAX_SEARCH_LIMIT }

@@ -8,6 +8,7 @@ import { triggerRoutes } from "./HttpTriggers.js"
 import { consoleRoutes } from "./HttpConsole.js"
 import { consoleApiRoutes } from "./HttpConsoleApi.js"
 import { consoleActionRoutes } from "./HttpConsoleActions.js"
+import { consoleBulkRoutes } from "./HttpConsoleBulk.js"
 import { healthRoutes } from "./HttpHealth.js"
 import { journalRoutes } from "./HttpJournal.js"
 import { metricsRoutes } from "./HttpMetrics.js"
@@ -34,7 +35,7 @@ export const daemonRoutes = [
  * The only routes that change the island: the console's actions, each a POST behind an
  * operator's token and a same-origin check (`actionRoute`).
  */
-export const actionRoutes = [...consoleActionRoutes] as const
+export const actionRoutes = [...consoleActionRoutes, ...consoleBulkRoutes] as const
 
 /** The methods every path answers; a POST only on an action route. */
 export const readMethods: ReadonlyArray<string> = ["GET", "HEAD"]

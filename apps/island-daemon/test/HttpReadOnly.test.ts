@@ -35,6 +35,7 @@ const MARKUP_NOTE = `<img src=x onerror="alert(1)">`
 
 /** A value for each path parameter of the routes; a route with another parameter fails the walk until it is added. */
 const paramValues: Readonly<Record<string, string>> = {
+  action: "abort",
   scope: SCOPE,
   id: JOB,
   jobId: JOB,
