@@ -55,9 +55,9 @@ const outcomeRow = (o: Outcome) =>
 const tally = (rows: ReadonlyArray<Outcome>, kind: Outcome["outcome"]) => rows.filter((o) => o.outcome === kind).length
 
 /** Runs the batches one after another until the search is done, showing each job's outcome. */
-const runAll = async (bar: Bar, action: string, label: string, total: number) => {
+const runAll = async (bar: Bar, query: URLSearchParams, action: string, label: string, total: number) => {
   const rows: Array<Outcome> = []
-  const body = { query: bar.query().toString(), batch: BATCH, ...(bar.comment.value.trim() === "" ? {} : { comment: bar.comment.value }) }
+  const body = { query: query.toString(), batch: BATCH, ...(bar.comment.value.trim() === "" ? {} : { comment: bar.comment.value }) }
   let after: string | null | undefined
   try {
     do {
@@ -77,9 +77,11 @@ const runAll = async (bar: Bar, action: string, label: string, total: number) =>
 const ask = async (bar: Bar, action: string, label: string) => {
   replace(bar.outcomes)
   replace(bar.progress, "counting…")
+  // The search counted is the search acted on, whatever the form holds by the time of Confirm.
+  const query = bar.query()
   let count: { readonly total: number; readonly totalExact: boolean }
   try {
-    count = await api(`/api/console/search/count?${bar.query().toString()}`)
+    count = await api(`/api/console/search/count?${query.toString()}`)
   } catch (error) {
     replace(bar.progress, h("span", { class: "problem" }, String(error)))
     return
@@ -91,7 +93,7 @@ const ask = async (bar: Bar, action: string, label: string) => {
     h("span", { class: "question" }, `${label} ${n} matching this search? Each goes through the same checks as a single action.`, " "),
     button("Confirm", "confirm", () => {
       replace(bar.confirmBox)
-      void runAll(bar, action, label, count.total)
+      void runAll(bar, query, action, label, count.total)
     }),
     " ",
     button("Cancel", "cancel", () => replace(bar.confirmBox))

@@ -111,6 +111,7 @@ export const runJobAction = (action: JobAction) =>
 export const retryJobAction = (input: { readonly id: string; readonly action: string; readonly origin: Origin; readonly reason: string }) =>
   Effect.gen(function* () {
     if (input.reason.trim() === "") return yield* refused("invalid", 400, "say why in the comment (it is recorded with who did it)")
+    if (input.reason.length > MAX_ACTION_COMMENT) return yield* refused("invalid", 400, `the comment is ${input.reason.length} characters long, at most ${MAX_ACTION_COMMENT}`)
     const { log } = yield* ActionSettings
     const done = yield* interveneStandalone(log, input.id, { type: "retry", origin: input.origin, reason: input.reason, action: input.action }).pipe(
       Effect.catchTags({

@@ -47,11 +47,18 @@ const errorText = (e: unknown): string => (typeof e === "object" && e !== null &
 
 const refusedOutcome = (item: JobOrderSearchItem, e: ActionRefused): BulkOutcome => ({ scope: item.scope, id: item.id, outcome: "refused", error: e.code, message: e.message })
 
+/** An execution state as stored; one that is not JSON is that job's refusal, not the batch's failure. */
+const parsedState = (doc: string) =>
+  Effect.try({
+    try: () => JSON.parse(doc) as Parameters<typeof retryableActions>[0],
+    catch: () => new ActionRefused({ code: "malformed-execution", status: 409, message: "the job's execution state cannot be read" })
+  })
+
 /** Sends the open actions of the job's execution again; `skipped` when it has none. */
 const retryOpenActions = (item: JobOrderSearchItem, origin: Origin, reason: string) =>
   Effect.gen(function* () {
     const stored = yield* Effect.flatMap(SfcStateDao, (dao) => dao.get(item.id)).pipe(Effect.option)
-    const state = Option.isSome(stored) ? (JSON.parse(stored.value.doc) as Parameters<typeof retryableActions>[0]) : null
+    const state = Option.isSome(stored) ? yield* parsedState(stored.value.doc) : null
     const open = retryableActions(state)
     if (open.length === 0) return { scope: item.scope, id: item.id, outcome: "skipped", message: "no open action to send again" } satisfies BulkOutcome
     yield* Effect.forEach(open, (action) => retryJobAction({ id: item.id, action, origin, reason }), { discard: true })

@@ -32,7 +32,7 @@ export const jsonBody = Effect.gen(function* () {
 })
 
 /** An optional text field of the body: its value, or the problem. */
-const textField = (body: Record<string, unknown>, name: string, problems: Array<string>): string | undefined => {
+export const textField = (body: Record<string, unknown>, name: string, problems: Array<string>): string | undefined => {
   const value = body[name]
   if (value === undefined || value === null) return undefined
   if (typeof value !== "string") problems.push(`${name} must be a string`)

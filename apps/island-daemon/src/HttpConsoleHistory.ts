@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HistorySource } from "./HistorySource.js"
-import { badRequest, ok, query } from "./HttpConsoleReply.js"
+import { badRequestListing, ok, query } from "./HttpConsoleReply.js"
 
 /** The windows and steps the history answers for (a step divides every window). */
 export const HISTORY_WINDOWS: Readonly<Record<string, number>> = { "24h": 24 * 3_600_000, "6h": 6 * 3_600_000, "1h": 3_600_000 }
@@ -29,7 +29,7 @@ export const historyQueryOf = (q: URLSearchParams) => {
  */
 export const consoleHistory = Effect.gen(function* () {
   const parsed = historyQueryOf(yield* query)
-  if (parsed.problems.length > 0) return { ...badRequest(parsed.problems.join("; ")), body: { error: "bad-request", message: parsed.problems.join("; "), problems: parsed.problems } }
+  if (parsed.problems.length > 0) return badRequestListing(parsed.problems)
   const source = yield* HistorySource
   const answer = yield* Effect.result(source.points({ scope: parsed.scope, windowMs: HISTORY_WINDOWS[parsed.window]!, stepMs: HISTORY_STEPS[parsed.step]! }))
   // Prometheus away is not the store away: say which.

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { JobOrderSearch, type JobOrderSearchFilter, MAX_SEARCH_LIMIT, searchFilterProblems, searchOptionsProblems, searchTimeOf } from "@microdcs/store"
 import { tokenRoute } from "./HttpAccess.js"
-import { type ConsoleReply, consoleReply, ok, query } from "./HttpConsoleReply.js"
+import { badRequestListing, consoleReply, ok, query } from "./HttpConsoleReply.js"
 
 /** A time given as epoch ms or ISO 8601, or the problem with it. */
 const timeOf = (name: string, text: string | null, problems: Array<string>): number | undefined => {
@@ -56,9 +56,7 @@ export const searchRequest = (q: URLSearchParams) => {
 
 const searchAnswer = Effect.gen(function* () {
   const { filter, options, problems } = searchRequest(yield* query)
-  if (problems.length > 0) {
-    return { status: 400, body: { error: "bad-request", message: problems.join("; "), problems } } satisfies ConsoleReply
-  }
+  if (problems.length > 0) return badRequestListing(problems)
   return ok(yield* Effect.flatMap(JobOrderSearch, (s) => s.search(filter, options)))
 })
 
@@ -73,9 +71,7 @@ export const consoleSearchRoute = tokenRoute("/api/console/search", consoleReply
 
 const countAnswer = Effect.gen(function* () {
   const { filter, problems } = searchRequest(yield* query)
-  if (problems.length > 0) {
-    return { status: 400, body: { error: "bad-request", message: problems.join("; "), problems } } satisfies ConsoleReply
-  }
+  if (problems.length > 0) return badRequestListing(problems)
   return ok(yield* Effect.flatMap(JobOrderSearch, (s) => s.count(filter)))
 })
 

@@ -38,8 +38,9 @@ const parseLine = (text: string, line: number): Result.Result<Parsed, ReadonlyAr
   if (fields.length !== 3) return Result.fail([`line ${line}: expected "name role token", found ${fields.length} field${fields.length === 1 ? "" : "s"}`])
   const [name, role, token] = fields as [string, string, string]
   const problems: Array<string> = []
-  if (!NAME.test(name)) problems.push(`line ${line}: the name ${JSON.stringify(name)} must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit)`)
-  if (!(httpRoles as ReadonlyArray<string>).includes(role)) problems.push(`line ${line}: the role ${JSON.stringify(role)} is not one of ${httpRoles.join(", ")}`)
+  // The fields' values are never echoed: a line written in another order would put its token in the log.
+  if (!NAME.test(name)) problems.push(`line ${line}: the name (first field) must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit)`)
+  if (!(httpRoles as ReadonlyArray<string>).includes(role)) problems.push(`line ${line}: the role (second field) is not one of ${httpRoles.join(", ")}`)
   const hashed = SHA256.exec(token)
   if (hashed === null && token.startsWith("sha256:")) problems.push(`line ${line}: a sha256: token must be 64 hex digits`)
   else if (hashed === null && token.length < MIN_TOKEN_LENGTH) problems.push(`line ${line}: the token is shorter than ${MIN_TOKEN_LENGTH} characters`)

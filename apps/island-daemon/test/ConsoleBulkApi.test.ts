@@ -74,9 +74,13 @@ describe("bulk actions on a search", () => {
     const before = await inStore(stableSnapshot)
     const viewer = await post(d, "/api/console/bulk/abort", VIEWER.token, { query: "idPrefix=jo-bulk-" })
     expect(viewer.status).toBe(403)
-    const empty = await post(d, "/api/console/bulk/abort", OPERATOR.token, { query: "" })
-    expect(empty.status).toBe(400)
-    expect((empty.json() as Json)["message"]).toContain("name at least one filter")
+    // No filter, an empty one, or only names a search does not read: never every job order of the island.
+    for (const query of ["", "state=", "limit=5&foo=1"]) {
+      const empty = await post(d, "/api/console/bulk/abort", OPERATOR.token, { query })
+      expect(empty.status).toBe(400)
+      expect((empty.json() as Json)["message"]).toContain("name at least one filter")
+    }
+    expect((await post(d, "/api/console/bulk/abort", OPERATOR.token, { query: "limit=5&foo=1" })).json()).toMatchObject({ message: expect.stringContaining("unknown filters limit, foo") })
     const bad = await post(d, "/api/console/bulk/abort", OPERATOR.token, { query: "createdFrom=yesterday&priorityMin=high", batch: 0, extra: 1 })
     expect(bad.status).toBe(400)
     const problems = (bad.json() as { problems: Array<string> }).problems

@@ -46,11 +46,11 @@ describe("token file", () => {
     ].join("\n")
     expect(parseTokenFile(text)).toEqual(
       Result.fail([
-        'line 2: the role "admin" is not one of viewer, operator',
+        "line 2: the role (second field) is not one of viewer, operator",
         "line 3: the token is shorter than 16 characters",
         "line 4: a sha256: token must be 64 hex digits",
         'line 7: expected "name role token", found 2 fields',
-        'line 8: the name "-x" must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit)',
+        'line 8: the name (first field) must be 1 to 64 letters, digits or . _ @ - (starting with a letter or digit)',
         "lines 1 and 5: the name alice is given twice",
         "lines 1 and 6: the same token is given twice"
       ])
@@ -90,7 +90,7 @@ describe("token file", () => {
     const stderr = d.stderr().trim()
     expect(exit.code, stderr).toBe(2)
     expect(stderr.split("\n")).toHaveLength(1)
-    for (const problem of ['line 2: the role "boss"', "line 3: the token is shorter", "lines 1 and 4: the name alice is given twice", "lines 1 and 4: the same token is given twice"]) {
+    for (const problem of ["line 2: the role (second field)", "line 3: the token is shorter", "lines 1 and 4: the name alice is given twice", "lines 1 and 4: the same token is given twice"]) {
       expect(stderr).toContain(`HTTP_TOKEN_FILE: ${problem}`)
     }
     expect(stderr).not.toContain("alice-token")
