@@ -15,8 +15,9 @@ import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
 export type IslandServices = Layer.Success<ReturnType<typeof storeLayer>> | Scope.Scope
 
 export interface ConsoleIslandOptions {
-  /** The key prefix's stem and the daemon's instance id. */
+  /** The key prefix's stem and the daemon's instance id (unless `instanceId` names it). */
   readonly name: string
+  readonly instanceId?: string
   /** The file's name in the warning when chromium is missing. */
   readonly file: string
   /** Whether the daemon reads the operator and viewer tokens. */
@@ -53,7 +54,7 @@ export const consoleIsland = (options: ConsoleIslandOptions): ConsoleIsland => {
     broker = await startMosquitto()
     scope = await Effect.runPromise(Scope.make())
     const extra = options.tokens === true ? { HTTP_TOKEN_FILE: writeTokenFile() } : undefined
-    island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: options.name, ...(extra === undefined ? {} : { extra }) }))
+    island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: options.instanceId ?? options.name, ...(extra === undefined ? {} : { extra }) }))
     await island.waitReady()
     if (hasChromium) browser = await launchBrowser(base, options.timezoneId === undefined ? {} : { timezoneId: options.timezoneId })
   }, 90_000)
