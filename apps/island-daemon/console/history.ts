@@ -1,3 +1,4 @@
+import type { HistoryPoint } from "../src/HistoryPoint.js"
 import { api } from "./api.js"
 import { lineChart } from "./chart.js"
 import { h, replace, section } from "./dom.js"
@@ -7,15 +8,7 @@ import { coalesce } from "./live.js"
 interface HistoryAnswer {
   readonly source: "daemon" | "prometheus"
   readonly stepMs: number
-  readonly points: ReadonlyArray<{
-    readonly at: number
-    readonly started: number
-    readonly completed: number
-    readonly aborted: number
-    readonly p50: number | null
-    readonly p95: number | null
-    readonly p99: number | null
-  }>
+  readonly points: ReadonlyArray<HistoryPoint>
 }
 
 /** The step each window is drawn in: about 60 to 100 points a chart. */

@@ -1,4 +1,5 @@
 import type { ChangeEntry } from "@microdcs/store"
+import type { HistoryPoint } from "./HistoryPoint.js"
 import { quantileOf, RUN_BUCKETS_MS, runBucket } from "./RunHistogram.js"
 
 /**
@@ -38,16 +39,7 @@ interface ScopeSeries {
 
 const newSeries = (): ScopeSeries => ({ minute: new Int32Array(MINUTES).fill(-1), counts: new Uint32Array(MINUTES * SLOTS), openRuns: new Map() })
 
-/** One step of a window: its start, the rates per minute and the run-time percentiles in ms (null without completed jobs). */
-export interface HistoryPoint {
-  readonly at: number
-  readonly started: number
-  readonly completed: number
-  readonly aborted: number
-  readonly p50: number | null
-  readonly p95: number | null
-  readonly p99: number | null
-}
+export type { HistoryPoint } from "./HistoryPoint.js"
 
 export interface HistoryWindow {
   /** The first minute's start (epoch ms) and the window's end (exclusive). */

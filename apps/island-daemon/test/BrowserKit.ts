@@ -52,3 +52,7 @@ export const launchBrowser = async (base: () => string, options: { readonly time
 
 /** A full-page screenshot `test-artifacts/{name}.png`. */
 export const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+
+/** Waits until `selector` shows text matching `text` (a string matches a part of it). */
+export const waitText = (page: Page, selector: string, text: string | RegExp, timeout = 30_000) =>
+  page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout })

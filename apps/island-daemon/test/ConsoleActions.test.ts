@@ -1,13 +1,12 @@
 import { Effect, Layer } from "effect"
 import type { Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
-import { deadLetterCommit, OPERATOR, VIEWER, writeTokenFile } from "./ConsoleActionKit.js"
-import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
+import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
+import { deadLetterCommit, OPERATOR, VIEWER } from "./ConsoleActionKit.js"
+import { consoleIsland } from "./ConsoleIsland.js"
 import { axleJobOrder, configureAxleStation, eventually, jobOrderOf, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
@@ -19,40 +18,24 @@ import { axleJobOrder, configureAxleStation, eventually, jobOrderOf, makeMes, SC
  * stays open. Screenshots go to `test-artifacts/`.
  */
 
-if (!hasChromium) console.warn(`ConsoleActions: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
-
 const WAIT_MS = 20_000
 const JOB = "jo-ui-001"
-let broker: MosquittoServer
-let island: DaemonProcess
-let browser: Browser
-const prefix = randomPrefix("console-act")
-const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix }))
+const kit = consoleIsland({ name: "console-act", file: "ConsoleActions", tokens: true })
+const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: kit.prefix }))
 
 beforeAll(async () => {
   if (!hasChromium) return
-  broker = await startMosquitto()
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-act", extra: { HTTP_TOKEN_FILE: writeTokenFile() } }))
-  await island.waitReady()
   await Effect.runPromise(
     Effect.gen(function* () {
-      const mes = yield* makeMes(broker.url, prefix)
+      const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
       yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(JOB) })
       yield* eventually(Effect.map(jobOrderOf(JOB), (o) => (o?.state === "Running" ? o : undefined)), 20_000, "the job runs")
     }).pipe(Effect.scoped, Effect.provide(store))
   )
-  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
-afterAll(async () => {
-  await browser?.close()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
-
-/** Waits until `selector` shows text matching `text`. */
-const waitText = (page: Page, selector: string, text: string | RegExp) => page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout: WAIT_MS })
+const waitText = (page: Page, selector: string, text: string | RegExp) => waitTextWithin(page, selector, text, WAIT_MS)
 
 /** Writes a comment and clicks a method's button; for a destructive one, the page asks and the test confirms. */
 const method = async (page: Page, name: string, comment: string, confirm = false) => {
@@ -67,13 +50,13 @@ const method = async (page: Page, name: string, comment: string, confirm = false
 
 describe.skipIf(!hasChromium)("the console acts", () => {
   it("a viewer sees no action controls, and the server refuses the viewer's POST; the token leaves the address", async () => {
-    const { page, errors } = await browser.open(`/console/jobs/${JOB}#token=${VIEWER.token}`)
+    const { page, errors } = await kit.browser.open(`/console/jobs/${JOB}#token=${VIEWER.token}`)
     await waitText(page, "#job-state", "Running")
     expect(page.url()).not.toContain("token")
     expect(await page.evaluate(() => sessionStorage.getItem("island-console-token"))).toBe(VIEWER.token)
     expect(await page.locator("#job-actions").count()).toBe(0)
     expect(await page.locator("button").count()).toBe(0)
-    await page.goto(`http://127.0.0.1:${island.port}/console/streams`)
+    await page.goto(`${kit.base()}/console/streams`)
     await page.locator("h1").filter({ hasText: "Streams" }).waitFor({ timeout: WAIT_MS })
     expect(await page.locator("button").count()).toBe(0)
     // The page's own origin: the refusal is the role's, not the same-origin check's.
@@ -88,7 +71,7 @@ describe.skipIf(!hasChromium)("the console acts", () => {
   }, 60_000)
 
   it("an operator retries an open action, pauses, resumes, aborts (asked first) and clears the job; the audit table names console:alice", async () => {
-    const { page, errors } = await browser.open(`/console/jobs/${JOB}#token=${OPERATOR.token}`)
+    const { page, errors } = await kit.browser.open(`/console/jobs/${JOB}#token=${OPERATOR.token}`)
     await waitText(page, "#acting-user", "console:alice")
     expect(page.url()).not.toContain("token")
     expect(await page.locator("#action-buttons button").allTextContents()).toEqual(["Pause", "Stop", "Abort"])
@@ -140,7 +123,7 @@ describe.skipIf(!hasChromium)("the console acts", () => {
 
   it("an operator redrives one dead letter, then all of the stream (asked first)", async () => {
     const ids = await Effect.runPromise(Effect.forEach([1, 2, 3], () => deadLetterCommit(SCOPE)).pipe(Effect.provide(store)))
-    const { page, errors } = await browser.open(`/console/streams#token=${OPERATOR.token}`)
+    const { page, errors } = await kit.browser.open(`/console/streams#token=${OPERATOR.token}`)
     const row = (id: string) => page.locator(`tr.dead-letter[data-id="${id}"]`)
     await row(ids[0]!).waitFor({ timeout: WAIT_MS })
     await shot(page, "actions-dead-letters")

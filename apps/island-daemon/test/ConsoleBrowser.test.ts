@@ -1,16 +1,15 @@
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Effect, Scope } from "effect"
 import type { Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { inject } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
 import { ConfigEventTypes, TRIGGER_CONFIG_EVENT_TYPE } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
+import { Valkey, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
-import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
+import { hasChromium, shot } from "./BrowserKit.js"
+import { consoleIsland } from "./ConsoleIsland.js"
+import { until } from "./DaemonProcess.js"
 import { gatedJobOrder, gatedWorkMaster, MARKUP, markupWorkMaster } from "./ConsoleWorkMasters.js"
 import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
@@ -20,8 +19,6 @@ import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./
  * as a person sees them. Screenshots go to `test-artifacts/` (UPDATE_CONSOLE_SCREENSHOT=1 also
  * refreshes `docs/console-job.png`).
  */
-
-if (!hasChromium) console.warn(`ConsoleBrowser: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
 
 const DOCS_SCREENSHOT = fileURLToPath(new URL("../../../docs/console-job.png", import.meta.url))
 const WAIT_MS = 20_000
@@ -33,28 +30,17 @@ const GATED = ["position", "tighten", "retighten"].map((a) => `com.example.test.
 const torque = new Map<string, "hold" | "fail-once" | "pass">()
 const torqueChecks = new Map<string, number>()
 
-let broker: MosquittoServer
-let island: DaemonProcess
 let mes: Mes
-let browser: Browser
-const prefix = randomPrefix("console")
-const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
-let scope: Scope.Closeable
-
-const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope | never>) =>
-  runtime.runPromise(Effect.provideService(effect as Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope>, Scope.Scope, scope))
-
+const kit = consoleIsland({ name: "console", instanceId: "console-1", file: "ConsoleBrowser" })
+const { prefix } = kit
+const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope | never>) => kit.run(effect)
 
 beforeAll(async () => {
   if (!hasChromium) return
-  broker = await startMosquitto()
-  scope = await Effect.runPromise(Scope.make())
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-1" }))
-  await island.waitReady()
   await run(
     Effect.gen(function* () {
       yield* makeSimulatedStation({
-        url: broker.url,
+        url: kit.broker.url,
         topics: { prefix, wildcardLevels: 1 },
         source: "urn:test:station-console",
         // Long enough that a person (and the test) sees each command dispatched with its correlation id.
@@ -75,25 +61,16 @@ beforeAll(async () => {
         },
         eventPollMs: 20
       })
-      mes = yield* makeMes(broker.url, prefix)
+      mes = yield* makeMes(kit.broker.url, prefix)
       yield* configureAxleStation(mes)
       yield* mes.ok(ConfigEventTypes.workmaster, markupWorkMaster())
       yield* mes.ok(ConfigEventTypes.workmaster, gatedWorkMaster())
     }) as Effect.Effect<void, unknown, never>
   )
-  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
-afterAll(async () => {
-  await browser?.close()
-  if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime.dispose()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
-
 /** A page that fails the test on a script error (an escaped `<script>` never runs; a broken page shows here). */
-const openPage = (path: string) => browser.open(path)
+const openPage = (path: string) => kit.browser.open(path)
 
 const stateOf = (page: Page, id: string) => page.locator(`tr[data-job="${id}"] td.state`).textContent()
 

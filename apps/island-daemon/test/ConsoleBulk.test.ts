@@ -1,13 +1,12 @@
 import { Effect, Layer } from "effect"
 import type { Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { storeLayer } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
-import { OPERATOR, VIEWER, writeTokenFile } from "./ConsoleActionKit.js"
-import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
+import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
+import { OPERATOR, VIEWER } from "./ConsoleActionKit.js"
+import { consoleIsland } from "./ConsoleIsland.js"
 import { axleJobOrder, configureAxleStation, jobOrderOf, makeMes } from "./IslandKit.js"
 
 /**
@@ -18,40 +17,25 @@ import { axleJobOrder, configureAxleStation, jobOrderOf, makeMes } from "./Islan
  * search does not find are never touched.
  */
 
-if (!hasChromium) console.warn(`ConsoleBulk: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
-
 const WAIT_MS = 30_000
 const LINE = Array.from({ length: 130 }, (_, i) => `jo-line-${String(i).padStart(3, "0")}`)
 const OTHER = ["jo-other-1", "jo-other-2"]
-let broker: MosquittoServer
-let island: DaemonProcess
-let browser: Browser
-const prefix = randomPrefix("console-bulk")
-const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix }))
+const kit = consoleIsland({ name: "console-bulk", file: "ConsoleBulk", tokens: true })
+const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: kit.prefix }))
 const stateOf = (id: string) => Effect.runPromise(Effect.provide(jobOrderOf(id), store)).then((o) => o?.state)
 
 beforeAll(async () => {
   if (!hasChromium) return
-  broker = await startMosquitto()
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-bulk", extra: { HTTP_TOKEN_FILE: writeTokenFile() } }))
-  await island.waitReady()
   await Effect.runPromise(
     Effect.gen(function* () {
-      const mes = yield* makeMes(broker.url, prefix)
+      const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
       yield* Effect.forEach([...LINE, ...OTHER], (id) => mes.ok(MethodEventTypes.Store, { JobOrder: axleJobOrder(id) }), { concurrency: 8, discard: true })
     }).pipe(Effect.scoped) as Effect.Effect<void, unknown, never>
   )
-  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
-afterAll(async () => {
-  await browser?.close()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
-
-const waitText = (page: Page, selector: string, text: string | RegExp) => page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout: WAIT_MS })
+const waitText = (page: Page, selector: string, text: string | RegExp) => waitTextWithin(page, selector, text, WAIT_MS)
 
 /** Asks for a bulk action on the page's search and waits for the page's question. */
 const ask = async (page: Page, action: string, question: string) => {
@@ -61,7 +45,7 @@ const ask = async (page: Page, action: string, question: string) => {
 
 describe.skipIf(!hasChromium)("bulk actions from the search page", () => {
   it("a viewer sees the matches and no bulk controls", async () => {
-    const { page, errors } = await browser.open(`/console/search?idPrefix=jo-line-#token=${VIEWER.token}`)
+    const { page, errors } = await kit.browser.open(`/console/search?idPrefix=jo-line-#token=${VIEWER.token}`)
     await waitText(page, "#search-total", "130 job orders")
     await page.waitForTimeout(300)
     expect(await page.locator("#bulk button").count()).toBe(0)
@@ -70,7 +54,7 @@ describe.skipIf(!hasChromium)("bulk actions from the search page", () => {
   }, 60_000)
 
   it("an operator aborts every match after seeing the count (Cancel sends nothing), then clears them; each outcome listed", async () => {
-    const { page, errors } = await browser.open(`/console/search?idPrefix=jo-line-#token=${OPERATOR.token}`)
+    const { page, errors } = await kit.browser.open(`/console/search?idPrefix=jo-line-#token=${OPERATOR.token}`)
     await waitText(page, "#search-total", "130 job orders")
     await page.fill("#bulk-comment", "line 1 scrapped")
 

@@ -1,14 +1,10 @@
-import { mkdir } from "node:fs/promises"
-import { fileURLToPath } from "node:url"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Effect, Scope } from "effect"
 import type { Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { inject } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { type Browser, CHROMIUM, hasChromium, launchBrowser } from "./BrowserKit.js"
-import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
+import { ARTIFACTS, hasChromium } from "./BrowserKit.js"
+import { consoleIsland } from "./ConsoleIsland.js"
+import { until } from "./DaemonProcess.js"
 import { axleJobOrder, axleStation, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
 /**
@@ -18,46 +14,24 @@ import { axleJobOrder, axleStation, configureAxleStation, makeMes, type Mes, SCO
  * and zone with the UTC instant on hover.
  */
 
-if (!hasChromium) console.warn(`ConsoleHistory: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
-
 const WAIT_MS = 30_000
 const JOBS = ["jo-chart-01", "jo-chart-02", "jo-chart-03"]
 const LOCAL_TIME = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}\.\d{3}) ([+-]\d{2}:\d{2})$/
 const UTC_TITLE = /^UTC (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)$/
 
-let broker: MosquittoServer
-let island: DaemonProcess
 let mes: Mes
-let browser: Browser
-const prefix = randomPrefix("console-history")
-const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
-let scope: Scope.Closeable
-
-const ARTIFACTS = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
+const kit = consoleIsland({ name: "console-history", file: "ConsoleHistory", timezoneId: "Europe/Berlin" })
 
 beforeAll(async () => {
   if (!hasChromium) return
-  broker = await startMosquitto()
-  scope = await Effect.runPromise(Scope.make())
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-history" }))
-  await island.waitReady()
-  await runtime.runPromise(
+  await kit.run(
     Effect.gen(function* () {
-      yield* axleStation(broker.url, prefix)
-      mes = yield* makeMes(broker.url, prefix)
+      yield* axleStation(kit.broker.url, kit.prefix)
+      mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
-    }).pipe(Effect.provideService(Scope.Scope, scope)) as Effect.Effect<void, unknown, never>
+    }) as Effect.Effect<void, unknown, Scope.Scope>
   )
-  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`, { timezoneId: "Europe/Berlin" })
 }, 90_000)
-
-afterAll(async () => {
-  await browser?.close()
-  if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime.dispose()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
 
 /** A number attribute of the chart `id` once `ok` holds for it. */
 const chartOnce = (page: Page, id: string, attribute: string, ok: (n: number) => boolean) =>
@@ -77,7 +51,7 @@ const sameInstant = (local: string, title: string) => {
 
 describe.skipIf(!hasChromium)("the history charts in a browser", () => {
   it("the island page draws jobs per minute and run times, filling in live as jobs run; window and scope can be picked", async () => {
-    const { page, errors } = await browser.open("/console")
+    const { page, errors } = await kit.browser.open("/console")
     await page.waitForSelector("#chart-rates")
     expect(await page.locator("#chart-run-times").getAttribute("data-points")).toBe("0")
     for (const id of JOBS) await Effect.runPromise(mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(id) }))
@@ -97,20 +71,19 @@ describe.skipIf(!hasChromium)("the history charts in a browser", () => {
     await chartOnce(page, "chart-run-times", "data-points", (n) => n > 0)
     await page.selectOption("#history-scope", SCOPE)
     await chartOnce(page, "chart-run-times", "data-points", (n) => n > 0)
-    await mkdir(ARTIFACTS, { recursive: true })
     await page.locator("#history-charts").screenshot({ path: `${ARTIFACTS}history-island.png` })
     expect(errors).toEqual([])
   }, 90_000)
 
   it("the scope page has its own charts", async () => {
-    const { page, errors } = await browser.open(`/console/scopes/${SCOPE}`)
+    const { page, errors } = await kit.browser.open(`/console/scopes/${SCOPE}`)
     await chartOnce(page, "chart-run-times", "data-points", (n) => n > 0)
     expect(await page.locator("#history-scope").count()).toBe(0)
     expect(errors).toEqual([])
   }, 60_000)
 
   it("every time on a job page shows date, time and zone, with the UTC instant on hover", async () => {
-    const { page, errors } = await browser.open(`/console/jobs/${JOBS[0]}`)
+    const { page, errors } = await kit.browser.open(`/console/jobs/${JOBS[0]}`)
     await page.locator("tr.history time").first().waitFor({ timeout: WAIT_MS })
     const times = await page.locator("time").evaluateAll((all) => all.map((t) => ({ text: t.textContent ?? "", title: t.getAttribute("title") ?? "", datetime: t.getAttribute("datetime") ?? "" })))
     expect(times.length).toBeGreaterThan(3)

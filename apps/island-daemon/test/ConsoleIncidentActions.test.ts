@@ -1,17 +1,18 @@
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import type { Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { beforeAll, describe, expect, inject, it } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { encodeJobOrderRecord, JobStates, MethodEventTypes } from "@microdcs/job-state"
 import { JobOrderDao, JobResponseDao, storeLayer } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
 import { decodeCursor, type Incident } from "../src/ConsoleIncident.js"
 import { ABORTED_PAGES_READ } from "../src/ConsoleIncidentsAborted.js"
 import { type IncidentPage, incidentPage } from "../src/ConsoleIncidents.js"
-import { type Browser, CHROMIUM, hasChromium, launchBrowser, shot } from "./BrowserKit.js"
-import { bearer, deadLetterCommit, OPERATOR, VIEWER, writeTokenFile } from "./ConsoleActionKit.js"
-import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
+import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
+import { bearer, deadLetterCommit, OPERATOR, VIEWER } from "./ConsoleActionKit.js"
+import { consoleIsland, type IslandServices } from "./ConsoleIsland.js"
+import { until } from "./DaemonProcess.js"
 import { axleJobOrder, configureAxleStation, fixture, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
@@ -24,26 +25,17 @@ import { axleJobOrder, configureAxleStation, fixture, makeMes, SCOPE } from "./I
  * answer, so the action is open on a later attempt: what a retry is for. Screenshots go to `test-artifacts/`.
  */
 
-if (!hasChromium) console.warn(`ConsoleIncidentActions: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
-
 const WAIT_MS = 30_000
 const FAILING = "jo-incact-fail-01"
 const RETRYING = "jo-incact-retry-01"
-let broker: MosquittoServer
-let island: DaemonProcess
-let browser: Browser
-let scope: Scope.Closeable
 let deadLetterId: string
 let retryingSends = 0
-const prefix = randomPrefix("incident-act")
-const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
-type Services = Layer.Success<ReturnType<typeof storeLayer>> | Scope.Scope
-
-const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
-  runtime.runPromise(Effect.provideService(effect, Scope.Scope, scope) as Effect.Effect<A, E, never>)
+const kit = consoleIsland({ name: "incident-act", file: "ConsoleIncidentActions", tokens: true })
+const { run } = kit
+type Services = IslandServices
 
 const incidents = async (kind: string): Promise<ReadonlyArray<Incident>> => {
-  const reply = await island.get(`/api/console/incidents?kind=${kind}`, bearer(VIEWER.token))
+  const reply = await kit.island.get(`/api/console/incidents?kind=${kind}`, bearer(VIEWER.token))
   expect(reply.status, reply.text).toBe(200)
   return (reply.json() as { items: ReadonlyArray<Incident> }).items
 }
@@ -57,15 +49,11 @@ const retryingWorkMaster = () => {
 
 beforeAll(async () => {
   if (!hasChromium) return
-  broker = await startMosquitto()
-  scope = await Effect.runPromise(Scope.make())
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "incident-act", extra: { HTTP_TOKEN_FILE: writeTokenFile() } }))
-  await island.waitReady()
   deadLetterId = await run(
     Effect.gen(function* () {
       yield* makeSimulatedStation({
-        url: broker.url,
-        topics: { prefix, wildcardLevels: 1 },
+        url: kit.broker.url,
+        topics: { prefix: kit.prefix, wildcardLevels: 1 },
         source: "urn:test:station-incident-act",
         onCommand: (command) => {
           if (command.action !== "position") return { data: { done: command.action } }
@@ -76,7 +64,7 @@ beforeAll(async () => {
         events: {},
         eventPollMs: 20
       })
-      const mes = yield* makeMes(broker.url, prefix)
+      const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
       yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(FAILING) })
       yield* mes.ok(ConfigEventTypes.workmaster, retryingWorkMaster())
@@ -86,25 +74,16 @@ beforeAll(async () => {
   )
   await until("the aborted job listed", async () => ((await incidents("aborted-job")).length > 0 ? true : undefined), WAIT_MS)
   await until("the failed action open for a retry", async () => ((await incidents("failed-action")).some((i) => i.action.kind === "retry-action") ? true : undefined), WAIT_MS)
-  browser = await launchBrowser(() => `http://127.0.0.1:${island.port}`)
 }, 90_000)
 
-afterAll(async () => {
-  await browser?.close()
-  if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime.dispose()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
-
-const waitText = (page: Page, selector: string, text: string | RegExp) => page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout: WAIT_MS })
+const waitText = (page: Page, selector: string, text: string | RegExp) => waitTextWithin(page, selector, text, WAIT_MS)
 
 const abortedRow = (page: Page) => page.locator("tr.incident[data-kind='aborted-job']").filter({ hasText: FAILING })
 const deadRow = (page: Page) => page.locator(`tr.incident[data-kind='dead-letter'][data-id='dagcommit/${deadLetterId}']`)
 
 describe.skipIf(!hasChromium)("acting on incidents from the incident page", () => {
   it("a viewer sees each incident's link and no action controls", async () => {
-    const { page, errors } = await browser.open(`/console/incidents#token=${VIEWER.token}`)
+    const { page, errors } = await kit.browser.open(`/console/incidents#token=${VIEWER.token}`)
     await abortedRow(page).waitFor({ timeout: WAIT_MS })
     await deadRow(page).waitFor({ timeout: WAIT_MS })
     expect(await page.locator("#incident-actions").count()).toBe(0)
@@ -116,7 +95,7 @@ describe.skipIf(!hasChromium)("acting on incidents from the incident page", () =
   }, 60_000)
 
   it("an operator clears the aborted job, asked first in the page, and it leaves the list", async () => {
-    const { page, errors } = await browser.open(`/console/incidents#token=${OPERATOR.token}`)
+    const { page, errors } = await kit.browser.open(`/console/incidents#token=${OPERATOR.token}`)
     await waitText(page, "#acting-user", `console:${OPERATOR.name}`)
     const clear = abortedRow(page).locator("button[data-act='clear']")
     await clear.click()
@@ -136,7 +115,7 @@ describe.skipIf(!hasChromium)("acting on incidents from the incident page", () =
   }, 60_000)
 
   it("an operator redrives the dead letter, reads the answer, and it leaves the list", async () => {
-    const { page, errors } = await browser.open(`/console/incidents?kind=dead-letter#token=${OPERATOR.token}`)
+    const { page, errors } = await kit.browser.open(`/console/incidents?kind=dead-letter#token=${OPERATOR.token}`)
     await deadRow(page).locator("button[data-act='redrive']").click()
     await waitText(page, "#incident-status.ok", `redrive of ${deadLetterId}: back on the stream`)
     await deadRow(page).waitFor({ state: "detached", timeout: WAIT_MS })
@@ -146,7 +125,7 @@ describe.skipIf(!hasChromium)("acting on incidents from the incident page", () =
   }, 60_000)
 
   it("an operator retries a failed action only with a comment, and reads the answer", async () => {
-    const { page, errors } = await browser.open(`/console/incidents?kind=failed-action#token=${OPERATOR.token}`)
+    const { page, errors } = await kit.browser.open(`/console/incidents?kind=failed-action#token=${OPERATOR.token}`)
     const row = page.locator("tr.incident[data-kind='failed-action']").filter({ hasText: RETRYING })
     await row.locator("button[data-act='retry-action']").click()
     await waitText(page, "#incident-confirm", `Send action position of job ${RETRYING} to the station again now?`)

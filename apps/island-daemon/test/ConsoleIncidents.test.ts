@@ -1,46 +1,33 @@
-import { existsSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
-import { type BrowserContext, chromium } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { beforeAll, describe, expect, inject, it } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
 import { ConsumerHeartbeats, ScopeRegistry, SfcStateDao, storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { randomPrefix } from "@microdcs/test-utils"
 import { decodeCursor, encodeCursor, type Incident, type IncidentPosition, mergeIncidents, sourceCursor } from "../src/ConsoleIncident.js"
 import { incidentPage } from "../src/ConsoleIncidents.js"
 import { incidentQuery } from "../src/HttpConsoleIncidents.js"
-import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
-import { axleJobOrder, configureAxleStation, fixture, makeMes, type Mes, SCOPE } from "./IslandKit.js"
+import { hasChromium, waitText } from "./BrowserKit.js"
+import { consoleIsland, type IslandServices } from "./ConsoleIsland.js"
+import { until } from "./DaemonProcess.js"
+import { axleJobOrder, configureAxleStation, fixture, makeMes, SCOPE } from "./IslandKit.js"
 
 /**
  * The incident view on a real island: a job the station fails (aborted, with the engine's reason),
  * a dead letter, a consumer gone with an entry pending and one holding an entry too long, read
- * through `GET /api/console/incidents` and on the page in Chromium (launched as in
- * ConsoleBrowser.test.ts).
+ * through `GET /api/console/incidents` and on the page in Chromium.
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const hasChromium = existsSync(CHROMIUM)
 const FAILING = "jo-incident-fail-01"
 const RETRYING = "jo-incident-retry-01"
 const REASON = "spindle <b>jammed</b>"
 const WAIT_MS = 30_000
 
-let broker: MosquittoServer
-let island: DaemonProcess
-let mes: Mes
-let scope: Scope.Closeable
-const prefix = randomPrefix("incidents")
-const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
-type Services = Layer.Success<ReturnType<typeof storeLayer>> | Scope.Scope
-
-const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
-  runtime.runPromise(Effect.provideService(effect, Scope.Scope, scope) as Effect.Effect<A, E, never>)
+const kit = consoleIsland({ name: "incidents", file: "ConsoleIncidents", withoutBrowser: true })
+const { run } = kit
+type Services = IslandServices
 
 interface Page {
   readonly items: ReadonlyArray<Incident>
@@ -48,7 +35,7 @@ interface Page {
 }
 
 const incidents = async (search = "") => {
-  const reply = await island.get(`/api/console/incidents${search}`)
+  const reply = await kit.island.get(`/api/console/incidents${search}`)
   expect(reply.status, reply.text).toBe(200)
   return reply.json() as Page
 }
@@ -72,21 +59,17 @@ const retryingWorkMaster = () => {
 }
 
 beforeAll(async () => {
-  broker = await startMosquitto()
-  scope = await Effect.runPromise(Scope.make())
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "incidents-1" }))
-  await island.waitReady()
   await run(
     Effect.gen(function* () {
       yield* makeSimulatedStation({
-        url: broker.url,
-        topics: { prefix, wildcardLevels: 1 },
+        url: kit.broker.url,
+        topics: { prefix: kit.prefix, wildcardLevels: 1 },
         source: "urn:test:station-incidents",
         onCommand: (command) => (command.action === "position" ? { error: REASON } : { data: { done: command.action } }),
         events: {},
         eventPollMs: 20
       })
-      mes = yield* makeMes(broker.url, prefix)
+      const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
       yield* mes.ok(MethodEventTypes.Store, { JobOrder: axleJobOrder(FAILING) })
       yield* mes.ok(MethodEventTypes.Start, { JobOrderID: FAILING })
@@ -111,13 +94,6 @@ beforeAll(async () => {
     }) as Effect.Effect<void, unknown, Services>
   )
 }, 90_000)
-
-afterAll(async () => {
-  if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime.dispose()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
 
 describe("incident cursors and the merge", () => {
   const item = (at: number, kind: Incident["kind"], id: string): Incident => ({
@@ -230,7 +206,7 @@ describe("the incident view on a real island", () => {
   })
 
   it("answers 400 listing every problem of a bad query", async () => {
-    const reply = await island.get("/api/console/incidents?kind=bogus&limit=9999&after=zz")
+    const reply = await kit.island.get("/api/console/incidents?kind=bogus&limit=9999&after=zz")
     expect(reply.status).toBe(400)
     const message = (reply.json() as { message: string }).message
     for (const part of ["kind 'bogus'", "limit must be", "after must be"]) expect(message).toContain(part)
@@ -246,30 +222,11 @@ describe("the incident view on a real island", () => {
 })
 
 describe.skipIf(!hasChromium)("the incident page in a browser", () => {
-  let context: BrowserContext
-  let profile: string
-  beforeAll(async () => {
-    profile = await mkdtemp(join(tmpdir(), "incidents-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      viewport: { width: 1280, height: 1000 }
-    })
-  }, 60_000)
-  afterAll(async () => {
-    await context?.close()
-    if (profile) await rm(profile, { recursive: true, force: true })
-  })
-
   it("shows the aborted job with its reason and the dead letter, as text, with dated times", async () => {
     await until("the aborted job listed", async () => ((await incidents("?kind=aborted-job")).items.length > 0 ? true : undefined), WAIT_MS)
-    const page = await context.newPage()
-    const errors: Array<string> = []
-    page.on("pageerror", (error) => errors.push(String(error)))
-    await page.goto(`http://127.0.0.1:${island.port}/console`)
+    const { page, errors } = await kit.browser.open("/console")
     // The island page counts them.
-    await page.locator("#incidents").filter({ hasText: /^\d+\+? incidents$/ }).waitFor({ timeout: WAIT_MS })
+    await waitText(page, "#incidents", /^\d+\+? incidents$/, WAIT_MS)
     expect(await page.getAttribute("#incidents", "class")).toBe("badge bad")
     await page.click("header a[href='/console/incidents']")
     await page.waitForSelector("tr.incident[data-kind='aborted-job']", { timeout: WAIT_MS })
@@ -290,7 +247,7 @@ describe.skipIf(!hasChromium)("the incident page in a browser", () => {
         yield* streams.deadLetter({ ...probe, deadLetter, group: "incident-live", consumer: "live-1", id: probe.entry.id, error: "arrived while watching" })
       }) as Effect.Effect<void, unknown, Services>
     )
-    await page.locator("tr.incident[data-kind='dead-letter'] td.reason").filter({ hasText: "arrived while watching" }).waitFor({ timeout: WAIT_MS })
+    await waitText(page, "tr.incident[data-kind='dead-letter'] td.reason", "arrived while watching", WAIT_MS)
     // The kind filter is the server's.
     await page.selectOption("select[name=kind]", "dead-letter")
     await page.click("form.filters button")

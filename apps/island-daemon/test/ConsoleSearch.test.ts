@@ -1,14 +1,9 @@
-import { existsSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Effect, Layer } from "effect"
-import { type BrowserContext, chromium } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { Effect } from "effect"
+import { beforeAll, describe, expect, it } from "vitest"
 import { encodeJobOrderRecord, type JobState, JobStates } from "@microdcs/job-state"
-import { JobOrderDao, storeLayer } from "@microdcs/store"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
+import { JobOrderDao } from "@microdcs/store"
+import { hasChromium } from "./BrowserKit.js"
+import { consoleIsland } from "./ConsoleIsland.js"
 
 /**
  * The console's job order search in a real browser (Debian's chromium, as ConsoleBrowser.test.ts
@@ -16,17 +11,10 @@ import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
  * refused search shown as the server's problem. The job orders are written through the store.
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const hasChromium = existsSync(CHROMIUM)
 const WAIT_MS = 20_000
 
-let broker: MosquittoServer
-let island: DaemonProcess
-let context: BrowserContext
-let profile: string
-const prefix = randomPrefix("console-search-ui")
-const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix }))
-const url = (path: string) => `http://127.0.0.1:${island.port}${path}`
+const kit = consoleIsland({ name: "console-search-ui", file: "ConsoleSearch", stopSignal: "SIGKILL" })
+const url = (path: string) => `${kit.base()}${path}`
 
 const put = (scope: string, id: string, state: JobState, comment?: string) =>
   Effect.flatMap(JobOrderDao, (dao) =>
@@ -35,35 +23,18 @@ const put = (scope: string, id: string, state: JobState, comment?: string) =>
 
 beforeAll(async () => {
   if (!hasChromium) return
-  broker = await startMosquitto()
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-search-ui" }))
-  await island.waitReady()
-  await Effect.runPromise(
+  await kit.run(
     Effect.gen(function* () {
       for (let i = 0; i < 55; i++) yield* put("ui-a", `jo-ui-${String(i).padStart(2, "0")}`, JobStates.Running)
       yield* put("ui-b", "jo-<b>bold</b>", JobStates.Aborted, "<i>spindle</i> overload")
       yield* put("ui-b", "jo-ui-b-1", JobStates.AllowedToStart_Ready)
-    }).pipe(Effect.provide(store))
+    })
   )
-  profile = await mkdtemp(join(tmpdir(), "console-search-chromium-"))
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 1000 }
-  })
 }, 90_000)
-
-afterAll(async () => {
-  await context?.close()
-  if (profile) await rm(profile, { recursive: true, force: true })
-  await island?.stop("SIGKILL")
-  await broker?.stop()
-})
 
 describe.skipIf(!hasChromium)("job order search in the console", () => {
   it("searches every scope with a total and pages; filters by state and error text; the text stays text", async () => {
-    const page = await context.newPage()
+    const page = await kit.browser.context.newPage()
     await page.goto(url("/console/search"))
     await page.locator("#search-total").filter({ hasText: "57 job orders" }).waitFor({ timeout: WAIT_MS })
     expect(await page.locator("#search-table tbody tr").count()).toBe(50)
@@ -83,7 +54,7 @@ describe.skipIf(!hasChromium)("job order search in the console", () => {
   })
 
   it("shows a refused search as the server's problem, and searches one scope from its page", async () => {
-    const page = await context.newPage()
+    const page = await kit.browser.context.newPage()
     await page.goto(url("/console/search"))
     await page.fill("#search-createdFrom", "2030-01-02T00:00:00")
     await page.fill("#search-createdTo", "2030-01-01T00:00:00")

@@ -66,25 +66,12 @@ const pageQuery = (kind: string, scope: string, after: string | null) => {
 
 const shownText = (count: number, next: string | null) => (count === 0 ? "nothing needs attention" : `${count} shown${next === null ? "" : ", more below"}`)
 
-/**
- * The incident page: the island's incidents newest first, a page at a time, filtered by kind and
- * scope. The first page follows the live feed; once older pages are shown, the list stays put.
- */
-export const incidentsPage = async (root: HTMLElement) => {
-  document.title = "Incidents · island console"
-  const params = new URLSearchParams(location.search)
-  const kind = params.get("kind") ?? ""
-  const scope = params.get("scope") ?? ""
+/** The list's rows, its status line and its "older" button, and `load` that fills them a page at a time. */
+const incidentList = (kind: string, scope: string, controls: IncidentControls) => {
   const body = h("tbody", {})
   const more = h("button", { type: "button", class: "more", hidden: "" }, "older incidents")
   const status = h("p", { class: "meta" }, "loading…")
   let next: string | null = null
-  let older = false
-  // After an action the first page is read again: a resolved incident leaves the list at once.
-  const controls = incidentControls(await me(), () => {
-    older = false
-    void load(null)
-  })
   /** A page after `after` (the first without), appended, or in place of the list for the first. */
   const load = async (after: string | null) => {
     try {
@@ -100,9 +87,28 @@ export const incidentsPage = async (root: HTMLElement) => {
       status.className = "problem"
     }
   }
+  return { body, more, status, load, next: () => next }
+}
+
+/**
+ * The incident page: the island's incidents newest first, a page at a time, filtered by kind and
+ * scope. The first page follows the live feed; once older pages are shown, the list stays put.
+ */
+export const incidentsPage = async (root: HTMLElement) => {
+  document.title = "Incidents · island console"
+  const params = new URLSearchParams(location.search)
+  const kind = params.get("kind") ?? ""
+  const scope = params.get("scope") ?? ""
+  let older = false
+  // After an action the first page is read again: a resolved incident leaves the list at once.
+  const controls = incidentControls(await me(), () => {
+    older = false
+    void load(null)
+  })
+  const { body, more, status, load, next } = incidentList(kind, scope, controls)
   more.addEventListener("click", () => {
     older = true
-    void load(next)
+    void load(next())
   })
   const list = table(["when", "kind", "scope", "what", "why", "action"], [], { class: "incidents" })
   list.querySelector("tbody")!.replaceWith(body)

@@ -191,6 +191,25 @@ const responseSection = (response: JobView["response"]) =>
         ]
   )
 
+/** The page's parts for one read of the job, the retry buttons an operator's. */
+const jobParts = async (view: JobView, controls: JobControls | undefined) => {
+  const ex = view.execution
+  const retry = controls === undefined ? undefined : (action: string) => (view.retryable.includes(action) ? controls.retryButton(action) : h("span"))
+  return [
+    h("nav", { class: "crumbs" }, link("/console", "island"), " / ", link(scopeHref(view.scope), view.scope), " / ", h("span", { class: "mono" }, view.id)),
+    h("h1", {}, "Job ", h("span", { class: "mono", id: "job-id" }, view.id), " ", h("span", { class: `badge state-${view.state ?? "unknown"}`, id: "job-state" }, view.state ?? "malformed")),
+    controls?.element,
+    section("Recipe", ex === null ? null : executionLine(ex), graphOf(ex)),
+    ex === null || ex.actions.length === 0 ? null : section("Actions", actionsTable(ex.actions, retry)),
+    auditSection(view.audit),
+    historySection(view),
+    responseSection(view.response),
+    section("Execution log", await logTree(view.id)),
+    section("Job order", json(view.document)),
+    h("p", { class: "meta" }, link(jobHref(view.id), "permalink"))
+  ]
+}
+
 /**
  * The job page: for an operator the methods its state allows, then the recipe graph lit by the
  * execution, its actions (open ones with a retry for an operator), who acted (audit), the state
@@ -210,24 +229,8 @@ export const jobPage = (root: HTMLElement, id: string) => {
       replace(root, h("h1", {}, "Job ", h("span", { class: "mono" }, id)), h("p", { class: "problem", id: "job-problem" }, String(error)))
       return
     }
-    const ex = view.execution
-    const graph = graphOf(ex)
     controls?.update(view.allowed)
-    const retry = controls === undefined ? undefined : (action: string) => (view.retryable.includes(action) ? controls!.retryButton(action) : h("span"))
-    replace(
-      root,
-      h("nav", { class: "crumbs" }, link("/console", "island"), " / ", link(scopeHref(view.scope), view.scope), " / ", h("span", { class: "mono" }, view.id)),
-      h("h1", {}, "Job ", h("span", { class: "mono", id: "job-id" }, view.id), " ", h("span", { class: `badge state-${view.state ?? "unknown"}`, id: "job-state" }, view.state ?? "malformed")),
-      controls?.element,
-      section("Recipe", ex === null ? null : executionLine(ex), graph),
-      ex === null || ex.actions.length === 0 ? null : section("Actions", actionsTable(ex.actions, retry)),
-      auditSection(view.audit),
-      historySection(view),
-      responseSection(view.response),
-      section("Execution log", await logTree(view.id)),
-      section("Job order", json(view.document)),
-      h("p", { class: "meta" }, link(jobHref(view.id), "permalink"))
-    )
+    replace(root, ...(await jobParts(view, controls)))
   }
   const refresh = coalesce(render)
   follow({ job: id }, (event) => {
