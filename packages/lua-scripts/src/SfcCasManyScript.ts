@@ -16,7 +16,7 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly events: ReadonlyArray<string>
   /** `false`: the job's entries are appended without a nudge (the writer handles them itself). */
   readonly nudge: boolean
-  /** A job order move written with the job when its version still matches (`put-joborder-5`'s put, never a refusal of the job). */
+  /** A job order move written with the job when its version still matches (`put-joborder-7`'s put, never a refusal of the job). */
   readonly jobOrderMove?: SfcJobOrderMove | undefined
   /** A job response created with the job unless it exists (`put-jobresponse-11`'s create, never a refusal of the job). */
   readonly jobResponse?: SfcJobResponseCreate | undefined
@@ -51,7 +51,7 @@ export interface SfcJobResponseCreate {
 }
 
 /**
- * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-5`'s put
+ * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-7`'s put
  * of the move (its `expectedVersion`, the version the move was computed from, is > 0), with no
  * limit and no retention.
  */

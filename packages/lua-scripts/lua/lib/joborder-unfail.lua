@@ -1,0 +1,10 @@
+-- A retired or deleted job order ends the incidents of its job: its responses leave the failed
+-- set of its scope (jobresponse:failed:{scope}), found through jobresponse:oforder:{orderId}.
+-- The failed set holds an Aborted response only while its job order is listed (live).
+
+-- Removes the responses of the order from the failed set; how many were removed.
+local function jobOrderUnfail(responsesKey, failedKey)
+  local ids = redis.call('ZRANGE', responsesKey, 0, -1)
+  if #ids == 0 then return 0 end
+  return redis.call('ZREM', failedKey, unpack(ids))
+end
