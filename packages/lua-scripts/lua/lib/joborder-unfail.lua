@@ -1,6 +1,7 @@
 -- A retired or deleted job order ends the incidents of its job: its responses leave the failed
 -- set of its scope (jobresponse:failed:{scope}), found through jobresponse:oforder:{orderId}.
--- The failed set holds an Aborted response only while its job order is listed (live).
+-- The failed set holds an Aborted response only while its job order is listed (live). The job
+-- response writes (lib/jobresponse-write.lua) keep the other side.
 
 -- Removes the responses of the order from the failed set; how many were removed.
 local function jobOrderUnfail(responsesKey, failedKey)
