@@ -6,13 +6,10 @@ import { descriptionOf } from "./ConsoleIncidentsJobs.js"
 
 /**
  * The aborted jobs of the incident view, from the failed set of job responses (an index the write
- * scripts keep). A response stays Aborted, and in that set, after its job order is cleared: the
- * jobs an operator already cleared or cancelled (the order retired, or gone with its retention)
- * need nothing more and are left out, their orders read in one MGET per page read.
+ * scripts keep): it holds an Aborted response only while its job order is live, so a job an
+ * operator cleared or cancelled (its order retired) or deleted has left it. One page read per
+ * scope; the page's orders are still read (one MGET) as a defensive check against drift.
  */
-
-/** Failed-set pages read per scope for one incident page: past them, cleared jobs leave a frontier. */
-export const ABORTED_PAGES_READ = 5
 
 const abortedOf = (scope: string, { at, response }: FailedResponse): Incident => ({
   kind: "aborted-job",
@@ -25,9 +22,10 @@ const abortedOf = (scope: string, { at, response }: FailedResponse): Incident =>
   link: consoleLink.job(response.orderId)
 })
 
-/** The orders of `page` that still wait for an operator: stored and not retired (Clear, Cancel). */
+/** The orders of `page` that still wait for an operator: stored and not in EndState. */
 const openOrders = (page: ReadonlyArray<FailedResponse>) =>
   Effect.gen(function* () {
+    if (page.length === 0) return new Set<string>()
     const orders = yield* Effect.flatMap(JobOrderDao, (dao) => dao.getMany([...new Set(page.map((p) => p.response.orderId))]))
     return new Set(orders.flatMap((order) => {
       const decoded = decodeJobOrderRecord(order.doc)
@@ -37,23 +35,21 @@ const openOrders = (page: ReadonlyArray<FailedResponse>) =>
   })
 
 /**
- * One scope's open aborted jobs after the cursor: `limit` of them, or every one left, or (past
- * {@link ABORTED_PAGES_READ} pages of cleared ones) those found with the `frontier` read up to.
+ * One scope's open aborted jobs after the cursor: one page of the failed set. When the defensive
+ * check drops some of a full page (drift a rebuild repairs), the rest of the scope is not read:
+ * its last entry read is the `frontier` the incident page ends at, so its `next` goes on from there.
  */
 const scopeAborted = (request: SourceRequest, scope: string) =>
   Effect.gen(function* () {
     const failures = yield* JobResponseFailures
-    const items: Array<Incident> = []
-    let before = sourceCursor(request.cursor, "aborted-job", scope)
-    for (let read = 0; read < ABORTED_PAGES_READ; read++) {
-      const page = yield* failures.page(scope, { limit: request.limit, before })
-      const open = yield* openOrders(page)
-      items.push(...page.filter((p) => open.has(p.response.orderId)).map((p) => abortedOf(scope, p)))
-      const last = page.at(-1)
-      if (last === undefined || page.length < request.limit || items.length >= request.limit) return { items, frontier: undefined }
-      before = { at: last.at, id: last.response.id }
-    }
-    const frontier: IncidentPosition | undefined = before === undefined ? undefined : { at: before.at, kind: "aborted-job", scope, id: before.id }
+    const page = yield* failures.page(scope, { limit: request.limit, before: sourceCursor(request.cursor, "aborted-job", scope) })
+    const open = yield* openOrders(page)
+    const items = page.filter((p) => open.has(p.response.orderId)).map((p) => abortedOf(scope, p))
+    const last = page.at(-1)
+    const frontier: IncidentPosition | undefined =
+      last === undefined || page.length < request.limit || items.length === page.length
+        ? undefined
+        : { at: last.at, kind: "aborted-job", scope, id: last.response.id }
     return { items, frontier }
   })
 

@@ -13,7 +13,7 @@
                                                         (unused when ARGV[4] is empty)
   KEYS[8] jobresponse:failed:{scope}             zset   loses the id
 
-  Unused key slots hold the document key (KEYS[1]); see put-jobresponse-11.lua.
+  Unused key slots hold the document key (KEYS[1]); see put-jobresponse-12.lua.
 
   ARGV[1] expected version (-1 unconditional, n > 0 must match)
   ARGV[2] scope the caller read

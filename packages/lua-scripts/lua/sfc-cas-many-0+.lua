@@ -24,7 +24,7 @@
                                                   move written with the job (lib/joborder-move.lua)
     jobresponse:{id}, jobresponse:list:{scope}, jobresponse:bystate:{scope}:{state} (the response
     doc key when its state is ""), jobresponse:byorder:{orderId}, jobresponse:oforder:{orderId},
-    scopes, changes:{scope}, jobresponse:failed:{scope}   only when Q = 1: the job response created with the
+    scopes, changes:{scope}, jobresponse:failed:{scope}, joborder:list:{scope}   only when Q = 1: the job response created with the
                                                   job (lib/jobresponse-create.lua)
 
   ARGV[1]  nudge channel ({prefix}:nudge:sfc); "" = no nudge for any job
@@ -176,7 +176,8 @@ local function readJob(cursor, nextKey)
     local r = job.response
     r.docKey, r.listKey, r.stateKey, r.orderKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
     r.ofOrderKey, r.scopesKey, r.changesKey, r.failedKey = KEYS[nextKey + 4], KEYS[nextKey + 5], KEYS[nextKey + 6], KEYS[nextKey + 7]
-    nextKey = nextKey + 8
+    r.ordersKey = KEYS[nextKey + 8]
+    nextKey = nextKey + 9
   end
   return job, cursor, nextKey
 end

@@ -189,10 +189,13 @@ export interface RepairJobResponseFailedArgs {
   readonly score: string
 }
 
-/** Puts a job response in a failure state back into its scope's `jobresponse:failed:{scope}` set. */
+/**
+ * Sets a job response's membership in its scope's `jobresponse:failed:{scope}` set: Aborted with
+ * its job order listed (live) in the scope puts it there, anything else takes it out.
+ */
 export const repairJobResponseFailed = defineScript({
-  file: "repair-jobresponse-failed-2.lua",
-  keys: ["doc", "failed"],
+  file: "repair-jobresponse-failed-3.lua",
+  keys: ["doc", "failed", "orders"],
   encodeArgs: (a: RepairJobResponseFailedArgs) => [a.id, a.version, a.scope, a.score],
   decodeReply: decodeRepairReply("repair-jobresponse-failed")
 })

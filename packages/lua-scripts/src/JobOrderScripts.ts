@@ -21,8 +21,8 @@ export interface PutJobOrderArgs {
 }
 
 export const putJobOrder = defineScript({
-  file: "put-joborder-5.lua",
-  keys: ["doc", "list", "scopes", "changes", "search"],
+  file: "put-joborder-7.lua",
+  keys: ["doc", "list", "scopes", "changes", "search", "responses", "failed"],
   encodeArgs: (a: PutJobOrderArgs) => [
     a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs, a.origin
   ],
@@ -68,8 +68,8 @@ export interface DeleteDocumentArgs {
 }
 
 export const deleteJobOrder = defineScript({
-  file: "delete-joborder-5.lua",
-  keys: ["doc", "list", "scopes", "changes", "search"],
+  file: "delete-joborder-7.lua",
+  keys: ["doc", "list", "scopes", "changes", "search", "responses", "failed"],
   encodeArgs: (a: DeleteDocumentArgs) => [a.expectedVersion, a.scope, a.id, a.op, a.change, a.nudgeChannel],
   decodeReply: decodeWriteReply("delete-joborder", ["ok", "notfound", "conflict", "retry", "wrongtype"])
 })

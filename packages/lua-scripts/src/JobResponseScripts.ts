@@ -31,8 +31,8 @@ export interface PutJobResponseArgs {
  * `failed` is the scope's `jobresponse:failed:{scope}` set (responses in a failure state by end time).
  */
 export const putJobResponse = defineScript({
-  file: "put-jobresponse-11.lua",
-  keys: ["doc", "list", "newState", "oldState", "newOrder", "oldOrder", "scopes", "changes", "newResponses", "oldResponses", "failed"],
+  file: "put-jobresponse-12.lua",
+  keys: ["doc", "list", "newState", "oldState", "newOrder", "oldOrder", "scopes", "changes", "newResponses", "oldResponses", "failed", "orders"],
   encodeArgs: (a: PutJobResponseArgs) => [
     a.expectedVersion, a.scope, a.id, a.state, a.storedState, a.orderId, a.storedOrderId, a.startTime, a.doc, a.op, a.change,
     a.nudgeChannel, a.endTime

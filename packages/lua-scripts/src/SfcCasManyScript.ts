@@ -16,9 +16,9 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly events: ReadonlyArray<string>
   /** `false`: the job's entries are appended without a nudge (the writer handles them itself). */
   readonly nudge: boolean
-  /** A job order move written with the job when its version still matches (`put-joborder-5`'s put, never a refusal of the job). */
+  /** A job order move written with the job when its version still matches (`put-joborder-7`'s put, never a refusal of the job). */
   readonly jobOrderMove?: SfcJobOrderMove | undefined
-  /** A job response created with the job unless it exists (`put-jobresponse-11`'s create, never a refusal of the job). */
+  /** A job response created with the job unless it exists (`put-jobresponse-12`'s create, never a refusal of the job). */
   readonly jobResponse?: SfcJobResponseCreate | undefined
 }
 
@@ -35,6 +35,8 @@ export interface SfcJobResponseCreate {
     readonly changes: string
     /** The scope's failed set (`jobresponse:failed:{scope}`). */
     readonly failed: string
+    /** The scope's job order list (`joborder:list:{scope}`): an Aborted response joins the failed set only while its order is listed. */
+    readonly orders: string
   }
   readonly scope: string
   readonly id: string
@@ -51,7 +53,7 @@ export interface SfcJobResponseCreate {
 }
 
 /**
- * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-5`'s put
+ * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-7`'s put
  * of the move (its `expectedVersion`, the version the move was computed from, is > 0), with no
  * limit and no retention.
  */
@@ -111,7 +113,7 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
 ]
 
 const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [
-  keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes, keys.failed
+  keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes, keys.failed, keys.orders
 ]
 
 const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> => [

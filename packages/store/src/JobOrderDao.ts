@@ -46,6 +46,14 @@ const listPage = (valkey: ValkeyService, list: string, offset: number, count: nu
 const jobOrderDocuments = (valkey: ValkeyService) => {
   const listKey = cachedKey((scope) => valkey.keys.key("jobOrderList", { scope }))
   const searchKey = cachedKey((scope) => valkey.keys.key("jobOrderSearch", { scope }))
+  const failedKey = cachedKey((scope) => valkey.keys.key("jobResponseFailed", { scope }))
+  // A retired or deleted order's responses leave the scope's failed set (no longer incidents).
+  const unfailKeys = (scope: string, orderId: string) => {
+    const responses = valkey.keys.key("jobResponseOfOrder", { orderId })
+    if (responses instanceof KeyPartError) return responses
+    const failed = failedKey(scope)
+    return failed instanceof KeyPartError ? failed : { responses, failed }
+  }
   return makeDocumentDao(valkey, {
     kind: "joborder",
     noun: "job order",
@@ -58,9 +66,11 @@ const jobOrderDocuments = (valkey: ValkeyService) => {
         if (list instanceof KeyPartError) return list
         const search = searchKey(input.scope)
         if (search instanceof KeyPartError) return search
+        const unfail = unfailKeys(input.scope, input.id)
+        if (unfail instanceof KeyPartError) return unfail
         const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
         return {
-          keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search },
+          keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search, ...unfail },
           args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "" }
         }
       }
@@ -72,7 +82,9 @@ const jobOrderDocuments = (valkey: ValkeyService) => {
         if (list instanceof KeyPartError) return list
         const search = searchKey(write.args.scope)
         if (search instanceof KeyPartError) return search
-        return { keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search }, args: write.args }
+        const unfail = unfailKeys(write.args.scope, write.args.id)
+        if (unfail instanceof KeyPartError) return unfail
+        return { keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search, ...unfail }, args: write.args }
       }
     },
     list: { key: listKey, read: (list, offset, count) => listPage(valkey, list, offset, count) }

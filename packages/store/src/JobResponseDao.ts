@@ -123,7 +123,7 @@ const putAttempt = (
   newState: string,
   newOrder: string,
   newResponses: string,
-  failed: string,
+  failed: { readonly failed: string; readonly orders: string },
   [storedState, storedOrder]: StoredFields
 ) => {
   const doc = write.key
@@ -135,7 +135,7 @@ const putAttempt = (
   return {
     keys: {
       doc, list, newState, oldState, newOrder, oldOrder: old.order, scopes: write.scopes, changes: write.changes, newResponses,
-      oldResponses: old.responses, failed
+      oldResponses: old.responses, ...failed
     },
     args: {
       expectedVersion, scope, id, op, change, nudgeChannel,
@@ -163,7 +163,10 @@ const putCall = (keys: KeySchema, input: PutJobResponse, write: DocumentWrite) =
   if (newResponses instanceof KeyPartError) return newResponses
   const failed = keys.key("jobResponseFailed", { scope: input.scope })
   if (failed instanceof KeyPartError) return failed
-  return (stored: StoredFields) => putAttempt(keys, input, write, list, newState, newOrder, newResponses, failed, stored)
+  // Read by the script: an Aborted response joins the failed set only while its job order is listed.
+  const orders = keys.key("jobOrderList", { scope: input.scope })
+  if (orders instanceof KeyPartError) return orders
+  return (stored: StoredFields) => putAttempt(keys, input, write, list, newState, newOrder, newResponses, { failed, orders }, stored)
 }
 
 /** A delete's call, from the state and order stored. */

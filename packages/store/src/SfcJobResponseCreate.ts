@@ -51,7 +51,8 @@ export const preparedResponse = (schema: KeySchema, response: SfcJobResponseInpu
     ofOrder: key("jobResponseOfOrder", { orderId }),
     scopes: key("scopes", {}),
     changes: key("changes", { scope }),
-    failed: key("jobResponseFailed", { scope })
+    failed: key("jobResponseFailed", { scope }),
+    orders: key("jobOrderList", { scope })
   }
   const changesChannel = key("nudge", { kind: "changes" })
   const keyRefused = badKey()

@@ -258,7 +258,8 @@ layer(services)("JobResponseDao retry protocol", (it) => {
         changes: yield* valkey.key("changes", { scope: "retry-script" }),
         newResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" }),
         oldResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" }),
-        failed: yield* valkey.key("jobResponseFailed", { scope: "retry-script" })
+        failed: yield* valkey.key("jobResponseFailed", { scope: "retry-script" }),
+        orders: yield* valkey.key("jobOrderList", { scope: "retry-script" })
       }
       const args = {
         expectedVersion: -1, scope: "retry-script", id: "rs", state: "B", storedState: "Z", orderId: "o-rs", storedOrderId: "o-rs",

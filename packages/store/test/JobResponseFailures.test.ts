@@ -23,10 +23,18 @@ const members = (scope: string) =>
     return yield* raw((c) => c.zrange(key, 0, -1, "WITHSCORES"))
   })
 
+/** A live (listed) job order `o-{id}`, or its put with retention (Clear, Cancel retire it). */
+const putOrder = (id: string, expectedVersion: number, retainMs = 0, scope = "s1") =>
+  Effect.flatMap(JobOrderDao, (dao) => dao.put({ id: `o-${id}`, scope, priority: 1, expectedVersion, doc: "{}", retainMs }))
+
+/** A response of job order `o-{id}`; the order is stored (live) first when the response is new. */
 const put = (id: string, state: string, endTime: number, expectedVersion = 0, scope = "s1") =>
-  Effect.flatMap(JobResponseDao, (dao) =>
-    dao.put({ id, scope, orderId: `o-${id}`, state, startTime: endTime - 100, endTime, doc: JSON.stringify({ ID: id }), expectedVersion })
-  )
+  Effect.gen(function* () {
+    if (expectedVersion === 0) yield* putOrder(id, -1, 0, scope)
+    return yield* Effect.flatMap(JobResponseDao, (dao) =>
+      dao.put({ id, scope, orderId: `o-${id}`, state, startTime: endTime - 100, endTime, doc: JSON.stringify({ ID: id }), expectedVersion })
+    )
+  })
 
 const pageIds = (scope: string, limit: number, before?: { at: number; id: string }) =>
   Effect.map(Effect.flatMap(JobResponseFailures, (f) => f.page(scope, { limit, before })), (page) => page.map((p) => `${p.response.id}@${p.at}`))
@@ -52,10 +60,55 @@ describe("the failed set of job responses", () => {
       expect(yield* pageIds("s1", 10)).toEqual(["r2@2500", "r1@1000"])
       expect(yield* pageIds("s2", 10)).toEqual(["r5@500"])
       expect(yield* Effect.flatMap(JobResponseFailures, (f) => f.count("s1"))).toBe(2)
-      // Deleting job orders (retention's way) leaves their responses and the set alone.
-      yield* Effect.flatMap(JobOrderDao, (dao) => dao.put({ id: "o-r1", scope: "s1", priority: 1, expectedVersion: 0, doc: "{}" }))
+      // Deleting a job order ends its job's incident: its responses leave the set (and stay stored).
       yield* Effect.flatMap(JobOrderDao, (dao) => dao.delete({ id: "o-r1" }))
-      expect(yield* pageIds("s1", 10)).toEqual(["r2@2500", "r1@1000"])
+      expect(yield* pageIds("s1", 10)).toEqual(["r2@2500"])
+      expect(yield* Effect.flatMap(JobResponseDao, (dao) => dao.get("r1"))).toMatchObject({ state: "Aborted" })
+    }).pipe(Effect.provide(island()))
+  )
+
+  it.effect("a job order retired with retention (Clear, Cancel) takes its responses out; a later Aborted put does not bring them back", () =>
+    Effect.gen(function* () {
+      yield* put("r1", "Aborted", 1000)
+      yield* put("r2", "Aborted", 2000)
+      yield* put("r3", "Aborted", 3000, 0, "s2")
+      // A put of the live order (no retention) keeps them.
+      yield* putOrder("r1", -1)
+      expect(yield* pageIds("s1", 10)).toEqual(["r2@2000", "r1@1000"])
+      // Clear: the order leaves the list and expires later; its job is no longer an incident.
+      yield* putOrder("r1", -1, 60_000)
+      expect(yield* pageIds("s1", 10)).toEqual(["r2@2000"])
+      // Cancel of another scope's order: the same put with retention, its own scope's set.
+      yield* putOrder("r3", -1, 60_000, "s2")
+      expect(yield* pageIds("s2", 10)).toEqual([])
+      // A response put Aborted again after its order was retired stays out; a live order's joins.
+      yield* put("r1", "Aborted", 1500, 1)
+      yield* put("r2", "Aborted", 2500, 1)
+      expect(yield* pageIds("s1", 10)).toEqual(["r2@2500"])
+      // A response of an order that is not stored (or of no order) is no incident either.
+      yield* Effect.flatMap(JobResponseDao, (dao) =>
+        dao.put({ id: "r9", scope: "s1", orderId: "nowhere", state: "Aborted", startTime: 1, endTime: 9000, doc: JSON.stringify({ ID: "r9" }), expectedVersion: 0 })
+      )
+      expect(yield* pageIds("s1", 10)).toEqual(["r2@2500"])
+      expect(yield* Effect.flatMap(IndexMaintenance, (m) => m.check())).toEqual([])
+    }).pipe(Effect.provide(island()))
+  )
+
+  it.effect("rebuild takes out the responses of retired and deleted job orders left in the set by older writes", () =>
+    Effect.gen(function* () {
+      yield* put("r1", "Aborted", 1000)
+      yield* put("r2", "Aborted", 2000)
+      yield* put("r3", "Aborted", 3000)
+      yield* putOrder("r1", -1, 60_000)
+      yield* Effect.flatMap(JobOrderDao, (dao) => dao.delete({ id: "o-r2" }))
+      // As an island written before the rule holds them: cleared jobs still in the set.
+      const key = yield* failedKey("s1")
+      yield* raw((c) => c.zadd(key, 1000, "r1", 2000, "r2"))
+      const maintenance = yield* IndexMaintenance
+      expect((yield* maintenance.check()).map((f) => `${f.kind} ${f.member}`).sort()).toEqual(["stale-member r1", "stale-member r2"])
+      yield* maintenance.rebuild()
+      expect(yield* maintenance.check()).toEqual([])
+      expect(yield* members("s1")).toEqual(["r3", "3000"])
     }).pipe(Effect.provide(island()))
   )
 
@@ -74,6 +127,8 @@ describe("the failed set of job responses", () => {
       const jobResponse = {
         id: "e1", scope: "s1", orderId: "j1", state: "Aborted", startTime: 100, endTime: 900, doc: JSON.stringify({ ID: "e1" }), op: "op-e1", change: "ResultUpdate"
       }
+      // Its job order is live (listed), as the engine's move written with it leaves it.
+      yield* Effect.flatMap(JobOrderDao, (orders) => orders.put({ id: "j1", scope: "s1", priority: 1, expectedVersion: 0, doc: "{}" }))
       const [written] = yield* dao.compareAndSetMany([manyWith("j1", "s1", 0, JSON.stringify({ status: "aborted" }), { jobResponse })])
       expect(Result.getOrThrow(written!)).toMatchObject({ responseVersion: 1 })
       expect(yield* pageIds("s1", 5)).toEqual(["e1@900"])

@@ -15,7 +15,9 @@
                                                            pointer, if it names the id, moves to the newest
                                                            response left there (unused when ARGV[7] is empty)
   KEYS[11] jobresponse:failed:{scope}               zset   holds the id, scored by ARGV[13], while the new
-                                                           state is a failure state (Aborted); loses it otherwise
+                                                           state is a failure state (Aborted) and its job
+                                                           order is live (in KEYS[12]); loses it otherwise
+  KEYS[12] joborder:list:{scope}                    zset   read only: whether the new job order is live
 
   Unused key slots: a slot whose value (ARGV[4], ARGV[5] or ARGV[7]) is empty names no index key.
   The caller passes the document key (KEYS[1]) there, so every slot still holds a key this
@@ -50,13 +52,13 @@
 
 local docKey, listKey, newStateKey, oldStateKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local newOrderKey, oldOrderKey, scopesKey, changesKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local newResponsesKey, oldResponsesKey, failedKey = KEYS[9], KEYS[10], KEYS[11]
+local newResponsesKey, oldResponsesKey, failedKey, ordersKey = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local expected = tonumber(ARGV[1])
 local scope, id, newState, oldState, newOrder, oldOrder = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local startTime, doc, op, change, channel, endTime = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]
 
 local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { newOrderKey, 'string' }, { scopesKey, 'set' }, { changesKey, 'stream' },
-  { newResponsesKey, 'zset' }, { failedKey, 'zset' } }
+  { newResponsesKey, 'zset' }, { failedKey, 'zset' }, { ordersKey, 'zset' } }
 if newState ~= '' then table.insert(checks, { newStateKey, 'set' }) end
 if oldState ~= '' then table.insert(checks, { oldStateKey, 'set' }) end
 if oldOrder ~= '' then
@@ -82,7 +84,7 @@ if oldState ~= '' and oldState ~= newState then redis.call('SREM', oldStateKey, 
 if oldOrder ~= '' and oldOrder ~= newOrder then releaseOrder(oldOrderKey, oldResponsesKey, id) end
 jobResponseWrite({
   docKey = docKey, listKey = listKey, stateKey = newStateKey, orderKey = newOrderKey, ofOrderKey = newResponsesKey, scopesKey = scopesKey,
-  changesKey = changesKey, failedKey = failedKey, scope = scope, id = id, state = newState, orderId = newOrder, startTime = startTime,
+  changesKey = changesKey, failedKey = failedKey, ordersKey = ordersKey, scope = scope, id = id, state = newState, orderId = newOrder, startTime = startTime,
   endTime = endTime, doc = doc, op = op,
   change = change, channel = channel
 }, version)
