@@ -10,7 +10,9 @@
   ARGV[1]  mode: "page" or "count"
   ARGV[2]  driver: "" = choose; f (id prefix), s (states), w (work master), x (states and work master),
            c (created), e (ended), p (priority), r (error text)
-  ARGV[3]  range index (1-based) to go on in; ARGV[4] the member to go on after ("" = from the start)
+  ARGV[3]  range index (1-based) to go on in; ARGV[4] the position to go on after ("" = from the start):
+           a member's head up to and including its id (a longer text is cut there), so the position
+           never depends on facts that change (a job order that changes state stays behind it)
   ARGV[5]  limit: the page size; in count mode "1" = count one by one only when every member fits
            the budget (else answer at once, not exact), "0" = as far as the budget goes
   ARGV[6]  budget (members looked at, at most)
@@ -147,11 +149,14 @@ end
 -- until it returns false: 'full'. 'budget' when `budget` members were looked at, else 'done'.
 -- lastRange, lastMember: the last member looked at (where a later call goes on).
 local looked, lastRange, lastMember = 0, 0, ''
+after = searchPosition(after)
 local function walk(take)
   local chunk = math.max(limit + 1, 64)
   for i = rangeAt, #driver.ranges do
     local lo, hi = driver.ranges[i][1], driver.ranges[i][2]
-    local from = (i == rangeAt and after ~= '') and ('(' .. after) or nil
+    -- Just past every member of the position's head and id, in the walking direction.
+    local from = nil
+    if i == rangeAt and after ~= '' then from = driver.down and ('(' .. after .. '\0') or ('(' .. after .. '\1') end
     while true do
       local batch
       if driver.down then batch = redis.call('ZREVRANGEBYLEX', key, from or hi, lo, 'LIMIT', 0, chunk)
@@ -160,7 +165,7 @@ local function walk(take)
         if looked >= budget then return 'budget' end
         local f = (exact and mode == 'count') or searchParseFacts(member)
         if f and (exact or matches(f)) and not take(f, i, member) then return 'full' end
-        looked, lastRange, lastMember = looked + 1, i, member
+        looked, lastRange, lastMember = looked + 1, i, searchPosition(member)
       end
       if #batch < chunk then break end
       from = '(' .. batch[#batch]
