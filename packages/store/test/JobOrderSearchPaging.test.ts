@@ -77,6 +77,15 @@ const cases: ReadonlyArray<{ driver: string; filter: (scope: string) => JobOrder
     decoys: [{ state: "Running", priority: 0 }, { state: "Aborted", priority: 0, workMaster: "wm" }],
     change: { state: "Running", priority: 1, workMaster: "wm" }
   },
+  // Several states walk as one: a job order moving into a state listed later is not met again there.
+  { driver: "s", filter: (s) => ({ scopes: [s], states: ["Running", "Aborted"] }), facts: { state: "Running", priority: 5 }, change: { state: "Aborted", priority: 1 } },
+  {
+    driver: "x",
+    filter: (s) => ({ scopes: [s], states: ["Running", "Aborted"], workMaster: "wm" }),
+    facts: { state: "Running", priority: 5, workMaster: "wm" },
+    decoys: [{ state: "Running", priority: 0 }, { state: "Running", priority: 0 }, { state: "Ended_Completed", priority: 0, workMaster: "wm" }],
+    change: { state: "Aborted", priority: 1, workMaster: "wm" }
+  },
   { driver: "p", filter: (s) => ({ scopes: [s], priorityMin: -100 }), facts: { state: "Running", priority: 5 }, change: { state: "Aborted", priority: 5 } },
   { driver: "e", filter: (s) => ({ scopes: [s], endedFrom: 0 }), facts: { state: "Aborted", priority: 5 }, change: { state: "Aborted", priority: 1 } },
   { driver: "r", filter: (s) => ({ scopes: [s], errorText: "boom" }), facts: { state: "Aborted", priority: 5, comment: "boom" }, change: { state: "Aborted", priority: 1, comment: "boom again" } },
@@ -86,9 +95,9 @@ const cases: ReadonlyArray<{ driver: string; filter: (scope: string) => JobOrder
 
 layer(services, { timeout: 60_000 })("JobOrderSearch paging", (it) => {
   for (const c of cases) {
-    it.effect(`driver ${c.driver}: a job order changed after it was handed out is handed out once, none is skipped`, () =>
+    it.effect(`driver ${c.driver} (${JSON.stringify(c.filter("").states ?? [])}): a job order changed after it was handed out is handed out once, none is skipped`, () =>
       Effect.gen(function* () {
-        const scope = `walk-${c.driver}`
+        const scope = `walk-${c.driver}-${c.filter("").states?.length ?? 0}`
         const ids = yield* seed(scope, c.facts, c.decoys)
         const seen = yield* walkChanging(c.filter(scope), c.driver, () => c.change)
         expect([...seen].sort()).toEqual(ids)
@@ -101,6 +110,41 @@ layer(services, { timeout: 60_000 })("JobOrderSearch paging", (it) => {
       const ids = yield* seed("abort", { state: "Running", priority: 0, workMaster: "wm" })
       const seen = yield* walkChanging({ scopes: ["abort"], workMaster: "wm" }, "w", () => ({ state: "Aborted", priority: 0, workMaster: "wm" }))
       expect(seen).toEqual([...ids].reverse())
+    })
+  )
+
+  it.effect("several states are walked as one, newest first, while each job order seen moves to the other state", () =>
+    Effect.gen(function* () {
+      const ids = Array.from({ length: 7 }, (_, i) => `mix-${i}`)
+      for (const [i, id] of ids.entries()) yield* put("mix", id, { state: i % 2 === 0 ? "Running" : "Aborted", priority: 0 })
+      let flips = 0
+      const seen = yield* walkChanging({ scopes: ["mix"], states: ["Aborted", "Running"] }, "s", () => ({ state: flips++ % 2 === 0 ? "Aborted" : "Running", priority: 0 }))
+      expect(seen).toEqual([...ids].reverse())
+      const count = yield* Effect.flatMap(JobOrderSearch, (s) => s.count({ scopes: ["mix"], states: ["Aborted", "Running"], priorityMax: 0 }))
+      expect(count).toEqual({ total: 7, totalExact: true })
+    })
+  )
+
+  it.effect("a walk of several states over many chunks hands each out once, newest first", () =>
+    Effect.gen(function* () {
+      const states = ["Running", "Aborted", "Ended_Completed"]
+      const inputs = Array.from({ length: 230 }, (_, i) => {
+        const id = `many-${String(i).padStart(3, "0")}`
+        return { id, scope: "many", doc: record(id, { state: states[i % 3]!, priority: 0 }), priority: 0, expectedVersion: 0 }
+      })
+      for (let i = 0; i < inputs.length; i += 50) yield* Effect.flatMap(JobOrderDao, (dao) => dao.putMany(inputs.slice(i, i + 50)))
+      for (const limit of [7, 100]) {
+        const found: Array<{ id: string; createdMs: number | null }> = []
+        let after: string | undefined
+        do {
+          const page = yield* Effect.flatMap(JobOrderSearch, (s) => s.search({ scopes: ["many"], states }, { limit, ...(after ? { after } : {}) }))
+          found.push(...page.items)
+          after = page.next ?? undefined
+        } while (after !== undefined)
+        expect(new Set(found.map((f) => f.id)).size).toBe(230)
+        const newestFirst = [...found].sort((a, b) => (b.createdMs ?? 0) - (a.createdMs ?? 0) || (a.id < b.id ? 1 : -1))
+        expect(found.map((f) => f.id)).toEqual(newestFirst.map((f) => f.id))
+      }
     })
   )
 
