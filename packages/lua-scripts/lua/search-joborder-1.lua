@@ -10,7 +10,11 @@
   ARGV[1]  mode: "page" or "count"
   ARGV[2]  driver: "" = choose; f (id prefix), s (states), w (work master), x (states and work master),
            c (created), e (ended), p (priority), r (error text)
-  ARGV[3]  range index (1-based) to go on in; ARGV[4] the member to go on after ("" = from the start)
+  ARGV[3]  range index (1-based) to go on in; ARGV[4] the position to go on after ("" = from the start):
+           a member's head up to and including its id (a longer text is cut there), so the position
+           never depends on facts that change (a job order that changes state stays behind it).
+           A driver of several ranges (states) walks them merged: range 1 and the text after
+           the range's prefix ({created}\0{id})
   ARGV[5]  limit: the page size; in count mode "1" = count one by one only when every member fits
            the budget (else answer at once, not exact), "0" = as far as the budget goes
   ARGV[6]  budget (members looked at, at most)
@@ -55,7 +59,7 @@ local function pr(p) if p == '' then return nil end return searchPriority(p) end
 -- The lex range of members `prefix`..x with lo <= x <= hi (prefix ends in \0; nil = open).
 local function range(prefix, lo, hi)
   local max = hi and ('(' .. prefix .. hi .. '\1') or ('(' .. string.sub(prefix, 1, -2) .. '\1')
-  return { '[' .. prefix .. (lo or ''), max }
+  return { '[' .. prefix .. (lo or ''), max, prefix }
 end
 
 local candidates = {}
@@ -147,11 +151,15 @@ end
 -- until it returns false: 'full'. 'budget' when `budget` members were looked at, else 'done'.
 -- lastRange, lastMember: the last member looked at (where a later call goes on).
 local looked, lastRange, lastMember = 0, 0, ''
-local function walk(take)
+after = searchPosition(after)
+local walk
+function walk(take)
   local chunk = math.max(limit + 1, 64)
   for i = rangeAt, #driver.ranges do
     local lo, hi = driver.ranges[i][1], driver.ranges[i][2]
-    local from = (i == rangeAt and after ~= '') and ('(' .. after) or nil
+    -- Just past every member of the position's head and id, in the walking direction.
+    local from = nil
+    if i == rangeAt and after ~= '' then from = driver.down and ('(' .. after .. '\0') or ('(' .. after .. '\1') end
     while true do
       local batch
       if driver.down then batch = redis.call('ZREVRANGEBYLEX', key, from or hi, lo, 'LIMIT', 0, chunk)
@@ -160,7 +168,7 @@ local function walk(take)
         if looked >= budget then return 'budget' end
         local f = (exact and mode == 'count') or searchParseFacts(member)
         if f and (exact or matches(f)) and not take(f, i, member) then return 'full' end
-        looked, lastRange, lastMember = looked + 1, i, member
+        looked, lastRange, lastMember = looked + 1, i, searchPosition(member)
       end
       if #batch < chunk then break end
       from = '(' .. batch[#batch]
@@ -168,6 +176,43 @@ local function walk(take)
   end
   return 'done'
 end
+
+-- Byte order (Lua's `<` follows the server's locale).
+local function lexLess(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- Several ranges of one dimension (a state each) are walked as one, newest first by what follows
+-- their prefix ({created}\0{id}), so a job order that moves to another of the states after it was
+-- handed out stays behind the position (then that text, range 1) whichever range it moves to.
+-- Each round reads a chunk below the position from every range; what sorts below the highest last
+-- member of a full chunk waits for the next round.
+local function mergedWalk(take)
+  local chunk, at = math.max(limit + 1, 64), after
+  while true do
+    local items, floor = {}, nil
+    for i, r in ipairs(driver.ranges) do
+      local batch = redis.call('ZREVRANGEBYLEX', key, at ~= '' and ('(' .. r[3] .. at .. '\0') or r[2], r[1], 'LIMIT', 0, chunk)
+      for _, m in ipairs(batch) do items[#items + 1] = { k = string.sub(searchPosition(m), #r[3] + 1), m = m } end
+      local last = items[#items]
+      if #batch == chunk and (not floor or lexLess(floor, last.k)) then floor = last.k end
+    end
+    table.sort(items, function(a, b) return lexLess(b.k, a.k) end)
+    for _, it in ipairs(items) do
+      if floor and lexLess(it.k, floor) then break end
+      if looked >= budget then return 'budget' end
+      local f = (exact and mode == 'count') or searchParseFacts(it.m)
+      if f and (exact or matches(f)) and not take(f, 1, it.m) then return 'full' end
+      looked, lastRange, lastMember, at = looked + 1, 1, it.k, it.k
+    end
+    if not floor then return 'done' end
+  end
+end
+if #driver.ranges > 1 then walk = mergedWalk end
 
 if mode == 'count' then
   if exact then return { 'ok', driver.kind, driverCount, '1', 0, '', driverCount } end

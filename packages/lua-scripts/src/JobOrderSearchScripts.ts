@@ -28,7 +28,10 @@ export interface SearchJobOrdersArgs {
   readonly mode: "page" | "count"
   /** "" = the script chooses the dimension of the fewest members. */
   readonly driver: SearchDriver | ""
-  /** 1-based range of the driver to go on in, and the member to go on after ("" = from the start). */
+  /**
+   * 1-based range of the driver to go on in, and the position to go on after ("" = from the start):
+   * a member's head up to and including its id (a whole member is cut there), as a reply's `next` gives it.
+   */
   readonly range: number
   readonly after: string
   /** The page size; in count mode 1 = count one by one only when every member fits the budget, 0 = as far as it goes. */

@@ -8,6 +8,7 @@ import {
   type JobOrderSearchFilter,
   type JobOrderSearchOptions,
   searchFilterProblems,
+  asciiLower,
   searchOptionsProblems
 } from "./JobOrderSearchFilter.js"
 import { ScopeRegistry } from "./ScopeRegistry.js"
@@ -79,7 +80,7 @@ const scriptArgs = (filter: JobOrderSearchFilter): Omit<SearchJobOrdersArgs, "mo
   endedTo: filter.endedTo,
   priorityMin: filter.priorityMin,
   priorityMax: filter.priorityMax,
-  errorText: filter.errorText?.toLowerCase() ?? ""
+  errorText: asciiLower(filter.errorText ?? "")
 })
 
 const run = (valkey: ValkeyService, scope: string, args: SearchJobOrdersArgs) =>
@@ -166,7 +167,7 @@ export class JobOrderSearch extends Context.Service<JobOrderSearch>()("@microdcs
     const search = (filter: JobOrderSearchFilter, options: JobOrderSearchOptions = {}): Effect.Effect<JobOrderSearchPage, SearchError> =>
       Effect.gen(function* () {
         const fingerprint = filterFingerprint(filter)
-        const position = options.after === undefined ? undefined : decodeCursor(fingerprint, options.after)
+        const position = options.after === undefined ? undefined : decodeCursor(filter, options.after)
         const problems = [...searchFilterProblems(filter), ...searchOptionsProblems(options), ...(typeof position === "string" ? [position] : [])]
         if (problems.length > 0) return yield* Effect.fail(problemsError(problems))
         const start = position as SearchPosition | undefined

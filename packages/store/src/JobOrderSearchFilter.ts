@@ -20,7 +20,11 @@ export interface JobOrderSearchFilter {
   readonly endedTo?: number | undefined
   readonly priorityMin?: number | undefined
   readonly priorityMax?: number | undefined
-  /** Text in the reason an Aborted job order carries (its last comment), any case: implies state Aborted. */
+  /**
+   * Text in the reason an Aborted job order carries (its last comment): implies state Aborted.
+   * Case-blind for ASCII letters only (`A`-`Z`), as the server's Lua compares; other letters
+   * match as written (`ÜBERLAST` finds `ÜBERLAST`, not `überlast`).
+   */
   readonly errorText?: string | undefined
 }
 
@@ -117,6 +121,12 @@ export const searchOptionsProblems = (options: JobOrderSearchOptions): ReadonlyA
   return problems
 }
 
+/**
+ * Lowercases ASCII letters only, exactly as the search script's `string.lower` does the stored
+ * reason: the two sides must agree, and JS `toLowerCase` would also lower `Ü`, which Lua leaves.
+ */
+export const asciiLower = (text: string): string => text.replace(/[A-Z]+/g, (m) => m.toLowerCase())
+
 /** The filter's fields in a fixed order, so two pages of one search can be told to ask the same. */
 export const filterFingerprint = (filter: JobOrderSearchFilter): string =>
   JSON.stringify([
@@ -130,7 +140,7 @@ export const filterFingerprint = (filter: JobOrderSearchFilter): string =>
     filter.endedTo ?? null,
     filter.priorityMin ?? null,
     filter.priorityMax ?? null,
-    filter.errorText?.toLowerCase() ?? null
+    filter.errorText === undefined ? null : asciiLower(filter.errorText)
   ])
 
 /** ISO 8601 with a date (and maybe a time and zone), as `Date.parse` reads it. */

@@ -33,6 +33,16 @@ for kind, h in pairs(searchHeads) do
   searchPatterns[kind] = '^' .. string.rep('[^%z]*%z', h + 1) .. string.rep('([^%z]*)%z', 5) .. '([^%z]*)(.*)$'
 end
 
+-- A member's head up to and including its id (the member itself when shorter): where a search
+-- goes on. It names no fact that can change, so a job order whose state (or error) changes after
+-- it was handed out stays on the walked side of it.
+local searchPositionPatterns = {}
+for kind, h in pairs(searchHeads) do searchPositionPatterns[kind] = '^(' .. string.rep('[^%z]*%z', h + 1) .. '[^%z]*)' end
+local function searchPosition(member)
+  local pattern = searchPositionPatterns[string.sub(member, 1, 1)]
+  return pattern and string.match(member, pattern) or member
+end
+
 -- The facts a member carries (err only on f and r members), or nil for no member of the index.
 local function searchParseFacts(member)
   local pattern = searchPatterns[string.sub(member, 1, 1)]
