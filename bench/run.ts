@@ -15,6 +15,7 @@ import { runExecutionLogBench } from "./executionLog.js"
 import { runConsoleBench } from "./console.js"
 import { runIncidentsBench } from "./incidents.js"
 import { runSearchBench } from "./search.js"
+import { runBulkBench } from "./bulk.js"
 import { runStartupBench } from "./startup.js"
 import { runSoakBench } from "./soak.js"
 import { ServerProbe } from "./ServerProbe.js"
@@ -29,6 +30,7 @@ const suites: Record<string, (url: string) => Promise<void>> = {
   console: runConsoleBench,
   incidents: runIncidentsBench,
   search: runSearchBench,
+  bulk: runBulkBench,
   // Spawns daemons with their own embedded servers: the shared server is not used.
   startup: () => runStartupBench(),
   soak: runSoakBench
