@@ -23,10 +23,11 @@ interface Batch {
   readonly next: string | null
 }
 
-const ACTIONS: ReadonlyArray<readonly [action: string, label: string]> = [
-  ["abort", "Abort"],
-  ["clear", "Clear"],
-  ["retry", "Retry open actions of"]
+/** Each bulk action: its route, its name in the progress line, and its button and question's verb. */
+const ACTIONS: ReadonlyArray<readonly [action: string, label: string, verb: string]> = [
+  ["abort", "Abort", "Abort"],
+  ["clear", "Clear", "Clear"],
+  ["retry", "Retry", "Send again the open actions of"]
 ]
 
 /** Job orders per request: a batch answers in well under a second, so progress moves steadily. */
@@ -74,7 +75,7 @@ const runAll = async (bar: Bar, query: URLSearchParams, action: string, label: s
 }
 
 /** Counts what the search finds, then asks in the page; runs only on Confirm. */
-const ask = async (bar: Bar, action: string, label: string) => {
+const ask = async (bar: Bar, action: string, label: string, verb: string) => {
   replace(bar.outcomes)
   replace(bar.progress, "counting…")
   // The search counted is the search acted on, whatever the form holds by the time of Confirm.
@@ -90,7 +91,7 @@ const ask = async (bar: Bar, action: string, label: string) => {
   const n = `${count.totalExact ? "" : "at most "}${count.total} job order${count.total === 1 ? "" : "s"}`
   replace(
     bar.confirmBox,
-    h("span", { class: "question" }, `${label} ${n} matching this search? Each goes through the same checks as a single action.`, " "),
+    h("span", { class: "question" }, `${verb} ${n} matching this search? Each goes through the same checks as a single action.`, " "),
     button("Confirm", "confirm", () => {
       replace(bar.confirmBox)
       void runAll(bar, query, action, label, count.total)
@@ -110,7 +111,7 @@ export const bulkBar = (query: () => URLSearchParams, after: () => void): HTMLEl
     if (!who.actions) return
     const comment = h("input", { id: "bulk-comment", placeholder: "comment (recorded with each job; needed for a retry)" }) as HTMLInputElement
     const bar: Bar = { query, comment, confirmBox: h("div", { id: "bulk-confirm" }), progress: h("p", { id: "bulk-progress", role: "status" }), outcomes: h("div", { id: "bulk-outcomes" }), after }
-    const buttons = ACTIONS.map(([action, label]) => button(`${label} all matching`, action === "retry" ? "act" : "act destructive", () => void ask(bar, action, label), { "data-bulk": action }))
+    const buttons = ACTIONS.map(([action, label, verb]) => button(`${verb} all matching`, action === "retry" ? "act" : "act destructive", () => void ask(bar, action, label, verb), { "data-bulk": action }))
     replace(element, h("h2", {}, "Act on every match"), comment, " ", buttons, bar.confirmBox, bar.progress, bar.outcomes)
   })
   return element

@@ -7,6 +7,7 @@ import { storeLayer } from "@microdcs/store"
 import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
 import { OPERATOR, VIEWER } from "./ConsoleActionKit.js"
 import { consoleIsland } from "./ConsoleIsland.js"
+import { until } from "./DaemonProcess.js"
 import { axleJobOrder, configureAxleStation, jobOrderOf, makeMes } from "./IslandKit.js"
 
 /**
@@ -14,12 +15,15 @@ import { axleJobOrder, configureAxleStation, jobOrderOf, makeMes } from "./Islan
  * operator searches, asks to abort every match, sees the count in the page's question, cancels
  * (nothing sent), asks again and confirms; the progress runs to its end in batches and every
  * job's outcome is listed; then the aborted ones are cleared the same way. The job orders the
- * search does not find are never touched.
+ * search does not find are never touched. A retry of every running match needs a comment (the
+ * server's refusal shows), then sends each job's open action again.
  */
 
 const WAIT_MS = 30_000
 const LINE = Array.from({ length: 130 }, (_, i) => `jo-line-${String(i).padStart(3, "0")}`)
 const OTHER = ["jo-other-1", "jo-other-2"]
+/** Started with no station answering: each waits on its first action, open for a retry. */
+const RUNNING = ["jo-run-1", "jo-run-2"]
 const kit = consoleIsland({ name: "console-bulk", file: "ConsoleBulk", tokens: true })
 const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: kit.prefix }))
 const stateOf = (id: string) => Effect.runPromise(Effect.provide(jobOrderOf(id), store)).then((o) => o?.state)
@@ -31,6 +35,7 @@ beforeAll(async () => {
       const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
       yield* Effect.forEach([...LINE, ...OTHER], (id) => mes.ok(MethodEventTypes.Store, { JobOrder: axleJobOrder(id) }), { concurrency: 8, discard: true })
+      yield* Effect.forEach(RUNNING, (id) => mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(id) }), { discard: true })
     }).pipe(Effect.scoped) as Effect.Effect<void, unknown, never>
   )
 }, 90_000)
@@ -82,4 +87,24 @@ describe.skipIf(!hasChromium)("bulk actions from the search page", () => {
     expect(errors).toEqual([])
     await page.close()
   }, 120_000)
+
+  it("an operator sends the open actions of every running match again: refused without a comment, done with one", async () => {
+    for (const id of RUNNING) await until(`${id} runs`, async () => ((await stateOf(id)) === "Running" ? true : undefined), WAIT_MS)
+    const { page, errors } = await kit.browser.open(`/console/search?idPrefix=jo-run-&state=Running#token=${OPERATOR.token}`)
+    await waitText(page, "#search-total", "2 job orders")
+    await ask(page, "retry", "Send again the open actions of 2 job orders matching this search?")
+    await page.click("#bulk-confirm button.confirm")
+    await waitText(page, "#bulk-progress", "Retry stopped after 0: 400: say why in the comment")
+    await page.fill("#bulk-comment", "station back")
+    await ask(page, "retry", "Send again the open actions of 2 job orders matching this search?")
+    await page.click("#bulk-confirm button.confirm")
+    await waitText(page, "#bulk-progress", "Retry: 2 of 2 — 2 done, 0 refused, 0 skipped (finished)")
+    expect(await page.locator("#bulk-outcomes-table tbody tr.bulk-done").allTextContents()).toEqual(
+      expect.arrayContaining(RUNNING.map((id) => expect.stringContaining(id)))
+    )
+    await waitText(page, "#bulk-outcomes-table", "sent again: position")
+    await shot(page, "bulk-retried")
+    expect(errors).toEqual([])
+    await page.close()
+  }, 90_000)
 })
