@@ -19,14 +19,11 @@ export interface LoadOptions {
 
 const BATCH = 500
 
-export const loadJobOrders = (options: LoadOptions) =>
+/** The job orders, `BATCH` per `putMany`, each in the state `stateOf(i)` gives. */
+const putOrders = (options: LoadOptions, ids: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const dao = yield* JobOrderDao
-    const responses = yield* JobResponseDao
-    const prefix = options.idPrefix ?? "jo-"
     const stateOf = options.stateOf ?? (() => JobStates.NotAllowedToStart_Ready)
-    const startedAt = options.startedAt ?? Date.now() - options.count
-    const ids = Array.from({ length: options.count }, (_, i) => `${prefix}${String(i).padStart(6, "0")}`)
     for (let i = 0; i < ids.length; i += BATCH) {
       yield* dao.putMany(
         ids.slice(i, i + BATCH).map((id, k) => ({
@@ -39,6 +36,13 @@ export const loadJobOrders = (options: LoadOptions) =>
         }))
       )
     }
+  })
+
+/** The job responses `respond(i)` names, the `i`-th ended `i` ms after `startedAt`. */
+const putResponses = (options: LoadOptions, ids: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const responses = yield* JobResponseDao
+    const startedAt = options.startedAt ?? Date.now() - options.count
     const responded = ids.flatMap((id, i) => {
       const response = options.respond?.(i)
       return response === undefined ? [] : [{ id, i, ...response }]
@@ -59,5 +63,13 @@ export const loadJobOrders = (options: LoadOptions) =>
         }),
       { concurrency: 32, discard: true }
     )
+  })
+
+export const loadJobOrders = (options: LoadOptions) =>
+  Effect.gen(function* () {
+    const prefix = options.idPrefix ?? "jo-"
+    const ids = Array.from({ length: options.count }, (_, i) => `${prefix}${String(i).padStart(6, "0")}`)
+    yield* putOrders(options, ids)
+    yield* putResponses(options, ids)
     return ids
   })
