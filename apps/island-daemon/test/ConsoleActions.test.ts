@@ -3,7 +3,7 @@ import type { Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { inject } from "vitest"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
+import { SfcStateDao, storeLayer } from "@microdcs/store"
 import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
 import { deadLetterCommit, OPERATOR, VIEWER } from "./ConsoleActionKit.js"
 import { consoleIsland } from "./ConsoleIsland.js"
@@ -31,9 +31,17 @@ beforeAll(async () => {
       yield* configureAxleStation(mes)
       yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(JOB) })
       yield* eventually(Effect.map(jobOrderOf(JOB), (o) => (o?.state === "Running" ? o : undefined)), 20_000, "the job runs")
+      // The first command sent (its first attempt counted): an operator's retry is then its second.
+      yield* eventually(Effect.map(firstSends, (sends) => (sends >= 1 ? sends : undefined)), 20_000, "the first command is sent")
     }).pipe(Effect.scoped, Effect.provide(store))
   )
 }, 90_000)
+
+/** How often the job's first action (`position`) has been sent. */
+const firstSends = Effect.flatMap(SfcStateDao, (dao) => dao.get(JOB)).pipe(
+  Effect.map((doc) => (JSON.parse(doc.doc) as { actions?: ReadonlyArray<{ action: string; attempts: number }> }).actions?.find((a) => a.action === "position")?.attempts ?? 0),
+  Effect.orElseSucceed(() => 0)
+)
 
 const waitText = (page: Page, selector: string, text: string | RegExp) => waitTextWithin(page, selector, text, WAIT_MS)
 
@@ -84,7 +92,9 @@ describe.skipIf(!hasChromium)("the console acts", () => {
     await page.fill("#action-comment", "station back")
     await page.click('button[data-retry="position"]')
     await page.click("#action-confirm button.confirm")
-    await waitText(page, "#action-status.ok", "retry position: attempt 2")
+    // The answer, whichever it is: a refusal fails here with the server's text, not a timeout.
+    await page.locator("#action-status.ok, #action-status.problem").first().waitFor({ timeout: WAIT_MS })
+    expect(await page.locator("#action-status").textContent()).toBe("retry position: attempt 2")
 
     await method(page, "Pause", "tool change")
     await waitText(page, "#execution-status", "paused")
