@@ -40,7 +40,8 @@ describe.skipIf(!hasChromium)("job order search in the console", () => {
     expect(await page.locator("#search-table tbody tr").count()).toBe(50)
     await page.click("#search-next")
     // The second page: the last 5 of ui-a, then ui-b's 2 (scope by scope).
-    await page.waitForFunction('document.querySelectorAll("#search-table tbody tr").length === 7', undefined, { timeout: WAIT_MS })
+    // Polled from the test, not by a function evaluated in the page (the console's CSP allows no eval).
+    await expect.poll(() => page.locator("#search-table tbody tr").count(), { timeout: WAIT_MS }).toBe(7)
     await page.selectOption("#search-state", "Aborted")
     await page.fill("#search-error", "SPINDLE")
     await page.click("#search-submit")
