@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import { encodeJobOrderRecord, JobStates } from "@microdcs/job-state"
 import { JobOrderDao, storeLayer } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
+import { listJobOrders } from "@microdcs/job-control"
 import { jobView } from "../apps/island-daemon/src/ConsoleJobView.js"
 import { scopeJobOrders } from "../apps/island-daemon/src/ConsoleScopeView.js"
 import { latency } from "./Measure.js"
@@ -42,11 +43,13 @@ const program = Effect.gen(function* () {
     Effect.flatMap(dao.list(SCOPE, { offset: 0, count: PAGE }), (page) => dao.getMany(page.items.map((i) => i.id)))
   )
   const rows = [
-    yield* latency(`scope page, first ${PAGE}`, samples, () => scopeJobOrders(SCOPE, { offset: 0, limit: PAGE })),
-    yield* latency(`scope page, last ${PAGE} (cursor)`, samples, () => scopeJobOrders(SCOPE, { offset: JOBS - PAGE, limit: PAGE })),
-    yield* latency(`scope page, state=Running (1 in 10)`, samples, () => scopeJobOrders(SCOPE, { offset: 0, limit: PAGE, state: "Running" })),
-    yield* latency(`scope page, a state none has (reads its 2000)`, samples, () => scopeJobOrders(SCOPE, { offset: 0, limit: PAGE, state: "Aborted" })),
-    yield* latency(`scope page, search by id`, samples, () => scopeJobOrders(SCOPE, { offset: 0, limit: PAGE, id: ids[JOBS >> 1] })),
+    yield* latency(`scope page, first ${PAGE}`, samples, () => scopeJobOrders(SCOPE, { cursor: "0", limit: PAGE })),
+    yield* latency(`scope page, last ${PAGE} (cursor)`, samples, () => scopeJobOrders(SCOPE, { cursor: String(JOBS - PAGE), limit: PAGE })),
+    yield* latency(`scope page, state=Running (1 in 10)`, samples, () => scopeJobOrders(SCOPE, { cursor: "0", limit: PAGE, state: "Running" })),
+    yield* latency(`scope page, a state none has (index)`, samples, () => scopeJobOrders(SCOPE, { cursor: "0", limit: PAGE, state: "Aborted" })),
+    yield* latency(`scope page, search by id`, samples, () => scopeJobOrders(SCOPE, { cursor: "0", limit: PAGE, id: ids[JOBS >> 1] })),
+    // What `/api/scopes/{scope}/joborders?limit=1000` reads: a page of the list and its documents, decoded.
+    yield* latency(`API list page of 1000`, samples, () => listJobOrders(SCOPE, { offset: 0, limit: 1000 })),
     // A job first opened reads the scope's change stream for its history; a refresh reads only what came since.
     yield* latency(`job page, first open (history from ${JOBS} changes)`, samples, (i) => jobView(ids[i]!)),
     yield* latency(`job page, refresh`, samples, () => jobView(ids[0]!))

@@ -13,6 +13,9 @@ import { runMqttBench } from "./mqtt.js"
 import { runJournalBench } from "./journal.js"
 import { runExecutionLogBench } from "./executionLog.js"
 import { runConsoleBench } from "./console.js"
+import { runIncidentsBench } from "./incidents.js"
+import { runSearchBench } from "./search.js"
+import { runBulkBench } from "./bulk.js"
 import { runStartupBench } from "./startup.js"
 import { runSoakBench } from "./soak.js"
 import { ServerProbe } from "./ServerProbe.js"
@@ -25,6 +28,9 @@ const suites: Record<string, (url: string) => Promise<void>> = {
   journal: runJournalBench,
   executionLog: runExecutionLogBench,
   console: runConsoleBench,
+  incidents: runIncidentsBench,
+  search: runSearchBench,
+  bulk: runBulkBench,
   // Spawns daemons with their own embedded servers: the shared server is not used.
   startup: () => runStartupBench(),
   soak: runSoakBench

@@ -55,9 +55,10 @@ const program = Effect.gen(function* () {
   const scopesKey = valkey.keys.key("scopes", {}) as string
   const changesKey = valkey.keys.key("changes", { scope }) as string
   const channel = valkey.keys.key("nudge", { kind: "changes" }) as string
+  const searchKey = valkey.keys.key("jobOrderSearch", { scope }) as string
   yield* Effect.promise(() => plain.script("LOAD", putJobOrder.source))
   const rawPut = (i: number) =>
-    plain.evalsha(putJobOrder.sha1, putJobOrder.numberOfKeys, docKey(i), listKey, scopesKey, changesKey,
+    plain.evalsha(putJobOrder.sha1, putJobOrder.numberOfKeys, docKey(i), listKey, scopesKey, changesKey, searchKey,
       ...putJobOrder.encodeArgs({
         expectedVersion: -1, scope, id: `tp-${i % 1000}`, priority: 1, doc: jobOrderDoc(`tp-${i}`),
         op: `op-${i}`, change: "put", nudgeChannel: channel, limit: 0, retainMs: 0, origin: ""

@@ -1,7 +1,7 @@
 import { Flag } from "effect/cli"
 import { hostname, userInfo } from "node:os"
 import { Effect, Option } from "effect"
-import { type Origin, originProblems } from "@microdcs/job-state"
+import { type Origin, originProblems, withFrom } from "@microdcs/job-state"
 import { UsageError } from "./ExitCode.js"
 
 /** The operator on this machine: `alice@host` (the OS user name and host name). */
@@ -25,9 +25,13 @@ export const actorOption = Flag.String("actor").pipe(
   Flag.optional
 )
 
-/** The operator's origin; a bad `--actor` is a usage error listing every problem, before anything is written. */
+/**
+ * The operator's origin, `from` this machine's host name (recorded with `--actor` too: who it
+ * says it is, and where the command ran); a bad `--actor` is a usage error listing every problem,
+ * before anything is written.
+ */
 export const actorOrigin = (actor: Option.Option<string>): Effect.Effect<Origin, UsageError> => {
-  const origin: Origin = { kind: "cli", id: Option.getOrElse(actor, defaultActor) }
+  const origin: Origin = withFrom({ kind: "cli", id: Option.getOrElse(actor, defaultActor) }, hostname())
   const problems = originProblems(origin)
   return problems.length === 0 ? Effect.succeed(origin) : Effect.fail(new UsageError({ message: `--actor: ${problems.join("; ")}` }))
 }

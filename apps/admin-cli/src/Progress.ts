@@ -3,11 +3,11 @@ import type { IndexPhase, RebuildProgress } from "@microdcs/store"
 
 /**
  * The progress bar of `index rebuild`, on stderr so stdout stays the result. The rebuild walks
- * one phase per registered family (the five core ones, then an extension's); how many keys each
+ * one phase per registered family (the six core ones, then an extension's); how many keys each
  * holds is unknown until it is scanned (DBSIZE counts every prefix), so the bar shows phases
  * done, and the running counts show the work within one.
  */
-const corePhases: ReadonlyArray<IndexPhase> = ["scopes", "joborder", "jobresponse", "workmaster", "references"]
+const corePhases: ReadonlyArray<IndexPhase> = ["scopes", "joborder", "joborder-search", "jobresponse", "jobresponse-failed", "workmaster", "references"]
 
 const BAR_WIDTH = 20
 

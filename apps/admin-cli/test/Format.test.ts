@@ -39,9 +39,9 @@ describe("purge age", () => {
 describe("progress and exit codes", () => {
   it("fills the bar phase by phase", () => {
     expect(progressLine({ phase: "scopes", scanned: 1, repaired: 0, removed: 0 })).toBe(
-      "[##------------------] 1/5 scopes      scanned 1, repaired 0, removed 0"
+      "[#-------------------] 1/7 scopes      scanned 1, repaired 0, removed 0"
     )
-    expect(progressLine({ phase: "references", scanned: 40, repaired: 2, removed: 1 })).toMatch(/^\[#{18}--\] 5\/5 references/)
+    expect(progressLine({ phase: "references", scanned: 40, repaired: 2, removed: 1 })).toMatch(/^\[#{19}-\] 7\/7 references/)
   })
 
   it("maps every failure to one documented exit code", () => {

@@ -1,3 +1,4 @@
+import { hostname } from "node:os"
 import { Effect } from "effect"
 import { describe, expect, inject, it } from "vitest"
 import { encodeJobOrderRecord, JobStates } from "@microdcs/job-state"
@@ -63,18 +64,18 @@ describe("interventions from the CLI", () => {
   it("skip-step and force-transition move the job; who and why are in the state and the log", async () => {
     await waitingInLoad("jo-iv-1")
     const skipped = await beside.cli.json(["executions", "skip-step", "jo-iv-1", "Load", "--reason", "load cell broken", ...alice])
-    expect(skipped).toMatchObject({ jobId: "jo-iv-1", intervention: "skip-step", step: "Load", by: { kind: "cli", id: "alice@host" }, reason: "load cell broken", status: "running", activeSteps: ["Press"] })
+    expect(skipped).toMatchObject({ jobId: "jo-iv-1", intervention: "skip-step", step: "Load", by: { kind: "cli", id: "alice@host", from: hostname() }, reason: "load cell broken", status: "running", activeSteps: ["Press"] })
     expect(await logNodes("jo-iv-1", "skip-step")).toEqual([
-      expect.objectContaining({ name: "Load", detail: { by: "cli:alice@host", reason: "load cell broken", target: "Press", abandoned: ["load"] } })
+      expect.objectContaining({ name: "Load", detail: { by: "cli:alice@host", from: hostname(), reason: "load cell broken", target: "Press", abandoned: ["load"] } })
     ])
     const forced = await beside.cli.json(["executions", "force-transition", "jo-iv-1", "--from", "Press", "--to", "Rework", "--reason", "part visibly bent", ...alice])
     expect(forced).toMatchObject({ intervention: "force-transition", transition: { source: "Press", target: "Rework" }, activeSteps: ["Rework"] })
     expect(await beside.cli.json(["executions", "force-transition", "jo-iv-1", "--index", "3", "--reason", "reworked by hand", ...alice])).toMatchObject({ activeSteps: ["Done"] })
     const { state } = await show("jo-iv-1")
     expect(state.interventions?.map((i) => [i["intervention"], i["name"], i["by"], i["reason"]])).toEqual([
-      ["skip-step", "Load", { kind: "cli", id: "alice@host" }, "load cell broken"],
-      ["force-transition", "Press -> Rework", { kind: "cli", id: "alice@host" }, "part visibly bent"],
-      ["force-transition", "Rework -> Done", { kind: "cli", id: "alice@host" }, "reworked by hand"]
+      ["skip-step", "Load", { kind: "cli", id: "alice@host", from: hostname() }, "load cell broken"],
+      ["force-transition", "Press -> Rework", { kind: "cli", id: "alice@host", from: hostname() }, "part visibly bent"],
+      ["force-transition", "Rework -> Done", { kind: "cli", id: "alice@host", from: hostname() }, "reworked by hand"]
     ])
     expect((await logNodes("jo-iv-1", "force-transition")).map((n) => [n.name, n.detail?.["by"], n.detail?.["reason"]])).toEqual([
       ["Press -> Rework", "cli:alice@host", "part visibly bent"],
@@ -89,14 +90,14 @@ describe("interventions from the CLI", () => {
     await waitingInLoad("jo-iv-2")
     const retried = await beside.cli.json(["executions", "retry-action", "jo-iv-2", "load", "--reason", "station rebooted", ...alice])
     expect(retried).toMatchObject({ intervention: "retry", action: "load", attempt: 2, activeSteps: ["Load"] })
-    expect((await logNodes("jo-iv-2", "retry"))[0]?.detail).toEqual({ by: "cli:alice@host", reason: "station rebooted", attempt: 2 })
+    expect((await logNodes("jo-iv-2", "retry"))[0]?.detail).toEqual({ by: "cli:alice@host", from: hostname(), reason: "station rebooted", attempt: 2 })
     await beside.cli.json(["executions", "set-result", "jo-iv-2", "load", "--result", "{}", "--reason", "loaded by hand", ...alice])
     const set = await beside.cli.json(["executions", "set-result", "jo-iv-2", "press", "--result", '{"ok":false}', "--reason", "press gauge shows nok", ...alice])
     expect(set).toMatchObject({ intervention: "set-result", action: "press", result: { ok: false }, activeSteps: ["Rework"] })
     expect((await show("jo-iv-2")).state.results).toEqual({ load: {}, press: { ok: false } })
     expect((await logNodes("jo-iv-2", "set-result")).map((n) => n.detail)).toEqual([
-      { by: "cli:alice@host", reason: "loaded by hand", result: {} },
-      { by: "cli:alice@host", reason: "press gauge shows nok", result: { ok: false } }
+      { by: "cli:alice@host", from: hostname(), reason: "loaded by hand", result: {} },
+      { by: "cli:alice@host", from: hostname(), reason: "press gauge shows nok", result: { ok: false } }
     ])
   })
 

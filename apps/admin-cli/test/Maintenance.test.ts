@@ -56,8 +56,8 @@ describe("index", () => {
     expect(rebuilt.stdout).toMatch(/^removed:\s+1$/m)
     // Not a terminal: one progress line per phase, the bar filling up to the last phase.
     const progress = rebuilt.stderr.trim().split("\n")
-    expect(progress[0]).toMatch(/^\[#+-+\] 1\/5 scopes/)
-    expect(progress[progress.length - 1]).toMatch(/^\[#+-*\] 5\/5 references\s+scanned \d+, repaired 1, removed 1$/)
+    expect(progress[0]).toMatch(/^\[#+-+\] 1\/7 scopes/)
+    expect(progress[progress.length - 1]).toMatch(/^\[#+-*\] 7\/7 references\s+scanned \d+, repaired 1, removed 1$/)
     const after = await cli.run(["index", "check"])
     expect(after.code).toBe(0)
     expect(after.stdout.trim()).toBe("no inconsistencies")

@@ -55,12 +55,13 @@ describe("who did it: the operator's origin", () => {
     const aborted = await beside.cli.json(["joborders", "abort", "jo-op-1", "--scope", SCOPE, "--yes", "--actor", "alice@host", "--comment", "tool broke"])
     expect(aborted).toMatchObject({ method: "Abort", state: "Aborted" })
     const error = await logNode("jo-op-1", "error")
-    expect(error!.record.detail).toEqual({ error: "aborted by cli:alice@host", by: "cli:alice@host", comment: "tool broke" })
+    // Who, from where (this host: the CLI's machine) and why; never "aborted by the MES".
+    expect(error!.record.detail).toEqual({ error: "aborted by cli:alice@host", by: "cli:alice@host", from: hostname(), comment: "tool broke" })
     const shown = await beside.cli.json<{ history: ReadonlyArray<{ change: string; origin: unknown }> }>(["joborders", "show", "jo-op-1"])
     expect(shown.history.map((e) => [e.change, e.origin])).toEqual([
       ["StoreAndStart", null],
       ["Run", { kind: "engine", id: "sfc" }],
-      ["Abort", { kind: "cli", id: "alice@host", comment: "tool broke" }]
+      ["Abort", { kind: "cli", id: "alice@host", comment: "tool broke", from: hostname() }]
     ])
     const table = await beside.cli.run(["joborders", "show", "jo-op-1"])
     expect(table.stdout).toMatch(/Abort\s+\d+\s+cli:alice@host\s+tool broke/)
@@ -71,9 +72,9 @@ describe("who did it: the operator's origin", () => {
     expect(await beside.cli.json(["joborders", "pause", "jo-op-2", "--scope", SCOPE])).toMatchObject({ state: "Interrupted_Suspended" })
     const me = `${userInfo().username}@${hostname()}`
     const pause = await logNode("jo-op-2", "pause")
-    expect(pause!.record.detail).toEqual({ by: `cli:${me}` })
+    expect(pause!.record.detail).toEqual({ by: `cli:${me}`, from: hostname() })
     const shown = await beside.cli.json<{ history: ReadonlyArray<{ change: string; origin: unknown }> }>(["joborders", "show", "jo-op-2"])
-    expect(shown.history.at(-1)).toMatchObject({ change: "Pause", origin: { kind: "cli", id: me } })
+    expect(shown.history.at(-1)).toMatchObject({ change: "Pause", origin: { kind: "cli", id: me, from: hostname() } })
   })
 
   it("a bad --actor is refused with every problem named (exit 2), and nothing changes", async () => {

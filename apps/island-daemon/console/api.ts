@@ -1,6 +1,7 @@
 /**
- * The JSON API the pages read, with the island's token when one was given (`#token=...` once in
- * the address; kept for the browser tab only).
+ * The JSON API the pages read and act through, with the island's token when one was given
+ * (`#token=...` once in the address, taken out of it at once: kept for the browser tab only, in
+ * sessionStorage, never in a URL again).
  */
 
 const TOKEN_KEY = "island-console-token"
@@ -26,8 +27,16 @@ export class ApiError extends Error {
 }
 
 /** GETs `path`; a non-2xx answer is an `ApiError` with the server's message. */
-export const api = async <A>(path: string): Promise<A> => {
-  const response = await fetch(path, { headers: authHeaders() })
+export const api = async <A>(path: string): Promise<A> => answer<A>(await fetch(path, { headers: authHeaders() }))
+
+/**
+ * POSTs `body` as JSON to an action route, with the token; a refusal (403, 409, ...) is an
+ * `ApiError` with the server's message, which the page shows as it is.
+ */
+export const post = async <A>(path: string, body: Readonly<Record<string, unknown>>): Promise<A> =>
+  answer<A>(await fetch(path, { method: "POST", headers: { ...authHeaders(), "content-type": "application/json" }, body: JSON.stringify(body) }))
+
+const answer = async <A>(response: Response): Promise<A> => {
   const text = await response.text()
   let body: unknown
   try {

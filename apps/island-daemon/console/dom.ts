@@ -4,6 +4,8 @@
  * shows as what it is.
  */
 
+import { formatTime, utcText, utcTitle } from "./time.js"
+
 export type Child = Node | string | number | null | undefined | false | ReadonlyArray<Child>
 
 const append = (parent: Node, child: Child): void => {
@@ -45,8 +47,13 @@ export const link = (href: string, ...children: ReadonlyArray<Child>) => h("a", 
 export const jobHref = (id: string) => `/console/jobs/${encodeURIComponent(id)}`
 export const scopeHref = (scope: string) => `/console/scopes/${encodeURIComponent(scope)}`
 
-/** A time as the console shows it: date, local time and zone offset (see time.ts). */
-export { when } from "./time.js"
+/**
+ * A time as the console shows it, the one helper every page's times go through: a `<time>` with
+ * the date, local time and zone offset as its text (time.ts) and the UTC instant in `datetime`
+ * and on hover (`title`). Nothing for no time.
+ */
+export const when = (epochMs: number | null | undefined): HTMLElement | "" =>
+  epochMs === null || epochMs === undefined ? "" : h("time", { datetime: utcText(epochMs), title: utcTitle(epochMs) }, formatTime(epochMs))
 
 /** A table from a header and rows of cells. */
 export const table = (headers: ReadonlyArray<string>, rows: ReadonlyArray<HTMLElement>, attributes: Readonly<Record<string, string>> = {}) =>

@@ -24,3 +24,9 @@ export const formatTime = (epochMs: number, minutesEast = -new Date(epochMs).get
 
 /** A time of the island's data in the browser's zone, with its date and offset; nothing for none. */
 export const when = (epochMs: number | null | undefined): string => (epochMs === null || epochMs === undefined ? "" : formatTime(epochMs))
+
+/** The instant in UTC as ISO 8601 (`2026-12-05T13:03:07.045Z`), shown on hover beside the local form. */
+export const utcText = (epochMs: number): string => new Date(epochMs).toISOString()
+
+/** The hover text of a shown time: its UTC instant (the element is made by dom.ts's `when`). */
+export const utcTitle = (epochMs: number): string => `UTC ${utcText(epochMs)}`

@@ -4,6 +4,7 @@ import { decodeJobOrderRecord, normalizedName } from "@microdcs/job-state"
 import { listJobOrders } from "@microdcs/job-control"
 import { InvalidInput, JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao } from "@microdcs/store"
 import { jobOrderRow } from "./JobOrderRow.js"
+import { jobOrdersInState } from "./ScopeStateSearch.js"
 import { jobResponseView } from "./JobResponseView.js"
 import { requireToken, tokenRoute } from "./HttpAccess.js"
 import { withIsland } from "./HttpContext.js"
@@ -56,6 +57,9 @@ const jobOrdersOfScope = Effect.gen(function* () {
   const q = yield* query
   const limit = pageSize(q)
   if (limit === undefined) return badRequest(LIMIT_PROBLEM)
+  const state = q.get("state")
+  // A state filter reads the search index (newest first, with the total): never a scan of the list.
+  if (state) return ok(yield* jobOrdersInState(yield* param("scope"), state, q.get("cursor") ?? "0", limit))
   const offset = Number(q.get("cursor") ?? "0")
   if (!Number.isInteger(offset) || offset < 0) return badRequest("cursor must come from a previous page")
   // The documents of the page in one pipelined read: one read per job order, one after the other,
@@ -102,7 +106,7 @@ const execution = Effect.gen(function* () {
  * `next` is the cursor of the following page, `null` on the last one.
  *
  *   GET /api/scopes
- *   GET /api/scopes/{scope}/joborders?cursor=&limit=
+ *   GET /api/scopes/{scope}/joborders?state=&cursor=&limit=   (with state: from the search index, newest first, with total)
  *   GET /api/joborders/{id}
  *   GET /api/scopes/{scope}/jobresponses?state=&cursor=&limit=
  *   GET /api/executions/{jobId}

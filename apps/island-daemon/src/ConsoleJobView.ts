@@ -1,21 +1,13 @@
 import { Effect, Result, Option } from "effect"
-import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, type Origin, transition } from "@microdcs/job-state"
+import { decodeJobOrderRecord, decodeOrigin, isTrigger, type JobState, JobStates, normalizedName, transition } from "@microdcs/job-state"
 import { canonicalRecipeDigest, type StoredDocument } from "@microdcs/store"
 import { ChangeStream, JobOrderDao, JobResponseDao, SfcRecipes, SfcStateDao } from "@microdcs/store"
 import type { ExecutionState, Recipe } from "@microdcs/sfc"
 import { recipeGraph, type RecipeGraph } from "./ConsoleGraph.js"
-import { jobResponseView } from "./JobResponseView.js"
+import { allowedMethods, auditTrail, type HistoryRow, retryableActions } from "./ConsoleJobAudit.js"
 
-/** One change of a job order or its response, with the state it led to when the change names a trigger. */
-export interface HistoryRow {
-  readonly kind: string
-  readonly change: string
-  readonly version: number
-  readonly ts: number
-  readonly state: string | null
-  /** Who made the change; null for an entry written before origins were recorded. */
-  readonly origin: Origin | null
-}
+export type { HistoryRow } from "./ConsoleJobAudit.js"
+import { jobResponseView } from "./JobResponseView.js"
 
 /** Change entries read for one job's history per request at most: the history of a job on a huge stream is cut, and says so. */
 const HISTORY_SCAN = 20_000
@@ -89,7 +81,9 @@ const executionOf = (jobId: string) =>
 
 /**
  * Everything the job page shows, in one read: the job order and its state history, its job
- * response, its execution with the recipe graph. `null` when the job order does not exist.
+ * response, its execution with the recipe graph, who acted on it (`audit`), the methods its state
+ * allows (`allowed`) and the actions a retry may send again (`retryable`). `null` when the job
+ * order does not exist.
  */
 export const jobView = (id: string) =>
   Effect.gen(function* () {
@@ -98,6 +92,7 @@ export const jobView = (id: string) =>
     const decoded = decodeJobOrderRecord(order.value.doc)
     const response = yield* Effect.flatMap(JobResponseDao, (dao) => dao.byOrder(id)).pipe(Effect.option)
     const history = yield* historyOf(order.value.scope, id)
+    const execution = yield* executionOf(id)
     return {
       id,
       scope: order.value.scope,
@@ -107,6 +102,9 @@ export const jobView = (id: string) =>
       history: history.rows,
       historyCut: history.cut,
       response: Option.isSome(response) ? { id: response.value.id, state: response.value.state, version: response.value.version, ...jobResponseView(response.value.doc) } : null,
-      execution: yield* executionOf(id)
+      execution,
+      allowed: allowedMethods(order.value.doc),
+      retryable: retryableActions(execution),
+      audit: auditTrail(history.rows, execution?.interventions)
     }
   })

@@ -1,25 +1,30 @@
 import { Effect } from "effect"
 import { listedJobOrder, listJobOrders } from "@microdcs/job-control"
 import { jobOrderRow } from "./JobOrderRow.js"
-
-/** Job orders read per request at most while filtering by state: a page answers in bounded time and says where to go on. */
-const SCAN_PER_REQUEST = 2_000
+import { jobOrdersInState } from "./ScopeStateSearch.js"
 
 export interface ScopeQuery {
   /** Only job orders in this normalized state (`Running`, `AllowedToStart_Ready`). */
   readonly state?: string | undefined
   /** An exact job order id: that one, if it is in the scope. */
   readonly id?: string | undefined
-  /** Offset in the scope's list (priority order), from a previous page. */
-  readonly offset: number
+  /** Where the page starts: "0" (the first page) or the `next` of a previous page. */
+  readonly cursor: string
   readonly limit: number
 }
 
+/** Why a cursor of the unfiltered list is refused, or `undefined` (a state filter's cursor is checked by the search). */
+export const scopeCursorProblem = (q: { readonly state?: string | undefined; readonly cursor: string }): string | undefined => {
+  if (q.state !== undefined) return undefined
+  const offset = Number(q.cursor)
+  return Number.isInteger(offset) && offset >= 0 ? undefined : "cursor must come from a previous page"
+}
+
 /**
- * A page of the scope's job orders, in the list's order (highest priority first), paged on the
- * server: with a state filter it reads on until the page is full or it has read its share, and
- * `next` says where the next request goes on (`null`: the list is done). `scanned` tells how
- * far the filter looked. An id search finds that job order with its own priority.
+ * A page of the scope's job orders, paged on the server: unfiltered in the list's order (highest
+ * priority first); with a state filter from the search index, newest first, with the total in that
+ * state. `next` says where the next request goes on (`null`: done). An id search finds that job
+ * order with its own priority.
  */
 export const scopeJobOrders = (scope: string, q: ScopeQuery) =>
   Effect.gen(function* () {
@@ -27,6 +32,10 @@ export const scopeJobOrders = (scope: string, q: ScopeQuery) =>
       const found = yield* listedJobOrder(scope, q.id)
       return { items: found === undefined ? [] : [jobOrderRow(found)], next: null, scanned: found === undefined ? 0 : 1 }
     }
-    const page = yield* listJobOrders(scope, { state: q.state, offset: q.offset, limit: q.limit, maxScanned: SCAN_PER_REQUEST })
+    if (q.state !== undefined) {
+      const page = yield* jobOrdersInState(scope, q.state, q.cursor, q.limit)
+      return { ...page, scanned: page.items.length }
+    }
+    const page = yield* listJobOrders(scope, { offset: Number(q.cursor), limit: q.limit })
     return { items: page.items.map(jobOrderRow), next: page.next === null ? null : String(page.next), scanned: page.scanned }
   })

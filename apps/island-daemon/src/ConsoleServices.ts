@@ -1,9 +1,14 @@
 import type {
   ChangeStream,
+  DeadLetterRedrive,
+  ConsumerHeartbeats,
   JobAcceptanceDao,
+  JobResponseFailures,
+  JobOrderSearch,
   LeaseOverview,
   ReferenceListDao,
   ScopeFiguresReader,
+  SfcHeartbeat,
   SfcRecipes,
   StreamSummaries,
   Valkey,
@@ -11,13 +16,18 @@ import type {
   WorkMasterDao
 } from "@microdcs/store"
 
-/** The store services the console's views read besides the API's own (all in `storeLayer`). */
+/** The store services the console's views read and its actions use besides the API's own (all in `storeLayer`). */
 export type ConsoleServices =
   | ChangeStream
+  | DeadLetterRedrive
+  | ConsumerHeartbeats
   | JobAcceptanceDao
+  | JobResponseFailures
+  | JobOrderSearch
   | LeaseOverview
   | ReferenceListDao
   | ScopeFiguresReader
+  | SfcHeartbeat
   | SfcRecipes
   | StreamSummaries
   | Valkey

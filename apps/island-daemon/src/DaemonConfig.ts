@@ -1,10 +1,12 @@
 import { hostname } from "node:os"
-import { Config, ConfigProvider, Effect, Option, Redacted, Result } from "effect"
+import { Config, ConfigProvider, Effect, Option, type Redacted, Result } from "effect"
 import { type ValkeyOptions, valkeyOptionsConfig } from "@microdcs/store"
 import { type EngineOptions, engineOptionsConfig } from "@microdcs/sfc-runtime"
 import type { RecipePins } from "@microdcs/job-control"
 import { allProblems, checkedInt, checkedString, configFailures, everyProblem, invalidSetting, prefixProblem, reported, tlsFiles, tlsProblems } from "./ConfigChecks.js"
+import { type HttpUser, httpUsersSetting } from "./HttpUsers.js"
 import { type MqttSettings, mqttSettings } from "./MqttSettings.js"
+import { type HistorySettings, prometheusMatchersSetting, prometheusUrlSetting } from "./HistoryConfig.js"
 import { nonNegative, positive } from "./NumberSettings.js"
 import { pgDataDirSetting, pgUrlSetting, recipeDigestsSetting, resolvePgDataDir } from "./ExecutionLogConfig.js"
 
@@ -24,8 +26,11 @@ export interface DaemonConfig {
   readonly roles: ReadonlySet<Role>
   readonly httpHost: string
   readonly httpPort: number
-  /** When set, `/api/*` and `/metrics` need `Authorization: Bearer {token}`. */
-  readonly httpToken: Redacted.Redacted<string> | undefined
+  /**
+   * Whose tokens `/api/*` and `/metrics` take as `Authorization: Bearer {token}`, each a viewer or
+   * an operator (HTTP_TOKEN, HTTP_OPERATOR_TOKEN, HTTP_TOKEN_FILE). None: open to read, no actions.
+   */
+  readonly httpUsers: ReadonlyArray<HttpUser>
   readonly shutdownGraceMs: number
   readonly engine: EngineOptions
   readonly retentionMs: number
@@ -46,6 +51,8 @@ export interface DaemonConfig {
   readonly journal: { readonly sweepIntervalMs: number; readonly cacheBytes: number }
   /** Triggers: the fallback reload interval (TRIGGER_REFRESH_INTERVAL_MS) and the events topic depth watched (TRIGGER_EVENT_LEVELS). */
   readonly triggers: { readonly refreshIntervalMs: number; readonly eventLevels: number }
+  /** The console's history: the daemon's own 24 hours, or a Prometheus server (HistoryConfig.ts). */
+  readonly history: HistorySettings
 }
 
 /**
@@ -141,10 +148,8 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
   // Loopback unless asked: the API serves job documents, which are not for the whole network.
   httpHost: reported(Config.String("HTTP_HOST").pipe(Config.withDefault("127.0.0.1"))),
   httpPort: reported(nonNegative("HTTP_PORT", 65535).pipe(Config.withDefault(8080))),
-  httpToken: reported(
-    // Checked as text (so the message is the daemon's, naming the variable), redacted at once.
-    Config.option(checkedString("HTTP_TOKEN", (t) => (t.length > 0 ? undefined : "HTTP_TOKEN must not be empty")).pipe(Config.map((t) => Redacted.make(t))))
-  ),
+  // Tokens are checked as text (so the message is the daemon's, naming the variable), kept as digests.
+  httpUsers: reported(httpUsersSetting),
   shutdownGraceMs: reported(positive("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000))),
   engine: reported(engine),
   retentionMs: reported(positive("JOB_RETENTION_MS").pipe(Config.withDefault(7 * 24 * 60 * 60 * 1000))),
@@ -169,12 +174,14 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
         Config.withDefault(3)
       )
     })
-  )
+  ),
+  prometheusUrl: reported(prometheusUrlSetting),
+  prometheusMatchers: reported(prometheusMatchersSetting)
 }).pipe(
   Config.mapEffect((results) => everyProblem(results, Result.all(results))),
-  Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, httpToken, ...c }) => ({
+  Config.map(({ sentinelCheck: _sentinels, prefixCheck: _prefix, prometheusUrl, prometheusMatchers, ...c }) => ({
     ...c,
-    httpToken: Option.getOrUndefined(httpToken),
+    history: { prometheusUrl, prometheusMatchers },
     embeddedValkey: c.valkey.url === undefined && (c.valkey.sentinels === undefined || c.valkey.sentinels.length === 0),
     source: Option.getOrElse(c.source, () => `urn:microdcs:island:${c.instanceId}`),
     pgDataDir: resolvePgDataDir(c.pgDataDir, c.valkey.prefix ?? "microdcs"),

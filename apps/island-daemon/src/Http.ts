@@ -1,10 +1,11 @@
 import { createServer } from "node:http"
 import { HttpServer } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Deferred, Effect, Layer, type Redacted } from "effect"
+import { Context, Deferred, Effect, Layer } from "effect"
 import { HttpContext, type IslandEndpoints } from "./HttpContext.js"
 import type { Metrics } from "./Metrics.js"
 import { daemonApp } from "./HttpRoutes.js"
+import type { HttpUser } from "./HttpUsers.js"
 
 /** How long requests still running when the server closes may take before their connections are cut. */
 const CLOSE_GRACE_MS = 5_000
@@ -12,23 +13,24 @@ const CLOSE_GRACE_MS = 5_000
 /**
  * The daemon's HTTP server (`effect/http`'s router on `@effect/platform-node`): `/healthz`
  * (the process is alive), `/readyz` (Valkey reachable, MQTT connected and subscribed, roles
- * running), `/metrics` (Prometheus text) and the read-only JSON API under `/api/`. Started before
+ * running), `/metrics` (Prometheus text), the JSON API under `/api/` and the console's actions (POST, operators only). Started before
  * the island connects, so `/healthz` answers at once while `/readyz` says why the island is not
  * ready yet; closed with the current scope, after the requests in flight have been answered.
- * With a token, `/metrics` and the API answer 401 without it.
+ * With users, `/metrics` and the API answer 401 without one's token; the console's actions
+ * (POST) need an operator's.
  */
 export const serveHttp = (options: {
   readonly host: string
   readonly port: number
   readonly metrics: Metrics
   readonly endpoints: () => IslandEndpoints | undefined
-  /** Required as a bearer token by `/metrics` and `/api/*`; the probes stay open. */
-  readonly token?: Redacted.Redacted<string> | undefined
+  /** Whose bearer tokens `/metrics` and `/api/*` take (none: open to read, no actions); the probes stay open. */
+  readonly users?: ReadonlyArray<HttpUser> | undefined
 }) =>
   Effect.gen(function* () {
     const server = createServer()
     const closing = yield* Deferred.make<void>()
-    const context = HttpContext.of({ metrics: options.metrics, island: options.endpoints, token: options.token, closing })
+    const context = HttpContext.of({ metrics: options.metrics, island: options.endpoints, users: options.users ?? [], closing })
     const built = yield* Layer.build(
       HttpServer.serve(yield* daemonApp).pipe(
         Layer.provide(Layer.succeed(HttpContext, context)),

@@ -48,6 +48,8 @@ const asset = (pick: "script" | "stylesheet", contentType: string) =>
  *   GET /console/jobs/{id}         a job: order, history, response, recipe graph, log tree
  *   GET /console/config            work masters, reference lists, acceptance limits
  *   GET /console/streams           streams, groups, pending, dead letters
+ *   GET /console/incidents         what needs attention, newest first
+ *   GET /console/search            job order search across scopes
  *   GET /console/app.js, /console/app.css
  */
 export const consoleRoutes = [
@@ -57,6 +59,8 @@ export const consoleRoutes = [
   HttpRouter.route("GET", "/console/jobs/:id", page),
   HttpRouter.route("GET", "/console/config", page),
   HttpRouter.route("GET", "/console/streams", page),
+  HttpRouter.route("GET", "/console/incidents", page),
+  HttpRouter.route("GET", "/console/search", page),
   HttpRouter.route("GET", "/console/app.js", asset("script", "text/javascript; charset=utf-8")),
   HttpRouter.route("GET", "/console/app.css", asset("stylesheet", "text/css; charset=utf-8"))
 ] as const

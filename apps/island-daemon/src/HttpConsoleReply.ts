@@ -13,6 +13,8 @@ export interface ConsoleReply {
 export const ok = (body: unknown): ConsoleReply => ({ status: 200, body })
 export const notFound = (what: string): ConsoleReply => ({ status: 404, body: { error: "not-found", message: `${what} does not exist` } })
 export const badRequest = (message: string): ConsoleReply => ({ status: 400, body: { error: "bad-request", message } })
+/** 400 with every problem of the request: joined in `message`, listed in `problems`. */
+export const badRequestListing = (problems: ReadonlyArray<string>): ConsoleReply => ({ status: 400, body: { error: "bad-request", message: problems.join("; "), problems } })
 
 /** The query string, read as the standard URL parser does. */
 export const query = Effect.map(HttpServerRequest.HttpServerRequest, (request) => new URL(request.url, "http://localhost").searchParams)

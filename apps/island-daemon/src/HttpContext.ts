@@ -1,9 +1,13 @@
-import { Context, type Deferred, Effect, type Redacted } from "effect"
+import { Context, type Deferred, Effect, Layer } from "effect"
+import { JobControl, jobControlLayer } from "@microdcs/job-control"
 import type { JobOrderDao, JobResponseDao, ScopeRegistry, SfcStateDao, TriggerStore } from "@microdcs/store"
+import { ActionSettings } from "./ConsoleActions.js"
 import type { ConsoleServices } from "./ConsoleServices.js"
 import type { Journal } from "@microdcs/journal"
 import type { DaemonConfig } from "./DaemonConfig.js"
 import type { ExecutionServices } from "./ExecutionServices.js"
+import type { HistorySource } from "./HistorySource.js"
+import type { HttpUser } from "./HttpUsers.js"
 import { errorReply } from "./HttpReply.js"
 import type { Metrics } from "./Metrics.js"
 import { makeReadiness, type ReadinessReport } from "./Readiness.js"
@@ -12,7 +16,19 @@ import { makeReadiness, type ReadinessReport } from "./Readiness.js"
  * The island's services the routes read. A route module that needs another one adds it here; the
  * island provides them all once it runs.
  */
-export type IslandServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao | TriggerStore | ConsoleServices | Journal | ExecutionServices
+export type IslandServices = ReadServices | ActionServices
+
+type ReadServices = JobOrderDao | JobResponseDao | ScopeRegistry | SfcStateDao | TriggerStore | ConsoleServices | Journal | ExecutionServices | HistorySource
+
+/** What the console's actions run with: a job-control processor of their own (as the CLI's), the engine's log settings. */
+type ActionServices = JobControl | ActionSettings
+
+/** The actions' services over the island's store, with the daemon's job-control settings. */
+const actionServices = (config: DaemonConfig) =>
+  Layer.merge(
+    jobControlLayer({ defaultAcceptanceLimit: config.defaultAcceptanceLimit, retentionMs: config.retentionMs, recipeDigests: config.recipeDigests }),
+    Layer.succeed(ActionSettings, { log: config.engine })
+  )
 
 /**
  * What needs the island up (the store, the MQTT connection): absent while it is starting or
@@ -28,8 +44,9 @@ export interface IslandEndpoints {
 export const makeIslandEndpoints = (config: DaemonConfig) =>
   Effect.gen(function* () {
     const readiness = yield* makeReadiness(config)
-    const services = yield* Effect.context<IslandServices>()
-    return { readiness, services } satisfies IslandEndpoints
+    const read = yield* Effect.context<ReadServices>()
+    const actions = yield* Layer.build(actionServices(config))
+    return { readiness, services: Context.merge(read, actions) } satisfies IslandEndpoints
   })
 
 /** What every route module may read; the server provides it. */
@@ -39,8 +56,8 @@ export class HttpContext extends Context.Service<
     readonly metrics: Metrics
     /** The running island, or `undefined` while it starts or stops. */
     readonly island: () => IslandEndpoints | undefined
-    /** Required as a bearer token by the routes behind `requireToken`. */
-    readonly token: Redacted.Redacted<string> | undefined
+    /** The users whose bearer tokens the routes behind `requireToken` take; none: open to read, no actions. */
+    readonly users: ReadonlyArray<HttpUser>
     /** Done once the server begins to close: a long-lived answer (a stream) ends then. */
     readonly closing: Deferred.Deferred<void>
   }

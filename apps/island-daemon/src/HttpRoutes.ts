@@ -7,13 +7,15 @@ import { recipeRoutes } from "./HttpRecipes.js"
 import { triggerRoutes } from "./HttpTriggers.js"
 import { consoleRoutes } from "./HttpConsole.js"
 import { consoleApiRoutes } from "./HttpConsoleApi.js"
+import { consoleActionRoutes } from "./HttpConsoleActions.js"
+import { consoleBulkRoutes } from "./HttpConsoleBulk.js"
 import { healthRoutes } from "./HttpHealth.js"
 import { journalRoutes } from "./HttpJournal.js"
 import { metricsRoutes } from "./HttpMetrics.js"
 import { commonHeaders, errorReply } from "./HttpReply.js"
 
 /**
- * Every route of the daemon (`HttpRouter.Route`s, each with its `method` and `path`), one module
+ * Every read route of the daemon (`HttpRouter.Route`s, each a GET with its `path`), one module
  * per group. A new group (the console's pages, an event stream) is one more list here; the
  * read-only test walks this list.
  */
@@ -29,8 +31,17 @@ export const daemonRoutes = [
   ...triggerRoutes
 ] as const
 
-/** The methods the server answers: nothing it serves changes the island. */
+/**
+ * The only routes that change the island: the console's actions, each a POST behind an
+ * operator's token and a same-origin check (`actionRoute`).
+ */
+export const actionRoutes = [...consoleActionRoutes, ...consoleBulkRoutes] as const
+
+/** The methods every path answers; a POST only on an action route. */
 export const readMethods: ReadonlyArray<string> = ["GET", "HEAD"]
+
+/** A write no action route takes: 405, as every write was before there were actions. */
+const methodNotAllowed = errorReply(405, "method-not-allowed", undefined, { allow: readMethods.join(", ") })
 
 /**
  * Paths match exactly (case-sensitive) and an id may be as long as the store takes (longer ones
@@ -64,17 +75,19 @@ const finish = (response: HttpServerResponse.HttpServerResponse) =>
   })
 
 /**
- * The daemon's HTTP app: any method but GET and HEAD is 405 before routing (so no handler runs
- * for a write), then the routes; every answer has the common headers, and while the server
- * closes it asks the client to close the connection so none lingers idle.
+ * The daemon's HTTP app: any method but GET, HEAD and POST is 405 before routing (so no handler
+ * runs for it), and a POST that no action route matches is 405 too; then the routes. Every answer
+ * has the common headers, and while the server closes it asks the client to close the
+ * connection so none lingers idle.
  */
 export const daemonApp = Effect.gen(function* () {
   // The router reads its configuration when it is built.
-  const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll(daemonRoutes)).pipe(Effect.provideService(HttpRouter.RouterConfig, routerConfig))
+  const routed = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([...daemonRoutes, ...actionRoutes])).pipe(Effect.provideService(HttpRouter.RouterConfig, routerConfig))
   return Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (!readMethods.includes(request.method)) return yield* errorReply(405, "method-not-allowed", undefined, { allow: readMethods.join(", ") })
-    return yield* routed.pipe(Effect.catchIf(isRouteNotFound, () => notFound))
+    const write = request.method === "POST"
+    if (!write && !readMethods.includes(request.method)) return yield* methodNotAllowed
+    return yield* routed.pipe(Effect.catchIf(isRouteNotFound, () => (write ? methodNotAllowed : notFound)))
   }).pipe(
     Effect.catchCause(internalError),
     Effect.flatMap(finish)

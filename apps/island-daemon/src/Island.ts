@@ -12,6 +12,8 @@ import { serveHttp } from "./Http.js"
 import { type IslandEndpoints, makeIslandEndpoints } from "./HttpContext.js"
 import { accountedConnection } from "./MessageAccounting.js"
 import { makeMetrics, type MessageKind, type Metrics } from "./Metrics.js"
+import { islandHistory } from "./IslandHistory.js"
+import { HistorySource } from "./HistorySource.js"
 import { intakeProbeTopic, mqttNamesProblem } from "./MqttNameChecks.js"
 import { isTransient, refusalOf, StartRefused } from "./StartFailure.js"
 import { journaledMqttStation, journalingJobControlIngress, journalRunning, journalServices } from "./IslandJournal.js"
@@ -177,8 +179,9 @@ export const startIsland = (configured: DaemonConfig) =>
       Effect.annotateLogs({ instanceId: config.instanceId, roles: [...config.roles].join(","), embeddedValkey: config.embeddedValkey })
     )
     const metrics = makeMetrics()
+    const history = islandHistory(config, metrics)
     let endpoints: IslandEndpoints | undefined
-    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, token: config.httpToken })
+    const http = yield* serveHttp({ host: config.httpHost, port: config.httpPort, metrics, endpoints: () => endpoints, users: config.httpUsers })
 
     const store = storeLayer({ ...config.valkey, connectionName: `island-${config.instanceId}` })
     const mqtt = mqttLayer(config)
@@ -188,8 +191,9 @@ export const startIsland = (configured: DaemonConfig) =>
     const context = yield* buildWhenReachable(roleLayers(config, metrics).pipe(Layer.provideMerge(Layer.succeedContext(infrastructure))))
     const started = yield* Effect.gen(function* () {
       yield* metrics.followStore
+      const historySource = yield* history.follow
       const publisher = yield* Effect.serviceOption(Publisher)
-      const island = yield* makeIslandEndpoints(config)
+      const island = yield* Effect.provideService(makeIslandEndpoints(config), HistorySource, historySource)
       yield* Effect.acquireRelease(
         Effect.sync(() => void (endpoints = island)),
         () => Effect.sync(() => void (endpoints = undefined))

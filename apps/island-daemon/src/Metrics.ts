@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { ScopeRegistry, Valkey } from "@microdcs/store"
 import { exportExecutionLogCounters } from "./ExecutionLogMetrics.js"
 import { exportWorkerMetrics } from "./WorkerMetrics.js"
+import { jobMetrics } from "./JobMetrics.js"
 import { boundedLabel, jobControlTypes } from "./MetricLabels.js"
 import { readStoreFigures, type ScopeFigures } from "./StoreFigures.js"
 
@@ -141,8 +142,11 @@ export const makeMetrics = () => {
     registers: [registry]
   })
   const readiness = { at: Number.NEGATIVE_INFINITY }
+  const recordJob = jobMetrics(registry)
   return {
     registry,
+    /** A job started, completed or aborted in a scope (the history follower's events; see JobMetrics.ts). */
+    recordJob,
     /** Records one outcome of a handled message; a refusal also counts by its reason. */
     recordMessage: (kind: MessageKind, type: string, outcome: string, seconds: number, reason?: string) => {
       const label = typeLabel[kind](type)

@@ -1,6 +1,7 @@
 import { ConfigProvider, Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { daemonConfig } from "../src/DaemonConfig.js"
+import { tokenDigest } from "../src/HttpUsers.js"
 import { spawnScript } from "./DaemonProcess.js"
 
 /**
@@ -36,6 +37,8 @@ const cases: ReadonlyArray<readonly [variable: string, value: string, extra?: Re
   ["ISLAND_INSTANCE_ID", "not a client id"],
   ["SFC_FALLBACK_INTERVAL_MS", "0"],
   ["HTTP_TOKEN", ""],
+  ["HTTP_OPERATOR_TOKEN", ""],
+  ["HTTP_TOKEN_FILE", MISSING_FILE],
   ["MQTT_MAX_PAYLOAD_BYTES", "0"],
   ["MQTT_RECEIVE_MAXIMUM", "many"],
   // TLS files must exist, come in pairs and go with a TLS connection.
@@ -66,7 +69,7 @@ describe("configuration errors", () => {
   it.each(cases.map(([variable, value, extra]) => [variable, value, extra ?? {}] as const))("%s=%s ends the daemon at start with exit code 2 and names the variable", async (variable, value, extra) => {
     const env: Record<string, string> = { ...base, [variable]: value, ...extra }
     // An empty value stands for "not set" where the variable must be missing.
-    if (value === "" && variable !== "HTTP_TOKEN") delete env[variable]
+    if (value === "" && !variable.endsWith("_TOKEN")) delete env[variable]
     if (variable === "VALKEY_SENTINELS") delete env["VALKEY_URL"]
     const { exit, stdout, stderr } = await runToExit(env)
     expect(exit.code, stderr).toBe(2)
@@ -93,7 +96,7 @@ describe("configuration defaults and secrets", () => {
   it("serves HTTP on the loopback interface unless HTTP_HOST says otherwise, without a token by default", async () => {
     const config = await configFrom(base)
     expect(config.httpHost).toBe("127.0.0.1")
-    expect(config.httpToken).toBeUndefined()
+    expect(config.httpUsers).toEqual([])
     const { HTTP_HOST: _host, ...withoutHost } = base
     expect((await configFrom(withoutHost)).httpHost).toBe("127.0.0.1")
   })
@@ -114,7 +117,7 @@ describe("configuration defaults and secrets", () => {
     expect(String(config.mqtt.password)).not.toContain("s3cret")
     expect(config.mqtt.tls.ca?.toString()).toContain("JobOrderID")
     expect(config.valkey.tlsCa?.toString()).toContain("JobOrderID")
-    expect(Redacted.value(config.httpToken!)).toBe("t0ken")
+    expect(config.httpUsers.map((u) => [u.name, u.role, Redacted.value(u.digest)])).toEqual([["viewer", "viewer", tokenDigest("t0ken")]])
     expect(JSON.stringify(config)).not.toMatch(/s3cret|t0ken/)
   })
 

@@ -56,7 +56,7 @@ const readEvents = async (response: Response, stop: (events: ReadonlyArray<{ typ
 
 describe("the console over HTTP", () => {
   it("serves its pages and files without the token, with a strict content security policy; no data in the markup", async () => {
-    for (const path of ["/", "/console", `/console/scopes/${SCOPE}`, `/console/jobs/${encodeURIComponent("<b>x</b>")}`, "/console/config", "/console/streams"]) {
+    for (const path of ["/", "/console", `/console/scopes/${SCOPE}`, `/console/jobs/${encodeURIComponent("<b>x</b>")}`, "/console/config", "/console/streams", "/console/incidents"]) {
       const page = await island.get(path)
       expect(page.status, path).toBe(200)
       expect(page.headers.get("content-type"), path).toBe("text/html; charset=utf-8")
@@ -75,7 +75,7 @@ describe("the console over HTTP", () => {
   })
 
   it("its API asks for the token like the rest of /api/", async () => {
-    for (const path of ["/api/console/island", `/api/console/scopes/${SCOPE}/joborders`, "/api/console/config", "/api/console/streams", "/api/console/events?max=1"]) {
+    for (const path of ["/api/console/island", `/api/console/scopes/${SCOPE}/joborders`, "/api/console/config", "/api/console/streams", "/api/console/incidents", "/api/console/events?max=1"]) {
       expect((await island.get(path)).status, path).toBe(401)
       expect((await island.get(path, auth)).status, path).toBe(200)
     }

@@ -1,19 +1,15 @@
-import { existsSync } from "node:fs"
-import { mkdir, mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { inject } from "vitest"
+import { Effect, Scope } from "effect"
+import type { Page } from "playwright-core"
+import { beforeAll, describe, expect, it } from "vitest"
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
 import { ConfigEventTypes, TRIGGER_CONFIG_EVENT_TYPE } from "@microdcs/job-control"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer, Valkey, ValkeyStreams } from "@microdcs/store"
+import { Valkey, ValkeyStreams } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
-import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/test-utils"
-import { daemonEnv, type DaemonProcess, spawnDaemon, until } from "./DaemonProcess.js"
+import { hasChromium, shot } from "./BrowserKit.js"
+import { consoleIsland } from "./ConsoleIsland.js"
+import { until } from "./DaemonProcess.js"
 import { gatedJobOrder, gatedWorkMaster, MARKUP, markupWorkMaster } from "./ConsoleWorkMasters.js"
 import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./IslandKit.js"
 
@@ -24,11 +20,6 @@ import { axleJobOrder, configureAxleStation, makeMes, type Mes, SCOPE } from "./
  * refreshes `docs/console-job.png`).
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`ConsoleBrowser: skipped, ${CHROMIUM} is not installed (apt-get install chromium)`)
-
-const ARTIFACTS = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const DOCS_SCREENSHOT = fileURLToPath(new URL("../../../docs/console-job.png", import.meta.url))
 const WAIT_MS = 20_000
 
@@ -39,32 +30,17 @@ const GATED = ["position", "tighten", "retighten"].map((a) => `com.example.test.
 const torque = new Map<string, "hold" | "fail-once" | "pass">()
 const torqueChecks = new Map<string, number>()
 
-let broker: MosquittoServer
-let island: DaemonProcess
 let mes: Mes
-let context: BrowserContext
-let profile: string
-const prefix = randomPrefix("console")
-const runtime = ManagedRuntime.make(Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix })))
-let scope: Scope.Closeable
-
-const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope | never>) =>
-  runtime.runPromise(Effect.provideService(effect as Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope>, Scope.Scope, scope))
-
-const url = (path: string) => `http://127.0.0.1:${island.port}${path}`
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+const kit = consoleIsland({ name: "console", instanceId: "console-1", file: "ConsoleBrowser" })
+const { prefix } = kit
+const run = <A, E>(effect: Effect.Effect<A, E, Valkey | ValkeyStreams | Scope.Scope | never>) => kit.run(effect)
 
 beforeAll(async () => {
   if (!hasChromium) return
-  await mkdir(ARTIFACTS, { recursive: true })
-  broker = await startMosquitto()
-  scope = await Effect.runPromise(Scope.make())
-  island = await spawnDaemon(daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId: "console-1" }))
-  await island.waitReady()
   await run(
     Effect.gen(function* () {
       yield* makeSimulatedStation({
-        url: broker.url,
+        url: kit.broker.url,
         topics: { prefix, wildcardLevels: 1 },
         source: "urn:test:station-console",
         // Long enough that a person (and the test) sees each command dispatched with its correlation id.
@@ -85,38 +61,16 @@ beforeAll(async () => {
         },
         eventPollMs: 20
       })
-      mes = yield* makeMes(broker.url, prefix)
+      mes = yield* makeMes(kit.broker.url, prefix)
       yield* configureAxleStation(mes)
       yield* mes.ok(ConfigEventTypes.workmaster, markupWorkMaster())
       yield* mes.ok(ConfigEventTypes.workmaster, gatedWorkMaster())
     }) as Effect.Effect<void, unknown, never>
   )
-  profile = await mkdtemp(join(tmpdir(), "console-chromium-"))
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 1000 }
-  })
 }, 90_000)
 
-afterAll(async () => {
-  await context?.close()
-  if (profile) await rm(profile, { recursive: true, force: true })
-  if (scope) await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime.dispose()
-  await island?.stop("SIGTERM")
-  await broker?.stop()
-})
-
 /** A page that fails the test on a script error (an escaped `<script>` never runs; a broken page shows here). */
-const openPage = async (path: string) => {
-  const page = await context.newPage()
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(String(error)))
-  await page.goto(url(path))
-  return { page, errors }
-}
+const openPage = (path: string) => kit.browser.open(path)
 
 const stateOf = (page: Page, id: string) => page.locator(`tr[data-job="${id}"] td.state`).textContent()
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 // The pages take `when` through dom.ts, which re-exports this one (dom.ts needs the DOM types).
-import { formatTime, when } from "../console/time.js"
+import { formatTime, utcText, utcTitle, when } from "../console/time.js"
 
 /** The console's times: never a bare clock time, always the date and the zone with it. */
 describe("the console's times", () => {
@@ -19,5 +19,10 @@ describe("the console's times", () => {
     expect(when(now)).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{2}:\d{2}$/)
     expect(when(now)).toBe(formatTime(now, -new Date(now).getTimezoneOffset()))
     expect([when(null), when(undefined)]).toEqual(["", ""])
+  })
+
+  it("say the UTC instant on hover, as ISO 8601", () => {
+    expect(utcText(instant)).toBe("2026-12-05T13:03:07.045Z")
+    expect(utcTitle(instant)).toBe("UTC 2026-12-05T13:03:07.045Z")
   })
 })

@@ -45,8 +45,8 @@ export interface DaemonProcess extends ScriptProcess {
   readonly logs: () => ReadonlyArray<{ readonly message?: string; readonly logLevel?: string; readonly annotations?: Record<string, unknown> }>
   /** GET on the daemon's HTTP server, with extra request headers if given. */
   readonly get: (path: string, headers?: Readonly<Record<string, string>>) => Promise<HttpReply>
-  /** A request of any method (a body for the ones that carry one) on the daemon's HTTP server. */
-  readonly request: (method: string, path: string, headers?: Readonly<Record<string, string>>) => Promise<HttpReply>
+  /** A request of any method (a body for the ones that carry one: `body`, else `{}`) on the daemon's HTTP server. */
+  readonly request: (method: string, path: string, headers?: Readonly<Record<string, string>>, body?: string) => Promise<HttpReply>
   /** Waits until `/readyz` answers 200; fails early if the process exits. */
   readonly waitReady: (timeoutMs?: number) => Promise<void>
 }
@@ -167,9 +167,9 @@ export const spawnDaemon = async (env: Readonly<Record<string, string>>, timeout
     } else await sleep(25)
   }
   const base = `http://127.0.0.1:${port}`
-  const request = async (method: string, path: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpReply> => {
-    const body = method === "GET" || method === "HEAD" ? {} : { body: "{}" }
-    const response = await fetch(`${base}${path}`, { method, headers, ...body, signal: AbortSignal.timeout(5_000) })
+  const request = async (method: string, path: string, headers: Readonly<Record<string, string>> = {}, sent = "{}"): Promise<HttpReply> => {
+    const body = method === "GET" || method === "HEAD" ? {} : { body: sent }
+    const response = await fetch(`${base}${path}`, { method, headers, ...body, signal: AbortSignal.timeout(10_000) })
     const text = await response.text()
     return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) as unknown }
   }

@@ -92,6 +92,8 @@ describe("the Grafana dashboard (deploy/grafana)", () => {
       "microdcs_job_orders",
       "microdcs_job_responses",
       "microdcs_executions_active",
+      "microdcs_jobs_total",
+      "microdcs_job_run_seconds_bucket",
       "microdcs_messages_total",
       "microdcs_handler_seconds_bucket",
       "microdcs_poller_processed_total",
@@ -106,6 +108,16 @@ describe("the Grafana dashboard (deploy/grafana)", () => {
       "microdcs_execution_log_committed_total"
     ]
     expect(wanted.filter((name) => !named.has(name))).toEqual([])
+  })
+
+  it("draws per-scope job rates and run-time percentiles from the job counters and histogram, max over instances", () => {
+    const exprs = graphs.flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ""))
+    for (const event of ["started", "completed", "aborted"]) {
+      expect(exprs.some((e) => e.includes("microdcs_jobs_total") && e.includes(`event="${event}"`) && e.startsWith("max by (scope)")), event).toBe(true)
+    }
+    for (const q of ["0.5", "0.95", "0.99"]) {
+      expect(exprs.some((e) => e.startsWith(`histogram_quantile(${q}, max by (scope, le)`) && e.includes("microdcs_job_run_seconds_bucket")), q).toBe(true)
+    }
   })
 
   it("names only metrics a running daemon exports", { timeout: 60_000 }, async () => {

@@ -15,10 +15,18 @@ export interface Origin {
   readonly id: string
   /** The comment the method carried, if any (cut to `MAX_ORIGIN_COMMENT_LENGTH`). */
   readonly comment?: string
+  /**
+   * Where the actor was, when known: the console's remote address (`203.0.113.7`), the CLI's
+   * host. Absent for the MES (the MQTT binding sees no login or address: its `id` is its source),
+   * the engine, a trigger, and every entry written before it was recorded.
+   */
+  readonly from?: string
 }
 
 /** The longest id an origin keeps: a longer MES source is cut, a longer operator name refused. */
 export const MAX_ORIGIN_ID_LENGTH = 256
+/** The longest `from` an origin keeps (a longer one is cut). */
+export const MAX_ORIGIN_FROM_LENGTH = 256
 /** The longest comment an origin keeps (the job order record keeps the whole comment). */
 export const MAX_ORIGIN_COMMENT_LENGTH = 500
 
@@ -31,6 +39,13 @@ const isOriginKind = (value: unknown): value is OriginKind => typeof value === "
 
 /** `kind:id`, as the history and the log show it: `cli:alice@host`, `mes:urn:mes:line-1`. */
 export const originText = (origin: Origin): string => `${origin.kind}:${origin.id}`
+
+/** An origin with `from` added (cut to its bound, control characters dropped); the same origin when there is none. */
+export const withFrom = (origin: Origin, from: string | undefined): Origin => {
+  // eslint-disable-next-line no-control-regex
+  const clean = from?.replace(/[\u0000-\u001f\u007f]/g, "").trim()
+  return clean === undefined || clean === "" ? origin : { ...origin, from: cut(clean, MAX_ORIGIN_FROM_LENGTH) }
+}
 
 /** An origin with `comment` added (cut to its bound); the same origin when there is none. */
 export const withComment = (origin: Origin, comment: string | undefined): Origin =>
@@ -57,7 +72,8 @@ export const encodeOrigin = (origin: Origin): string => JSON.stringify(origin)
 
 /**
  * A stored origin (an object, or its JSON text), or `undefined` for none or anything that does not
- * read as one: an entry written before origins were recorded shows as before. Never throws.
+ * read as one: an entry written before origins were recorded shows as before, one written before
+ * `from` was recorded reads without it. Never throws.
  */
 export const decodeOrigin = (value: unknown): Origin | undefined => {
   let parsed = value
@@ -69,7 +85,7 @@ export const decodeOrigin = (value: unknown): Origin | undefined => {
     }
   }
   if (typeof parsed !== "object" || parsed === null) return undefined
-  const { kind, id, comment } = parsed as Record<string, unknown>
+  const { kind, id, comment, from } = parsed as Record<string, unknown>
   if (!isOriginKind(kind) || typeof id !== "string") return undefined
-  return typeof comment === "string" ? { kind, id, comment } : { kind, id }
+  return { kind, id, ...(typeof comment === "string" ? { comment } : {}), ...(typeof from === "string" ? { from } : {}) }
 }

@@ -10,7 +10,8 @@ import {
   mesOrigin,
   originProblems,
   originText,
-  withComment
+  withComment,
+  withFrom
 } from "@microdcs/job-state"
 
 // Issue 21: who caused a change is recorded with it (the MES, an operator on the CLI, ...).
@@ -52,5 +53,16 @@ describe("origins", () => {
     expect(Result.getOrThrow(decodeJobOrderRecord(encodeJobOrderRecord(jobOrder, JobStates.Running))).origin).toBeUndefined()
     const broken = JSON.stringify({ ...JSON.parse(encodeJobOrderRecord(jobOrder, JobStates.Running)), Origin: { kind: 1 } })
     expect(Result.getOrThrow(decodeJobOrderRecord(broken)).origin).toBeUndefined()
+  })
+
+  it("where the actor was (`from`) round-trips; an entry without it reads as before; a bad one is cleaned and cut", () => {
+    const console = withFrom(withComment({ kind: "console", id: "alice" }, "stuck"), "203.0.113.7")
+    expect(console).toEqual({ kind: "console", id: "alice", comment: "stuck", from: "203.0.113.7" })
+    expect(decodeOrigin(encodeOrigin(console))).toEqual(console)
+    expect(decodeOrigin('{"kind":"cli","id":"alice@host","comment":"c"}')).toEqual({ kind: "cli", id: "alice@host", comment: "c" })
+    expect(decodeOrigin('{"kind":"cli","id":"alice@host","from":7}')).toEqual({ kind: "cli", id: "alice@host" })
+    expect(withFrom(mesOrigin("m"), undefined)).toEqual({ kind: "mes", id: "m" })
+    expect(withFrom(mesOrigin("m"), " \u0007 ")).toEqual({ kind: "mes", id: "m" })
+    expect(withFrom(mesOrigin("m"), "h".repeat(1000)).from).toHaveLength(256)
   })
 })

@@ -16,12 +16,16 @@ export const keyFamilies = {
   startLease: "lock:poststart:{configId}",
   jobOrder: "joborder:{id}",
   jobOrderList: "joborder:list:{scope}",
+  /** The search index of a scope's job orders: one sorted set read by lex range (store's JobOrderSearch). */
+  jobOrderSearch: "joborder:search:{scope}",
   jobResponse: "jobresponse:{id}",
   jobResponseList: "jobresponse:list:{scope}",
   jobResponseByOrder: "jobresponse:byorder:{orderId}",
   /** Every response that carries the job order, scored by its last write (server µs): the by-order pointer falls back on it. */
   jobResponseOfOrder: "jobresponse:oforder:{orderId}",
   jobResponseByState: "jobresponse:bystate:{scope}:{state}",
+  /** The scope's job responses in a failure state (Aborted), scored by end time (epoch ms): the incident view's newest failures. */
+  jobResponseFailed: "jobresponse:failed:{scope}",
   workMaster: "workmaster:{id}",
   workMasterList: "workmaster:list:{scope}",
   referenceList: "ref:{kind}:{scope}",

@@ -17,7 +17,7 @@
   KEYS[7] jobresponse:oforder:{order}           zset    holds the id (added with score 0, the oldest,
                                                         when missing; unused when ARGV[5] is empty)
 
-  Unused key slots hold the document key (KEYS[1]), as in put-jobresponse-10.lua.
+  Unused key slots hold the document key (KEYS[1]), as in put-jobresponse-12.lua.
 
   ARGV[1] id
   ARGV[2] version (v) the caller read

@@ -20,11 +20,11 @@
       sfc:keyplaces:{scope}:{typeId}               hash   its type's places
     sfc:correlation:{correlationId} x P   string pointers set to the job id (any type is replaced)
     joborder:{jobId}                      hash   only when R = 1: read after the write
-    joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}   only when G = 1: the job order
+    joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}, joborder:search:{scope}   only when G = 1: the job order
                                                   move written with the job (lib/joborder-move.lua)
     jobresponse:{id}, jobresponse:list:{scope}, jobresponse:bystate:{scope}:{state} (the response
     doc key when its state is ""), jobresponse:byorder:{orderId}, jobresponse:oforder:{orderId},
-    scopes, changes:{scope}                       only when Q = 1: the job response created with the
+    scopes, changes:{scope}, jobresponse:failed:{scope}, joborder:list:{scope}   only when Q = 1: the job response created with the
                                                   job (lib/jobresponse-create.lua)
 
   ARGV[1]  nudge channel ({prefix}:nudge:sfc); "" = no nudge for any job
@@ -56,7 +56,7 @@
     then, when G = 1, the move: expected job order version (> 0), its scope, job order id,
     priority, doc, operation id, change word, origin ("" = none), changes nudge channel
     then, when Q = 1, the response: its scope, id, normalized state ("" = not indexed), job order
-    id, start time (epoch ms), doc, operation id, change word, changes nudge channel
+    id, start time (epoch ms), doc, operation id, change word, changes nudge channel, end time (epoch ms)
     then, when R = 1, the job order version the writer holds (0 = none)
 
   Replies: an array with one reply per job, in job order:
@@ -109,11 +109,11 @@ end
 -- The job response's block from ARGV[cursor] when `present`, as readMove.
 local function readResponse(present, cursor)
   if not present then return false, cursor end
-  if not tonumber(ARGV[cursor + 4]) or ARGV[cursor + 8] == nil then return nil end
+  if not tonumber(ARGV[cursor + 4]) or not tonumber(ARGV[cursor + 9]) then return nil end
   return {
     scope = ARGV[cursor], id = ARGV[cursor + 1], state = ARGV[cursor + 2], orderId = ARGV[cursor + 3], startTime = ARGV[cursor + 4],
-    doc = ARGV[cursor + 5], op = ARGV[cursor + 6], change = ARGV[cursor + 7], channel = ARGV[cursor + 8]
-  }, cursor + 9
+    doc = ARGV[cursor + 5], op = ARGV[cursor + 6], change = ARGV[cursor + 7], channel = ARGV[cursor + 8], endTime = ARGV[cursor + 9]
+  }, cursor + 10
 end
 
 -- One job's block of ARGV from `cursor` and of KEYS from `nextKey`: the job, the next cursor and
@@ -169,13 +169,15 @@ local function readJob(cursor, nextKey)
   end
   if job.move then
     job.move.docKey, job.move.listKey, job.move.scopesKey, job.move.changesKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
-    nextKey = nextKey + 4
+    job.move.searchKey = KEYS[nextKey + 4]
+    nextKey = nextKey + 5
   end
   if job.response then
     local r = job.response
     r.docKey, r.listKey, r.stateKey, r.orderKey = KEYS[nextKey], KEYS[nextKey + 1], KEYS[nextKey + 2], KEYS[nextKey + 3]
-    r.ofOrderKey, r.scopesKey, r.changesKey = KEYS[nextKey + 4], KEYS[nextKey + 5], KEYS[nextKey + 6]
-    nextKey = nextKey + 7
+    r.ofOrderKey, r.scopesKey, r.changesKey, r.failedKey = KEYS[nextKey + 4], KEYS[nextKey + 5], KEYS[nextKey + 6], KEYS[nextKey + 7]
+    r.ordersKey = KEYS[nextKey + 8]
+    nextKey = nextKey + 9
   end
   return job, cursor, nextKey
 end

@@ -180,3 +180,22 @@ export const registerScope = defineScript({
     throw new UnexpectedReply("register-scope", raw)
   }
 })
+
+export interface RepairJobResponseFailedArgs {
+  readonly id: string
+  readonly version: string
+  readonly scope: string
+  /** The failed-set score computed from the read; "" = unknown (keep an existing score, else the stored end time). */
+  readonly score: string
+}
+
+/**
+ * Sets a job response's membership in its scope's `jobresponse:failed:{scope}` set: Aborted with
+ * its job order listed (live) in the scope puts it there, anything else takes it out.
+ */
+export const repairJobResponseFailed = defineScript({
+  file: "repair-jobresponse-failed-3.lua",
+  keys: ["doc", "failed", "orders"],
+  encodeArgs: (a: RepairJobResponseFailedArgs) => [a.id, a.version, a.scope, a.score],
+  decodeReply: decodeRepairReply("repair-jobresponse-failed")
+})

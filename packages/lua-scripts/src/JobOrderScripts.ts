@@ -21,8 +21,8 @@ export interface PutJobOrderArgs {
 }
 
 export const putJobOrder = defineScript({
-  file: "put-joborder-4.lua",
-  keys: ["doc", "list", "scopes", "changes"],
+  file: "put-joborder-7.lua",
+  keys: ["doc", "list", "scopes", "changes", "search", "responses", "failed"],
   encodeArgs: (a: PutJobOrderArgs) => [
     a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs, a.origin
   ],
@@ -46,8 +46,8 @@ const decodeCreateWrite = decodeWriteReply("create-joborder-done", ["ok", "confl
 
 /** A job order's create and its request's done mark, in one atomic step (see the script's header). */
 export const createJobOrderDone = defineScript({
-  file: "create-joborder-done-5.lua",
-  keys: ["doc", "list", "scopes", "changes", "dedupe"],
+  file: "create-joborder-done-6.lua",
+  keys: ["doc", "list", "scopes", "changes", "dedupe", "search"],
   encodeArgs: (a: CreateJobOrderDoneArgs) => [
     a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.origin, a.token, a.ttlMs, a.reply
   ],
@@ -68,8 +68,8 @@ export interface DeleteDocumentArgs {
 }
 
 export const deleteJobOrder = defineScript({
-  file: "delete-joborder-4.lua",
-  keys: ["doc", "list", "scopes", "changes"],
+  file: "delete-joborder-7.lua",
+  keys: ["doc", "list", "scopes", "changes", "search", "responses", "failed"],
   encodeArgs: (a: DeleteDocumentArgs) => [a.expectedVersion, a.scope, a.id, a.op, a.change, a.nudgeChannel],
   decodeReply: decodeWriteReply("delete-joborder", ["ok", "notfound", "conflict", "retry", "wrongtype"])
 })

@@ -16,6 +16,8 @@ export interface PutJobResponseArgs {
   readonly storedOrderId: string
   /** Epoch ms; the list score (0 when the response has none). */
   readonly startTime: number
+  /** Epoch ms; the score in the scope's failed set while the state is a failure state. */
+  readonly endTime: number
   readonly doc: string
   readonly op: string
   readonly change: string
@@ -25,14 +27,15 @@ export interface PutJobResponseArgs {
 /**
  * Unused key slots (no new state, no stored state, no stored order) carry the document key:
  * the script decides from the matching ARGV value, which is empty, and never touches the slot.
- * `newResponses`/`oldResponses` are the `jobresponse:oforder:{o}` sets of the new and stored order.
+ * `newResponses`/`oldResponses` are the `jobresponse:oforder:{o}` sets of the new and stored order;
+ * `failed` is the scope's `jobresponse:failed:{scope}` set (responses in a failure state by end time).
  */
 export const putJobResponse = defineScript({
-  file: "put-jobresponse-10.lua",
-  keys: ["doc", "list", "newState", "oldState", "newOrder", "oldOrder", "scopes", "changes", "newResponses", "oldResponses"],
+  file: "put-jobresponse-12.lua",
+  keys: ["doc", "list", "newState", "oldState", "newOrder", "oldOrder", "scopes", "changes", "newResponses", "oldResponses", "failed", "orders"],
   encodeArgs: (a: PutJobResponseArgs) => [
     a.expectedVersion, a.scope, a.id, a.state, a.storedState, a.orderId, a.storedOrderId, a.startTime, a.doc, a.op, a.change,
-    a.nudgeChannel
+    a.nudgeChannel, a.endTime
   ],
   decodeReply: decodeWriteReply("put-jobresponse", ["ok", "conflict", "scope", "retry", "wrongtype"])
 })
@@ -50,8 +53,8 @@ export interface DeleteJobResponseArgs {
 }
 
 export const deleteJobResponse = defineScript({
-  file: "delete-jobresponse-7.lua",
-  keys: ["doc", "list", "state", "order", "scopes", "changes", "responses"],
+  file: "delete-jobresponse-8.lua",
+  keys: ["doc", "list", "state", "order", "scopes", "changes", "responses", "failed"],
   encodeArgs: (a: DeleteJobResponseArgs) => [a.expectedVersion, a.scope, a.state, a.orderId, a.id, a.op, a.change, a.nudgeChannel],
   decodeReply: decodeWriteReply("delete-jobresponse", ["ok", "notfound", "conflict", "retry", "wrongtype"])
 })

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 
 /**
- * The text of one file under the package's `lua/` folder, by its path there (`put-joborder-4.lua`,
+ * The text of one file under the package's `lua/` folder, by its path there (`put-joborder-7.lua`,
  * `lib/check-version.lua`). Run from source, it reads the file, so the `.lua` files stay the one
  * source of truth. Every build replaces this module with one that carries the files inline
  * (`embedLuaPlugin`), so a built or bundled service needs no `lua/` folder on disk.

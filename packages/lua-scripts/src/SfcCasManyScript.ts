@@ -16,9 +16,9 @@ export interface SfcCasManyJob extends Omit<SfcCompareAndSetArgs, "event" | "nud
   readonly events: ReadonlyArray<string>
   /** `false`: the job's entries are appended without a nudge (the writer handles them itself). */
   readonly nudge: boolean
-  /** A job order move written with the job when its version still matches (`put-joborder-4`'s put, never a refusal of the job). */
+  /** A job order move written with the job when its version still matches (`put-joborder-7`'s put, never a refusal of the job). */
   readonly jobOrderMove?: SfcJobOrderMove | undefined
-  /** A job response created with the job unless it exists (`put-jobresponse-10`'s create, never a refusal of the job). */
+  /** A job response created with the job unless it exists (`put-jobresponse-12`'s create, never a refusal of the job). */
   readonly jobResponse?: SfcJobResponseCreate | undefined
 }
 
@@ -33,6 +33,10 @@ export interface SfcJobResponseCreate {
     readonly ofOrder: string
     readonly scopes: string
     readonly changes: string
+    /** The scope's failed set (`jobresponse:failed:{scope}`). */
+    readonly failed: string
+    /** The scope's job order list (`joborder:list:{scope}`): an Aborted response joins the failed set only while its order is listed. */
+    readonly orders: string
   }
   readonly scope: string
   readonly id: string
@@ -40,6 +44,8 @@ export interface SfcJobResponseCreate {
   readonly state: string
   readonly orderId: string
   readonly startTime: number
+  /** Epoch ms: the failed-set score while the state is a failure state. */
+  readonly endTime: number
   readonly doc: string
   readonly op: string
   readonly change: string
@@ -47,12 +53,12 @@ export interface SfcJobResponseCreate {
 }
 
 /**
- * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-4`'s put
+ * A job order move written with an SFC job (see `lib/joborder-move.lua`): `put-joborder-7`'s put
  * of the move (its `expectedVersion`, the version the move was computed from, is > 0), with no
  * limit and no retention.
  */
 export interface SfcJobOrderMove extends Pick<PutJobOrderArgs, "expectedVersion" | "scope" | "id" | "priority" | "doc" | "op" | "change" | "origin"> {
-  readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string }
+  readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string; readonly search: string }
   /** The change stream's nudge channel. */
   readonly changesChannel: string
 }
@@ -102,11 +108,13 @@ const jobKeys = (job: SfcCasManyJob): ReadonlyArray<string> => [
   ...keyedWaitKeys(job.keyedLeave),
   ...(job.directSend?.pointerKeys ?? []),
   ...(job.directSend?.jobOrderKey != null ? [job.directSend.jobOrderKey] : []),
-  ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes] : []),
+  ...(job.jobOrderMove ? [job.jobOrderMove.keys.doc, job.jobOrderMove.keys.list, job.jobOrderMove.keys.scopes, job.jobOrderMove.keys.changes, job.jobOrderMove.keys.search] : []),
   ...(job.jobResponse ? responseKeys(job.jobResponse) : [])
 ]
 
-const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes]
+const responseKeys = ({ keys }: SfcJobResponseCreate): ReadonlyArray<string> => [
+  keys.doc, keys.list, keys.state, keys.order, keys.ofOrder, keys.scopes, keys.changes, keys.failed, keys.orders
+]
 
 const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> => [
   r.scope,
@@ -117,7 +125,8 @@ const responseArgs = (r: SfcJobResponseCreate): ReadonlyArray<string | number> =
   r.doc,
   r.op,
   r.change,
-  r.changesChannel
+  r.changesChannel,
+  r.endTime
 ]
 
 const moveArgs = (move: SfcJobOrderMove): ReadonlyArray<string | number> => [

@@ -7,6 +7,7 @@ export * from "./WriteReply.js"
 export * from "./WrongTypeReply.js"
 // The island's scripts, one descriptor per Lua file, with their argument and reply types.
 export * from "./JobOrderScripts.js"
+export * from "./JobOrderSearchScripts.js"
 export * from "./DedupeScripts.js"
 export * from "./LeaseScripts.js"
 export * from "./ReferenceListScripts.js"

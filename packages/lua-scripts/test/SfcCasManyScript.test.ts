@@ -73,11 +73,11 @@ describe("sfc-cas-many script", () => {
   })
 
   it("encodes a job's move and response after its entries, and their keys after its job order key", () => {
-    const keys = { doc: "jo", list: "jl", scopes: "sc", changes: "ch" }
+    const keys = { doc: "jo", list: "jl", scopes: "sc", changes: "ch", search: "js" }
     const move = { keys, expectedVersion: 2, scope: "s", id: "b", priority: 1, doc: "{}", op: "m-op", change: "Run", origin: "", changesChannel: "nc" }
     const response = {
-      keys: { doc: "rd", list: "rl", state: "rs", order: "ro", ofOrder: "rf", scopes: "sc", changes: "ch" },
-      scope: "s", id: "r", state: "Ended", orderId: "b", startTime: 5, doc: "{}", op: "r-op", change: "ResultUpdate", changesChannel: "nc"
+      keys: { doc: "rd", list: "rl", state: "rs", order: "ro", ofOrder: "rf", scopes: "sc", changes: "ch", failed: "fa", orders: "jl" },
+      scope: "s", id: "r", state: "Ended", orderId: "b", startTime: 5, endTime: 6, doc: "{}", op: "r-op", change: "ResultUpdate", changesChannel: "nc"
     }
     const job = { ...bare, jobOrderMove: move, jobResponse: response }
     const args = { nudgeChannel: "", eventLifetimeMs: 1000, jobs: [job] }
@@ -85,9 +85,9 @@ describe("sfc-cas-many script", () => {
       "", 1, 1000,
       0, "s", "b", "op-b", "{}", "", "0", "0", 0, 0, 0, 0, 0, 0, "0", "1", "1", 0, 0, 0,
       2, "s", "b", 1, "{}", "m-op", "Run", "", "nc",
-      "s", "r", "Ended", "b", 5, "{}", "r-op", "ResultUpdate", "nc"
+      "s", "r", "Ended", "b", 5, "{}", "r-op", "ResultUpdate", "nc", 6
     ])
-    expect(scriptKeys(sfcCompareAndSetMany, {}, args).slice(4)).toEqual(["jo", "jl", "sc", "ch", "rd", "rl", "rs", "ro", "rf", "sc", "ch"])
+    expect(scriptKeys(sfcCompareAndSetMany, {}, args).slice(4)).toEqual(["jo", "jl", "sc", "ch", "js", "rd", "rl", "rs", "ro", "rf", "sc", "ch", "fa", "jl"])
   })
 
   it("decodes one reply per job, the duplicate with its event index", () => {

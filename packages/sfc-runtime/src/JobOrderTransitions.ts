@@ -75,12 +75,20 @@ const loadMany = ({ jobOrders, cache }: TransitionDeps, ids: ReadonlyArray<strin
   })
 
 /** The versioned put of one move: `true` when it landed, `false` when the job order moved meanwhile (re-read next). */
-const writeMove = ({ jobOrders, cache }: TransitionDeps, id: string, current: LoadedJobOrder, next: JobState, trigger: Trigger, op: string | undefined) =>
+const writeMove = (
+  { jobOrders, cache }: TransitionDeps,
+  id: string,
+  current: LoadedJobOrder,
+  next: JobState,
+  trigger: Trigger,
+  op: string | undefined,
+  reason: string | undefined
+) =>
   jobOrders
     .put({
       id,
       scope: current.scope,
-      doc: encodeJobOrderRecord(current.jobOrder, next, current.comment, ENGINE_ORIGIN),
+      doc: encodeJobOrderRecord(current.jobOrder, next, reason ?? current.comment, ENGINE_ORIGIN),
       priority: priorityOf(current.jobOrder),
       expectedVersion: current.version,
       change: trigger,
@@ -107,13 +115,14 @@ export interface PlannedMove {
 }
 
 /** The move of `trigger` as `writeMove` would put it, from the cached job order; `undefined` when none is cached or its state refuses the trigger. */
-const planMove = ({ cache }: TransitionDeps, id: string, trigger: Trigger, op: string): PlannedMove | undefined => {
+/** `reason`: why a failed job is aborted, kept as the job order's comment (else the comment stays). */
+const planMove = ({ cache }: TransitionDeps, id: string, trigger: Trigger, op: string, reason?: string): PlannedMove | undefined => {
   const current = cache.get(id)
   if (current === undefined) return undefined
   const moved = transition(current.state, trigger)
   if (Result.isFailure(moved)) return undefined
   const next = moved.success
-  const doc = encodeJobOrderRecord(current.jobOrder, next, current.comment, ENGINE_ORIGIN)
+  const doc = encodeJobOrderRecord(current.jobOrder, next, reason ?? current.comment, ENGINE_ORIGIN)
   const input = { scope: current.scope, expectedVersion: current.version, doc, priority: priorityOf(current.jobOrder), change: trigger, op, origin: ENGINE_ORIGIN_TEXT }
   return { id, op, input, current, next }
 }
@@ -147,7 +156,8 @@ const apply = (
   deps: TransitionDeps,
   id: string,
   trigger: Trigger,
-  op?: string
+  op?: string,
+  reason?: string
 ): Effect.Effect<TransitionOutcome, InvalidInput | WrongType | ConnectionError | StateMoved> =>
   Effect.gen(function* () {
     let cached = deps.cache.get(id)
@@ -167,7 +177,7 @@ const apply = (
         if (isInternal(trigger) && transitionTable[trigger].to === from) return { _tag: "Applied", from, to: from } as const
         return { _tag: "Refused", from } as const
       }
-      if (yield* writeMove(deps, id, current, moved.success, trigger, op)) return { _tag: "Applied", from, to: normalizedName(moved.success) } as const
+      if (yield* writeMove(deps, id, current, moved.success, trigger, op, reason)) return { _tag: "Applied", from, to: normalizedName(moved.success) } as const
     }
     return yield* new StateMoved({ key: id, attempts: MAX_ATTEMPTS })
   })
@@ -183,9 +193,10 @@ export class JobOrderTransitions extends Context.Service<JobOrderTransitions>()(
       load: (id: string) => load(deps, id),
       /** Job orders by id in one read; the missing and unreadable ones are not in the map. */
       loadMany: (ids: ReadonlyArray<string>) => loadMany(deps, ids),
-      apply: (id: string, trigger: Trigger, op?: string) => apply(deps, id, trigger, op),
+      /** `reason`: a failed job's, kept as the job order's comment on its Abort. */
+      apply: (id: string, trigger: Trigger, op?: string, reason?: string) => apply(deps, id, trigger, op, reason),
       /** A move to write with an execution's write, from the cached job order (see {@link PlannedMove}). */
-      planMove: (id: string, trigger: Trigger, op: string) => planMove(deps, id, trigger, op),
+      planMove: (id: string, trigger: Trigger, op: string, reason?: string) => planMove(deps, id, trigger, op, reason),
       /** Tells the cache what became of a planned move: its new version, or `undefined` when it did not land. */
       settleMove: (move: PlannedMove, version: number | undefined) => settleMove(deps, move, version),
       /** The version of the job order's held copy, if any: a write's read of it may then leave the document out. */

@@ -174,7 +174,7 @@ export const moveJobOrder = (entry: JobOrderEntry, version: string) =>
   Effect.gen(function* () {
     const jobOrders = yield* JobOrderTransitions
     const executions = yield* Executions
-    const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, version, entry.trigger))
+    const outcome = yield* jobOrders.apply(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, version, entry.trigger), entry.reason)
     // The entries of one write are handled concurrently, so Complete (or Abort) of a recipe that
     // finished at once can arrive before its Run. Fail the entry: the poller delivers it again
     // after a short backoff, when Run has landed.
@@ -218,6 +218,7 @@ export const storeResponse = (entry: JobResponseEntry, scope: string) =>
         orderId: entry.jobId,
         state: entry.state,
         startTime: entry.startTime,
+        endTime: entry.endTime,
         doc: jsonDocument(responseDocument(entry, jobOrder)),
         expectedVersion: 0,
         change: "ResultUpdate",

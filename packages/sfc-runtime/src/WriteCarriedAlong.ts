@@ -22,7 +22,7 @@ const nothing: CarriedAlong = { move: undefined, response: undefined }
 const moveOf = (deps: ExecutionDeps, output: EngineOutput, expectedVersion: number): PlannedMove | undefined => {
   const entry = output.outbox.find((e): e is JobOrderEntry => e.type === "joborder")
   if (deps.jobOrders === undefined || entry === undefined || entry.jobId !== output.state.jobId) return undefined
-  return deps.jobOrders.planMove(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, String(expectedVersion + 1), entry.trigger))
+  return deps.jobOrders.planMove(entry.jobId, entry.trigger, jobOrderOperation(entry.jobId, String(expectedVersion + 1), entry.trigger), entry.reason)
 }
 
 const responseOf = (deps: ExecutionDeps, output: EngineOutput): CarriedAlong["response"] => {
@@ -33,7 +33,10 @@ const responseOf = (deps: ExecutionDeps, output: EngineOutput): CarriedAlong["re
   const op = responseOperation(entry.responseId)
   const { scope } = output.state
   const doc = jsonDocument(responseDocument(entry, held.jobOrder))
-  return { op, input: { id: entry.responseId, scope, orderId: entry.jobId, state: entry.state, startTime: entry.startTime, doc, op, change: "ResultUpdate" } }
+  return {
+    op,
+    input: { id: entry.responseId, scope, orderId: entry.jobId, state: entry.state, startTime: entry.startTime, endTime: entry.endTime, doc, op, change: "ResultUpdate" }
+  }
 }
 
 /** Where the runtime runs (it holds job orders), a write's move and response; the admin tool's writes carry none. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
-import { JobOrderDao, JobResponseDao } from "@microdcs/store"
+import { IndexMaintenance, JobOrderDao, JobOrderSearch, JobResponseDao } from "@microdcs/store"
 import { randomPrefix } from "@microdcs/test-utils"
 import { decodeJobOrderRecord, JobStates, toStoredState } from "@microdcs/job-state"
 import { correlationIdOf, type Recipe, validateRecipe } from "@microdcs/sfc"
@@ -69,6 +69,32 @@ describe("SFC runtime: job order moves in the execution's write", () => {
         ["joborder", "Complete", "sfc:jo-move-3:2:Complete"],
         ["jobresponse", "ResultUpdate", expect.stringMatching(/^sfc:/)]
       ])
+    }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
+  })
+
+  it.live("the engine's moves in its own write keep the search index: Running, then Ended_Completed with its end time", () => {
+    const prefix = randomPrefix("sfc-moves-search")
+    const find = (states: ReadonlyArray<string>) =>
+      Effect.flatMap(JobOrderSearch, (s) => s.search({ scopes: [SCOPE], states, workMaster: "wm-move" })).pipe(
+        Effect.map((page) => page.items.filter((i) => i.id === "jo-move-4")),
+        Effect.provide(JobOrderSearch.Default)
+      )
+    return Effect.gen(function* () {
+      const executions = yield* Executions
+      yield* heldJobOrder("jo-move-4")
+      expect(yield* find(["AllowedToStart_Ready", "AllowedToStart_Waiting"])).toHaveLength(1)
+      yield* start("jo-move-4")
+      expect(yield* find(["Running"])).toMatchObject([{ id: "jo-move-4", state: "Running", workMaster: "wm-move", endedMs: null }])
+      expect(yield* find(["AllowedToStart_Ready", "AllowedToStart_Waiting"])).toEqual([])
+      const done = { type: "event", correlationId: correlationIdOf("jo-move-4", "fit", 1), data: { done: true } } as const
+      yield* executions.apply("jo-move-4", done)
+      const ended = yield* find(["Ended_Completed"])
+      expect(ended).toMatchObject([{ id: "jo-move-4", state: "Ended_Completed" }])
+      expect(ended[0]!.endedMs).toBeGreaterThanOrEqual(ended[0]!.createdMs!)
+      expect(yield* find(["Running"])).toEqual([])
+      // The index holds exactly what the documents imply.
+      const check = yield* Effect.flatMap(IndexMaintenance, (m) => m.check({ scope: SCOPE })).pipe(Effect.provide(IndexMaintenance.Default))
+      expect(check.filter((i) => i.key.includes("joborder:search"))).toEqual([])
     }).pipe(Effect.provide(observer(prefix)), Effect.scoped)
   })
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { eventually } from "@microdcs/test-utils"
 import { engineWorld, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
 import { executionOf, jobOrderFor, push, recipeWorkMasterV11, responseSummary, SCOPE, stepJson, transition, untilResponse } from "./RuntimeKit.js"
 
@@ -42,7 +43,11 @@ describe("SFC runtime: action qualifiers (v1.1.0)", () => {
       yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-stored", storedRecipe))
       yield* putJobOrder(SCOPE, jobOrderFor("jo-stored", "wm-stored"))
       expect(responseSummary(yield* untilResponse("jo-stored"))).toMatchObject({ state: "Ended_Completed" })
-      const commands = sent(station, "jo-stored")
+      // The end's Stop goes out after the write that ended the job (from its outbox): wait for it.
+      const commands = yield* eventually(Effect.sync(() => {
+        const all = sent(station, "jo-stored")
+        return all.includes("vent:com.example.vent-off.v1") ? all : undefined
+      }))
       expect(commands.filter((c) => c.startsWith("heater"))).toEqual(["heater:com.example.heater.v1", "heaterOff:com.example.heater-off.v1"])
       expect(commands.indexOf("heaterOff:com.example.heater-off.v1")).toBeGreaterThan(commands.indexOf("work:com.example.work.v1"))
       expect(commands.filter((c) => c.startsWith("vent"))).toEqual(["vent:com.example.vent.v1", "vent:com.example.vent-off.v1"])

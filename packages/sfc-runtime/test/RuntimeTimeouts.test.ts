@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Valkey } from "@microdcs/store"
+import { JobOrderDao, JobOrderSearch, Valkey } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { defaultEngineOptions, sweepOnce } from "@microdcs/sfc-runtime"
 import { engineWorld, eventually, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
@@ -34,6 +34,11 @@ describe("SFC runtime: timeouts", () => {
       expect(response.error).toEqual(expect.stringContaining("probe"))
       expect(response.error).toEqual(expect.stringContaining("3 sends"))
       yield* untilJobOrderIs("jo-silent", "Aborted")
+      // The failure is the job order's comment on its Abort: a search by error text finds it.
+      const record = JSON.parse((yield* Effect.flatMap(JobOrderDao, (dao) => dao.get("jo-silent"))).doc) as { Comment?: string }
+      expect(record.Comment).toBe(response.error)
+      const found = yield* Effect.flatMap(JobOrderSearch, (s) => s.search({ scopes: [SCOPE], errorText: "3 SENDS" })).pipe(Effect.provide(JobOrderSearch.Default))
+      expect(found.items).toMatchObject([{ id: "jo-silent", state: "Aborted", error: response.error }])
       const sends = world.station.commands
       expect(sends.map((c) => c.action)).toEqual(["probe", "probe", "probe"])
       expect(sends.map((c) => c.attempt)).toEqual([1, 2, 3])

@@ -62,7 +62,7 @@ describe("finishing", () => {
     const error = "no transition out of Check has a condition that holds"
     expect(job.state).toMatchObject({ status: "failed", error })
     expect(out.outbox).toEqual([
-      { type: "joborder", jobId: JOB, trigger: "Abort" },
+      { type: "joborder", jobId: JOB, trigger: "Abort", reason: error },
       { type: "jobresponse", jobId: JOB, responseId: `${JOB}-response`, state: "Aborted", startTime: T0, endTime: T0 + 1, data: { check: { score: 3 } }, error }
     ])
     expectAbsorbing(job, T0 + 2)

@@ -30,7 +30,7 @@ describe("timeouts", () => {
     const failed = job.apply({ type: "tick" }, T0 + 35 * S)
     const error = "action press timed out: no reply after 3 sends"
     expect(failed.outbox).toEqual([
-      { type: "joborder", jobId: JOB, trigger: "Abort" },
+      { type: "joborder", jobId: JOB, trigger: "Abort", reason: error },
       { type: "jobresponse", jobId: JOB, responseId: `${JOB}-response`, state: "Aborted", startTime: T0, endTime: T0 + 35 * S, data: {}, error }
     ])
     expect(failed.state).toMatchObject({ status: "failed", error, endedAt: T0 + 35 * S, actions: [], active: [] })

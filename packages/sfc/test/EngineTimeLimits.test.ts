@@ -39,7 +39,7 @@ describe("a step's MaxDuration", () => {
     const job = new Job(recipeV11(pressJson({ MaxDuration: "30s" })))
     const out = job.apply({ type: "tick" }, T0 + 45 * S)
     expect(job.state).toMatchObject({ status: "failed", error: "step Press ran longer than its MaxDuration (30s)" })
-    expect(entriesOf(out, "joborder")).toEqual([{ type: "joborder", jobId: "job-1", trigger: "Abort" }])
+    expect(entriesOf(out, "joborder")).toEqual([{ type: "joborder", jobId: "job-1", trigger: "Abort", reason: "step Press ran longer than its MaxDuration (30s)" }])
     expect(entriesOf(out, "command")).toEqual([])
   })
 

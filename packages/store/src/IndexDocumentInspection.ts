@@ -54,7 +54,7 @@ const entriesOf = (ctx: IndexContext, spec: Spec, document: IndexedDocument): Re
     if (rule === undefined) return `entry of '${entry.index}', which is not an index family of '${spec.name}'`
     const key = keyOf(ctx, entry.index, entry.parts)
     if (key === undefined) return `the parts ${JSON.stringify(entry.parts)} of '${entry.index}' form no key`
-    entries.push({ index: entry.index, key, type: rule.type, score: entry.score })
+    entries.push({ index: entry.index, key, type: rule.type, score: entry.score, ...(entry.absent === true ? { absent: true } : {}) })
   }
   return entries
 }
@@ -67,7 +67,12 @@ const judgeEntries = (document: IndexedDocument, entries: ReadonlyArray<EntryToR
     const at = { key: entry.key, scope: document.scope, member: document.id, documentKey: document.key }
     const cell = entry.type === "zset" ? textCell(cells[i]) : cells[i]
     if (cell === wrongTypeCell) return void suspects.push(entry)
-    if (entry.type === "set" ? cell !== 1 : cell === null) {
+    const present = entry.type === "set" ? cell === 1 : cell !== null
+    if (entry.absent === true) {
+      if (present) problems.push({ kind: "stale-member", ...at, expected: "absent", found: "member" })
+      return
+    }
+    if (!present) {
       const expected = entry.score === undefined ? "member" : `member with score ${entry.score}`
       return void problems.push({ kind: "document-missing-from-index", ...at, expected, found: "absent" })
     }
@@ -91,7 +96,7 @@ const readDocuments = (ctx: IndexContext, spec: Spec, found: ReadonlyArray<{ rea
     const findings: Array<DocumentFinding> = []
     // Document keys that answered WRONGTYPE: their type is read afterwards.
     const wrongTyped: Array<string> = []
-    const documents: Array<ReadDocument> = []
+    const read: Array<IndexedDocument> = []
     found.forEach(({ id, key }, i) => {
       const values = fieldsCell(cells[i])
       if (values === wrongTypeCell) return void wrongTyped.push(key)
@@ -99,9 +104,14 @@ const readDocuments = (ctx: IndexContext, spec: Spec, found: ReadonlyArray<{ rea
       if (version == null) return // deleted since the scan
       if (!scope) return void findings.push(malformed(id, key, "no scope"))
       if (!inScope(ctx, scope)) return
-      const document = { id, key, version, scope, fields: Object.fromEntries(fields.slice(2).map((f, j) => [f, values[j + 2] ?? null])) }
+      read.push({ id, key, version, scope, fields: Object.fromEntries(fields.slice(2).map((f, j) => [f, values[j + 2] ?? null])) })
+    })
+    const related = spec.related === undefined || read.length === 0 ? [] : yield* spec.related(ctx.valkey, read)
+    const documents: Array<ReadDocument> = []
+    read.forEach((stored, i) => {
+      const document = related[i] === undefined ? stored : { ...stored, fields: { ...stored.fields, ...related[i] } }
       const entries = entriesOf(ctx, spec, document)
-      if (typeof entries === "string") return void findings.push(malformed(id, key, entries))
+      if (typeof entries === "string") return void findings.push(malformed(document.id, document.key, entries))
       documents.push({ document, entries })
     })
     return { findings, wrongTyped, documents }

@@ -24,6 +24,8 @@ export interface ImpliedEntry<I extends string = string> {
   readonly parts: Readonly<Record<string, string>>
   /** In a sorted set: the score the document implies; omitted when any score stands. */
   readonly score?: number | undefined
+  /** The document must NOT be a member (another document rules it out, e.g. its job order is retired). */
+  readonly absent?: boolean | undefined
 }
 
 /** An index family of the family: its type, and when a document belongs in one of its keys. */
@@ -43,6 +45,8 @@ export interface EntryToRepair {
   readonly key: string
   readonly type: "set" | "zset"
   readonly score: number | undefined
+  /** The document must not be a member there: the repair removes it. */
+  readonly absent?: boolean | undefined
 }
 
 /**
@@ -60,6 +64,14 @@ export interface DocumentIndexSpec<T extends FamilyTemplates> {
   readonly fields?: ReadonlyArray<string> | undefined
   /** Its index key families. */
   readonly indexes: { readonly [F in keyof T & string]?: DocumentIndexRule }
+  /**
+   * Values read from other keys for a batch of documents, one record per document, merged into
+   * each document's `fields` before {@link entriesOf} judges it (e.g. whether its job order is live).
+   */
+  readonly related?: ((valkey: ValkeyService, documents: ReadonlyArray<IndexedDocument>) => Effect.Effect<
+    ReadonlyArray<Readonly<Record<string, string | null>>>,
+    ConnectionError
+  >) | undefined
   /** Every entry a document implies. Parts that form no key make the document malformed. */
   readonly entriesOf: (document: IndexedDocument) => ReadonlyArray<ImpliedEntry<keyof T & string>>
   /**

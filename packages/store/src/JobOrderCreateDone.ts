@@ -15,7 +15,14 @@ type Created = Effect.Effect<Written, CreateMarkingDoneError>
 
 /** A create that passed its checks: the script's keys and arguments, and what its reply is judged against. */
 interface CheckedCreate {
-  readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string; readonly dedupe: string }
+  readonly keys: {
+    readonly doc: string
+    readonly list: string
+    readonly scopes: string
+    readonly changes: string
+    readonly dedupe: string
+    readonly search: string
+  }
   readonly args: Parameters<typeof createJobOrderDone.encodeArgs>[0]
   readonly context: WriteContext
 }
@@ -26,7 +33,9 @@ const check = (valkey: ValkeyService, input: PutJobOrder, mark: DoneMark): Check
   if (problem) return problem
   const { key, refused } = checkedKeys(valkey.keys)
   const doc = key("jobOrder", { id: input.id })
-  const keys = { doc, list: key("jobOrderList", { scope: input.scope }), scopes: key("scopes", {}), changes: key("changes", { scope: input.scope }), dedupe: mark.key }
+  const keys = { doc, list: key("jobOrderList", { scope: input.scope }), scopes: key("scopes", {}), changes: key("changes", { scope: input.scope }), dedupe: mark.key,
+    search: key("jobOrderSearch", { scope: input.scope })
+  }
   const nudgeChannel = key("nudge", { kind: "changes" })
   const keyRefused = refused()
   if (keyRefused) return keyRefused

@@ -42,9 +42,18 @@ const listPage = (valkey: ValkeyService, list: string, offset: number, count: nu
     .script(listJobOrders, { list }, { offset, count })
     .pipe(Effect.flatMap((reply) => (reply.status === "wrongtype" ? Effect.fail(wrongTypeError(reply)) : Effect.succeed(reply.items))))
 
-/** The document DAO of job orders: the put and delete scripts keep the scope's priority list. */
+/** The document DAO of job orders: the put and delete scripts keep the scope's priority list and search index. */
 const jobOrderDocuments = (valkey: ValkeyService) => {
   const listKey = cachedKey((scope) => valkey.keys.key("jobOrderList", { scope }))
+  const searchKey = cachedKey((scope) => valkey.keys.key("jobOrderSearch", { scope }))
+  const failedKey = cachedKey((scope) => valkey.keys.key("jobResponseFailed", { scope }))
+  // A retired or deleted order's responses leave the scope's failed set (no longer incidents).
+  const unfailKeys = (scope: string, orderId: string) => {
+    const responses = valkey.keys.key("jobResponseOfOrder", { orderId })
+    if (responses instanceof KeyPartError) return responses
+    const failed = failedKey(scope)
+    return failed instanceof KeyPartError ? failed : { responses, failed }
+  }
   return makeDocumentDao(valkey, {
     kind: "joborder",
     noun: "job order",
@@ -55,9 +64,13 @@ const jobOrderDocuments = (valkey: ValkeyService) => {
       call: (input: PutJobOrder, write) => {
         const list = listKey(input.scope)
         if (list instanceof KeyPartError) return list
+        const search = searchKey(input.scope)
+        if (search instanceof KeyPartError) return search
+        const unfail = unfailKeys(input.scope, input.id)
+        if (unfail instanceof KeyPartError) return unfail
         const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
         return {
-          keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes },
+          keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search, ...unfail },
           args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "" }
         }
       }
@@ -67,7 +80,11 @@ const jobOrderDocuments = (valkey: ValkeyService) => {
       call: (_: DeleteJobOrder, write) => {
         const list = listKey(write.args.scope)
         if (list instanceof KeyPartError) return list
-        return { keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes }, args: write.args }
+        const search = searchKey(write.args.scope)
+        if (search instanceof KeyPartError) return search
+        const unfail = unfailKeys(write.args.scope, write.args.id)
+        if (unfail instanceof KeyPartError) return unfail
+        return { keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search, ...unfail }, args: write.args }
       }
     },
     list: { key: listKey, read: (list, offset, count) => listPage(valkey, list, offset, count) }

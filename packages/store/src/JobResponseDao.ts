@@ -43,6 +43,8 @@ export interface PutJobResponse {
   readonly state: string
   /** Start time in epoch ms, the list order; absent = 0. */
   readonly startTime?: number | undefined
+  /** End time in epoch ms: the order of the scope's failed set (see `JobResponseFailures`); absent = the start time. */
+  readonly endTime?: number | undefined
   /** The job response as JSON text. */
   readonly doc: string
   readonly expectedVersion: ExpectedVersion
@@ -121,6 +123,7 @@ const putAttempt = (
   newState: string,
   newOrder: string,
   newResponses: string,
+  failed: { readonly failed: string; readonly orders: string },
   [storedState, storedOrder]: StoredFields
 ) => {
   const doc = write.key
@@ -130,7 +133,10 @@ const putAttempt = (
   if (old instanceof KeyPartError) return old
   const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
   return {
-    keys: { doc, list, newState, oldState, newOrder, oldOrder: old.order, scopes: write.scopes, changes: write.changes, newResponses, oldResponses: old.responses },
+    keys: {
+      doc, list, newState, oldState, newOrder, oldOrder: old.order, scopes: write.scopes, changes: write.changes, newResponses,
+      oldResponses: old.responses, ...failed
+    },
     args: {
       expectedVersion, scope, id, op, change, nudgeChannel,
       state: input.state,
@@ -138,6 +144,7 @@ const putAttempt = (
       orderId: input.orderId,
       storedOrderId: storedOrder ?? "",
       startTime: input.startTime ?? 0,
+      endTime: input.endTime ?? input.startTime ?? 0,
       doc: input.doc
     }
   }
@@ -154,7 +161,12 @@ const putCall = (keys: KeySchema, input: PutJobResponse, write: DocumentWrite) =
   if (newOrder instanceof KeyPartError) return newOrder
   const newResponses = keys.key("jobResponseOfOrder", { orderId: input.orderId })
   if (newResponses instanceof KeyPartError) return newResponses
-  return (stored: StoredFields) => putAttempt(keys, input, write, list, newState, newOrder, newResponses, stored)
+  const failed = keys.key("jobResponseFailed", { scope: input.scope })
+  if (failed instanceof KeyPartError) return failed
+  // Read by the script: an Aborted response joins the failed set only while its job order is listed.
+  const orders = keys.key("jobOrderList", { scope: input.scope })
+  if (orders instanceof KeyPartError) return orders
+  return (stored: StoredFields) => putAttempt(keys, input, write, list, newState, newOrder, newResponses, { failed, orders }, stored)
 }
 
 /** A delete's call, from the state and order stored. */
@@ -168,8 +180,10 @@ const deleteCall = (keys: KeySchema, write: DocumentWrite, [storedState, storedO
   if (stateKey instanceof KeyPartError) return stateKey
   const order = orderKeysOrPlaceholder(keys, orderId, write.key)
   if (order instanceof KeyPartError) return order
+  const failed = keys.key("jobResponseFailed", { scope })
+  if (failed instanceof KeyPartError) return failed
   return {
-    keys: { doc: write.key, list, state: stateKey, order: order.order, responses: order.responses, scopes: write.scopes, changes: write.changes },
+    keys: { doc: write.key, list, state: stateKey, order: order.order, responses: order.responses, scopes: write.scopes, changes: write.changes, failed },
     args: { ...write.args, state, orderId }
   }
 }
@@ -194,7 +208,7 @@ const jobResponseDocuments = (valkey: ValkeyService) => {
     parse: parseResponseHash,
     put: {
       script: putJobResponse,
-      check: (input: PutJobResponse) => numberProblem("startTime", input.startTime ?? 0),
+      check: (input: PutJobResponse) => numberProblem("startTime", input.startTime ?? 0) ?? numberProblem("endTime", input.endTime ?? 0),
       // The old by-state set and by-order pointer follow from the stored values: read, pass, re-check.
       read: ["state", "order"],
       call: (input: PutJobResponse, write) => putCall(keys, input, write)

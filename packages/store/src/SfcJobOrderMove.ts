@@ -49,7 +49,9 @@ export const preparedMove = (schema: KeySchema, id: string, move: SfcJobOrderMov
   const refused = moveProblem(move, maxBytes)
   if (refused) return refused
   const { key, refused: badKey } = checkedKeys(schema)
-  const keys = { doc: key("jobOrder", { id }), list: key("jobOrderList", { scope: move.scope }), scopes: key("scopes", {}), changes: key("changes", { scope: move.scope }) }
+  const keys = { doc: key("jobOrder", { id }), list: key("jobOrderList", { scope: move.scope }), scopes: key("scopes", {}), changes: key("changes", { scope: move.scope }),
+    search: key("jobOrderSearch", { scope: move.scope })
+  }
   const changesChannel = key("nudge", { kind: "changes" })
   const keyRefused = badKey()
   if (keyRefused) return keyRefused

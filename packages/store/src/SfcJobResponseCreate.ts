@@ -21,6 +21,8 @@ export interface SfcJobResponseInput {
   readonly state: string
   /** Start time in epoch ms, the list order. */
   readonly startTime: number
+  /** End time in epoch ms, the order of the scope's failed set; absent = the start time. */
+  readonly endTime?: number | undefined
   /** The job response as JSON text. */
   readonly doc: string
   readonly op: string
@@ -32,6 +34,7 @@ export interface SfcJobResponseInput {
 export const preparedResponse = (schema: KeySchema, response: SfcJobResponseInput, maxBytes: number): SfcJobResponseCreate | InvalidInput => {
   const refused =
     numberProblem("jobResponse.startTime", response.startTime) ??
+    numberProblem("jobResponse.endTime", response.endTime ?? response.startTime) ??
     documentProblem("jobResponse.doc", response.doc, maxBytes) ??
     textProblem("jobResponse.op", response.op) ??
     textProblem("jobResponse.change", response.change) ??
@@ -47,10 +50,12 @@ export const preparedResponse = (schema: KeySchema, response: SfcJobResponseInpu
     order: key("jobResponseByOrder", { orderId }),
     ofOrder: key("jobResponseOfOrder", { orderId }),
     scopes: key("scopes", {}),
-    changes: key("changes", { scope })
+    changes: key("changes", { scope }),
+    failed: key("jobResponseFailed", { scope }),
+    orders: key("jobOrderList", { scope })
   }
   const changesChannel = key("nudge", { kind: "changes" })
   const keyRefused = badKey()
   if (keyRefused) return keyRefused
-  return { keys, scope, id, state, orderId, startTime: response.startTime, doc: response.doc, op: response.op, change: response.change, changesChannel }
+  return { keys, scope, id, state, orderId, startTime: response.startTime, endTime: response.endTime ?? response.startTime, doc: response.doc, op: response.op, change: response.change, changesChannel }
 }

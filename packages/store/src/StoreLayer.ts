@@ -6,7 +6,9 @@ import { ClaimHolders } from "./ClaimHolders.js"
 import { IndexMaintenance } from "./IndexMaintenance.js"
 import { JobAcceptanceDao } from "./JobAcceptanceDao.js"
 import { JobOrderDao } from "./JobOrderDao.js"
+import { JobOrderSearch } from "./JobOrderSearch.js"
 import { JobResponseDao } from "./JobResponseDao.js"
+import { JobResponseFailures } from "./JobResponseFailures.js"
 import { PublisherLease } from "./Lease.js"
 import { StartLease } from "./StartLease.js"
 import { PublisherCursors } from "./PublisherCursors.js"
@@ -35,7 +37,9 @@ import type { ValkeyOptions } from "./ValkeyOptions.js"
 /** Every DAO of the store over one `Valkey` service. */
 export const StoreServices = Layer.mergeAll(
   JobOrderDao.Default,
+  JobOrderSearch.Default,
   JobResponseDao.Default,
+  JobResponseFailures.Default,
   WorkMasterDao.Default,
   ReferenceListDao.Default,
   JobAcceptanceDao.Default,

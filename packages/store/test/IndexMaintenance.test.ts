@@ -210,7 +210,7 @@ describe("IndexMaintenance", () => {
       const seen = yield* Ref.make<ReadonlyArray<RebuildProgress>>([])
       const summary = yield* (yield* IndexMaintenance).rebuild({ onProgress: (p) => Ref.update(seen, (all) => [...all, p]) })
       const progress = yield* Ref.get(seen)
-      expect(new Set(progress.map((p) => p.phase))).toEqual(new Set(["scopes", "joborder", "jobresponse", "workmaster", "references"]))
+      expect(new Set(progress.map((p) => p.phase))).toEqual(new Set(["scopes", "joborder", "joborder-search", "jobresponse", "jobresponse-failed", "workmaster", "references"]))
       for (let i = 1; i < progress.length; i++) {
         expect(progress[i]!.scanned).toBeGreaterThanOrEqual(progress[i - 1]!.scanned)
         expect(progress[i]!.repaired).toBeGreaterThanOrEqual(progress[i - 1]!.repaired)

@@ -130,7 +130,7 @@ const expectReports = (found: ReadonlyArray<Inconsistency>, expected: ReadonlyAr
 
 describe("IndexRegistry", () => {
   it("holds the core families by default, in walk order", () => {
-    expect(coreIndexedFamilies.map((f) => f.name)).toEqual(["scopes", "joborder", "jobresponse", "workmaster", "references"])
+    expect(coreIndexedFamilies.map((f) => f.name)).toEqual(["scopes", "joborder", "joborder-search", "jobresponse", "jobresponse-failed", "workmaster", "references"])
     // The sample's scripts follow the rules of the core ones.
     expect([...scriptHeaderProblems(putWidget), ...scriptHeaderProblems(repairWidget)]).toEqual([])
   })
@@ -139,7 +139,7 @@ describe("IndexRegistry", () => {
     Effect.gen(function* () {
       yield* seed
       const maintenance = yield* IndexMaintenance
-      expect(maintenance.phases).toEqual(["scopes", "joborder", "jobresponse", "workmaster", "references", "widget"])
+      expect(maintenance.phases).toEqual(["scopes", "joborder", "joborder-search", "jobresponse", "jobresponse-failed", "workmaster", "references", "widget"])
       expect(yield* maintenance.check()).toEqual([])
       const expected = yield* breakWidgets
 
@@ -172,7 +172,7 @@ describe("IndexRegistry", () => {
       yield* seed
       yield* breakWidgets
       const maintenance = yield* IndexMaintenance
-      expect(maintenance.phases).toEqual(["scopes", "joborder", "jobresponse", "workmaster", "references"])
+      expect(maintenance.phases).toEqual(["scopes", "joborder", "joborder-search", "jobresponse", "jobresponse-failed", "workmaster", "references"])
       // Only the core side of the breaks: s2 holds nothing but widgets, so nothing core sees is wrong.
       expect(yield* maintenance.check()).toEqual([])
     }).pipe(Effect.provide(island([])))

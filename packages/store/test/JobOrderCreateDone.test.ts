@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { randomPrefix } from "@microdcs/test-utils"
-import { ClaimResult, DedupeStore, type DoneMark, InvalidInput, JobOrderDao, KeyReads, type PutJobOrder, Valkey, ValkeyLayer } from "@microdcs/store"
+import { ClaimResult, DedupeStore, type DoneMark, IndexMaintenance, InvalidInput, JobOrderDao, JobOrderSearch, KeyReads, type PutJobOrder, Valkey, ValkeyLayer } from "@microdcs/store"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 
 /**
@@ -90,6 +90,28 @@ describe("JobOrderDao.createMarkingDone", () => {
       yield* dedupe.markDone("urn:mes", "ev-4", "tok-4", 60_000, '{"refused":4}')
       expect(yield* dedupe.claim("urn:mes", "ev-4", "tok-5", 60_000)).toMatchObject({ _tag: "Done", reply: '{"refused":4}' })
     }).pipe(Effect.provide(layer))
+  )
+
+  it.effect("the create enters the job order in the search index in the same step; a refused one enters nothing", () =>
+    Effect.gen(function* () {
+      const doc = JSON.stringify({
+        JobOrder: { JobOrderID: "jo-s1", Priority: 4, WorkMasterID: [{ ID: "wm-search" }] },
+        State: [{ StateText: { Text: "AllowedToStart", Locale: "en" }, StateNumber: 2 }, { StateText: { Text: "Ready", Locale: "en" }, StateNumber: 2 }]
+      })
+      const mark = yield* claimed("ev-s1", "tok-s1")
+      yield* createMarkingDone(create("jo-s1", "cd-search", { doc, priority: 4 }), mark)
+      const search = yield* JobOrderSearch
+      const page = yield* search.search({ scopes: ["cd-search"], states: ["AllowedToStart_Ready"], workMaster: "wm-search" })
+      expect(page).toMatchObject({ total: 1, totalExact: true, items: [{ id: "jo-s1", state: "AllowedToStart_Ready", workMaster: "wm-search", priority: 4, endedMs: null }] })
+      expect(page.items[0]!.createdMs).toBeGreaterThan(0)
+      expect((yield* search.search({ scopes: ["cd-search"], idPrefix: "jo-s" })).items.map((i) => i.id)).toEqual(["jo-s1"])
+      const check = yield* Effect.flatMap(IndexMaintenance, (m) => m.check({ scope: "cd-search" }))
+      expect(check.filter((i) => i.key.includes("joborder:search"))).toEqual([])
+      // A second create of the id is refused: the index keeps the first alone.
+      const again = yield* claimed("ev-s2", "tok-s2")
+      expect((yield* Effect.flip(createMarkingDone(create("jo-s1", "cd-search", { doc: doc.replace("wm-search", "wm-other") }), again)))._tag).toBe("VersionConflict")
+      expect((yield* search.search({ scopes: ["cd-search"], workMaster: "wm-other" })).items).toEqual([])
+    }).pipe(Effect.provide(Layer.mergeAll(JobOrderSearch.Default, IndexMaintenance.Default).pipe(Layer.provideMerge(layer))))
   )
 
   it.effect("bad input is refused before anything is sent, every field named as markDone and put name it", () =>

@@ -257,11 +257,13 @@ layer(services)("JobResponseDao retry protocol", (it) => {
         scopes: yield* valkey.key("scopes", {}),
         changes: yield* valkey.key("changes", { scope: "retry-script" }),
         newResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" }),
-        oldResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" })
+        oldResponses: yield* valkey.key("jobResponseOfOrder", { orderId: "o-rs" }),
+        failed: yield* valkey.key("jobResponseFailed", { scope: "retry-script" }),
+        orders: yield* valkey.key("jobOrderList", { scope: "retry-script" })
       }
       const args = {
         expectedVersion: -1, scope: "retry-script", id: "rs", state: "B", storedState: "Z", orderId: "o-rs", storedOrderId: "o-rs",
-        startTime: 0, doc: doc("rs"), op: "op", change: "put", nudgeChannel: "n"
+        startTime: 0, endTime: 0, doc: doc("rs"), op: "op", change: "put", nudgeChannel: "n"
       }
       expect(yield* valkey.script(putJobResponse, keys, args)).toEqual({ status: "retry", stored: "A" })
       expect(yield* valkey.script(putJobResponse, keys, { ...args, storedState: "A", storedOrderId: "o-old" })).toEqual({

@@ -56,7 +56,8 @@ layer(services)("reads and deletes on a key of the wrong type", (it) => {
     Effect.gen(function* () {
       const valkey = yield* Valkey
       const responses = yield* JobResponseDao
-      yield* responses.put({ id: "wt-ok", scope: "wt-scope", orderId: "wt-o", state: "", doc: "{}", expectedVersion: 0 })
+      // Its own scope: the job order list of wt-scope is planted with a string above, and a response put reads it.
+      yield* responses.put({ id: "wt-ok", scope: "wt-responses", orderId: "wt-o", state: "", doc: "{}", expectedVersion: 0 })
       const bad = yield* plantString(yield* valkey.key("jobResponse", { id: "wt-jr" }))
       yield* expectWrongType(responses.getMany(["wt-ok", "wt-jr"]), bad, "hash")
       expect((yield* responses.getMany(["wt-ok", "wt-missing"])).map((d) => d.id)).toEqual(["wt-ok"])

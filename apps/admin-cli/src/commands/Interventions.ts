@@ -1,17 +1,8 @@
 import { Argument, Command, Flag } from "effect/cli"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { type Origin, originText } from "@microdcs/job-state"
 import { type InterventionInput, type InterventionRefused, MAX_REASON_LENGTH } from "@microdcs/sfc"
-import {
-  CommandDispatch,
-  engineOptionsConfig,
-  ExecutionLogWriter,
-  Executions,
-  type Intervened,
-  intervene,
-  RecipeSnapshots,
-  writingExecutionLog
-} from "@microdcs/sfc-runtime"
+import { engineOptionsConfig, type Intervened, interveneStandalone } from "@microdcs/sfc-runtime"
 import { actorOption, actorOrigin } from "../Actor.js"
 import { confirmDestructive } from "../Confirm.js"
 import { Conflict, Missing, UsageError } from "../ExitCode.js"
@@ -38,15 +29,6 @@ const reasonOf = (reason: string): Effect.Effect<string, UsageError> => {
   if (reason.length > MAX_REASON_LENGTH) return Effect.fail(new UsageError({ message: `--reason: ${reason.length} characters, at most ${MAX_REASON_LENGTH}` }))
   return Effect.succeed(reason)
 }
-
-/**
- * `Executions` with the log writer it writes through, one instance of each: the CLI runs no engine,
- * so it installs the writer for the command (`writingExecutionLog`) and the intervention's log
- * node is written, as the engine's `SFC_EXECUTION_LOG*` settings say.
- */
-const interventionServices = Executions.DefaultWithoutDependencies.pipe(
-  Layer.provideMerge(Layer.mergeAll(CommandDispatch.Default, RecipeSnapshots.Default, ExecutionLogWriter.Default))
-)
 
 /** A refusal as the CLI's exit codes: invalid input 2, an unknown name 3, a state that does not allow it 6. */
 const refusalError = (refused: InterventionRefused) => {
@@ -80,8 +62,8 @@ const runIntervention = (
       const options = yield* engineOptionsConfig
       yield* confirmDestructive(o.yes, question)
       const input = inputOf({ origin, reason })
-      const done = yield* intervene(o.jobId, input).pipe(
-        writingExecutionLog(options),
+      // The CLI runs no engine: the intervention runs with services of its own, its log node written as the `SFC_EXECUTION_LOG*` settings say.
+      const done = yield* interveneStandalone(options, o.jobId, input).pipe(
         Effect.catchTags({
           InterventionRefused: (refused) => Effect.fail(refusalError(refused)),
           ExecutionNotFound: (e) => Effect.fail(new Missing({ message: e.message }))
@@ -93,7 +75,7 @@ const runIntervention = (
         status: state.status, activeSteps: state.active.map((a) => a.step), version: done.version
       }
       yield* emit(result, () => renderFields(Object.entries({ ...result, by: originText(origin) }).map(([label, value]) => [label, fieldText(value)])))
-    }).pipe(Effect.provide(interventionServices))
+    })
   )
 
 const audited = { jobId: Argument.String("job-id"), reason: reasonOption, actor: actorOption, yes: yesOption }

@@ -5,6 +5,7 @@ import { type ListedJobOrder, listJobOrders } from "@microdcs/job-control"
 import { JobOrderDao, JobOrderRetention, type StoredDocument } from "@microdcs/store"
 import { UsageError } from "../ExitCode.js"
 import { jobOrderActionCommands } from "./JobOrderActions.js"
+import { searchCommand } from "./JobOrderSearch.js"
 import { humanDuration } from "../Format.js"
 import { changeHistory, renderHistory } from "../History.js"
 import { island } from "../Island.js"
@@ -143,6 +144,6 @@ const show = Command.make("show", { id: Argument.String("id") }, ({ id }) =>
 ).pipe(Command.withDescription("a job order: document, decoded state and change history"))
 
 export const jobOrdersCommand = Command.make("joborders").pipe(
-  Command.withDescription("job orders: list, show, and the operator's state actions (pause, resume, abort, clear, ...)"),
-  Command.withSubcommands([list, show, ...jobOrderActionCommands])
+  Command.withDescription("job orders: list, search, show, and the operator's state actions (pause, resume, abort, clear, ...)"),
+  Command.withSubcommands([list, searchCommand, show, ...jobOrderActionCommands])
 )

@@ -1,6 +1,8 @@
 import { api } from "../api.js"
 import { h, link, replace, scopeHref, section, table } from "../dom.js"
+import { historyPanel } from "../history.js"
 import { coalesce, follow } from "../live.js"
+import { incidentBadge } from "./incidents.js"
 
 interface IslandView {
   readonly readiness: { readonly ready: boolean; readonly checks: Readonly<Record<string, boolean>>; readonly roles: Readonly<Record<string, { ok: boolean; reason?: string; detail?: string }>>; readonly problems: ReadonlyArray<string> }
@@ -124,6 +126,8 @@ const messagesSection = (messages: IslandView["messages"]) =>
 /** The island page: readiness, scopes with their figures, leases, this daemon's message figures; live. */
 export const islandPage = (root: HTMLElement) => {
   document.title = "Island console"
+  // Made once: the window and scope picked stay while the rest of the page is drawn again.
+  const history = historyPanel()
   const render = async () => {
     let view: IslandView
     try {
@@ -133,19 +137,25 @@ export const islandPage = (root: HTMLElement) => {
       return
     }
     const r = view.readiness
+    history.setScopes(view.scopes.map((s) => s.scope))
     replace(
       root,
-      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready")),
+      h("h1", {}, "Island ", h("span", { class: r.ready ? "badge ok" : "badge bad", id: "readiness" }, r.ready ? "ready" : "not ready"), " ", incidentBadge()),
       readinessSection(r),
       scopesSection(view.scopes),
       activitySection(view.activity),
+      history.element,
       leasesSection(view.leases),
       section("Execution log of this daemon", executionLogTable(view.executionLog)),
       messagesSection(view.messages)
     )
   }
   const refresh = coalesce(render, 1_000)
+  const both = () => {
+    refresh()
+    history.refresh()
+  }
   follow({ figures: "1" }, (event) => {
-    if (event.type === "figures" || event.type === "change") refresh()
-  }, refresh)
+    if (event.type === "figures" || event.type === "change") both()
+  }, both)
 }

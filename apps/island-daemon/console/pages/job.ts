@@ -2,6 +2,8 @@ import { api, ApiError } from "../api.js"
 import { h, jobHref, link, replace, scopeHref, section, table, when } from "../dom.js"
 import { drawGraph, type RecipeGraph } from "../graph.js"
 import { coalesce, follow } from "../live.js"
+import { me } from "../acts.js"
+import { type JobControls, jobControls } from "./jobActions.js"
 
 interface ActionRun {
   readonly action: string
@@ -27,7 +29,7 @@ interface JobView {
     readonly ts: number
     readonly state: string | null
     /** Who made the change (the MES, an operator on the CLI, the engine, a trigger); null on older entries. */
-    readonly origin: { readonly kind: string; readonly id: string; readonly comment?: string } | null
+    readonly origin: { readonly kind: string; readonly id: string; readonly comment?: string; readonly from?: string } | null
   }>
   readonly historyCut: boolean
   /** `document` in the current form; as stored, with `problems`, when it does not decode. */
@@ -46,6 +48,11 @@ interface JobView {
     readonly actions: ReadonlyArray<ActionRun>
     readonly graph: RecipeGraph | null
   } | null
+  /** The methods the job order's state allows, and the open actions a retry may send again. */
+  readonly allowed: ReadonlyArray<string>
+  readonly retryable: ReadonlyArray<string>
+  /** Who acted on the job: time, method or intervention, `kind:id`, from where, comment. */
+  readonly audit: ReadonlyArray<{ readonly ts: number; readonly what: string; readonly actor: string; readonly from: string | null; readonly comment: string | null }>
 }
 
 /** A row of the execution log tree: an execution, one of its nodes, or a child that is gone. */
@@ -65,9 +72,9 @@ interface TreeRow {
   }
 }
 
-/** `cli:alice@host — comment`: who made a change, as the history shows it. */
+/** `cli:alice@host (from host) — comment`: who made a change, as the history shows it. */
 const byText = (origin: JobView["history"][number]["origin"]): string =>
-  origin === null ? "" : `${origin.kind}:${origin.id}${origin.comment === undefined ? "" : ` — ${origin.comment}`}`
+  origin === null ? "" : `${origin.kind}:${origin.id}${origin.from === undefined ? "" : ` (from ${origin.from})`}${origin.comment === undefined ? "" : ` — ${origin.comment}`}`
 
 const json = (value: unknown) => h("pre", { class: "json" }, JSON.stringify(value, null, 2))
 
@@ -102,9 +109,10 @@ const logTree = async (id: string): Promise<HTMLElement> => {
   }
 }
 
-const actionsTable = (actions: ReadonlyArray<ActionRun>) =>
+/** The execution's actions; with `retry`, an open action has a button that sends it again. */
+const actionsTable = (actions: ReadonlyArray<ActionRun>, retry: ((action: string) => HTMLElement) | undefined) =>
   table(
-    ["action", "step", "visit", "state", "correlation id", "attempts", "deadline", "error"],
+    ["action", "step", "visit", "state", "correlation id", "attempts", "deadline", "error", ""],
     actions.map((a) =>
       h(
         "tr",
@@ -116,10 +124,23 @@ const actionsTable = (actions: ReadonlyArray<ActionRun>) =>
         h("td", { class: "mono" }, a.correlationId ?? ""),
         h("td", {}, String(a.attempts)),
         h("td", {}, when(a.deadline)),
-        h("td", { class: "problem" }, a.error ?? "")
+        h("td", { class: "problem" }, a.error ?? ""),
+        h("td", {}, retry === undefined ? null : retry(a.action))
       )
     ),
     { id: "actions" }
+  )
+
+const auditSection = (audit: JobView["audit"]) =>
+  section(
+    "Audit",
+    audit.length === 0
+      ? h("p", { class: "empty", id: "audit" }, "nobody acted on this job yet")
+      : table(
+          ["time", "what", "by", "from", "comment"],
+          audit.map((a) => h("tr", { class: "audit" }, h("td", {}, when(a.ts)), h("td", {}, a.what), h("td", { class: "by mono" }, a.actor), h("td", { class: "mono" }, a.from ?? ""), h("td", {}, a.comment ?? ""))),
+          { id: "audit" }
+        )
   )
 
 type Execution = NonNullable<JobView["execution"]>
@@ -170,10 +191,37 @@ const responseSection = (response: JobView["response"]) =>
         ]
   )
 
-/** The job page: order, state history, response, recipe graph lit by the execution, log tree; live. */
+/** The page's parts for one read of the job, the retry buttons an operator's. */
+const jobParts = async (view: JobView, controls: JobControls | undefined) => {
+  const ex = view.execution
+  const retry = controls === undefined ? undefined : (action: string) => (view.retryable.includes(action) ? controls.retryButton(action) : h("span"))
+  return [
+    h("nav", { class: "crumbs" }, link("/console", "island"), " / ", link(scopeHref(view.scope), view.scope), " / ", h("span", { class: "mono" }, view.id)),
+    h("h1", {}, "Job ", h("span", { class: "mono", id: "job-id" }, view.id), " ", h("span", { class: `badge state-${view.state ?? "unknown"}`, id: "job-state" }, view.state ?? "malformed")),
+    controls?.element,
+    section("Recipe", ex === null ? null : executionLine(ex), graphOf(ex)),
+    ex === null || ex.actions.length === 0 ? null : section("Actions", actionsTable(ex.actions, retry)),
+    auditSection(view.audit),
+    historySection(view),
+    responseSection(view.response),
+    section("Execution log", await logTree(view.id)),
+    section("Job order", json(view.document)),
+    h("p", { class: "meta" }, link(jobHref(view.id), "permalink"))
+  ]
+}
+
+/**
+ * The job page: for an operator the methods its state allows, then the recipe graph lit by the
+ * execution, its actions (open ones with a retry for an operator), who acted (audit), the state
+ * history, the response, the log tree and the order; live.
+ */
 export const jobPage = (root: HTMLElement, id: string) => {
   document.title = `Job ${id} · island console`
+  // Made once, for an operator only, and kept across refreshes (a comment being typed survives them).
+  let controls: JobControls | undefined
   const render = async () => {
+    const who = await me()
+    if (who.actions) controls ??= jobControls(id, who, () => refresh())
     let view: JobView
     try {
       view = await api<JobView>(`/api/console/jobs/${encodeURIComponent(id)}`)
@@ -181,20 +229,8 @@ export const jobPage = (root: HTMLElement, id: string) => {
       replace(root, h("h1", {}, "Job ", h("span", { class: "mono" }, id)), h("p", { class: "problem", id: "job-problem" }, String(error)))
       return
     }
-    const ex = view.execution
-    const graph = graphOf(ex)
-    replace(
-      root,
-      h("nav", { class: "crumbs" }, link("/console", "island"), " / ", link(scopeHref(view.scope), view.scope), " / ", h("span", { class: "mono" }, view.id)),
-      h("h1", {}, "Job ", h("span", { class: "mono", id: "job-id" }, view.id), " ", h("span", { class: `badge state-${view.state ?? "unknown"}`, id: "job-state" }, view.state ?? "malformed")),
-      section("Recipe", ex === null ? null : executionLine(ex), graph),
-      ex === null || ex.actions.length === 0 ? null : section("Actions", actionsTable(ex.actions)),
-      historySection(view),
-      responseSection(view.response),
-      section("Execution log", await logTree(view.id)),
-      section("Job order", json(view.document)),
-      h("p", { class: "meta" }, link(jobHref(view.id), "permalink"))
-    )
+    controls?.update(view.allowed)
+    replace(root, ...(await jobParts(view, controls)))
   }
   const refresh = coalesce(render)
   follow({ job: id }, (event) => {

@@ -1,6 +1,8 @@
 import { api } from "../api.js"
 import { h, jobHref, link, replace, table } from "../dom.js"
+import { historyPanel } from "../history.js"
 import { coalesce, follow } from "../live.js"
+import { searchPanel } from "../search.js"
 
 interface Row {
   readonly id: string
@@ -139,8 +141,16 @@ export const scopePage = (root: HTMLElement, scope: string) => {
   }
   l.refresh = coalesce(() => renderListing(l))
   const form = filterForm(l)
-  replace(root, h("nav", { class: "crumbs" }, link("/console", "island"), " / ", scope), h("h1", {}, "Scope ", h("span", { class: "mono" }, scope)), form, l.list, l.pager)
+  const history = historyPanel(scope)
+  replace(root, h("nav", { class: "crumbs" }, link("/console", "island"), " / ", scope), h("h1", {}, "Scope ", h("span", { class: "mono" }, scope)), form, l.list, l.pager,
+    h("details", { id: "scope-search" }, h("summary", {}, "search this scope"), searchPanel(scope)), history.element)
   follow({ scope }, (event) => {
-    if (event.type === "change" && (event.data as { kind?: string }).kind === "joborder") l.refresh()
-  }, l.refresh)
+    if (event.type === "change" && (event.data as { kind?: string }).kind === "joborder") {
+      l.refresh()
+      history.refresh()
+    }
+  }, () => {
+    l.refresh()
+    history.refresh()
+  })
 }

@@ -1,6 +1,6 @@
 -- A job order move written together with an SFC write (sfc-cas-many-0+): the versioned put of
 -- put-joborder-4 for the engine's moves (no acceptance limit, no retention). A move is a table:
---   docKey, listKey, scopesKey, changesKey   joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}
+--   docKey, listKey, scopesKey, changesKey, searchKey   joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}, joborder:search:{scope}
 --   expected                                 the version the move was computed from (> 0)
 --   scope, id, priority, doc, op, change, origin, channel   as put-joborder-4's ARGV
 -- It never refuses the SFC write: a key of another type, another version or another scope leaves
@@ -11,7 +11,7 @@
 
 -- Writes the move; its new version, or 0 when it was not written.
 local function jobOrderMoveApply(move)
-  local badKey = wrongType({ { move.docKey, 'hash' }, { move.listKey, 'zset' }, { move.scopesKey, 'set' }, { move.changesKey, 'stream' } })
+  local badKey = wrongType({ { move.docKey, 'hash' }, { move.listKey, 'zset' }, { move.scopesKey, 'set' }, { move.changesKey, 'stream' }, { move.searchKey, 'zset' } })
   if badKey then return 0 end
   local versionOk, current = checkVersion(move.docKey, move.expected)
   if not versionOk or current == 0 then return 0 end

@@ -250,7 +250,7 @@ const jobEnd = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
   const jobId = draft.state.jobId
   return [
     ...(status === "completed" ? [{ type: "joborder", jobId, trigger: "Complete" } as const] : []),
-    ...(status === "failed" ? [{ type: "joborder", jobId, trigger: "Abort" } as const] : []),
+    ...(status === "failed" ? [{ type: "joborder", jobId, trigger: "Abort", ...(error !== undefined ? { reason: error } : {}) } as const] : []),
     {
       type: "jobresponse",
       jobId,

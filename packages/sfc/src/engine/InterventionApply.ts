@@ -16,6 +16,7 @@ import { retryAction } from "./RetryAction.js"
 /** The detail of an intervention's node: who, why, then what it did. */
 const auditDetail = (input: InterventionInput, what: Record<string, unknown> = {}): Record<string, unknown> => ({
   by: originText(input.origin),
+  ...(input.origin.from !== undefined ? { from: input.origin.from } : {}),
   reason: input.reason,
   ...what
 })

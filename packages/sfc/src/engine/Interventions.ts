@@ -18,9 +18,11 @@ import { logInstant } from "./LogNodes.js"
  * comment it carried; an input without an origin (from before origins were recorded) is logged as it was.
  */
 
-/** The detail naming who sent an input, or nothing without an origin. */
+/** The detail naming who sent an input, from where and why, or nothing without an origin. */
 const byOf = (origin: Origin | undefined): Record<string, string> | undefined =>
-  origin === undefined ? undefined : { by: originText(origin), ...(origin.comment !== undefined ? { comment: origin.comment } : {}) }
+  origin === undefined
+    ? undefined
+    : { by: originText(origin), ...(origin.from !== undefined ? { from: origin.from } : {}), ...(origin.comment !== undefined ? { comment: origin.comment } : {}) }
 
 export const pause = (draft: Draft, origin: Origin | undefined): void => {
   if (draft.state.status !== "running") return

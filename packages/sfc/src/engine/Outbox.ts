@@ -23,6 +23,8 @@ export interface JobOrderEntry {
   readonly type: "joborder"
   readonly jobId: string
   readonly trigger: "Run" | "Complete" | "Abort"
+  /** The Abort of a failed job: why it failed, kept as the job order's comment (what a search by error text finds). */
+  readonly reason?: string
 }
 
 /** Store the job response of a finished job (id `{jobId}-response`). */

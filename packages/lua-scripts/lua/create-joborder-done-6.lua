@@ -10,6 +10,7 @@
   KEYS[3] scopes                     set   every scope with a document
   KEYS[4] changes:{scope}            stream change entries, MAXLEN ~ 5000
   KEYS[5] ce:dedupe:{hash}           string the request's claim: processing:{token}
+  KEYS[6] joborder:search:{scope}    zset  the search index (lib/joborder-search.lua), score 0
 
   ARGV[1] scope
   ARGV[2] id
@@ -37,13 +38,13 @@
 -- @include lib/dedupe-mark.lua
 -- @include lib/joborder-write.lua
 
-local docKey, listKey, scopesKey, changesKey, dedupeKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local docKey, listKey, scopesKey, changesKey, dedupeKey, searchKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local scope, id, priority, doc, op, change, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local limit, origin = tonumber(ARGV[8]), ARGV[9]
 local token, ttlMs, reply = ARGV[10], ARGV[11], ARGV[12]
 
 local badKey, badType, wantType = wrongType({
-  { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { dedupeKey, 'string' }
+  { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { dedupeKey, 'string' }, { searchKey, 'zset' }
 })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
 
@@ -62,7 +63,7 @@ if limit > 0 and not redis.call('ZSCORE', listKey, id) then
 end
 
 jobOrderWrite({
-  docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, scope = scope, id = id, priority = priority,
+  docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, searchKey = searchKey, scope = scope, id = id, priority = priority,
   doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = 0
 }, 1)
 dedupeMarkDone(dedupeKey, ttlMs, reply)

@@ -11,8 +11,9 @@
   KEYS[7] jobresponse:oforder:{orderId}          zset   loses the id; the pointer, if it names the id,
                                                         moves to the newest response left there
                                                         (unused when ARGV[4] is empty)
+  KEYS[8] jobresponse:failed:{scope}             zset   loses the id
 
-  Unused key slots hold the document key (KEYS[1]); see put-jobresponse-10.lua.
+  Unused key slots hold the document key (KEYS[1]); see put-jobresponse-12.lua.
 
   ARGV[1] expected version (-1 unconditional, n > 0 must match)
   ARGV[2] scope the caller read
@@ -35,11 +36,11 @@
 -- @include lib/release-order.lua
 
 local docKey, listKey, stateKey, orderKey, scopesKey, changesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local responsesKey = KEYS[7]
+local responsesKey, failedKey = KEYS[7], KEYS[8]
 local expected = tonumber(ARGV[1])
 local scope, state, order, id, op, change, channel = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 
-local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' } }
+local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { failedKey, 'zset' } }
 if state ~= '' then table.insert(checks, { stateKey, 'set' }) end
 if order ~= '' then
   table.insert(checks, { orderKey, 'string' })
@@ -58,6 +59,7 @@ if (stored[4] or '') ~= order then return { 'retry', stored[4] or '' } end
 
 redis.call('DEL', docKey)
 redis.call('ZREM', listKey, id)
+redis.call('ZREM', failedKey, id)
 if state ~= '' then redis.call('SREM', stateKey, id) end
 if order ~= '' then releaseOrder(orderKey, responsesKey, id) end
 appendChange(changesKey, channel, scope, 'jobresponse', id, change, current, op)

@@ -14,6 +14,10 @@
   KEYS[10] jobresponse:oforder:{oldOrderId}         zset   loses the id when the order changes; the old
                                                            pointer, if it names the id, moves to the newest
                                                            response left there (unused when ARGV[7] is empty)
+  KEYS[11] jobresponse:failed:{scope}               zset   holds the id, scored by ARGV[13], while the new
+                                                           state is a failure state (Aborted) and its job
+                                                           order is live (in KEYS[12]); loses it otherwise
+  KEYS[12] joborder:list:{scope}                    zset   read only: whether the new job order is live
 
   Unused key slots: a slot whose value (ARGV[4], ARGV[5] or ARGV[7]) is empty names no index key.
   The caller passes the document key (KEYS[1]) there, so every slot still holds a key this
@@ -31,6 +35,7 @@
   ARGV[10] operation id
   ARGV[11] change word (ResultUpdate, ..., or put)
   ARGV[12] nudge channel ({prefix}:nudge:changes)
+  ARGV[13] end time (epoch ms; the failed-set score and the `end` field)
 
   Replies:
     {"ok", newVersion}
@@ -47,13 +52,13 @@
 
 local docKey, listKey, newStateKey, oldStateKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local newOrderKey, oldOrderKey, scopesKey, changesKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local newResponsesKey, oldResponsesKey = KEYS[9], KEYS[10]
+local newResponsesKey, oldResponsesKey, failedKey, ordersKey = KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local expected = tonumber(ARGV[1])
 local scope, id, newState, oldState, newOrder, oldOrder = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local startTime, doc, op, change, channel = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+local startTime, doc, op, change, channel, endTime = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]
 
 local checks = { { docKey, 'hash' }, { listKey, 'zset' }, { newOrderKey, 'string' }, { scopesKey, 'set' }, { changesKey, 'stream' },
-  { newResponsesKey, 'zset' } }
+  { newResponsesKey, 'zset' }, { failedKey, 'zset' }, { ordersKey, 'zset' } }
 if newState ~= '' then table.insert(checks, { newStateKey, 'set' }) end
 if oldState ~= '' then table.insert(checks, { oldStateKey, 'set' }) end
 if oldOrder ~= '' then
@@ -79,7 +84,8 @@ if oldState ~= '' and oldState ~= newState then redis.call('SREM', oldStateKey, 
 if oldOrder ~= '' and oldOrder ~= newOrder then releaseOrder(oldOrderKey, oldResponsesKey, id) end
 jobResponseWrite({
   docKey = docKey, listKey = listKey, stateKey = newStateKey, orderKey = newOrderKey, ofOrderKey = newResponsesKey, scopesKey = scopesKey,
-  changesKey = changesKey, scope = scope, id = id, state = newState, orderId = newOrder, startTime = startTime, doc = doc, op = op,
+  changesKey = changesKey, failedKey = failedKey, ordersKey = ordersKey, scope = scope, id = id, state = newState, orderId = newOrder, startTime = startTime,
+  endTime = endTime, doc = doc, op = op,
   change = change, channel = channel
 }, version)
 return { 'ok', version }
