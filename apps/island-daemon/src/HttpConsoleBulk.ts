@@ -5,13 +5,13 @@ import { bulkActions, DEFAULT_BULK_BATCH, isBulkAction, MAX_BULK_BATCH, runBulkB
 import { HttpCaller } from "./HttpAccess.js"
 import { callerOrigin, jsonBody, refusal, textField } from "./HttpConsoleActions.js"
 import { badRequest, badRequestListing, type ConsoleReply, consoleReply, ok, param } from "./HttpConsoleReply.js"
-import { searchRequest } from "./HttpConsoleSearch.js"
+import { SEARCH_FILTER_NAMES, searchRequest } from "./HttpConsoleSearch.js"
 import { actionRoute } from "./HttpWriteGuard.js"
 
 const FIELDS = ["query", "after", "batch", "comment"]
 
 /** The query's names a search reads (`after` and `limit` are the batch's own, not the query's). */
-const FILTER_NAMES = ["scope", "idPrefix", "state", "workMaster", "createdFrom", "createdTo", "endedFrom", "endedTo", "priorityMin", "priorityMax", "error"]
+const FILTER_NAMES: ReadonlyArray<string> = SEARCH_FILTER_NAMES
 
 const optionalText = (body: Record<string, unknown>, name: string, problems: Array<string>): string | undefined => {
   const text = textField(body, name, problems)

@@ -31,6 +31,9 @@ const textOf = (q: URLSearchParams, name: string): string | undefined => {
   return text === null || text === "" ? undefined : text
 }
 
+/** The query's names a search reads as filters (`after` and `limit` page it). */
+export const SEARCH_FILTER_NAMES = ["scope", "idPrefix", "state", "workMaster", "createdFrom", "createdTo", "endedFrom", "endedTo", "priorityMin", "priorityMax", "error"] as const
+
 /** The search a query string asks for, with every problem of it (empty when it may run). */
 export const searchRequest = (q: URLSearchParams) => {
   const problems: Array<string> = []

@@ -1,9 +1,8 @@
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
-import { inject } from "vitest"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { SfcStateDao, storeLayer } from "@microdcs/store"
+import { SfcStateDao } from "@microdcs/store"
 import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
 import { deadLetterCommit, OPERATOR, VIEWER } from "./ConsoleActionKit.js"
 import { consoleIsland } from "./ConsoleIsland.js"
@@ -21,11 +20,10 @@ import { axleJobOrder, configureAxleStation, eventually, jobOrderOf, makeMes, SC
 const WAIT_MS = 20_000
 const JOB = "jo-ui-001"
 const kit = consoleIsland({ name: "console-act", file: "ConsoleActions", tokens: true })
-const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: kit.prefix }))
 
 beforeAll(async () => {
   if (!hasChromium) return
-  await Effect.runPromise(
+  await kit.run(
     Effect.gen(function* () {
       const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
@@ -33,7 +31,7 @@ beforeAll(async () => {
       yield* eventually(Effect.map(jobOrderOf(JOB), (o) => (o?.state === "Running" ? o : undefined)), 20_000, "the job runs")
       // The first command sent (its first attempt counted): an operator's retry is then its second.
       yield* eventually(Effect.map(firstSends, (sends) => (sends >= 1 ? sends : undefined)), 20_000, "the first command is sent")
-    }).pipe(Effect.scoped, Effect.provide(store))
+    }).pipe(Effect.scoped)
   )
 }, 90_000)
 
@@ -132,7 +130,7 @@ describe.skipIf(!hasChromium)("the console acts", () => {
   }, 90_000)
 
   it("an operator redrives one dead letter, then all of the stream (asked first)", async () => {
-    const ids = await Effect.runPromise(Effect.forEach([1, 2, 3], () => deadLetterCommit(SCOPE)).pipe(Effect.provide(store)))
+    const ids = await kit.run(Effect.forEach([1, 2, 3], () => deadLetterCommit(SCOPE)))
     const { page, errors } = await kit.browser.open(`/console/streams#token=${OPERATOR.token}`)
     const row = (id: string) => page.locator(`tr.dead-letter[data-id="${id}"]`)
     await row(ids[0]!).waitFor({ timeout: WAIT_MS })

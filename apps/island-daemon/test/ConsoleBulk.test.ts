@@ -1,9 +1,7 @@
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
-import { inject } from "vitest"
 import { MethodEventTypes } from "@microdcs/job-state"
-import { storeLayer } from "@microdcs/store"
 import { hasChromium, shot, waitText as waitTextWithin } from "./BrowserKit.js"
 import { OPERATOR, VIEWER } from "./ConsoleActionKit.js"
 import { consoleIsland } from "./ConsoleIsland.js"
@@ -25,18 +23,17 @@ const OTHER = ["jo-other-1", "jo-other-2"]
 /** Started with no station answering: each waits on its first action, open for a retry. */
 const RUNNING = ["jo-run-1", "jo-run-2"]
 const kit = consoleIsland({ name: "console-bulk", file: "ConsoleBulk", tokens: true })
-const store = Layer.orDie(storeLayer({ url: inject("valkeyUrl"), prefix: kit.prefix }))
-const stateOf = (id: string) => Effect.runPromise(Effect.provide(jobOrderOf(id), store)).then((o) => o?.state)
+const stateOf = (id: string) => kit.run(jobOrderOf(id)).then((o) => o?.state)
 
 beforeAll(async () => {
   if (!hasChromium) return
-  await Effect.runPromise(
+  await kit.run(
     Effect.gen(function* () {
       const mes = yield* makeMes(kit.broker.url, kit.prefix)
       yield* configureAxleStation(mes)
       yield* Effect.forEach([...LINE, ...OTHER], (id) => mes.ok(MethodEventTypes.Store, { JobOrder: axleJobOrder(id) }), { concurrency: 8, discard: true })
       yield* Effect.forEach(RUNNING, (id) => mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(id) }), { discard: true })
-    }).pipe(Effect.scoped) as Effect.Effect<void, unknown, never>
+    }).pipe(Effect.scoped)
   )
 }, 90_000)
 
