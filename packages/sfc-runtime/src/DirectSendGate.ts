@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { SfcJobOrderRead } from "@microdcs/store"
-import type { CommandEntry, ExecutionState } from "@microdcs/sfc"
+import { type CommandEntry, type ExecutionState, isStopAfterEnd } from "@microdcs/sfc"
 import type { DirectSendDeps } from "./DirectSendDeps.js"
 import { jobOrderOperation } from "./EntryOperations.js"
 import { orderJobId, sendCommand, wantsSend } from "./OutboxHandler.js"
@@ -27,11 +27,14 @@ const jobOrderMain = (deps: DirectSendDeps, command: CommandEntry, state: Execut
 // The outbox handler's full path (a paused or pausing job), with the services it needs.
 const fullPath = (deps: DirectSendDeps, command: CommandEntry) => Effect.as(Effect.provide(sendCommand(command, deps.options), deps.context), true)
 
-const gateAndSend = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, main: string): Effect.Effect<boolean, unknown> => {
-  if (state.status === "running" && main === "Interrupted") return fullPath(deps, command)
-  if (!wantsSend(command, main, state)) return carriedOut
+const sendNow = (deps: DirectSendDeps, command: CommandEntry): Effect.Effect<boolean, unknown> => {
   deps.dispatch.rememberJob(command.correlationId, command.jobId)
   return Effect.as(deps.station.send(command), true)
+}
+
+const gateAndSend = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, main: string): Effect.Effect<boolean, unknown> => {
+  if (state.status === "running" && main === "Interrupted") return fullPath(deps, command)
+  return wantsSend(command, main, state) ? sendNow(deps, command) : carriedOut
 }
 
 const sendFor = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, main: string | undefined): Effect.Effect<boolean, unknown> => {
@@ -54,6 +57,8 @@ const sendFor = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionSt
 /** The job order's main state from the CAS's read when there was one (`null`: missing), else read now. */
 export const send = (deps: DirectSendDeps, command: CommandEntry, state: ExecutionState, jobOrder: SfcJobOrderRead | null | undefined): Effect.Effect<boolean, unknown> => {
   if (state.status === "paused") return fullPath(deps, command)
+  // A stored action's stop once the job is over: whatever the job order says (the MES ended it).
+  if (isStopAfterEnd(state, command)) return sendNow(deps, command)
   // A sub-recipe's child has no job order of its own: its root job's is read now.
   if (state.parent !== undefined) return Effect.flatMap(jobOrderMain(deps, command, state), (read) => sendFor(deps, command, state, read))
   if (jobOrder === null) return sendFor(deps, command, state, undefined)

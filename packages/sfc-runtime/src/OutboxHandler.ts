@@ -1,7 +1,7 @@
 import { Clock, Data, Effect } from "effect"
 import { ConsumerHeartbeats, JobResponseDao, jsonDocument, SfcCorrelations, StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
-import { awaitsSend, sendsOnce, type CommandEntry, type ExecutionState, isHeld, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
+import { awaitsSend, sendsOnce, type CommandEntry, type ExecutionState, isHeld, isStopAfterEnd, type JobOrderEntry, type JobResponseEntry } from "@microdcs/sfc"
 import { followHold } from "./ChangeFollower.js"
 import { CommandDispatch } from "./CommandDispatch.js"
 import { decodeOutboxEntry } from "./OutboxCodec.js"
@@ -93,6 +93,9 @@ const HEARTBEAT_PROBE_TTL_MS = 3_000
 /** Rounds of `sendCommand` before giving up (the entry is then retried by the poller). */
 const MAX_SEND_ROUNDS = 10
 
+const notSentWithout = (command: CommandEntry) =>
+  Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
+
 /**
  * Sends a command, gated on the job order (never for a job the MES paused, stopped or aborted)
  * and on the execution still waiting for exactly this send. A pulse (`P`) is the exception to
@@ -111,10 +114,11 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
       const execution = yield* executions.load(command.jobId)
       // A sub-recipe's child has no job order: its commands go by its root job's.
       const order = yield* jobOrders.load(execution._tag === "Some" ? orderJobId(execution.value.state) : command.jobId)
-      if (!order || execution._tag === "None") {
-        return yield* Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
-      }
+      if (execution._tag === "None") return yield* notSentWithout(command)
       const state = execution.value.state
+      // The stop of a stored action once the job is over goes out whatever its job order says.
+      if (isStopAfterEnd(state, command)) return yield* sendIfWanted(command, options, order?.state.main ?? "", state)
+      if (!order) return yield* notSentWithout(command)
       // The MES paused the job but the execution has not followed yet: let it follow first, so
       // the command is held back on a paused state, which only a later Resume can release.
       if (state.status === "running" && order.state.main === "Interrupted") {
@@ -139,6 +143,7 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
  * order's main state and the execution state read after the write that emitted it.
  */
 export const wantsSend = (command: CommandEntry, main: string, state: ExecutionState): boolean => {
+  if (isStopAfterEnd(state, command)) return true
   const open =
     state.status === "running" && state.actions.some((a) => a.correlationId === command.correlationId && a.state === "dispatched")
   // Any qualifier but N: a pulse, a stored or delayed command, a stop (sent once, not waited for).

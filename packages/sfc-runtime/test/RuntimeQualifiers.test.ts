@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { JobOrderTransitions } from "@microdcs/sfc-runtime"
 import { eventually } from "@microdcs/test-utils"
 import { engineWorld, putJobOrder, putWorkMaster } from "./RuntimeFixtures.js"
-import { executionOf, jobOrderFor, push, recipeWorkMasterV11, responseSummary, SCOPE, stepJson, transition, untilResponse } from "./RuntimeKit.js"
+import { executionOf, jobOrderFor, push, recipeWorkMasterV11, responseSummary, SCOPE, stepJson, transition, untilExecution, untilResponse } from "./RuntimeKit.js"
 
 /**
  * The v1.1.0 qualifiers through the runtime, against the real server and the in-process station:
@@ -36,7 +37,43 @@ const delayedRecipe = {
   Actions: [push("horn", "Wait", { Qualifier: "D", Delay: "300ms" }), push("done", "Done")]
 }
 
+/** Heat (heater stored) → Work, whose command the station never answers: the job runs until the MES ends it. */
+const endedByMesRecipe = {
+  Steps: [stepJson("Heat", true), stepJson("Work")],
+  Transitions: [transition("Heat", "Work")],
+  Actions: [push("heater", "Heat", { Qualifier: "S", Stop: off("heater") }), push("load", "Heat"), push("work", "Work")]
+}
+
 describe("SFC runtime: action qualifiers (v1.1.0)", () => {
+  const endings: ReadonlyArray<{ readonly name: string; readonly methods: ReadonlyArray<"Pause" | "Stop" | "Abort"> }> = [
+    { name: "Stop of a running job", methods: ["Stop"] },
+    { name: "Abort of a running job", methods: ["Abort"] },
+    { name: "Abort of a paused job", methods: ["Pause", "Abort"] }
+  ]
+  it.live.each(endings)("the MES's $name sends the Stop of every stored command still on", ({ methods }) => {
+    const { layer, station } = engineWorld({ onCommand: (c) => (c.action === "work" ? "silent" : { data: {} }) })
+    const method = methods.at(-1)!
+    const jobId = `jo-mes-${methods.join("-").toLowerCase()}`
+    return Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMasterV11(`wm-${jobId}`, endedByMesRecipe))
+      yield* putJobOrder(SCOPE, jobOrderFor(jobId, `wm-${jobId}`))
+      yield* eventually(Effect.sync(() => (sent(station, jobId).includes("work:com.example.work.v1") ? true : undefined)))
+      for (const m of methods) {
+        expect((yield* (yield* JobOrderTransitions).apply(jobId, m))._tag).toBe("Applied")
+        if (m === "Pause") yield* untilExecution(jobId, (s) => s.status === "paused")
+      }
+      yield* untilExecution(jobId, (s) => s.status === (method === "Stop" ? "stopped" : "aborted"))
+      const commands = yield* eventually(Effect.sync(() => {
+        const all = sent(station, jobId)
+        return all.includes("heater:com.example.heater-off.v1") ? all : undefined
+      }))
+      expect(commands).toEqual(["heater:com.example.heater.v1", "load:com.example.load.v1", "work:com.example.work.v1", "heater:com.example.heater-off.v1"])
+      // Sent once: neither the outbox entry nor a later sweep sends it again.
+      yield* Effect.sleep("300 millis")
+      expect(sent(station, jobId).filter((c) => c.endsWith("heater-off.v1"))).toHaveLength(1)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.live("S is sent once and stays on until the R of a later step sends its Stop; a command still on is stopped at the job's end", () => {
     const { layer, station } = engineWorld({})
     return Effect.gen(function* () {

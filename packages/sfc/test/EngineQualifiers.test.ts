@@ -51,6 +51,16 @@ describe("S and R", () => {
     expect(sent(out)).toEqual(["heat:com.example.off"])
   })
 
+  it.each(["stop", "abort"] as const)("the MES's %s stops every stored command still on, each entry marked as a stop", (type) => {
+    const job = new Job(flow(stored("S"), push("vent", "B", { Qualifier: "SL", Stop: OFF, Limit: "1h" }), reset()))
+    job.answer("a", T0 + S)
+    expect(job.state.timed).toHaveLength(2)
+    const out = job.apply({ type }, T0 + 2 * S)
+    expect(job.state.status).toBe(type === "stop" ? "stopped" : "aborted")
+    expect(entriesOf(out, "command").map((c) => `${c.action}:${c.typeId}:${c.stop}`)).toEqual(["heat:com.example.off:true", "vent:com.example.off:true"])
+    expect(job.state.timed).toBeUndefined()
+  })
+
   it("a step entered again sets its S anew: one entry, one stop", () => {
     const job = new Job(recipeV11({
       Steps: [stepJson("A", true), stepJson("B")],

@@ -1,5 +1,5 @@
 import type { Draft } from "./Draft.js"
-import type { ExecutionState } from "./ExecutionState.js"
+import { type ExecutionState, isTerminalStatus } from "./ExecutionState.js"
 import type { CommandEntry } from "./Outbox.js"
 
 /**
@@ -15,6 +15,14 @@ const isPulse = (state: Pick<ExecutionState, "recipe">, action: string): boolean
 
 /** Whether `command` is sent once and its step does not wait for it (any qualifier but N): the runtime sends it even after its step. */
 export const sendsOnce = (state: Pick<ExecutionState, "recipe">, command: CommandEntry): boolean => command.attempt === 1 && isPulse(state, command.action)
+
+/**
+ * Whether `command` is the stop of a stored or limited action and the job is over, however it
+ * ended: it goes out whatever state the job order is in (the MES's Stop or Abort included), so
+ * no effect an action started outlives its job.
+ */
+export const isStopAfterEnd = (state: Pick<ExecutionState, "status">, command: CommandEntry): boolean =>
+  command.stop === true && isTerminalStatus(state.status)
 
 /**
  * Whether the execution still waits for this send: the open dispatch of this very attempt, or a

@@ -16,6 +16,11 @@ export interface CommandEntry {
   /** The CloudEvent subject: the scope. */
   readonly subject: string
   readonly attempt: number
+  /**
+   * The stop of a stored or time-limited action (its `Stop`): it ends an effect the equipment
+   * keeps up, so it goes out however the job ended, the MES's Stop or Abort included.
+   */
+  readonly stop?: true
 }
 
 /** Move the job order with an internal trigger of the shared state machine. */

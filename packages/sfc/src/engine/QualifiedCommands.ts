@@ -21,7 +21,8 @@ export const stopCorrelationId = (jobId: string, action: string, visit: number):
 export const commandOf = (draft: Draft, action: Action, correlationId: string, stop = false): CommandEntry => {
   const typeId = stop ? action.Stop!.TypeId : action.TypeId
   const parameters = (stop ? action.Stop!.Parameters : action.Parameters) ?? {}
-  return { type: "command", jobId: draft.state.jobId, action: action.Name, correlationId, typeId, parameters, subject: draft.state.scope, attempt: 1 }
+  const command: CommandEntry = { type: "command", jobId: draft.state.jobId, action: action.Name, correlationId, typeId, parameters, subject: draft.state.scope, attempt: 1 }
+  return stop ? { ...command, stop: true } : command
 }
 
 /** The stop of a command that is on: sent under the stored action's name (the R action's own, for a reset). */

@@ -13,7 +13,7 @@ export { eventKeyAt, type KeyedEvent } from "./CorrelationKeys.js"
 export { everyKeyedWait, type KeyedWait, type KeyedWaitChange, type WaitKey } from "./KeyedWaits.js"
 export type { WaitChanges } from "./Waits.js"
 export type { CounterNeed, CounterValues } from "./TransitionCounters.js"
-export { awaitsSend, isHeld, sendsOnce } from "./HeldCommands.js"
+export { awaitsSend, isHeld, isStopAfterEnd, sendsOnce } from "./HeldCommands.js"
 export type { ActionErrorResult } from "./ActionFailure.js"
 // An operator's audited interventions: the inputs, and the typed refusal of one the engine would not apply.
 export * from "./InterventionInput.js"
