@@ -2,6 +2,7 @@ import { Effect, Option, Result } from "effect"
 import type { ActionRun, ExecutionState } from "@microdcs/sfc"
 import { SfcHeartbeat, SfcStateDao } from "@microdcs/store"
 import { afterCursor, consoleLink, type Incident, type SourceRequest } from "./ConsoleIncident.js"
+import { isOpenForRetry } from "./ConsoleJobAudit.js"
 
 /**
  * The engine sources of the incident view (aborted jobs are in ConsoleIncidentsAborted.ts): from
@@ -35,14 +36,13 @@ const failureReason = (run: ActionRun): string =>
   run.error ?? `attempt ${run.retryAttempt ?? 1} failed${run.state === "pending" ? ", the next one waits its back-off" : ", trying again"}; the error is in the job's log`
 
 /**
- * A retry for an open action (its command waiting for a reply, or its event awaited), as the
- * engine takes one; an action waiting out its back-off is sent again by the engine when that
- * ends, and one failed for good is past retrying: for those, the job page.
+ * A retry for an open action (its command waiting for a reply or out its back-off, or its event
+ * awaited), as the engine takes one; one failed for good is past retrying: for it, the job page.
  */
 const retryOf = (state: Pick<ExecutionState, "jobId" | "scope">, run: ActionRun): Incident["action"] =>
-  run.state === "dispatched" || run.state === "waiting"
-    ? { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: "Retry the action" }
-    : { kind: "inspect", target: { scope: state.scope, jobId: state.jobId }, label: run.state === "failed" ? "See the job (the action failed for good)" : "See the job (the engine sends it again after its back-off)" }
+  isOpenForRetry(run)
+    ? { kind: "retry-action", target: { scope: state.scope, jobId: state.jobId, action: run.action, visit: run.visit }, label: run.state === "pending" ? "Retry the action now" : "Retry the action" }
+    : { kind: "inspect", target: { scope: state.scope, jobId: state.jobId }, label: run.state === "failed" ? "See the job (the action failed for good)" : "See the job" }
 
 const actionIncident = (state: Pick<ExecutionState, "jobId" | "scope" | "startedAt">, run: ActionRun): Incident => ({
   kind: "failed-action",

@@ -26,9 +26,17 @@ export const allowedMethods = (doc: string): ReadonlyArray<ConsoleMethod> => {
   return Result.isSuccess(decoded) ? consoleMethods.filter((m) => isAllowed(decoded.success.state, m)) : []
 }
 
+/**
+ * An action a retry takes: its command waiting for a reply, its event awaited, or its command
+ * waiting out a Retry policy's back-off (pending after a send; a delayed command is pending
+ * before its first send, and is never retried).
+ */
+export const isOpenForRetry = (run: Pick<ActionRun, "state" | "attempts">): boolean =>
+  run.state === "dispatched" || run.state === "waiting" || (run.state === "pending" && run.attempts > 0)
+
 /** The open actions of a running execution: a retry sends their command again (the engine refuses any other). */
 export const retryableActions = (execution: { readonly status?: string; readonly actions?: ReadonlyArray<ActionRun> } | null): ReadonlyArray<string> =>
-  execution?.status !== "running" ? [] : [...new Set((execution.actions ?? []).filter((a) => a.state === "dispatched" || a.state === "waiting").map((a) => a.action))]
+  execution?.status !== "running" ? [] : [...new Set((execution.actions ?? []).filter(isOpenForRetry).map((a) => a.action))]
 
 /** One line of the audit trail: when, what, who (`kind:id`), from where, and the comment or reason. */
 export interface AuditRow {

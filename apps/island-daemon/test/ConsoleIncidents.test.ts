@@ -177,14 +177,14 @@ describe("the incident view on a real island", () => {
     expect(page.items.filter((i) => i.kind === "held-request" || i.kind === "lost-lease").every((i) => i.link === `/console/streams#${SCOPE}`)).toBe(true)
   }, 60_000)
 
-  it("lists the failed action of a job still running, waiting out its back-off, with the job page as its action (the engine refuses a retry until the next attempt is out)", async () => {
+  it("lists the failed action of a job still running, waiting out its back-off, with a retry that sends the next attempt now", async () => {
     const failed = await until("the failed action listed", async () => (await incidents("?kind=failed-action")).items[0], WAIT_MS)
     expect(failed).toMatchObject({
       kind: "failed-action",
       scope: SCOPE,
       id: `${RETRYING}/position/1`,
       title: `Action position of job ${RETRYING} failed, retrying`,
-      action: { kind: "inspect", target: { scope: SCOPE, jobId: RETRYING }, label: "See the job (the engine sends it again after its back-off)" },
+      action: { kind: "retry-action", target: { scope: SCOPE, jobId: RETRYING, action: "position", visit: 1 }, label: "Retry the action now" },
       link: `/console/jobs/${RETRYING}`
     })
     expect(failed.reason).toContain("the next one waits its back-off")

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { correlationIdOf, type LogWrite } from "@microdcs/sfc"
-import { entriesOf, Job, JOB, linear, pull, push, recipeOf, stepJson, T0, transition } from "./EngineKit.js"
+import { AUDIT, entriesOf, Job, JOB, linear, pull, push, recipeOf, stepJson, T0, transition } from "./EngineKit.js"
 
 // Recipe schema v1.1.0: an action's Retry policy (back-off through the due index) and its OnError target.
 
@@ -42,6 +42,20 @@ describe("Retry: the back-off between attempts", () => {
     // The fifth attempt is the last: its error fails the job as in v1.0.0.
     reply(job, "press", 5, now + 100, "jammed")
     expect(job.state).toMatchObject({ status: "failed", error: "action press failed: jammed" })
+  })
+
+  it("an operator's retry during a back-off sends the next attempt now; the back-off's end then sends nothing more", () => {
+    const job = new Job(recipe)
+    reply(job, "press", 1, T0 + 100, "jammed")
+    expect(runOf(job, "press")).toMatchObject({ state: "pending" })
+    const retried = job.apply({ type: "retry", ...AUDIT, action: "press" }, T0 + 200)
+    expect(retried.note).toBeUndefined()
+    expect(entriesOf(retried, "command").map((c) => c.correlationId)).toEqual([idOf("press", 2)])
+    expect(runOf(job, "press")).toMatchObject({ state: "dispatched", correlationId: idOf("press", 2), retryAttempt: 2, attempts: 1, deadline: T0 + 200 + 10 * S })
+    // The back-off would have ended at T0 + 1.1 s: nothing goes out then.
+    expect(entriesOf(job.apply({ type: "tick" }, T0 + 1_100), "command")).toEqual([])
+    expect(reply(job, "press", 2, T0 + 1_200).outbox.length).toBeGreaterThan(0)
+    expect(job.activeSteps()).toEqual(["Next"])
   })
 
   it("a timeout ends an attempt too: back-off, the next attempt, and the last timeout fails the job", () => {

@@ -94,7 +94,7 @@ describe("stepAll", () => {
     expect(all.perInput.map((r) => r.note)).toEqual([
       "no action is waiting for this event (nobody)",
       undefined,
-      "retry refused: action load is not open (no command waiting for its reply, no event awaited)",
+      "retry refused: action load is not open (no command waiting for its reply or its next attempt, no event awaited)",
       "no action is waiting for this event (com.example.other)"
     ])
     expect(all.output.note).toBeUndefined()

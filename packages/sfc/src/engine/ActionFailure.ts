@@ -77,8 +77,11 @@ export const retryAfterError = (draft: Draft, at: number): boolean => {
   return true
 }
 
-/** Sends a command's next attempt, its back-off over: a new correlation id, its sends counted afresh. */
-const sendAttempt = (draft: Draft, at: number): void => {
+/**
+ * Sends a command's next attempt, its back-off over (or cut short by an operator's retry): a
+ * new correlation id, its sends counted afresh.
+ */
+export const sendAttempt = (draft: Draft, at: number): void => {
   const run = draft.actions[at]!
   const action = actionOf(draft, run)!
   const attempt = attemptOf(run) + 1

@@ -135,8 +135,10 @@ const planRetry = (view: InterventionView, action: string): Planned => {
   if (qualifier === undefined) return { problems: [unknown(`action ${action} is not in the recipe`)] }
   // v1.1.0's qualifiers send once by design (a stop, a delayed or stored command): a resend would start a timeout they never have.
   if (qualifier !== "N" && qualifier !== "P") return { problems: [invalid(`action ${action} has qualifier ${qualifier}: its command is sent once, not retried`)] }
-  const open = view.actions.some((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting"))
-  if (!open && view.status === "running") return { problems: [notNow(`action ${action} is not open (no command waiting for its reply, no event awaited)`)] }
+  // A command waiting out its Retry policy's back-off (pending) is open too: the retry sends its next attempt now.
+  const backingOff = (state: string) => state === "pending" && view.index.action(action)?.Retry !== undefined
+  const open = view.actions.some((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting" || backingOff(r.state)))
+  if (!open && view.status === "running") return { problems: [notNow(`action ${action} is not open (no command waiting for its reply or its next attempt, no event awaited)`)] }
   return { problems: [], plan: { _tag: "Retry" } }
 }
 

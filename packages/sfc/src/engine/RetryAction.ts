@@ -1,3 +1,4 @@
+import { sendAttempt } from "./ActionFailure.js"
 import type { Draft } from "./Draft.js"
 import { logActionWritten } from "./LogNodes.js"
 import { dispatchEntry } from "./SubRecipes.js"
@@ -7,15 +8,24 @@ import { dispatchEntry } from "./SubRecipes.js"
  * command that is still waiting for its reply goes out again now, as the next attempt with the
  * send budget counted afresh from here; a pull event's wait starts its timeout over. An action
  * that already failed ended its job (ISA-95: Aborted is final), so it is not retried: the MES
- * submits the job again. Returns why nothing was done, or undefined.
+ * submits the job again. A command waiting out its Retry policy's back-off sends its next attempt
+ * now instead of at the back-off's end. Returns why nothing was done, or undefined.
  */
+/** Open for a retry: a command waiting for its reply or (with a Retry policy) its next attempt, or an awaited event. */
+const isRetryable = (draft: Draft, state: string, action: string): boolean =>
+  state === "dispatched" || state === "waiting" || (state === "pending" && draft.index.action(action)?.Retry !== undefined)
+
 export const retryAction = (draft: Draft, name: string): string | undefined => {
   if (draft.state.status !== "running") return `execution is ${draft.state.status}: only a running job's actions are retried`
-  const at = draft.actions.findIndex((r) => r.action === name && (r.state === "dispatched" || r.state === "waiting"))
-  if (at < 0) return `action ${name} is not open (no command waiting for its reply, no event awaited)`
+  const at = draft.actions.findIndex((r) => r.action === name && isRetryable(draft, r.state, r.action))
+  if (at < 0) return `action ${name} is not open (no command waiting for its reply or its next attempt, no event awaited)`
   const run = draft.actions[at]!
   const action = draft.index.action(run.action)
   if (action === undefined) return `action ${name} is not in the recipe`
+  if (run.state === "pending") {
+    sendAttempt(draft, at)
+    return undefined
+  }
   const deadline = draft.now + action.TimeoutSeconds * 1000
   if (run.state === "waiting") {
     draft.updateAction(at, { deadline })
