@@ -49,8 +49,10 @@ export const deadLetterCommit = (scope: string, fields: Readonly<Record<string, 
 
 /**
  * Every key under the prefix but the ones a running daemon rewrites on its own clock (the sweep's
- * heartbeat, leases and liveness keys): what a request may not change.
+ * heartbeat, the pollers' heartbeats, leases and liveness keys, and the publish sequence that its
+ * paced state index takes when it goes out, up to an interval after the change that made it
+ * due): what a request may not change.
  */
 export const stableSnapshot = Effect.map(snapshot, (keys) =>
-  Object.fromEntries(Object.entries(keys).filter(([key]) => !/:(sfc:heartbeat|lease|holder|alive)(:|$)/.test(key) && !/:ce:holder:/.test(key)))
+  Object.fromEntries(Object.entries(keys).filter(([key]) => !/:(sfc:heartbeat|poller:heartbeat|lease|holder|alive|pubseq)(:|$)/.test(key) && !/:ce:holder:/.test(key)))
 )

@@ -7,7 +7,7 @@ import { type MosquittoServer, randomPrefix, startMosquitto } from "@microdcs/te
 import { actionRoutes } from "../src/HttpRoutes.js"
 import { bearer, deadLetterCommit, OPERATOR, post, stableSnapshot, VIEWER, writeTokenFile } from "./ConsoleActionKit.js"
 import { daemonEnv, type DaemonProcess, spawnDaemon } from "./DaemonProcess.js"
-import { allChanges, axleJobOrder, configureAxleStation, eventually, jobOrderOf, makeMes, SCOPE } from "./IslandKit.js"
+import { allChanges, axleJobOrder, configureAxleStation, eventually, jobOrderOf, makeMes, publisherCaughtUp, SCOPE } from "./IslandKit.js"
 
 /**
  * The console's actions over HTTP, with a token file of an operator and a viewer: the viewer is
@@ -39,6 +39,9 @@ beforeAll(async () => {
       yield* mes.ok(MethodEventTypes.StoreAndStart, { JobOrder: axleJobOrder(RUNNING) })
       yield* mes.ok(MethodEventTypes.Store, { JobOrder: axleJobOrder(STORED) })
       yield* eventually(Effect.map(jobOrderOf(RUNNING), (o) => (o?.state === "Running" ? o : undefined)), 20_000, "the job runs")
+      // The snapshots below compare the store before and after a refused request: let the
+      // publisher mirror the setup's changes first, so only a request could change anything.
+      yield* publisherCaughtUp(SCOPE)
     }).pipe(Effect.scoped, Effect.provide(store))
   )
 }, 60_000)

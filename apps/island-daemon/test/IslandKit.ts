@@ -5,7 +5,7 @@ import { type CloudEvent, type IncomingMessage, makeCloudEvent, makeMqttConnecti
 import { makeSimulatedStation } from "@microdcs/island-mqtt"
 import { ConfigEventTypes } from "@microdcs/job-control"
 import { decodeJobOrderRecord, normalizedName, ReturnStatus } from "@microdcs/job-state"
-import { type ChangeEntry, ChangeStream, JobOrderDao, JobResponseDao } from "@microdcs/store"
+import { type ChangeEntry, ChangeStream, JobOrderDao, JobResponseDao, PublisherCursors } from "@microdcs/store"
 
 /**
  * What the daemon tests share besides the process helper: an MES on its own MQTT connection and
@@ -100,6 +100,22 @@ export const jobOrderOf = (id: string) =>
       return { state: Result.isSuccess(decoded) ? normalizedName(decoded.success.state) : "malformed", version: doc.version }
     }),
     Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+  )
+
+/**
+ * Until the publisher has mirrored every change of `scope` (its cursor at the stream's newest
+ * entry): after it, a daemon with nothing else to do writes only on its own clock (heartbeats,
+ * leases), so a snapshot taken then stays equal while nobody acts.
+ */
+export const publisherCaughtUp = (scope: string) =>
+  eventually(
+    Effect.gen(function* () {
+      const latest = yield* (yield* ChangeStream).latestId(scope)
+      const cursor = yield* (yield* PublisherCursors).get(scope)
+      return latest._tag === "Some" && cursor._tag === "Some" && latest.value === cursor.value ? true : undefined
+    }),
+    20_000,
+    `the publisher caught up with scope ${scope}`
   )
 
 /** Every entry of a scope's change stream, oldest first. */

@@ -55,7 +55,9 @@ describe("the embedded PostgreSQL", () => {
       const tookMs = performance.now() - started
       const longestMs = stalls.stop()
       expect(sum).toEqual([{ total: "4500001500000" }])
-      expect(longestMs, `longest stall ${Math.round(longestMs)} ms, the query took ${Math.round(tookMs)} ms`).toBeLessThan(tookMs / 4)
+      // On this thread the longest stall would be the whole query; half of it leaves room for a
+      // loaded machine's scheduling (a quarter was seen exceeded under a load average of 14 on 2 cores).
+      expect(longestMs, `longest stall ${Math.round(longestMs)} ms, the query took ${Math.round(tookMs)} ms`).toBeLessThan(tookMs / 2)
     } finally {
       stalls.stop()
       await pg.stop()

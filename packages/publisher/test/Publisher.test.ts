@@ -61,7 +61,8 @@ describe("Publisher", () => {
       yield* Effect.flatMap(JobOrderDao, (dao) => dao.put({ id: "jo-bad", scope: s, doc: `{"hello":1}`, priority: 8, expectedVersion: 0 }))
       yield* caughtUp(s)
 
-      const first = yield* retainedUnder(broker.url, base)
+      // The metadata is published on its own (at start, and when a scope appears): wait for it too.
+      const first = yield* until(retainedUnder(broker.url, base), (r) => r.has(`${base}/metadata`))
       const ids = ["jo-a", "jo-b", "jo-c", "jo-d", "jo-e", "jo-f", "jo-g", "jo-h"]
       expect([...first.keys()].sort()).toEqual(
         [
