@@ -4,7 +4,11 @@ import type { CounterUnavailable } from "./CounterSource.js"
 
 /** The outcome of applying one input to a job's execution. */
 export type Applied =
-  | { readonly _tag: "Written"; readonly output: EngineOutput; readonly version: number }
+  /**
+   * `jobOrderSeen` (a create's answer only): the job order's version as the create's script found
+   * it, 0 when missing; absent when not known. A start compares it with the version it read.
+   */
+  | { readonly _tag: "Written"; readonly output: EngineOutput; readonly version: number; readonly jobOrderSeen?: number | undefined }
   | { readonly _tag: "Unchanged"; readonly output: EngineOutput }
   /** The event was applied before (to `jobId`, when the store says which job). */
   | { readonly _tag: "Duplicate"; readonly jobId?: string | undefined }

@@ -4,6 +4,7 @@ import { StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
+import { followOrder } from "./FollowOrder.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { startJob } from "./StartJob.js"
 
@@ -57,14 +58,10 @@ export const followHold = (jobId: string, orderJobId = jobId) =>
 /**
  * An Update of the job order: the execution (when there is one) takes the job order's fields its
  * conditions read (`order.*`, v1.1.0) and evaluates a waiting step again. The job order state
- * machine takes an Update only before the job runs, so this is an update that landed between
- * the start and the job order's Run.
+ * machine takes an Update only before the job runs, so this is an update that landed around the
+ * start: one that finds no execution yet is brought by the start itself (`startFollows`).
  */
-const followUpdate = (jobId: string) =>
-  Effect.gen(function* () {
-    const order = yield* (yield* JobOrderTransitions).load(jobId)
-    if (order !== undefined) yield* (yield* Executions).apply(jobId, { type: "order", order: order.jobOrder })
-  })
+const followUpdate = (jobId: string) => followOrder(jobId)
 
 /**
  * Handles one entry of `changes:{scope}` read through the engine's own group: the engine follows

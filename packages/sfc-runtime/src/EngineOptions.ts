@@ -1,4 +1,4 @@
-import { Config, Schema } from "effect"
+import { Config, type Effect, Schema } from "effect"
 import { COUNTER_RECHECK_MS } from "@microdcs/sfc"
 
 /** How the SFC runtime of one island behaves; every field has a production default. */
@@ -49,6 +49,11 @@ export interface EngineOptions {
   readonly executionLogQueueSize: number
   /** A node's result, reply or error is cut to this many bytes of JSON, with a marker. */
   readonly executionLogDetailBytes: number
+  /**
+   * Test seam, unset in production: runs after a start read its job orders and before it creates
+   * their executions, so a test can land an MES write in that window without sleeping.
+   */
+  readonly afterStartReadForTest?: ((jobIds: ReadonlyArray<string>) => Effect.Effect<void>) | undefined
 }
 
 export const defaultEngineOptions: EngineOptions = {

@@ -4,7 +4,7 @@ import type { CommandEntry, EngineOutput, JobOrderEntry, JobResponseEntry } from
 import type { DirectSender, DirectSendOutcome } from "./CommandDispatch.js"
 import { type ExecutionDeps, remember } from "./ExecutionStates.js"
 import { encodeOutboxEntry } from "./OutboxCodec.js"
-import { type CarriedAlong, carriedAlong, settleCarried } from "./WriteCarriedAlong.js"
+import { type CarriedAlong, carriedAlong, jobOrderSeen, settleCarried } from "./WriteCarriedAlong.js"
 import type { AppliedEvent } from "./ApplyInbox.js"
 
 /**
@@ -85,7 +85,18 @@ const casInput = (deps: ExecutionDeps, write: PlannedWrite, sender: DirectSender
   }
 }
 
-type WriteResults = ReadonlyArray<Result.Result<SfcWritten, SfcCasManyError>>
+/** What a write's CAS wrote; a create's also says which job order version its script found (see `jobOrderSeen`). */
+export type WrittenJob = SfcWritten & { readonly jobOrderSeen?: number | undefined }
+
+type WriteResults = ReadonlyArray<Result.Result<WrittenJob, SfcCasManyError>>
+
+/** The results with each create's `jobOrderSeen` (a start checks that the job order did not change under it). */
+const withSeen = (writes: ReadonlyArray<PlannedWrite>, along: ReadonlyArray<CarriedAlong>, results: WriteResults): WriteResults =>
+  writes.some((write) => write.expectedVersion === 0)
+    ? results.map((result, i) =>
+        writes[i]!.expectedVersion === 0 && Result.isSuccess(result) ? Result.succeed({ ...result.success, jobOrderSeen: jobOrderSeen(along[i]!, result.success) }) : result
+      )
+    : results
 
 /** After the CAS: the written states remembered, their log queued, their commands sent (each job's in order, jobs side by side). */
 const afterCas = (deps: ExecutionDeps, writes: ReadonlyArray<PlannedWrite>, sender: DirectSender | undefined, pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>, results: WriteResults) => {
@@ -122,7 +133,8 @@ export const writeMany = (
   const commands = writes.map((write) => (sender ? write.output.outbox.filter((entry): entry is CommandEntry => entry.type === "command") : []))
   const along = writes.map((write) => carriedAlong(deps, write.output, write.expectedVersion))
   const run = (pending: ReadonlyArray<ReadonlyArray<Deferred.Deferred<DirectSendOutcome>>>) =>
-    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!, along[i]!))), (results) => {
+    Effect.flatMap(deps.states.compareAndSetMany(writes.map((write, i) => casInput(deps, write, sender, commands[i]!, along[i]!))), (written) => {
+      const results = withSeen(writes, along, written)
       results.forEach((result, i) => settleCarried(deps, along[i]!, result))
       landed(writes.flatMap((write, i) => (Result.isSuccess(results[i]!) ? [write.output.state.jobId] : [])))
       return afterCas(deps, writes, sender, pending, results)

@@ -2,8 +2,9 @@ import { Effect, Exit } from "effect"
 import { firstWorkMasterId } from "@microdcs/job-state"
 import { WorkMasterDao } from "@microdcs/store"
 import type { StartParams } from "@microdcs/sfc"
-import type { ExecutionError } from "./ApplyOutcome.js"
+import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 import { Executions } from "./Executions.js"
+import { followOrder, startFollows } from "./FollowOrder.js"
 import { JobOrderTransitions, type LoadedJobOrder } from "./JobOrderTransitions.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 import type { StartOptions, StartOutcome } from "./StartJob.js"
@@ -31,7 +32,7 @@ const paramsOf = (jobId: string, sorted: Extract<Sorted, { _tag: "Recipe" }>, do
     }
     const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
     // The job order goes along: the state keeps the fields the recipe's conditions read (`order.*`).
-    return { jobId, scope: sorted.order.scope, workMasterId: sorted.workMasterId, recipe, recipeDigest: digest, ...options, order: sorted.order.jobOrder } satisfies StartParams
+    return { jobId, scope: sorted.order.scope, workMasterId: sorted.workMasterId, recipe, recipeDigest: digest, maxAttempts: options.maxAttempts, counterRecheckMs: options.counterRecheckMs, order: sorted.order.jobOrder } satisfies StartParams
   })
 
 /** The work masters the batch's jobs name, each read once (one pipelined read). */
@@ -41,6 +42,24 @@ const workMasterDocs = (sorted: ReadonlyArray<Sorted>) =>
     if (ids.length === 0) return new Map<string, string>()
     return new Map((yield* (yield* WorkMasterDao).getMany(ids)).map((doc) => [doc.id, doc.doc] as const))
   })
+
+type Outcomes = Array<Exit.Exit<StartOutcome, ExecutionError>>
+
+/**
+ * The jobs whose start may have missed an Update of their job order (`startFollows`) get it fed
+ * now, side by side; a feed that fails fails that job's start alone. None on the hot path.
+ */
+const followed = (jobIds: ReadonlyArray<string>, orders: ReadonlyMap<string, LoadedJobOrder>, applied: ReadonlyArray<Applied | undefined>, outcomes: Outcomes) => {
+  const ats = jobIds.flatMap((jobId, at) => (Exit.isSuccess(outcomes[at]!) && startFollows(orders.get(jobId), applied[at]) ? [at] : []))
+  if (ats.length === 0) return Effect.succeed(outcomes)
+  return Effect.map(
+    Effect.forEach(ats, (at) => Effect.exit(Effect.andThen(followOrder(jobIds[at]!), outcomes[at]!)), { concurrency: "unbounded" }),
+    (exits) => {
+      exits.forEach((exit, k) => void (outcomes[ats[k]!] = exit))
+      return outcomes
+    }
+  )
+}
 
 /**
  * Starts the jobs of a batch together, as {@link startJob} starts one: their job orders in one
@@ -53,7 +72,8 @@ export const startJobs = (jobIds: ReadonlyArray<string>, options: StartOptions) 
     const orders = yield* (yield* JobOrderTransitions).loadMany(jobIds)
     const sorted = jobIds.map((jobId) => sortOrder(orders.get(jobId)))
     const docs = yield* workMasterDocs(sorted)
-    const outcomes: Array<Exit.Exit<StartOutcome, ExecutionError>> = []
+    const outcomes: Outcomes = []
+    const applied: Array<Applied | undefined> = []
     const creates: Array<{ readonly at: number; readonly params: StartParams }> = []
     for (const [at, s] of sorted.entries()) {
       if (s._tag === "Done") outcomes[at] = Exit.succeed(s.outcome)
@@ -63,9 +83,12 @@ export const startJobs = (jobIds: ReadonlyArray<string>, options: StartOptions) 
         else creates.push({ at, params })
       }
     }
+    if (options.afterStartReadForTest) yield* options.afterStartReadForTest(jobIds)
     const created = yield* (yield* Executions).applyAll(creates.map(({ params }) => ({ jobId: params.jobId, input: { type: "tick" }, create: params })))
     created.forEach((exit, k) => {
-      outcomes[creates[k]!.at] = Exit.map(exit, (applied): StartOutcome => (applied._tag === "Written" ? "started" : "already-started"))
+      const { at } = creates[k]!
+      if (Exit.isSuccess(exit)) applied[at] = exit.value
+      outcomes[at] = Exit.map(exit, (done): StartOutcome => (done._tag === "Written" ? "started" : "already-started"))
     })
-    return outcomes
+    return yield* followed(jobIds, orders, applied, outcomes)
   })

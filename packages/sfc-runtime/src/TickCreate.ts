@@ -1,11 +1,11 @@
 import { Effect, Exit, Result } from "effect"
-import type { SfcCasManyError, SfcWritten } from "@microdcs/store"
+import type { SfcCasManyError } from "@microdcs/store"
 import { type EngineOutput, start, type StartParams } from "@microdcs/sfc"
 import type { PendingInput } from "./ApplyInbox.js"
 import type { Applied } from "./ApplyOutcome.js"
 import { newExecutionId } from "./ExecutionLogIds.js"
 import type { ExecutionDeps } from "./ExecutionStates.js"
-import type { PlannedWrite } from "./ExecutionWrite.js"
+import type { PlannedWrite, WrittenJob } from "./ExecutionWrite.js"
 import type { TickAnswers } from "./TickAnswers.js"
 
 /** A create of a tick with the output of `start`: written with version 0 (create-only). */
@@ -43,8 +43,11 @@ export const planCreates = (deps: ExecutionDeps, answers: TickAnswers, creates: 
 export const createWrite = (plan: CreatePlan): PlannedWrite => ({ expectedVersion: 0, output: plan.output, appliedEvents: [] })
 
 /** Written, or a `Duplicate` when another start (or another instance) created the execution first. */
-export const settleCreate = (answers: TickAnswers, plan: CreatePlan, result: Result.Result<SfcWritten, SfcCasManyError>): void => {
-  if (Result.isSuccess(result)) return answers.answer(plan.item, Exit.succeed<Applied>({ _tag: "Written", output: plan.output, version: result.success.version }))
+export const settleCreate = (answers: TickAnswers, plan: CreatePlan, result: Result.Result<WrittenJob, SfcCasManyError>): void => {
+  if (Result.isSuccess(result)) {
+    const { version, jobOrderSeen } = result.success
+    return answers.answer(plan.item, Exit.succeed<Applied>({ _tag: "Written", output: plan.output, version, ...(jobOrderSeen !== undefined ? { jobOrderSeen } : {}) }))
+  }
   const error = result.failure
   const duplicate = error._tag === "VersionConflict" || error._tag === "ScopeConflict" || error._tag === "DuplicateEvent"
   answers.answer(plan.item, duplicate ? Exit.succeed<Applied>({ _tag: "Duplicate" }) : Exit.fail(error))

@@ -58,3 +58,15 @@ export const settleCarried = (deps: ExecutionDeps, along: CarriedAlong, result: 
   }
   if (along.response !== undefined && landed(written?.responseVersion) !== undefined) deps.dispatch.moved(along.response.op)
 }
+
+/**
+ * The job order's version as the write's script found it (before the write's own move), from
+ * what the reply already carries: the version its move was checked against when the move
+ * landed, else the version its direct send's read gives (no move landed in between); `0` when
+ * missing, `undefined` when the reply tells nothing (a start then reads the job order again).
+ */
+export const jobOrderSeen = (along: CarriedAlong, written: SfcWritten): number | undefined => {
+  if (along.move !== undefined && landed(written.jobOrderVersion) !== undefined) return along.move.current.version
+  if (written.jobOrder === undefined) return undefined
+  return written.jobOrder === null ? 0 : written.jobOrder.version
+}

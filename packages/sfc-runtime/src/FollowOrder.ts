@@ -1,0 +1,53 @@
+import { Effect } from "effect"
+import { StateMoved } from "@microdcs/store"
+import type { Applied } from "./ApplyOutcome.js"
+import { Executions } from "./Executions.js"
+import { JobOrderTransitions, type LoadedJobOrder } from "./JobOrderTransitions.js"
+
+/** Rounds of `followOrder` before giving up (the entry is then retried by the poller). */
+const MAX_ORDER_ROUNDS = 10
+
+/**
+ * Feeds the job order as it is now to the job's execution (`{ type: "order" }`: the fields its
+ * conditions read, `order.*`; a waiting step is evaluated again), when both exist. Feeds of one
+ * job can run concurrently (a start's, the Update entries' followers) and reach the loop in any
+ * order, so each reads the job order again after its write and feeds again when it moved: the
+ * last feed to land is of the job order's last version. A feed that changes no field writes
+ * nothing.
+ */
+export const followOrder = (jobId: string) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const executions = yield* Executions
+    let order = yield* jobOrders.load(jobId)
+    for (let round = 0; round < MAX_ORDER_ROUNDS; round++) {
+      if (order === undefined) return
+      if ((yield* executions.apply(jobId, { type: "order", order: order.jobOrder }))._tag === "NoExecution") return
+      const again = yield* jobOrders.load(jobId)
+      if (again?.version === order.version) return
+      order = again
+    }
+    return yield* new StateMoved({ key: jobId, attempts: MAX_ORDER_ROUNDS })
+  })
+
+/**
+ * Whether a start must feed the job order after its create (`followOrder`), because the
+ * execution may hold an older job order than the store. A start reads the job order (version
+ * `read`), then creates the execution from it; an MES Update of the job order is followed by
+ * its change entry's handler, which feeds the job order to the execution if there is one:
+ * - Update before the read: the read has its fields.
+ * - Update after the read, before the create's script: its follower may have found no
+ *   execution; the create's script sees a newer job order version (`jobOrderSeen`, from the
+ *   reply's Run move or send gate read, no extra round trip) or cannot tell: the start feeds.
+ * - Update after the create's script: its follower reads the job order after the Update and
+ *   feeds it to the execution, which exists by then.
+ * When the create's script saw the version read, no Update landed in between: nothing is read.
+ * A start that finds the execution created (or the job running) cannot tell which job order the
+ * create had (another instance's, or this start's own earlier attempt whose feed failed): it
+ * feeds too. These are redeliveries, off the hot path.
+ */
+export const startFollows = (read: LoadedJobOrder | undefined, applied: Applied | undefined): boolean => {
+  if (applied?._tag === "Written") return applied.jobOrderSeen !== read?.version
+  if (applied?._tag === "Duplicate") return true
+  return applied === undefined && (read?.state.main === "Running" || read?.state.main === "Interrupted")
+}
