@@ -21,7 +21,8 @@ import { RecipePinning } from "./RecipePinning.js"
  * this process, keeping its data in `PG_DATA_DIR`), and the readers' side the HTTP tree uses (the
  * lookup over Valkey and the same database; Valkey alone when there is none). The database starts
  * in the background: the island serves while it starts or while a `PG_URL` server is not up yet,
- * commits wait for it, and readiness says which. The pinned recipe digests ride along for the
+ * commits wait for it, and readiness says which; an embedded one whose thread dies is started
+ * again, readiness waiting for it as for an outage. The pinned recipe digests ride along for the
  * catalogue.
  */
 export const executionLogLayer = (config: DaemonConfig) => {

@@ -8,7 +8,8 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
  * Compiling the WebAssembly, creating or opening the data directory and every query run here, so
  * the process's main thread, which serves MQTT, HTTP and the other roles, never waits for them.
  * Messages: it posts `listening` (with the port) or `failed`; on `stop` it closes the server and
- * the database and posts `stopped`.
+ * the database and posts `stopped`. `crash-for-test` (the test hook `crashEmbeddedPostgresForTest`)
+ * ends the thread as a fault would: an uncaught error, or `process.exit` in the thread.
  */
 
 /** What `startEmbeddedPostgres` hands the worker. */
@@ -19,6 +20,9 @@ export interface WorkerSettings {
   readonly dataDir: string
   readonly maxConnections: number
 }
+
+/** What the thread is told: stop, or (tests only) die as a fault would. */
+export type ToWorker = { readonly type: "stop" } | { readonly type: "crash-for-test"; readonly how: "uncaught-error" | "exit" }
 
 export type WorkerMessage =
   | { readonly type: "listening"; readonly port: number }
@@ -47,10 +51,17 @@ const serve = async ({ host, port: wanted, dataDir, maxConnections }: WorkerSett
   return { db, server }
 }
 
+/** The test hook's fault: thrown outside any handler (the thread's `error`, then its exit), or an exit of the thread. */
+const crash = (how: "uncaught-error" | "exit") =>
+  void setImmediate(() => {
+    if (how === "exit") process.exit(3)
+    throw new Error("the embedded PostgreSQL crashed on purpose (crashEmbeddedPostgresForTest)")
+  })
+
 serve(workerData as WorkerSettings).then(
   ({ db, server }) => {
-    port.on("message", (message: { readonly type?: unknown }) => {
-      if (message.type !== "stop") return
+    port.on("message", (message: ToWorker) => {
+      if (message.type === "crash-for-test") return crash(message.how)
       void (async () => {
         await server.stop().catch(() => undefined)
         await db.close().catch(() => undefined)

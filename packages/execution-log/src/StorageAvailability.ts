@@ -21,6 +21,12 @@ export interface StorageAvailabilityService {
   readonly waiting: (reason: string) => Effect.Effect<void>
   /** The start failed for a reason a database coming up cures: waited for (`since` kept), with this reason. */
   readonly startFailed: (reason: string) => Effect.Effect<void>
+  /**
+   * The database is gone whatever the state said (the embedded PostgreSQL's thread ended): waited
+   * for (`since` kept) with this reason, over any a call reported first. Not logged here: whoever
+   * restarts it logs the restart.
+   */
+  readonly lost: (reason: string) => Effect.Effect<void>
 }
 
 /** The storage database's state, shared by what starts it, the role that commits into it and readiness. */
@@ -29,15 +35,15 @@ export class StorageAvailability extends Context.Service<
   StorageAvailabilityService
 >()("@microdcs/execution-log/StorageAvailability") {}
 
-/** Moves to `Waiting` when `from` allows it (keeping `since` of a wait under way); logs the start of a wait once. */
-const toWaiting = (ref: Ref.Ref<StorageState>, reason: string, from: (was: StorageState) => boolean) =>
+/** Moves to `Waiting` when `from` allows it (keeping `since` of a wait under way); logs the start of a wait once, when `log`. */
+const toWaiting = (ref: Ref.Ref<StorageState>, reason: string, from: (was: StorageState) => boolean, log = true) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     Effect.flatMap(
       Ref.modify(ref, (was): readonly [StorageState, StorageState] =>
         from(was) ? [was, { _tag: "Waiting", since: was._tag === "Waiting" ? was.since : now, reason }] : [was, was]
       ),
       (was) =>
-        was._tag === "Waiting" || !from(was)
+        was._tag === "Waiting" || !from(was) || !log
           ? Effect.void
           : Effect.logWarning("execution log storage: PostgreSQL does not answer; commits wait for it").pipe(Effect.annotateLogs({ reason }))
     )
@@ -57,7 +63,8 @@ export const makeStorageAvailability = (initial: StorageState = { _tag: "Availab
           : Effect.void
     ),
     waiting: (reason: string) => toWaiting(ref, reason, (was) => was._tag === "Available"),
-    startFailed: (reason: string) => toWaiting(ref, reason, (was) => was._tag !== "Available")
+    startFailed: (reason: string) => toWaiting(ref, reason, (was) => was._tag !== "Available"),
+    lost: (reason: string) => toWaiting(ref, reason, () => true, false)
   }))
 
 /** {@link makeStorageAvailability} as a layer. */

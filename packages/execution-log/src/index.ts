@@ -21,7 +21,7 @@ export {
 } from "./EmbeddedPostgres.js"
 export { pgUrlConfig, storageDatabase, storageDatabaseFromEnv } from "./StorageDatabase.js"
 // The database started in the background: the storage is there at once, commits wait for the start.
-export { backgroundLogStorage, type StartFailure, StorageStart } from "./BackgroundStorage.js"
+export { backgroundLogStorage, restartsCounter, type StartFailure, StorageStart } from "./BackgroundStorage.js"
 export { type CommitJudgement, judgeCommit, type RefusalReason } from "./CommitRequest.js"
 // An outage of the database is waited out, not counted against the requests; its state for readiness.
 export { describeSqlFailure, isDatabaseUnavailable, type OutageBackoff, waitOutOutage } from "./DatabaseOutage.js"

@@ -2,10 +2,13 @@ import { Effect } from "effect"
 import { ExecutionLogStore } from "@microdcs/store"
 import { encodeExecution, encodeNode, type ExecutionRecord, type NodeRecord } from "./LogRecord.js"
 
+export { crashEmbeddedPostgresForTest } from "./EmbeddedPostgres.js"
+
 /**
  * Test seams of the execution log: records to write, and a writer that puts them in Valkey as the
  * engine does (one call of `ExecutionLogStore.write`). For tests of the storage role, the CLI and
- * the HTTP tree; not part of the package's runtime API.
+ * the HTTP tree, and a hook that makes the embedded PostgreSQL's thread die as a fault would; not
+ * part of the package's runtime API.
  */
 
 /** A closed-or-open execution record; `more` overrides any field. */

@@ -32,4 +32,18 @@ describe("StorageAvailability", () => {
       expect(yield* availability.state).toEqual({ _tag: "Available" })
     })
   )
+
+  it.effect("a lost database is Waiting whatever the state said, its reason over the one a call reported first, until it answers again", () =>
+    Effect.gen(function* () {
+      const availability = yield* makeStorageAvailability()
+      yield* TestClock.adjust("2 seconds")
+      yield* availability.waiting("PgConnection: Connection closed")
+      yield* TestClock.adjust("1 second")
+      yield* availability.lost("the embedded PostgreSQL's thread ended (exit code 1)")
+      expect(yield* availability.state).toEqual({ _tag: "Waiting", since: 2000, reason: "the embedded PostgreSQL's thread ended (exit code 1)" })
+      yield* availability.available
+      yield* availability.lost("the embedded PostgreSQL's thread ended (exit code 3)")
+      expect(yield* availability.state).toEqual({ _tag: "Waiting", since: 3000, reason: "the embedded PostgreSQL's thread ended (exit code 3)" })
+    })
+  )
 })
