@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { StateMoved } from "@microdcs/store"
+import { followHold } from "./ChangeFollower.js"
 import type { Applied } from "./ApplyOutcome.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions, type LoadedJobOrder } from "./JobOrderTransitions.js"
@@ -28,6 +29,25 @@ export const followOrder = (jobId: string) =>
       order = again
     }
     return yield* new StateMoved({ key: jobId, attempts: MAX_ORDER_ROUNDS })
+  })
+
+/**
+ * After a start that may have missed a change of its job order (`startFollows`), the execution
+ * follows where the job order is now, as the change's own follower would have had the execution
+ * existed: retired (Cancel, Clear) or gone removes it, Aborted aborts it, Ended stops it, Interrupted pauses
+ * it (each a no-op on an execution that already ended), and otherwise the order's fields are fed.
+ */
+export const followAfterStart = (jobId: string) =>
+  Effect.gen(function* () {
+    const order = yield* (yield* JobOrderTransitions).load(jobId)
+    const executions = yield* Executions
+    const main = order?.state.main
+    // Retired (Cancel, Clear: EndState) or gone meanwhile: removed as their follower removes it.
+    if (order === undefined || main === "EndState") return yield* executions.remove(jobId).pipe(Effect.asVoid, Effect.catchTag("NotFound", () => Effect.void))
+    if (main === "Aborted") return yield* Effect.asVoid(executions.apply(jobId, { type: "abort", origin: order.origin }))
+    if (main === "Ended") return yield* Effect.asVoid(executions.apply(jobId, { type: "stop", origin: order.origin }))
+    if (main === "Interrupted") return yield* followHold(jobId)
+    return yield* followOrder(jobId)
   })
 
 /**

@@ -3,7 +3,7 @@ import { firstWorkMasterId } from "@microdcs/job-state"
 import { WorkMasterDao } from "@microdcs/store"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
-import { followOrder, startFollows } from "./FollowOrder.js"
+import { followAfterStart, startFollows } from "./FollowOrder.js"
 import { JobOrderTransitions } from "./JobOrderTransitions.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 
@@ -28,7 +28,7 @@ export const startJob = (jobId: string, options: StartOptions) =>
     const order = yield* jobOrders.load(jobId)
     if (!order) return "missing" satisfies StartOutcome
     if (order.state.main !== "AllowedToStart") {
-      if (startFollows(order, undefined)) yield* followOrder(jobId)
+      if (startFollows(order, undefined)) yield* followAfterStart(jobId)
       return "not-startable" satisfies StartOutcome
     }
     const workMasterId = firstWorkMasterId(order.jobOrder)
@@ -46,6 +46,6 @@ export const startJob = (jobId: string, options: StartOptions) =>
     const { digest, recipe } = yield* snapshots.snapshot(checked.recipe)
     if (options.afterStartReadForTest) yield* options.afterStartReadForTest([jobId])
     const created = yield* executions.create({ jobId, scope: order.scope, workMasterId, recipe, recipeDigest: digest, maxAttempts: options.maxAttempts, counterRecheckMs: options.counterRecheckMs, order: order.jobOrder })
-    if (startFollows(order, created)) yield* followOrder(jobId)
+    if (startFollows(order, created)) yield* followAfterStart(jobId)
     return (created._tag === "Written" ? "started" : "already-started") satisfies StartOutcome
   })

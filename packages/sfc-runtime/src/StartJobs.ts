@@ -4,7 +4,7 @@ import { WorkMasterDao } from "@microdcs/store"
 import type { StartParams } from "@microdcs/sfc"
 import type { Applied, ExecutionError } from "./ApplyOutcome.js"
 import { Executions } from "./Executions.js"
-import { followOrder, startFollows } from "./FollowOrder.js"
+import { followAfterStart, startFollows } from "./FollowOrder.js"
 import { JobOrderTransitions, type LoadedJobOrder } from "./JobOrderTransitions.js"
 import { RecipeSnapshots } from "./RecipeSnapshots.js"
 import type { StartOptions, StartOutcome } from "./StartJob.js"
@@ -53,7 +53,7 @@ const followed = (jobIds: ReadonlyArray<string>, orders: ReadonlyMap<string, Loa
   const ats = jobIds.flatMap((jobId, at) => (Exit.isSuccess(outcomes[at]!) && startFollows(orders.get(jobId), applied[at]) ? [at] : []))
   if (ats.length === 0) return Effect.succeed(outcomes)
   return Effect.map(
-    Effect.forEach(ats, (at) => Effect.exit(Effect.andThen(followOrder(jobIds[at]!), outcomes[at]!)), { concurrency: "unbounded" }),
+    Effect.forEach(ats, (at) => Effect.exit(Effect.andThen(followAfterStart(jobIds[at]!), outcomes[at]!)), { concurrency: "unbounded" }),
     (exits) => {
       exits.forEach((exit, k) => void (outcomes[ats[k]!] = exit))
       return outcomes

@@ -53,7 +53,7 @@ const withSeam = <R>(jobId: string, between: Effect.Effect<void, unknown, R>) =>
     }
   })
 
-describe("SFC runtime: an Update between a start's read and its create", () => {
+describe("SFC runtime: an MES change between a start's read and its create", () => {
   it.live("its follower ran before the create and found no execution: the start feeds the updated order", () =>
     Effect.gen(function* () {
       yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-race", recipe))
@@ -80,6 +80,34 @@ describe("SFC runtime: an Update between a start's read and its create", () => {
       // The Update's own follower, after the create, changes nothing more.
       expect((yield* handleChangeBatch(defaultEngineOptions)([changeEntry("jo-race-2", "Update", 3)])).failures).toEqual([])
       expect((yield* executionOf("jo-race-2"))?.state.order).toEqual({ Priority: 5 })
+    }).pipe(Effect.provide(world().layer))
+  )
+
+  it.live("an Abort in that window (its follower found no execution): the start aborts the execution it created", () =>
+    Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-race", recipe))
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-race-5", "wm-race"))
+      const abort = Effect.gen(function* () {
+        expect((yield* (yield* JobOrderTransitions).apply("jo-race-5", "Abort"))._tag).toBe("Applied")
+        expect((yield* handleChangeBatch(defaultEngineOptions)([changeEntry("jo-race-5", "Abort", 2)])).failures).toEqual([])
+      })
+      const options = yield* withSeam("jo-race-5", abort)
+      expect(yield* startJob("jo-race-5", options)).toBe("started")
+      expect((yield* executionOf("jo-race-5"))?.state.status).toBe("aborted")
+    }).pipe(Effect.provide(world().layer))
+  )
+
+  it.live("a Cancel in that window (the job order is gone): the start removes the execution it created", () =>
+    Effect.gen(function* () {
+      yield* putWorkMaster(SCOPE, recipeWorkMasterV11("wm-race", recipe))
+      yield* putJobOrder(SCOPE, jobOrderFor("jo-race-6", "wm-race"))
+      const cancel = Effect.gen(function* () {
+        expect((yield* (yield* JobOrderTransitions).apply("jo-race-6", "Cancel"))._tag).toBe("Applied")
+        expect((yield* handleChangeBatch(defaultEngineOptions)([changeEntry("jo-race-6", "Cancel", 2)])).failures).toEqual([])
+      })
+      const options = yield* withSeam("jo-race-6", cancel)
+      yield* startJob("jo-race-6", options)
+      expect(yield* executionOf("jo-race-6")).toBeUndefined()
     }).pipe(Effect.provide(world().layer))
   )
 
