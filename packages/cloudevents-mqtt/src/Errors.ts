@@ -65,6 +65,24 @@ export class MqttPublishError extends Data.TaggedError("MqttPublishError")<{
   readonly reasonCode?: number | undefined
 }> {}
 
+/**
+ * A message whose PUBLISH packet is larger than the Maximum Packet Size the broker announced in its
+ * CONNACK (`limit`, read at each connect); nothing was sent. The broker would drop the connection
+ * for it (reason 0x95), and a resend after the reconnect would drop it again: sending the same
+ * message again gets the same answer, so do not retry it; send something smaller instead.
+ */
+export class MessageTooLarge extends Data.TaggedError("MessageTooLarge")<{
+  readonly topic: string
+  /** The size of its PUBLISH packet: topic, properties and payload. */
+  readonly bytes: number
+  readonly limit: number
+  readonly message: string
+}> {}
+
+/** {@link MessageTooLarge} with its message. */
+export const messageTooLarge = (topic: string, bytes: number, limit: number): MessageTooLarge =>
+  new MessageTooLarge({ topic, bytes, limit, message: `message of ${bytes} bytes is over the broker's maximum packet size of ${limit} bytes; not sent` })
+
 /** The broker refused a subscription (SUBACK failure code) or the SUBSCRIBE did not complete. */
 export class MqttSubscribeError extends Data.TaggedError("MqttSubscribeError")<{
   readonly filter: string

@@ -1,5 +1,5 @@
 import { Duration, Effect, Redacted, type Scope, SubscriptionRef } from "effect"
-import { connect, type IClientOptions, type MqttClient } from "mqtt"
+import { connect, type IClientOptions, type IConnackPacket, type MqttClient } from "mqtt"
 import { MqttConnectError } from "./Errors.js"
 import { type AckState, ackHandlerOf, deferred, type MessageSink, sendPacketOf } from "./ManualAck.js"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
@@ -35,6 +35,8 @@ export interface LiveClient {
   readonly unacknowledged: () => number
   /** Drops the connection as a network failure would: mqtt.js reconnects and a persistent session resumes. */
   readonly reconnect: () => void
+  /** The Maximum Packet Size of the broker's last CONNACK; `undefined` when it announced none. */
+  readonly brokerMaxPacketBytes: () => number | undefined
 }
 
 /**
@@ -52,6 +54,7 @@ interface ClientState extends AckState {
   attempts: number
   closing: boolean
   lastError: string
+  brokerMaxPacketBytes: number | undefined
 }
 
 /** The dependencies of one client's functions, built once by {@link acquireClient}. */
@@ -100,8 +103,11 @@ const clientOptionsOf = (deps: ClientDeps): IClientOptions => {
   }
 }
 
-const onConnected = (deps: ClientDeps, c: MqttClient, sessionPresent: boolean) => {
+const onConnected = (deps: ClientDeps, c: MqttClient, connack: IConnackPacket) => {
   const { state } = deps
+  const { sessionPresent } = connack
+  // Read at each connect: a broker restarted with another max_packet_size announces the new one.
+  state.brokerMaxPacketBytes = connack.properties?.maximumPacketSize
   // mqtt.js leaves Nagle's algorithm on. With it, a QoS 1 request/reply waits on the peer's
   // delayed ACK: about 40 ms per hop on Linux (measured in bench/mqtt.ts). Each reconnect
   // has a new socket; a WebSocket stream has no such switch.
@@ -124,7 +130,7 @@ const listen = (deps: ClientDeps, c: MqttClient) => {
     state.lastError = errorMessage(error)
     log(deps, Effect.logWarning("mqtt client error").pipe(Effect.annotateLogs({ error: state.lastError })))
   })
-  c.on("connect", (connack) => onConnected(deps, c, connack.sessionPresent))
+  c.on("connect", (connack) => onConnected(deps, c, connack))
   // Capped exponential backoff: mqtt.js reconnects every `reconnectPeriod` and reads the option
   // again each time it schedules the next attempt, so each attempt raises it for the next one.
   c.on("reconnect", () => {
@@ -226,7 +232,7 @@ const clientDepsOf = (options: MqttOptions, clientId: string, sink: MessageSink)
       sessions: yield* SubscriptionRef.make<MqttSession>({ connection: 0, sessionPresent: false }),
       minMs: options.reconnectMinMs ?? mqttDefaults.reconnectMinMs,
       maxMs: options.reconnectMaxMs ?? mqttDefaults.reconnectMaxMs,
-      state: { generation: 0, attempts: 0, closing: false, lastError: "", received: 0, unacknowledged: 0, client: undefined, sendPacket: undefined }
+      state: { generation: 0, attempts: 0, closing: false, lastError: "", brokerMaxPacketBytes: undefined, received: 0, unacknowledged: 0, client: undefined, sendPacket: undefined }
     } satisfies ClientDeps
   })
 
@@ -253,6 +259,7 @@ export const acquireClient = (
       isClosing: () => state.closing,
       received: () => state.received,
       unacknowledged: () => state.unacknowledged,
-      reconnect
+      reconnect,
+      brokerMaxPacketBytes: () => state.brokerMaxPacketBytes
     } satisfies LiveClient
   })

@@ -1,7 +1,7 @@
 import { Context, Duration, Effect, Result, Layer, type Scope, type Stream, SubscriptionRef } from "effect"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
-import { type InvalidTopic, type MqttConnectError, MqttPublishError, type MqttSubscribeError } from "./Errors.js"
+import { type InvalidTopic, type MessageTooLarge, type MqttConnectError, MqttPublishError, type MqttSubscribeError } from "./Errors.js"
 import type { IncomingMessage } from "./Incoming.js"
 import { makeIncomingRoutes, type IncomingRoutes, routeIncoming } from "./IncomingRoutes.js"
 import { type IntakeHealth, watchIntake } from "./IntakeWatch.js"
@@ -46,10 +46,13 @@ export interface MqttConnectionService {
    * (`intakeProbeTopic`; without it never stalled). A stall is ended by a reconnect.
    */
   readonly intake: Effect.Effect<IntakeHealth>
-  /** Publishes an event in binary mode; with QoS 1 it completes on PUBACK. */
+  /**
+   * Publishes an event in binary mode; with QoS 1 it completes on PUBACK. Every publish fails with
+   * `MessageTooLarge`, sending nothing, when its packet is over the broker's Maximum Packet Size.
+   */
   readonly publish: (topic: string, event: CloudEvent, options?: PublishOptions) => Effect.Effect<void, PublishFailure>
   /** Publishes bytes as they are, e.g. a zero-byte retained message that deletes the retained one. */
-  readonly publishRaw: (topic: string, payload: Buffer, options?: PublishRawOptions) => Effect.Effect<void, InvalidTopic | MqttPublishError>
+  readonly publishRaw: (topic: string, payload: Buffer, options?: PublishRawOptions) => Effect.Effect<void, InvalidTopic | MqttPublishError | MessageTooLarge>
   /**
    * Subscribes (done when the SUBACK arrived) and returns the messages matching the filter; the
    * subscription ends with the scope. Each subscription has its own MQTT 5 subscription

@@ -1,6 +1,7 @@
 import { Duration, Effect } from "effect"
-import { MqttPublishError } from "./Errors.js"
+import { type MessageTooLarge, messageTooLarge, MqttPublishError } from "./Errors.js"
 import type { LiveClient } from "./MqttClient.js"
+import { publishPacketBytes } from "./PacketSize.js"
 import type { Prepared } from "./PublishPreparation.js"
 import { gatherTurnWrites } from "./TurnWrites.js"
 
@@ -20,6 +21,9 @@ export interface PublishSender {
 }
 
 type Outcomes = ReadonlyArray<MqttPublishError | undefined>
+
+/** What became of each message of a batch: `undefined` once its PUBACK came. */
+export type SendOutcomes = ReadonlyArray<MqttPublishError | MessageTooLarge | undefined>
 
 /** One batch waiting for its PUBACKs: settled message by message, resumed once every one is. */
 interface BatchWait {
@@ -96,7 +100,7 @@ const publishErrorOf = (live: LiveClient, topic: string, error: Error) =>
   new MqttPublishError({ topic, reason: live.isClosing() ? "closed" : "rejected", message: error.message, reasonCode: reasonCodeOf(error) })
 
 /** Hands the batch to the client in one go; one outcome per message, `undefined` once its PUBACK came. */
-export const sendAll = (sender: PublishSender, batch: ReadonlyArray<Prepared>): Effect.Effect<Outcomes> =>
+const sendFitting = (sender: PublishSender, batch: ReadonlyArray<Prepared>): Effect.Effect<Outcomes> =>
   Effect.callback<Outcomes>((resume) => {
     const { live } = sender
     if (sender.released || live.isClosing()) {
@@ -110,7 +114,38 @@ export const sendAll = (sender: PublishSender, batch: ReadonlyArray<Prepared>): 
     return Effect.sync(() => endWait(sender, wait))
   })
 
-const failedFirst = ([error]: Outcomes): Effect.Effect<void, MqttPublishError> => (error === undefined ? Effect.void : Effect.fail(error))
+/** Each message over the broker's Maximum Packet Size, else `undefined`; `undefined` when none is. */
+const tooLargeOf = (limit: number | undefined, batch: ReadonlyArray<Prepared>): Array<MessageTooLarge | undefined> | undefined => {
+  if (limit === undefined) return undefined
+  let any = false
+  const refused = batch.map(({ topic, payload, options }) => {
+    const bytes = publishPacketBytes(topic, payload, options)
+    if (bytes <= limit) return undefined
+    any = true
+    return messageTooLarge(topic, bytes, limit)
+  })
+  return any ? refused : undefined
+}
 
-export const send = (sender: PublishSender, prepared: Prepared): Effect.Effect<void, MqttPublishError> =>
+/**
+ * Like {@link sendFitting}, but a message over the broker's Maximum Packet Size is not handed to
+ * the client: the broker would drop the connection for it (0x95), and mqtt.js would resend it
+ * after every reconnect. It fails with `MessageTooLarge`; the others are sent.
+ */
+export const sendAll = (sender: PublishSender, batch: ReadonlyArray<Prepared>): Effect.Effect<SendOutcomes> =>
+  Effect.suspend((): Effect.Effect<SendOutcomes> => {
+    const refused = tooLargeOf(sender.live.brokerMaxPacketBytes(), batch)
+    if (refused === undefined) return sendFitting(sender, batch)
+    const places = refused.flatMap((error, i) => (error === undefined ? [i] : []))
+    if (places.length === 0) return Effect.succeed(refused)
+    return Effect.map(sendFitting(sender, places.map((i) => batch[i]!)), (outcomes) => {
+      const merged: Array<MqttPublishError | MessageTooLarge | undefined> = refused
+      outcomes.forEach((outcome, k) => (merged[places[k]!] = outcome))
+      return merged
+    })
+  })
+
+const failedFirst = ([error]: SendOutcomes): Effect.Effect<void, MqttPublishError | MessageTooLarge> => (error === undefined ? Effect.void : Effect.fail(error))
+
+export const send = (sender: PublishSender, prepared: Prepared): Effect.Effect<void, MqttPublishError | MessageTooLarge> =>
   Effect.flatMap(sendAll(sender, [prepared]), failedFirst)

@@ -2,7 +2,7 @@ import { Result } from "effect"
 import type { IClientPublishOptions } from "mqtt"
 import { encode, type PublishProperties } from "./Binary.js"
 import type { CloudEvent } from "./CloudEvent.js"
-import { type EncodeError, type InvalidTopic, MqttPublishError } from "./Errors.js"
+import { type EncodeError, type InvalidTopic, type MessageTooLarge, MqttPublishError } from "./Errors.js"
 import type { IncomingMessage } from "./Incoming.js"
 import { mqttStringProblem, toMqttString } from "./MqttString.js"
 import { prepareReply } from "./Reply.js"
@@ -27,7 +27,7 @@ export interface PublishRawOptions {
   readonly properties?: PublishProperties | undefined
 }
 
-export type PublishFailure = InvalidTopic | EncodeError | MqttPublishError
+export type PublishFailure = InvalidTopic | EncodeError | MqttPublishError | MessageTooLarge
 
 /** A message ready for the client: checked and encoded. */
 export interface Prepared {

@@ -10,7 +10,7 @@ import {
   type TopicConfig
 } from "@microdcs/cloudevents-mqtt"
 import type { StatusEvent } from "@microdcs/job-control"
-import { statusEvent } from "./JobControlEvents.js"
+import { statusEvent, tooLargeReply } from "./JobControlEvents.js"
 import { retryFailed, type retrySchedule } from "./MessageWorker.js"
 import { logText, noteReply, type RequestRecord } from "./RequestLog.js"
 
@@ -19,7 +19,7 @@ import { logText, noteReply, type RequestRecord } from "./RequestLog.js"
  * failed retried or dropped on its own.
  */
 
-export type PublishDropReason = "refused" | "invalid-topic" | "not-encodable"
+export type PublishDropReason = "refused" | "invalid-topic" | "not-encodable" | "too-large"
 
 /** What answering needs: the connection, our source, the topics and the retry policy. */
 export interface AnswerDeps {
@@ -49,8 +49,14 @@ const failedOnce = <A, R>(first: PublishFailure, again: Effect.Effect<A, Publish
   })
 }
 
-const dropReasonOf = (error: PublishFailure): PublishDropReason =>
-  error._tag === "InvalidTopic" ? "invalid-topic" : error._tag === "EncodeError" ? "not-encodable" : "refused"
+const dropReasons: Record<PublishFailure["_tag"], PublishDropReason> = {
+  InvalidTopic: "invalid-topic",
+  EncodeError: "not-encodable",
+  MessageTooLarge: "too-large",
+  MqttPublishError: "refused"
+}
+
+const dropReasonOf = (error: PublishFailure): PublishDropReason => dropReasons[error._tag]
 
 /** A failure for the connection's sake (no PUBACK in time, closed): worth another try. */
 const retriable = (error: PublishFailure) => error._tag === "MqttPublishError" && error.reason !== "rejected"
@@ -72,14 +78,28 @@ const publishing = (deps: AnswerDeps, what: "reply" | "status event", effect: Ef
     )
   )
 
+/**
+ * A reply over the broker's Maximum Packet Size would be refused every time, and the request is
+ * processed and acknowledged: it gets a small error reply naming both sizes instead, so the MES
+ * learns why no answer data came. The reply itself counts as dropped (`too-large`).
+ */
+const orTooLargeReply = (deps: AnswerDeps, message: IncomingMessage, event: CloudEvent, replying: Effect.Effect<void, PublishFailure>) =>
+  Effect.catchTag(replying, "MessageTooLarge", (error) =>
+    Effect.sync(() => deps.onPublishDropped?.("reply", "too-large")).pipe(
+      Effect.andThen(Effect.logWarning("reply over the broker's maximum packet size; an error reply sent instead")),
+      Effect.annotateLogs({ type: logText(event.type), bytes: error.bytes, limit: error.limit }),
+      Effect.andThen(deps.mqtt.reply(message, tooLargeReply(deps.source, event, error)))
+    )
+  )
+
 // A reply through the retry policy above, its fate noted for the request's log line.
-const settleReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, replying: Effect.Effect<void, PublishFailure>) =>
-  Effect.map(publishing(deps, "reply", replying), (sent) => {
+const settleReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, event: CloudEvent, replying: Effect.Effect<void, PublishFailure>) =>
+  Effect.map(publishing(deps, "reply", orTooLargeReply(deps, message, event, replying)), (sent) => {
     if (message.responseTopic !== undefined) noteReply(record, sent ? "sent" : "dropped")
   })
 
 export const sendReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, event: CloudEvent) =>
-  settleReply(deps, record, message, deps.mqtt.reply(message, event))
+  settleReply(deps, record, message, event, deps.mqtt.reply(message, event))
 
 const eventsTopicOf = ({ eventsTopics, topics }: AnswerDeps, scope: string): Result.Result<string, InvalidTopic> => {
   const cached = eventsTopics.get(scope)
@@ -93,7 +113,7 @@ const eventsTopicOf = ({ eventsTopics, topics }: AnswerDeps, scope: string): Res
 /** One message of the batch that failed, sent again on its own through the retry policy. */
 const sendAgain = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, error: PublishFailure, out: OutgoingMessage): Effect.Effect<void> =>
   out._tag === "Reply"
-    ? settleReply(deps, record, message, failedOnce(error, deps.mqtt.reply(message, out.event)))
+    ? settleReply(deps, record, message, out.event, failedOnce(error, deps.mqtt.reply(message, out.event)))
     : Effect.asVoid(publishing(deps, "status event", failedOnce(error, deps.mqtt.publish(out.topic, out.event, out.options))))
 
 const settleBatch = (

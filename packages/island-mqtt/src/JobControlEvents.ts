@@ -4,7 +4,8 @@ import {
   correlationIdOf,
   JSON_CONTENT_TYPE,
   makeCloudEvent,
-  makeErrorReply
+  makeErrorReply,
+  type MessageTooLarge
 } from "@microdcs/cloudevents-mqtt"
 import { ERROR_REPLY_TYPE, type JobControlReply, type JobControlRequest, type StatusEvent } from "@microdcs/job-control"
 import { JOB_ORDER_STATUS_EVENT_TYPE, JobStates, ReturnStatus, toStoredState } from "@microdcs/job-state"
@@ -57,6 +58,24 @@ export const badInputReply = (source: string, kind: string, message: string, req
   datacontenttype: replyContentType(request),
   data: { ReturnStatus: ReturnStatus.INVALID_REQUEST }
 })
+
+/** `mdcserrorkind` of the reply sent instead of one over the broker's Maximum Packet Size. */
+export const REPLY_TOO_LARGE = "ReplyTooLarge"
+
+/**
+ * What a request gets instead of a reply over the broker's Maximum Packet Size, which the broker
+ * would refuse every time: the reply's type and subject, `mdcserrorkind` ReplyTooLarge with both
+ * sizes, and of its data only the ReturnStatus. The request was processed (its ReturnStatus says
+ * how); only the data of its answer cannot travel.
+ */
+export const tooLargeReply = (source: string, reply: CloudEvent, error: MessageTooLarge): CloudEvent => {
+  const status = (reply.data as { ReturnStatus?: unknown } | undefined)?.ReturnStatus
+  const message = `the reply (${error.bytes} bytes) is over the broker's maximum packet size (${error.limit} bytes) and was not sent; the request was processed, its answer's data is left out`
+  return {
+    ...makeErrorReply({ source, type: reply.type, subject: reply.subject, kind: REPLY_TOO_LARGE, message }),
+    ...(typeof status === "number" ? { datacontenttype: reply.datacontenttype ?? JSON_CONTENT_TYPE, data: { ReturnStatus: status } } : {})
+  }
+}
 
 /**
  * One status event per landed transition, on the scope's events topic. `Version` is the job

@@ -42,8 +42,9 @@ export interface JobControlIngressOptions extends WorkerOptions {
   /**
    * Told about every reply or status event that was dropped (for metrics): the broker refused it
    * (`refused`, a PUBACK reason code of 0x80 or above), its topic is not one we may publish to
-   * (`invalid-topic`, e.g. a Response Topic `$SYS/x`), or it cannot be encoded (`not-encodable`).
-   * Such a publish is never retried, and the request is acknowledged.
+   * (`invalid-topic`, e.g. a Response Topic `$SYS/x`), it cannot be encoded (`not-encodable`), or
+   * it is over the broker's Maximum Packet Size (`too-large`; a reply is then answered with a
+   * `ReplyTooLarge` error reply instead). Such a publish is never retried, and the request is acknowledged.
    */
   readonly onPublishDropped?: ((what: "reply" | "status event", reason: PublishDropReason) => void) | undefined
   /** More request types, by CloudEvent type (see {@link ExtraRequestHandler}). */

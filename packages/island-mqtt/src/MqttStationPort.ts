@@ -1,7 +1,7 @@
-import { Effect, Result, Layer } from "effect"
-import { type CloudEvent, type InvalidTopic, makeCloudEvent, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
+import { Effect, FiberSet, Result, Layer } from "effect"
+import { type CloudEvent, type InvalidTopic, makeCloudEvent, type MessageTooLarge, MqttConnection, responseTopic } from "@microdcs/cloudevents-mqtt"
 import type { CommandEntry } from "@microdcs/sfc"
-import { CommandNotSent, StationPort } from "@microdcs/sfc-runtime"
+import { CommandNotSent, SfcEvents, StationPort } from "@microdcs/sfc-runtime"
 import { stationCommandTopic, type StationTopicConfig } from "@microdcs/cloudevents-mqtt"
 
 export interface MqttStationOptions {
@@ -48,19 +48,49 @@ export const stationReplyTopic = (options: MqttStationOptions): Result.Result<st
   responseTopic(options.topics, options.sharedGroup ?? options.instanceId)
 
 /**
+ * The station's answer to a command over the broker's Maximum Packet Size, given by the island
+ * itself: a failed reply, so the action fails with the reason (both sizes) instead of being sent
+ * again and again. Its id is fixed per attempt, so a redelivered outbox entry ingests it once.
+ */
+const tooLargeFailure = (options: MqttStationOptions, command: CommandEntry, error: MessageTooLarge) => ({
+  scope: command.subject,
+  source: options.source,
+  id: `${command.correlationId}.${command.attempt}.too-large`,
+  type: `${command.typeId}.reply`,
+  correlationId: command.correlationId,
+  error: `command not sent: ${error.bytes} bytes, over the broker's maximum packet size of ${error.limit} bytes`
+})
+
+/**
  * The SFC engine's `StationPort` over MQTT: publishes each push command (QoS 1, done on PUBACK)
  * to `P/S/{scope}[/D]/command` with the {@link stationReplyTopic} as its response topic. Any failure is a
- * `CommandNotSent`, so the outbox entry stays pending and is sent again.
+ * `CommandNotSent`, so the outbox entry stays pending and is sent again; but a command over the
+ * broker's Maximum Packet Size would be refused every time: it fails its action instead
+ * ({@link tooLargeFailure}, ingested in a fiber of its own as a station's reply would be, later).
  */
 export const makeMqttStationPort = (options: MqttStationOptions) =>
   Effect.gen(function* () {
     const mqtt = yield* MqttConnection
+    const events = yield* SfcEvents
+    const runFailure = yield* FiberSet.runtime(yield* FiberSet.make())<never>()
     const replies = yield* Effect.fromResult(stationReplyTopic(options))
+    const failTooLarge = (command: CommandEntry, error: MessageTooLarge) =>
+      Effect.sync(() =>
+        runFailure(
+          events.ingest(tooLargeFailure(options, command, error)).pipe(Effect.catchCause((cause) => Effect.logWarning("station command too large: its failure not recorded", cause)))
+        )
+      ).pipe(
+        Effect.andThen(Effect.logError("station command over the broker's maximum packet size; not sent, its action fails")),
+        Effect.annotateLogs({ jobId: command.jobId, action: command.action, bytes: error.bytes, limit: error.limit })
+      )
     const send = (command: CommandEntry) =>
       Effect.gen(function* () {
         const topic = yield* Effect.fromResult(stationCommandTopic(options.topics, command.subject))
         yield* mqtt.publish(topic, commandEvent(options.source, command), { qos: 1, responseTopic: replies })
-      }).pipe(Effect.mapError((error) => new CommandNotSent({ correlationId: command.correlationId, message: error.message })))
+      }).pipe(
+        Effect.catchTag("MessageTooLarge", (error) => failTooLarge(command, error)),
+        Effect.mapError((error) => new CommandNotSent({ correlationId: command.correlationId, message: error.message }))
+      )
     return StationPort.of({ send })
   })
 

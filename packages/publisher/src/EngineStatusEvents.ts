@@ -1,5 +1,5 @@
 import { Effect, Result } from "effect"
-import { eventsTopic, makeCloudEvent } from "@microdcs/cloudevents-mqtt"
+import { eventsTopic, makeCloudEvent, type MessageTooLarge } from "@microdcs/cloudevents-mqtt"
 import { JOB_ORDER_STATUS_EVENT_TYPE, JobStates, toStoredState } from "@microdcs/job-state"
 import type { ChangeEntry } from "@microdcs/store"
 import type { PublisherContext } from "./PublisherContext.js"
@@ -19,13 +19,22 @@ const engineTargets = {
 const isEngineTransition = (entry: ChangeEntry): entry is ChangeEntry & { change: keyof typeof engineTargets } =>
   entry.kind === "joborder" && entry.op.startsWith("sfc:") && Object.hasOwn(engineTargets, entry.change)
 
+const skipTooLarge = (ctx: PublisherContext, scope: string, error: MessageTooLarge) =>
+  Effect.andThen(
+    ctx.stats.add("tooLarge"),
+    Effect.logError("publisher: status event over the broker's maximum packet size; not published").pipe(
+      Effect.annotateLogs({ scope, topic: error.topic, bytes: error.bytes, limit: error.limit })
+    )
+  )
+
 /**
  * Publishes one status event (QoS 1, not retained) per engine transition in a batch, on the
  * scope's events topic. The event id is derived from the job order version, so a batch published
  * again sends the same events and an MES can drop the repeats. They go out together, in the
  * batch's order (one socket write, their PUBACKs awaited once): one after the other, a batch with
  * a few dozen transitions waited a round trip for each before the next batch could start. Any
- * failure fails the batch, which is then published again.
+ * failure fails the batch, which is then published again, except an event over the broker's
+ * Maximum Packet Size: it would be refused again every time, so it is logged, counted and skipped.
  */
 export const publishEngineStatusEvents = (ctx: PublisherContext, scope: string, entries: ReadonlyArray<ChangeEntry>) =>
   Effect.gen(function* () {
@@ -47,6 +56,7 @@ export const publishEngineStatusEvents = (ctx: PublisherContext, scope: string, 
         options: { qos: 1 }
       }))
     )
-    const failure = outcomes.find((outcome) => outcome !== undefined)
+    yield* Effect.forEach(outcomes, (outcome) => (outcome?._tag === "MessageTooLarge" ? skipTooLarge(ctx, scope, outcome) : Effect.void), { discard: true })
+    const failure = outcomes.find((outcome) => outcome !== undefined && outcome._tag !== "MessageTooLarge")
     if (failure !== undefined) return yield* Effect.fail(failure)
   })

@@ -10,19 +10,22 @@ export interface PublisherStats {
   readonly batches: number
   /** Times this instance took the lease and became the active publisher. */
   readonly activations: number
+  /** Messages not published because they are over the broker's Maximum Packet Size (logged as errors). */
+  readonly tooLarge: number
   /** Holding the lease and publishing now. */
   readonly active: boolean
 }
 
-export type Counter = "published" | "deleted" | "batches" | "activations"
+export type Counter = "published" | "deleted" | "batches" | "activations" | "tooLarge"
 
-const zero: PublisherStats = { published: 0, deleted: 0, batches: 0, activations: 0, active: false }
+const zero: PublisherStats = { published: 0, deleted: 0, batches: 0, activations: 0, tooLarge: 0, active: false }
 
 const metrics: Record<Counter, Metric.Counter<number>> = {
   published: Metric.counter("microdcs_publisher_published_total"),
   deleted: Metric.counter("microdcs_publisher_deleted_total"),
   batches: Metric.counter("microdcs_publisher_batches_total"),
-  activations: Metric.counter("microdcs_publisher_activations_total")
+  activations: Metric.counter("microdcs_publisher_activations_total"),
+  tooLarge: Metric.counter("microdcs_publisher_too_large_total")
 }
 
 const activeGauge = Metric.gauge("microdcs_publisher_active")

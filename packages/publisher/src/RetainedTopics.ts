@@ -1,8 +1,23 @@
 import { Duration, Effect, Result, Option, Stream } from "effect"
-import type { CloudEvent, InvalidTopic, MqttPublishError, MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
+import type { CloudEvent, InvalidTopic, MessageTooLarge, MqttPublishError, MqttSubscribeError, PublishFailure } from "@microdcs/cloudevents-mqtt"
 import type { PublisherContext } from "./PublisherContext.js"
 
 const EMPTY = Buffer.alloc(0)
+
+/**
+ * A message over the broker's Maximum Packet Size was not sent (the broker would have dropped the
+ * connection for it): logged and counted. It still fails, so its caller skips what depends on it;
+ * the topic keeps what it held, and the same content would be refused again, so no retry helps.
+ */
+const countTooLarge = (ctx: PublisherContext) => (error: PublishFailure) =>
+  error._tag !== "MessageTooLarge"
+    ? Effect.void
+    : Effect.andThen(
+        ctx.stats.add("tooLarge"),
+        Effect.logError("publisher: message over the broker's maximum packet size; not published").pipe(
+          Effect.annotateLogs({ topic: error.topic, bytes: error.bytes, limit: error.limit })
+        )
+      )
 
 /**
  * Sets a retained topic: QoS 1, so it completes on PUBACK and a cursor saved afterwards never
@@ -16,12 +31,15 @@ export const retain = (
 ): Effect.Effect<void, PublishFailure> =>
   Effect.gen(function* () {
     const name = yield* Effect.fromResult(topic)
-    yield* ctx.mqtt.publish(name, event, { qos: 1, retain: true, messageExpirySeconds: ctx.options.messageExpirySeconds })
+    yield* ctx.mqtt.publish(name, event, { qos: 1, retain: true, messageExpirySeconds: ctx.options.messageExpirySeconds }).pipe(Effect.tapError(countTooLarge(ctx)))
     yield* ctx.stats.add("published")
   })
 
 /** Deletes a retained topic with a zero-byte retained message (harmless when nothing is retained). */
-export const unretain = (ctx: PublisherContext, topic: Result.Result<string, InvalidTopic>): Effect.Effect<void, InvalidTopic | MqttPublishError> =>
+export const unretain = (
+  ctx: PublisherContext,
+  topic: Result.Result<string, InvalidTopic>
+): Effect.Effect<void, InvalidTopic | MqttPublishError | MessageTooLarge> =>
   Effect.gen(function* () {
     const name = yield* Effect.fromResult(topic)
     yield* ctx.mqtt.publishRaw(name, EMPTY, { qos: 1, retain: true })

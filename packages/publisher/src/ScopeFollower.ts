@@ -82,17 +82,23 @@ export const publishBatch = (
 
 /**
  * The state index after a batch. A page that cannot be encoded (over the MQTT connection's own
- * `maxPayloadBytes`, when the publisher's `maxPayloadBytes` is set higher) is logged and left
- * out rather than failed, since no retry can shrink it and the cursor must still move on.
+ * `maxPayloadBytes`, when the publisher's `maxPayloadBytes` is set higher) or that is over the
+ * broker's Maximum Packet Size (counted as `tooLarge`) is logged and left out rather than failed,
+ * since no retry can shrink it and the cursor must still move on.
  */
 const indexScope = (ctx: PublisherContext, scope: string, view: ScopeView) =>
   publishStateIndex(ctx, scope, view).pipe(
     Effect.asVoid,
-    Effect.catchTag("EncodeError", (e) =>
-      Effect.logError("publisher: state index page not published; set the publisher's maxPayloadBytes to the MQTT connection's limit").pipe(
-        Effect.annotateLogs({ scope, reason: e.message })
-      )
-    )
+    Effect.catchTags({
+      EncodeError: (e) =>
+        Effect.logError("publisher: state index page not published; set the publisher's maxPayloadBytes to the MQTT connection's limit").pipe(
+          Effect.annotateLogs({ scope, reason: e.message })
+        ),
+      MessageTooLarge: (e) =>
+        Effect.logError("publisher: state index page not published; set the publisher's maxPayloadBytes below the broker's maximum packet size").pipe(
+          Effect.annotateLogs({ scope, reason: e.message })
+        )
+    })
   )
 
 /**

@@ -40,7 +40,7 @@ describe("Publisher lease", () => {
       const statsA = yield* a.publisher.stats
       expect(statsA).toMatchObject({ active: true, activations: 1 })
       expect(statsA.published).toBeGreaterThanOrEqual(3)
-      expect(yield* b.publisher.stats).toEqual({ published: 0, deleted: 0, batches: 0, activations: 0, active: false })
+      expect(yield* b.publisher.stats).toEqual({ published: 0, deleted: 0, batches: 0, activations: 0, tooLarge: 0, active: false })
       expect(yield* Effect.flatMap(PublisherLease, (lease) => lease.holder)).toEqual(Option.some("instance-a"))
 
       // A clean stop releases the lease, so the standby's next try takes it.
