@@ -28,7 +28,7 @@ const services = Layer.mergeAll(JobOrderDao.Default, SfcStateDao.Default, IndexM
 )
 
 const entry = (Text: unknown) => ({ StateText: { Text, Locale: "en" }, StateNumber: 1 })
-const record = (state: ReadonlyArray<string>, o: { workMaster?: string; comment?: string } = {}) =>
+const record = (state: ReadonlyArray<string>, o: { workMaster?: string | undefined; comment?: string | undefined } = {}) =>
   JSON.stringify({
     JobOrder: { JobOrderID: "jo", ...(o.workMaster !== undefined ? { WorkMasterID: [{ ID: o.workMaster }, { ID: "second" }] } : {}) },
     State: state.map(entry),
