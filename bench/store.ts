@@ -7,6 +7,7 @@ import {
   Valkey,
   ValkeyLayer
 } from "@microdcs/store"
+import { jobOrderSearchFacts } from "@microdcs/store/testing"
 import { unsafeCommand } from "@microdcs/store/unsafe"
 import { randomPrefix } from "@microdcs/test-utils"
 import { rawClient } from "./RawClient.js"
@@ -56,12 +57,16 @@ const program = Effect.gen(function* () {
   const changesKey = valkey.keys.key("changes", { scope }) as string
   const channel = valkey.keys.key("nudge", { kind: "changes" }) as string
   const searchKey = valkey.keys.key("jobOrderSearch", { scope }) as string
+  const responsesKey = (i: number) => valkey.keys.key("jobResponseOfOrder", { orderId: `tp-${i % 1000}` }) as string
+  const failedKey = valkey.keys.key("jobResponseFailed", { scope }) as string
   yield* Effect.promise(() => plain.script("LOAD", putJobOrder.source))
+  // The search facts the store passes with each put (the same for every bench document).
+  const facts = jobOrderSearchFacts(jobOrderDoc("tp-0"))
   const rawPut = (i: number) =>
-    plain.evalsha(putJobOrder.sha1, putJobOrder.numberOfKeys, docKey(i), listKey, scopesKey, changesKey, searchKey,
+    plain.evalsha(putJobOrder.sha1, putJobOrder.numberOfKeys, docKey(i), listKey, scopesKey, changesKey, searchKey, responsesKey(i), failedKey,
       ...putJobOrder.encodeArgs({
         expectedVersion: -1, scope, id: `tp-${i % 1000}`, priority: 1, doc: jobOrderDoc(`tp-${i}`),
-        op: `op-${i}`, change: "put", nudgeChannel: channel, limit: 0, retainMs: 0, origin: ""
+        op: `op-${i}`, change: "put", nudgeChannel: channel, limit: 0, retainMs: 0, origin: "", facts
       }))
 
   console.log(`\nstore: ${SAMPLES} sequential round trips each (median, p99), then ${THROUGHPUT_OPS} puts with ${IN_FLIGHT} in flight`)

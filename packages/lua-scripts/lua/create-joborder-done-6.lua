@@ -24,6 +24,10 @@
   ARGV[10] claim token of the caller
   ARGV[11] done TTL in ms (positive integer; validated by the caller)
   ARGV[12] the reply to keep with the done mark (text); empty keeps none
+  ARGV[13] search facts, optional (all three or none), as put-joborder-7's ARGV[12] to ARGV[14]:
+  ARGV[14] the state text, the work master id and the error (the Aborted comment, at most 500
+  ARGV[15] bytes); without them the script decodes the doc for them. Facts that cannot be right
+          are an error reply, before any write.
 
   Replies:
     {"ok", 1}                          created at version 1, the request marked done
@@ -42,6 +46,14 @@ local docKey, listKey, scopesKey, changesKey, dedupeKey, searchKey = KEYS[1], KE
 local scope, id, priority, doc, op, change, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local limit, origin = tonumber(ARGV[8]), ARGV[9]
 local token, ttlMs, reply = ARGV[10], ARGV[11], ARGV[12]
+
+local facts, badFacts = nil, nil
+if #ARGV == 15 then
+  facts, badFacts = searchPassedFacts(ARGV[13], ARGV[14], ARGV[15])
+elseif #ARGV > 12 then
+  badFacts = #ARGV .. ' arguments; the search facts are three'
+end
+if badFacts then return redis.error_reply('create-joborder-done: malformed arguments: ' .. badFacts) end
 
 local badKey, badType, wantType = wrongType({
   { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { dedupeKey, 'string' }, { searchKey, 'zset' }
@@ -64,7 +76,7 @@ end
 
 jobOrderWrite({
   docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, searchKey = searchKey, scope = scope, id = id, priority = priority,
-  doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = 0
+  doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = 0, facts = facts
 }, 1)
 dedupeMarkDone(dedupeKey, ttlMs, reply)
 return { 'ok', 1 }

@@ -22,6 +22,12 @@
   ARGV[10] retention ms: when > 0 the job order leaves the list, its responses leave the failed
           set, and the hash expires after it (Clear, Cancel); 0 keeps it listed and persistent
   ARGV[11] origin: who caused the write (JSON text), kept in the change entry; empty = none
+  ARGV[12] search facts, optional (all three or none; without them the script decodes the doc
+  ARGV[13] for them): the state text (State[1].StateText.Text, "_" and State[2]'s when there is
+  ARGV[14] one), the work master id (JobOrder.WorkMasterID[1].ID) and the error (the Comment when
+          the state is Aborted, at most 500 bytes, cut on a UTF-8 boundary); "" for what the
+          doc lacks. Facts that cannot be right (an error over 500 bytes, or for another state)
+          are an error reply, before any write.
 
   Replies:
     {"ok", newVersion}
@@ -42,6 +48,14 @@ local scope, id, priority, doc, op, change, channel = ARGV[2], ARGV[3], ARGV[4],
 local limit, retainMs = tonumber(ARGV[9]), tonumber(ARGV[10])
 local origin = ARGV[11] or ''
 
+local facts, badFacts = nil, nil
+if #ARGV == 14 then
+  facts, badFacts = searchPassedFacts(ARGV[12], ARGV[13], ARGV[14])
+elseif #ARGV > 11 then
+  badFacts = #ARGV .. ' arguments; the search facts are three'
+end
+if badFacts then return redis.error_reply('put-joborder: malformed arguments: ' .. badFacts) end
+
 local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { searchKey, 'zset' },
   { responsesKey, 'zset' }, { failedKey, 'zset' } })
 if badKey then return { 'wrongtype', badKey, badType, wantType } end
@@ -60,7 +74,7 @@ end
 local version = current + 1
 jobOrderWrite({
   docKey = docKey, listKey = listKey, scopesKey = scopesKey, changesKey = changesKey, searchKey = searchKey, scope = scope, id = id, priority = priority,
-  doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = retainMs
+  doc = doc, op = op, change = change, origin = origin, channel = channel, retainMs = retainMs, facts = facts
 }, version)
 if retainMs > 0 then jobOrderUnfail(responsesKey, failedKey) end
 return { 'ok', version }

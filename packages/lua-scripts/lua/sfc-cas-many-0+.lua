@@ -43,7 +43,7 @@
     J, M, L: the numbers of waits sets joined, moved and left
     P, the number of correlation pointers, and their lifetime in ms (any number when P = 0)
     R: "1" = read the job order after the write, "0" = not
-    G: "1" = a job order move is written with the job, "0" = not
+    G: "1" = a job order move is written with the job, "2" = one with its search facts, "0" = none
     Q: "1" = a job response is created with the job, "0" = not
     KJ, KL: the numbers of keyed waits joined (or moved) and left
     then J wait starts (epoch ms), one per joined waits set, in key order;
@@ -53,8 +53,10 @@
     then per keyed wait left its place, in key order;
     then the entry count E; then per entry its item count n (even, > 0) and n items
     field1, value1, field2, value2, ... (XADD field/value pairs, never JSON)
-    then, when G = 1, the move: expected job order version (> 0), its scope, job order id,
-    priority, doc, operation id, change word, origin ("" = none), changes nudge channel
+    then, when G = 1 or 2, the move: expected job order version (> 0), its scope, job order id,
+    priority, doc, operation id, change word, origin ("" = none), changes nudge channel, and when
+    G = 2 its search facts as put-joborder-7's ARGV[12] to ARGV[14] (state text, work master id,
+    error: the Aborted comment, at most 500 bytes); with G = 1 the move's doc is decoded for them
     then, when Q = 1, the response: its scope, id, normalized state ("" = not indexed), job order
     id, start time (epoch ms), doc, operation id, change word, changes nudge channel, end time (epoch ms)
     then, when R = 1, the job order version the writer holds (0 = none)
@@ -94,16 +96,21 @@ end
 
 local function isFlag(value) return value == '0' or value == '1' end
 
--- The job order move's block from ARGV[cursor] when `present`: the move (false when absent) and
--- the next cursor, or nil when malformed.
-local function readMove(present, cursor)
-  if not present then return false, cursor end
+-- The job order move's block from ARGV[cursor] for flag G: the move (false when G = 0) and the
+-- next cursor, or nil and what is malformed.
+local function readMove(flag, cursor)
+  if flag == '0' then return false, cursor end
   local expected = tonumber(ARGV[cursor])
-  if not expected or expected <= 0 or not tonumber(ARGV[cursor + 3]) or ARGV[cursor + 8] == nil then return nil end
-  return {
+  if not expected or expected <= 0 or not tonumber(ARGV[cursor + 3]) or ARGV[cursor + 8] == nil then return nil, 'move' end
+  local move = {
     expected = expected, scope = ARGV[cursor + 1], id = ARGV[cursor + 2], priority = ARGV[cursor + 3], doc = ARGV[cursor + 4],
     op = ARGV[cursor + 5], change = ARGV[cursor + 6], origin = ARGV[cursor + 7], channel = ARGV[cursor + 8]
-  }, cursor + 9
+  }
+  if flag == '1' then return move, cursor + 9 end
+  local what
+  move.facts, what = searchPassedFacts(ARGV[cursor + 9], ARGV[cursor + 10], ARGV[cursor + 11])
+  if not move.facts then return nil, 'move ' .. what end
+  return move, cursor + 12
 end
 
 -- The job response's block from ARGV[cursor] when `present`, as readMove.
@@ -128,7 +135,8 @@ local function readJob(cursor, nextKey)
   if not keyedJoinCount or not keyedLeaveCount then return nil, 'counts' end
   if not tonumber(pointerLifetime) then return nil, 'pointer lifetime' end
   if due == nil or (due ~= '' and not tonumber(due)) then return nil, 'deadline' end
-  if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) or not isFlag(ARGV[a + 15]) or not isFlag(ARGV[a + 16]) then return nil, 'flags' end
+  if not isFlag(ARGV[a + 6]) or not isFlag(ARGV[a + 7]) or not isFlag(ARGV[a + 14]) or not isFlag(ARGV[a + 16]) then return nil, 'flags' end
+  if not isFlag(ARGV[a + 15]) and ARGV[a + 15] ~= '2' then return nil, 'flags' end
   local job = {
     expected = expected, scope = ARGV[a + 1], jobId = ARGV[a + 2], op = ARGV[a + 3], doc = ARGV[a + 4], due = due,
     active = ARGV[a + 6] == '1', nudge = ARGV[a + 7] == '1', eventLifetime = eventLifetime, pointerLifetime = pointerLifetime
@@ -144,8 +152,8 @@ local function readJob(cursor, nextKey)
   if not job.keyedLeaves then return nil, 'keyed wait left' end
   job.entries, cursor, what = sfcReadEntries(cursor)
   if not job.entries then return nil, what end
-  job.move, cursor = readMove(ARGV[a + 15] == '1', cursor)
-  if job.move == nil then return nil, 'move' end
+  job.move, cursor = readMove(ARGV[a + 15], cursor)
+  if job.move == nil then return nil, cursor end
   job.response, cursor = readResponse(ARGV[a + 16] == '1', cursor)
   if job.response == nil then return nil, 'response' end
   job.heldOrderVersion = '0'

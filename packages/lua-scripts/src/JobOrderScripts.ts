@@ -1,7 +1,10 @@
 import { asArray, asOptionalText, asText, UnexpectedReply } from "./Reply.js"
 import { defineScript } from "./ScriptDescriptor.js"
+import { type JobOrderSearchFacts, searchFactArgs } from "./SearchFactArgs.js"
 import { decodeWriteReply, type WriteReply } from "./WriteReply.js"
 import { decodeWrongType, type WrongTypeReply } from "./WrongTypeReply.js"
+
+export type { JobOrderSearchFacts } from "./SearchFactArgs.js"
 
 export interface PutJobOrderArgs {
   readonly expectedVersion: number
@@ -18,13 +21,15 @@ export interface PutJobOrderArgs {
   readonly retainMs: number
   /** Who caused the write (JSON text), kept in the change entry's `origin` field; "" = none. */
   readonly origin: string
+  /** The doc's search facts; absent, the script decodes the doc for them. */
+  readonly facts?: JobOrderSearchFacts | undefined
 }
 
 export const putJobOrder = defineScript({
   file: "put-joborder-7.lua",
   keys: ["doc", "list", "scopes", "changes", "search", "responses", "failed"],
   encodeArgs: (a: PutJobOrderArgs) => [
-    a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs, a.origin
+    a.expectedVersion, a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.retainMs, a.origin, ...searchFactArgs(a.facts)
   ],
   decodeReply: decodeWriteReply("put-joborder", ["ok", "conflict", "scope", "limit", "wrongtype"])
 })
@@ -49,7 +54,7 @@ export const createJobOrderDone = defineScript({
   file: "create-joborder-done-6.lua",
   keys: ["doc", "list", "scopes", "changes", "dedupe", "search"],
   encodeArgs: (a: CreateJobOrderDoneArgs) => [
-    a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.origin, a.token, a.ttlMs, a.reply
+    a.scope, a.id, a.priority, a.doc, a.op, a.change, a.nudgeChannel, a.limit, a.origin, a.token, a.ttlMs, a.reply, ...searchFactArgs(a.facts)
   ],
   decodeReply: (raw): CreateJobOrderDoneReply => {
     const reply = asArray("create-joborder-done", raw)

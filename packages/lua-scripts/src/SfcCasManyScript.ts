@@ -1,4 +1,5 @@
 import type { PutJobOrderArgs } from "./JobOrderScripts.js"
+import { searchFactArgs } from "./SearchFactArgs.js"
 import { asArray, asInteger, asText, UnexpectedReply } from "./Reply.js"
 import { decodeCasOk, type SfcCasOk } from "./SfcCasReply.js"
 import { keyedWaitKeys } from "./SfcKeyedWaitArgs.js"
@@ -57,7 +58,7 @@ export interface SfcJobResponseCreate {
  * of the move (its `expectedVersion`, the version the move was computed from, is > 0), with no
  * limit and no retention.
  */
-export interface SfcJobOrderMove extends Pick<PutJobOrderArgs, "expectedVersion" | "scope" | "id" | "priority" | "doc" | "op" | "change" | "origin"> {
+export interface SfcJobOrderMove extends Pick<PutJobOrderArgs, "expectedVersion" | "scope" | "id" | "priority" | "doc" | "op" | "change" | "origin" | "facts"> {
   readonly keys: { readonly doc: string; readonly list: string; readonly scopes: string; readonly changes: string; readonly search: string }
   /** The change stream's nudge channel. */
   readonly changesChannel: string
@@ -138,7 +139,8 @@ const moveArgs = (move: SfcJobOrderMove): ReadonlyArray<string | number> => [
   move.op,
   move.change,
   move.origin,
-  move.changesChannel
+  move.changesChannel,
+  ...searchFactArgs(move.facts)
 ]
 
 /** One job's block of ARGV, as the script header lays it out. */
@@ -158,7 +160,7 @@ const jobArgs = (job: SfcCasManyJob): ReadonlyArray<string | number> => [
   (job.directSend?.pointerKeys ?? []).length,
   job.directSend?.pointerLifetimeMs ?? 0,
   job.directSend?.jobOrderKey != null ? "1" : "0",
-  job.jobOrderMove ? "1" : "0",
+  job.jobOrderMove ? (job.jobOrderMove.facts ? "2" : "1") : "0",
   job.jobResponse ? "1" : "0",
   (job.keyedJoin ?? []).length,
   (job.keyedLeave ?? []).length,

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { checkKeyPart, type KeyPartError } from "@microdcs/keyschema"
 import { InvalidInput } from "./Errors.js"
-import { takeBuiltJson } from "./JsonDocument.js"
+import { rememberParsed, takeBuiltJson } from "./JsonDocument.js"
 
 /**
  * The input checks of a document write, for the store's DAOs and for DAOs built outside it.
@@ -33,7 +33,7 @@ export const documentProblem = (field: string, text: string, maxBytes: number): 
   // Built by JSON.stringify here (JsonDocument.ts): JSON by construction.
   if (takeBuiltJson(text)) return undefined
   try {
-    JSON.parse(text)
+    rememberParsed(text, JSON.parse(text))
   } catch (error) {
     return new InvalidInput({ field, message: `${field} is not valid JSON: ${(error as Error).message}` })
   }

@@ -6,6 +6,7 @@ import { documentProblem, numberProblem } from "./DocumentInput.js"
 import { type DoneMark, leaseLost } from "./DoneMark.js"
 import { type ConnectionError, InvalidInput, type LeaseLost, type LimitReached, type ScopeConflict, type UnknownOutcome, type VersionConflict, type WrongType } from "./Errors.js"
 import type { PutJobOrder } from "./JobOrderInput.js"
+import { jobOrderSearchFacts } from "./JobOrderSearchFacts.js"
 import { writeOutcome } from "./OutcomeCheck.js"
 import type { ValkeyService } from "./Valkey.js"
 import { type WriteContext, writeFailure } from "./WriteReplies.js"
@@ -44,7 +45,8 @@ const check = (valkey: ValkeyService, input: PutJobOrder, mark: DoneMark): Check
     keys,
     args: {
       scope, id, priority, doc: input.doc, op: input.op ?? newOperationId(), change: input.change ?? "put", nudgeChannel,
-      limit: input.limit ?? 0, origin: input.origin ?? "", token: mark.token, ttlMs: mark.ttlMs, reply: mark.reply ?? ""
+      limit: input.limit ?? 0, origin: input.origin ?? "", token: mark.token, ttlMs: mark.ttlMs, reply: mark.reply ?? "",
+      facts: jobOrderSearchFacts(input.doc)
     },
     context: { key: doc, expectedVersion: 0, requestedScope: scope }
   }

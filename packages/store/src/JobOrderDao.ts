@@ -23,6 +23,7 @@ import { wrongTypeError } from "./WriteReplies.js"
 import { command } from "./RawDoor.js"
 import type { DoneMark } from "./DoneMark.js"
 import { createMarkingDone as createWithMark } from "./JobOrderCreateDone.js"
+import { jobOrderSearchFacts } from "./JobOrderSearchFacts.js"
 
 export type { DeleteJobOrder, PutJobOrder } from "./JobOrderInput.js"
 
@@ -42,7 +43,7 @@ const listPage = (valkey: ValkeyService, list: string, offset: number, count: nu
     .script(listJobOrders, { list }, { offset, count })
     .pipe(Effect.flatMap((reply) => (reply.status === "wrongtype" ? Effect.fail(wrongTypeError(reply)) : Effect.succeed(reply.items))))
 
-/** The document DAO of job orders: the put and delete scripts keep the scope's priority list and search index. */
+/** The document DAO of job orders: the put and delete scripts keep the scope's priority list and search index (a put passes the doc's search facts). */
 const jobOrderDocuments = (valkey: ValkeyService) => {
   const listKey = cachedKey((scope) => valkey.keys.key("jobOrderList", { scope }))
   const searchKey = cachedKey((scope) => valkey.keys.key("jobOrderSearch", { scope }))
@@ -71,7 +72,8 @@ const jobOrderDocuments = (valkey: ValkeyService) => {
         const { expectedVersion, scope, id, op, change, nudgeChannel } = write.args
         return {
           keys: { doc: write.key, list, scopes: write.scopes, changes: write.changes, search, ...unfail },
-          args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "" }
+          args: { expectedVersion, scope, id, priority: input.priority, doc: input.doc, op, change, nudgeChannel, limit: input.limit ?? 0, retainMs: input.retainMs ?? 0, origin: input.origin ?? "",
+            facts: jobOrderSearchFacts(input.doc) }
         }
       }
     },

@@ -22,3 +22,23 @@ export const jsonDocument = (value: object): string => {
 
 /** True once for a text {@link jsonDocument} built (and forgets it): it needs no JSON check. */
 export const takeBuiltJson = (text: string): boolean => built.delete(text)
+
+// The last text the document check parsed and its value, so a write that reads a few facts of
+// the document it just checked (the job order search facts) needs no second parse.
+let parsedText: string | undefined
+let parsedValue: unknown
+
+/** Keeps `value` as the parse of `text` until it is taken or another text is parsed. */
+export const rememberParsed = (text: string, value: unknown): void => {
+  parsedText = text
+  parsedValue = value
+}
+
+/** The parse of `text` when it was the last one remembered (and forgets it), else `undefined`. */
+export const takeParsed = (text: string): unknown => {
+  if (parsedText !== text) return undefined
+  const value = parsedValue
+  parsedText = undefined
+  parsedValue = undefined
+  return value
+}

@@ -3,6 +3,7 @@ import { checkedKeys } from "./CheckedKeys.js"
 import type { SfcJobOrderMove } from "@microdcs/lua-scripts"
 import { documentProblem } from "./DocumentInput.js"
 import { InvalidInput } from "./Errors.js"
+import { jobOrderSearchFacts } from "./JobOrderSearchFacts.js"
 import { textProblem } from "./SfcStateInput.js"
 
 /**
@@ -56,5 +57,5 @@ export const preparedMove = (schema: KeySchema, id: string, move: SfcJobOrderMov
   const keyRefused = badKey()
   if (keyRefused) return keyRefused
   const { scope, expectedVersion, doc, priority, change, op } = move
-  return { keys, expectedVersion, scope, id, priority, doc, op, change, origin: move.origin ?? "", changesChannel }
+  return { keys, expectedVersion, scope, id, priority, doc, op, change, origin: move.origin ?? "", changesChannel, facts: jobOrderSearchFacts(doc) }
 }

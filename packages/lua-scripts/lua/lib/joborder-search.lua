@@ -107,6 +107,15 @@ local function searchDocFacts(docText)
   return state, wm, err
 end
 
+-- The facts a caller passed for a write (state, work master, error: what searchDocFacts reads from
+-- the document, so a write need not decode it), or nil and what is wrong with them.
+local function searchPassedFacts(state, wm, err)
+  if state == nil or wm == nil or err == nil then return nil, 'search facts: state, work master and error are needed' end
+  if #err > 500 then return nil, 'search facts: the error is over 500 bytes' end
+  if err ~= '' and state ~= 'Aborted' then return nil, 'search facts: an error is only for state Aborted' end
+  return { state, wm, err }
+end
+
 -- The facts a document implies. created/ended: the document's fields; a document written before
 -- they existed keeps what its index entry says (or 0 / the time it is first seen finished).
 local function searchFactsOf(id, state, wm, err, priority, created, ended, stored)
@@ -150,7 +159,8 @@ local function searchNowMs()
 end
 
 -- The search entries of a job order just written (`w` as jobOrderWrite's): its creation and end
--- times kept on the document, its members replaced; a retired one leaves the index.
+-- times kept on the document, its members replaced; a retired one leaves the index. `w.facts`:
+-- the caller's searchPassedFacts; without them the document is decoded for them.
 local function jobOrderSearchWrite(w, version)
   local id = searchEscape(w.id)
   if w.retainMs > 0 then return searchReplace(w.searchKey, id, nil) end
@@ -161,7 +171,8 @@ local function jobOrderSearchWrite(w, version)
     redis.call('HSET', w.docKey, 'created', created)
   end
   local stored = (not created) and searchStored(w.searchKey, id) or nil
-  local state, wm, err = searchDocFacts(w.doc)
+  local state, wm, err
+  if w.facts then state, wm, err = w.facts[1], w.facts[2], w.facts[3] else state, wm, err = searchDocFacts(w.doc) end
   if searchIsFinished(state) then
     if not ended then ended = tostring(searchNowMs()); redis.call('HSET', w.docKey, 'ended', ended) end
   elseif ended then

@@ -1,9 +1,10 @@
--- The write of a checked job order put, shared by put-joborder-4 and the moves written with an SFC
+-- The write of a checked job order put, shared by put-joborder-7 and the moves written with an SFC
 -- job (lib/joborder-move.lua). `w` is a table:
 --   docKey, listKey, scopesKey, changesKey   joborder:{id}, joborder:list:{scope}, scopes, changes:{scope}
 --   searchKey                                joborder:search:{scope} (lib/joborder-search.lua)
---   scope, id, priority, doc, op, change, origin, channel   as put-joborder-4's ARGV
+--   scope, id, priority, doc, op, change, origin, channel   as put-joborder-7's ARGV
 --   retainMs                                 > 0: unlist the job order and expire it after this many ms
+--   facts                                    the search facts the caller passed (searchPassedFacts), or nil
 -- @include lib/append-change.lua
 -- @include lib/joborder-search.lua
 
