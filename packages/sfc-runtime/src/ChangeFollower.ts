@@ -1,11 +1,9 @@
 import { Effect, LogLevel, References } from "effect"
 import { decodeOrigin } from "@microdcs/job-state"
-import { StateMoved } from "@microdcs/store"
 import type { PollerEntry } from "@microdcs/poller"
 import type { EngineOptions } from "./EngineOptions.js"
 import { Executions } from "./Executions.js"
-import { followOrder } from "./FollowOrder.js"
-import { JobOrderTransitions } from "./JobOrderTransitions.js"
+import { followHold, followOrder } from "./FollowOrder.js"
 import { startJob } from "./StartJob.js"
 
 /** MES methods the engine follows, and what each does to a running execution. */
@@ -31,29 +29,6 @@ export const followedChange = (fields: Readonly<Record<string, string>>) => {
   return action === undefined ? undefined : { jobId, action }
 }
 
-/** Rounds of `followHold` before giving up (the entry is then retried by the poller). */
-const MAX_HOLD_ROUNDS = 10
-
-/**
- * Pause and Resume entries of one job can be handled concurrently (one read, several handlers),
- * so they reach the execution's CAS in either order. The execution therefore follows the job
- * order's current state, not the change word, and checks after its write that the order did not
- * move meanwhile: the last write to the execution is always based on the order's last state.
- * A sub-recipe's child follows its root job's order (`orderJobId`).
- */
-export const followHold = (jobId: string, orderJobId = jobId) =>
-  Effect.gen(function* () {
-    const jobOrders = yield* JobOrderTransitions
-    const executions = yield* Executions
-    for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
-      const order = yield* jobOrders.load(orderJobId)
-      // The order's last change put it where it is: its origin is who paused or resumed it.
-      if (order?.state.main === "Interrupted") yield* executions.apply(jobId, { type: "pause", origin: order.origin })
-      else if (order?.state.main === "Running") yield* executions.apply(jobId, { type: "resume", origin: order.origin })
-      if ((yield* jobOrders.load(orderJobId))?.version === order?.version) return
-    }
-    return yield* new StateMoved({ key: jobId, attempts: MAX_HOLD_ROUNDS })
-  })
 
 /**
  * An Update of the job order: the execution (when there is one) takes the job order's fields its

@@ -1,9 +1,32 @@
 import { Effect } from "effect"
 import { StateMoved } from "@microdcs/store"
-import { followHold } from "./ChangeFollower.js"
 import type { Applied } from "./ApplyOutcome.js"
 import { Executions } from "./Executions.js"
 import { JobOrderTransitions, type LoadedJobOrder } from "./JobOrderTransitions.js"
+
+/** Rounds of `followHold` before giving up (the entry is then retried by the poller). */
+const MAX_HOLD_ROUNDS = 10
+
+/**
+ * Pause and Resume entries of one job can be handled concurrently (one read, several handlers),
+ * so they reach the execution's CAS in either order. The execution therefore follows the job
+ * order's current state, not the change word, and checks after its write that the order did not
+ * move meanwhile: the last write to the execution is always based on the order's last state.
+ * A sub-recipe's child follows its root job's order (`orderJobId`).
+ */
+export const followHold = (jobId: string, orderJobId = jobId) =>
+  Effect.gen(function* () {
+    const jobOrders = yield* JobOrderTransitions
+    const executions = yield* Executions
+    for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+      const order = yield* jobOrders.load(orderJobId)
+      // The order's last change put it where it is: its origin is who paused or resumed it.
+      if (order?.state.main === "Interrupted") yield* executions.apply(jobId, { type: "pause", origin: order.origin })
+      else if (order?.state.main === "Running") yield* executions.apply(jobId, { type: "resume", origin: order.origin })
+      if ((yield* jobOrders.load(orderJobId))?.version === order?.version) return
+    }
+    return yield* new StateMoved({ key: jobId, attempts: MAX_HOLD_ROUNDS })
+  })
 
 /** Rounds of `followOrder` before giving up (the entry is then retried by the poller). */
 const MAX_ORDER_ROUNDS = 10
