@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Result, Stream } from "effect"
-import { type IncomingMessage, makeCloudEvent, makeMqttConnection, type MqttStatus } from "@microdcs/cloudevents-mqtt"
+import { type IncomingMessage, makeCloudEvent, makeMqttConnection } from "@microdcs/cloudevents-mqtt"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
+import { statusLog } from "./StatusLog.js"
 
 /**
  * The broker's Maximum Packet Size (its CONNACK): a message over it is refused here, before it is
@@ -20,15 +21,6 @@ const ownBroker = (maxPacketSize: number | undefined, port?: number) =>
 const connectTo = (url: string) =>
   makeMqttConnection({ url, clientIdBase: "maxpacket", reconnectMinMs: 100, connectTimeoutMs: 5000, publishTimeoutMs: 3000 })
 
-const statusLog = (statusChanges: Stream.Stream<MqttStatus>) =>
-  Effect.gen(function* () {
-    const seen: Array<MqttStatus> = []
-    yield* statusChanges.pipe(
-      Stream.runForEach((status) => Effect.sync(() => seen.push(status))),
-      Effect.forkScoped
-    )
-    return seen
-  })
 
 const types = (stream: Stream.Stream<IncomingMessage>, n: number) =>
   stream.pipe(

@@ -3,7 +3,8 @@ import { Effect, Result, Stream } from "effect"
 import { connect as connectRaw } from "mqtt"
 import { randomPrefix, startMosquitto } from "@microdcs/test-utils"
 import { mosquittoForFile } from "@microdcs/testkit"
-import { brokerPacketLimitOf, type IncomingMessage, makeCloudEvent, makeErrorReply, makeMqttConnection, type MqttOptions, type MqttStatus } from "@microdcs/cloudevents-mqtt"
+import { brokerPacketLimitOf, type IncomingMessage, makeCloudEvent, makeErrorReply, makeMqttConnection, type MqttOptions } from "@microdcs/cloudevents-mqtt"
+import { statusLog } from "./StatusLog.js"
 
 /** What the broker refuses or must not send us: strings, topics, oversized packets, floods. */
 
@@ -15,16 +16,6 @@ const connect = (options: Partial<MqttOptions> = {}) =>
 const take = (stream: Stream.Stream<IncomingMessage>, n: number) =>
   stream.pipe(Stream.take(n), Stream.runCollect, Effect.timeout("10 seconds"))
 
-/** Every status the connection goes through from now on. */
-const statusLog = (statusChanges: Stream.Stream<MqttStatus>) =>
-  Effect.gen(function* () {
-    const seen: Array<MqttStatus> = []
-    yield* statusChanges.pipe(
-      Stream.runForEach((status) => Effect.sync(() => seen.push(status))),
-      Effect.forkScoped
-    )
-    return seen
-  })
 
 const request = (prefix: string, id = "req-1") => ({
   contentType: "application/json",

@@ -47,12 +47,7 @@ local scope, id, priority, doc, op, change, channel = ARGV[1], ARGV[2], ARGV[3],
 local limit, origin = tonumber(ARGV[8]), ARGV[9]
 local token, ttlMs, reply = ARGV[10], ARGV[11], ARGV[12]
 
-local facts, badFacts = nil, nil
-if #ARGV == 15 then
-  facts, badFacts = searchPassedFacts(ARGV[13], ARGV[14], ARGV[15])
-elseif #ARGV > 12 then
-  badFacts = #ARGV .. ' arguments; the search facts are three'
-end
+local facts, badFacts = searchTrailingFacts(ARGV, 12)
 if badFacts then return redis.error_reply('create-joborder-done: malformed arguments: ' .. badFacts) end
 
 local badKey, badType, wantType = wrongType({

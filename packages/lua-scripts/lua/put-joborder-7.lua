@@ -48,12 +48,7 @@ local scope, id, priority, doc, op, change, channel = ARGV[2], ARGV[3], ARGV[4],
 local limit, retainMs = tonumber(ARGV[9]), tonumber(ARGV[10])
 local origin = ARGV[11] or ''
 
-local facts, badFacts = nil, nil
-if #ARGV == 14 then
-  facts, badFacts = searchPassedFacts(ARGV[12], ARGV[13], ARGV[14])
-elseif #ARGV > 11 then
-  badFacts = #ARGV .. ' arguments; the search facts are three'
-end
+local facts, badFacts = searchTrailingFacts(ARGV, 11)
 if badFacts then return redis.error_reply('put-joborder: malformed arguments: ' .. badFacts) end
 
 local badKey, badType, wantType = wrongType({ { docKey, 'hash' }, { listKey, 'zset' }, { scopesKey, 'set' }, { changesKey, 'stream' }, { searchKey, 'zset' },

@@ -116,6 +116,14 @@ local function searchPassedFacts(state, wm, err)
   return { state, wm, err }
 end
 
+-- The search facts a script's caller may pass as its last three arguments, after the `fixed`
+-- ones: nil (none passed: the script decodes the document), or why the arguments are malformed.
+local function searchTrailingFacts(argv, fixed)
+  if #argv == fixed + 3 then return searchPassedFacts(argv[fixed + 1], argv[fixed + 2], argv[fixed + 3]) end
+  if #argv > fixed then return nil, #argv .. ' arguments; the search facts are three' end
+  return nil, nil
+end
+
 -- The facts a document implies. created/ended: the document's fields; a document written before
 -- they existed keeps what its index entry says (or 0 / the time it is first seen finished).
 local function searchFactsOf(id, state, wm, err, priority, created, ended, stored)
