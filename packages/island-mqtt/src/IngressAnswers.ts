@@ -4,6 +4,7 @@ import {
   eventsTopic,
   type IncomingMessage,
   type InvalidTopic,
+  type MessageTooLarge,
   type MqttConnectionService,
   type OutgoingMessage,
   type PublishFailure,
@@ -64,16 +65,15 @@ const retriable = (error: PublishFailure) => error._tag === "MqttPublishError" &
 // After the request is marked done a redelivery would be skipped as a duplicate, so a
 // publish that fails for the connection's sake (no PUBACK in time) is retried here, with the
 // same event (id). One the broker refused, or that cannot be sent at all, would fail the same
-// way forever and hold its worker slot: it is dropped and counted. True when it was sent.
-const publishing = (deps: AnswerDeps, what: "reply" | "status event", effect: Effect.Effect<void, PublishFailure>): Effect.Effect<boolean> =>
+// way forever and hold its worker slot: it is dropped and counted. False when it was not sent.
+const publishing = <A>(deps: AnswerDeps, what: "reply" | "status event", effect: Effect.Effect<A, PublishFailure>): Effect.Effect<A | false> =>
   effect.pipe(
     retryFailed({ schedule: deps.schedule, while: retriable }),
-    Effect.as(true),
     Effect.catch((error) =>
       Effect.sync(() => deps.onPublishDropped?.(what, dropReasonOf(error))).pipe(
         Effect.andThen(Effect.logWarning(`${what} not sent; dropped`)),
         Effect.annotateLogs({ error: logText(error.message), reason: dropReasonOf(error) }),
-        Effect.as(false)
+        Effect.as(false as const)
       )
     )
   )
@@ -83,18 +83,20 @@ const publishing = (deps: AnswerDeps, what: "reply" | "status event", effect: Ef
  * processed and acknowledged: it gets a small error reply naming both sizes instead, so the MES
  * learns why no answer data came. The reply itself counts as dropped (`too-large`).
  */
-const orTooLargeReply = (deps: AnswerDeps, message: IncomingMessage, event: CloudEvent, replying: Effect.Effect<void, PublishFailure>) =>
-  Effect.catchTag(replying, "MessageTooLarge", (error) =>
-    Effect.sync(() => deps.onPublishDropped?.("reply", "too-large")).pipe(
-      Effect.andThen(Effect.logWarning("reply over the broker's maximum packet size; an error reply sent instead")),
-      Effect.annotateLogs({ type: logText(event.type), bytes: error.bytes, limit: error.limit }),
-      Effect.andThen(deps.mqtt.reply(message, tooLargeReply(deps.source, event, error)))
-    )
+const instead = (deps: AnswerDeps, message: IncomingMessage, event: CloudEvent, error: MessageTooLarge) =>
+  Effect.sync(() => deps.onPublishDropped?.("reply", "too-large")).pipe(
+    Effect.andThen(Effect.logWarning("reply over the broker's maximum packet size; an error reply sent instead")),
+    Effect.annotateLogs({ type: logText(event.type), bytes: error.bytes, limit: error.limit }),
+    Effect.andThen(publishing(deps, "reply", deps.mqtt.reply(message, tooLargeReply(deps.source, event, error))))
   )
 
-// A reply through the retry policy above, its fate noted for the request's log line.
+// A reply through the retry policy above, its fate noted for the request's log line. The
+// too-large reply is handed out of the first retry loop, so a retry of the error reply that
+// replaces it never sends (nor counts) the large one again.
 const settleReply = (deps: AnswerDeps, record: RequestRecord, message: IncomingMessage, event: CloudEvent, replying: Effect.Effect<void, PublishFailure>) =>
-  Effect.map(publishing(deps, "reply", orTooLargeReply(deps, message, event, replying)), (sent) => {
+  Effect.gen(function* () {
+    const first = yield* publishing(deps, "reply", Effect.catchTag(replying, "MessageTooLarge", (error) => Effect.succeed(error)))
+    const sent = first === undefined || (first !== false && (yield* instead(deps, message, event, first)) !== false)
     if (message.responseTopic !== undefined) noteReply(record, sent ? "sent" : "dropped")
   })
 

@@ -93,6 +93,11 @@ const HEARTBEAT_PROBE_TTL_MS = 3_000
 /** Rounds of `sendCommand` before giving up (the entry is then retried by the poller). */
 const MAX_SEND_ROUNDS = 10
 
+const sendStopOfGone = (command: CommandEntry) =>
+  Effect.andThen(StationPort, (station) => station.send(command)).pipe(
+    Effect.tap(() => Effect.logInfo("stop sent for a job whose execution is gone").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action })))
+  )
+
 const notSentWithout = (command: CommandEntry) =>
   Effect.logInfo("command not sent: the job has no order or no execution").pipe(Effect.annotateLogs({ jobId: command.jobId, action: command.action }))
 
@@ -114,7 +119,8 @@ export const sendCommand = (command: CommandEntry, options: EngineOptions) =>
       const execution = yield* executions.load(command.jobId)
       // A sub-recipe's child has no job order: its commands go by its root job's.
       const order = yield* jobOrders.load(execution._tag === "Some" ? orderJobId(execution.value.state) : command.jobId)
-      if (execution._tag === "None") return yield* notSentWithout(command)
+      // A stop is whole in itself: it goes out even once Clear or Cancel removed the execution.
+      if (execution._tag === "None") return yield* (command.stop === true ? sendStopOfGone(command) : notSentWithout(command))
       const state = execution.value.state
       // The stop of a stored action once the job is over goes out whatever its job order says.
       if (isStopAfterEnd(state, command)) return yield* sendIfWanted(command, options, order?.state.main ?? "", state)

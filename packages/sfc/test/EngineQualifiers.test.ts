@@ -61,6 +61,17 @@ describe("S and R", () => {
     expect(job.state.timed).toBeUndefined()
   })
 
+  it.each(["stop", "abort"] as const)("a stop a Pause held back goes out when the MES's %s ends the paused job", (type) => {
+    const job = new Job(flow(push("lamp", "A", { Qualifier: "L", Stop: OFF, Limit: "10s" })))
+    const out = job.apply({ type: "tick" }, T0 + 10 * S)
+    const stop = entriesOf(out, "command").find((c) => c.stop === true)!
+    expect(stop).toMatchObject({ action: "lamp", typeId: OFF.TypeId })
+    job.apply({ type: "pause" }, T0 + 10 * S + 1)
+    expect(job.apply({ type: "hold", command: stop }, T0 + 10 * S + 2).note).toBeUndefined()
+    const ended = job.apply({ type }, T0 + 11 * S)
+    expect(entriesOf(ended, "command")).toEqual([stop])
+  })
+
   it("a step entered again sets its S anew: one entry, one stop", () => {
     const job = new Job(recipeV11({
       Steps: [stepJson("A", true), stepJson("B")],

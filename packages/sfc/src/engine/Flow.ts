@@ -232,8 +232,11 @@ const finish = (draft: Draft, status: "completed" | "failed" | "aborted" | "stop
   draft.state.endedAt = draft.now
   if (error !== undefined) draft.state.error = error
   delete draft.state.pausedAt
-  // A command held back by a pause never goes out once the job has ended.
+  // A command held back by a pause never goes out once the job has ended, but a stop does: it
+  // ends an effect the equipment keeps up (the runtime lets it out, `isStopAfterEnd`).
+  const heldStops = (draft.state.heldCommands ?? []).filter((c) => c.stop === true)
   delete draft.state.heldCommands
+  for (const command of heldStops) draft.emit(command)
   if (error !== undefined) logInstant(draft, "error", status, { error, ...by })
   for (const active of [...draft.active]) leaveStep(draft, active)
   for (const run of draft.branches) logBranchClosed(draft, run)
