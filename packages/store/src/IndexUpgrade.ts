@@ -68,7 +68,7 @@ export const recordVersions = (
   })
 
 const duePhases = (ctx: IndexContext, families: ReadonlyArray<IndexedFamily>, marker: string) =>
-  Effect.map(phaseVersions(ctx, families, marker), (versions) => families.filter((f, i) => versions[i]!.version > versions[i]!.recorded))
+  Effect.map(phaseVersions(ctx, families, marker), (versions) => families.filter((family) => familyVersion(family) > (versions.find((v) => v.phase === family.name)?.recorded ?? 0)))
 
 /**
  * Rebuilds, in registry order, the phases whose version is newer than the marker records (all
