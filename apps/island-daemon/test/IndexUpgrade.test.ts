@@ -26,8 +26,6 @@ const SCOPE = "line-1"
 const record = (id: string) =>
   JSON.stringify({ JobOrder: { JobOrderID: id, Priority: 1 }, State: [{ StateText: { Text: "Aborted", Locale: "en" }, StateNumber: 6 }], Comment: "spindle overload" })
 
-const raw = <A>(run: (c: import("iovalkey").Redis) => Promise<A>) => Effect.flatMap(Valkey, (v) => unsafeCommand(v, "test", run))
-
 /** Job orders with an Aborted response each, then the keys an older release never wrote deleted. */
 const olderReleaseIsland = Effect.gen(function* () {
   const orders = yield* JobOrderDao
@@ -39,8 +37,8 @@ const olderReleaseIsland = Effect.gen(function* () {
   }
   const v = yield* Valkey
   for (const family of ["jobOrderSearch", "jobResponseFailed"] as const) {
-    const keys = yield* raw((c) => scanKeys(c, v.keys.pattern(family)))
-    yield* raw((c) => c.del(...keys))
+    const keys = yield* unsafeCommand(v, "test", (c) => scanKeys(c, v.keys.pattern(family)))
+    yield* unsafeCommand(v, "test", (c) => c.del(...keys))
   }
   expect((yield* (yield* IndexMaintenance).check()).length).toBe(10)
 })
