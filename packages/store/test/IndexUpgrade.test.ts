@@ -114,6 +114,22 @@ describe("index upgrade", () => {
     }).pipe(Effect.provide(island()))
   )
 
+  it.live("the walker renews its lease while it walks, so a walk longer than the lease keeps others out", () =>
+    Effect.gen(function* () {
+      const maintenance = yield* IndexMaintenance
+      const walking = yield* Deferred.make<void>()
+      const goOn = yield* Deferred.make<void>()
+      const first = yield* Effect.forkChild(
+        maintenance.upgrade({ holder: "d1", leaseMs: 300, onStart: () => Deferred.succeed(walking, undefined).pipe(Effect.andThen(Deferred.await(goOn))) })
+      )
+      yield* Deferred.await(walking)
+      yield* Effect.sleep("800 millis")
+      expect(yield* maintenance.upgrade({ holder: "d2", leaseMs: 300 })).toEqual({ _tag: "Busy" })
+      yield* Deferred.succeed(goOn, undefined)
+      expect((yield* Fiber.join(first))._tag).toBe("Upgraded")
+    }).pipe(Effect.provide(island()))
+  )
+
   it.effect("a phase whose version went up is the only one rebuilt", () =>
     Effect.gen(function* () {
       yield* seed
