@@ -61,6 +61,9 @@ describe("index", () => {
     const after = await cli.run(["index", "check"])
     expect(after.code).toBe(0)
     expect(after.stdout.trim()).toBe("no inconsistencies")
+    // The whole island rebuilt: every phase recorded, so a daemon's upgrade at start walks nothing.
+    const versions = await store(Effect.flatMap(IndexMaintenance, (m) => m.versions))
+    expect(versions.filter((v) => v.recorded !== v.version)).toEqual([])
   })
 
   it("rebuild --scope --yes --json reports the repair of that scope", async () => {

@@ -53,6 +53,8 @@ export interface DaemonConfig {
   readonly triggers: { readonly refreshIntervalMs: number; readonly eventLevels: number }
   /** The console's history: the daemon's own 24 hours, or a Prometheus server (HistoryConfig.ts). */
   readonly history: HistorySettings
+  /** Whether the daemon brings the island's indexes up to this release at start (INDEX_UPGRADE, `on` by default). */
+  readonly indexUpgrade: boolean
 }
 
 /**
@@ -71,6 +73,12 @@ const roles = checkedString("ISLAND_ROLES", (text) =>
     ? undefined
     : `ISLAND_ROLES must be a comma-separated list of ${allRoles.join(", ")} (-role leaves one out)`
 ).pipe(Config.withDefault(allRoles.join(",")), Config.map(rolesOf))
+
+/** `on` or `off`: a setting an operator switches, not a number or a list. */
+const indexUpgrade = checkedString("INDEX_UPGRADE", (text) => (text === "on" || text === "off" ? undefined : "INDEX_UPGRADE must be on or off")).pipe(
+  Config.withDefault("on"),
+  Config.map((text) => text === "on")
+)
 
 /**
  * A check the store's own parser lets through: it takes a Sentinel entry without a port as port
@@ -175,6 +183,7 @@ export const daemonConfig: Config.Config<DaemonConfig> = Config.all({
       )
     })
   ),
+  indexUpgrade: reported(indexUpgrade),
   prometheusUrl: reported(prometheusUrlSetting),
   prometheusMatchers: reported(prometheusMatchersSetting)
 }).pipe(

@@ -20,6 +20,7 @@ import { journaledMqttStation, journalingJobControlIngress, journalRunning, jour
 import { JournalCounterSource } from "./JournalCounterSource.js"
 import { JournalRecordsInFlight } from "./JournalRecordsInFlight.js"
 import { triggerAnnouncer, triggerEditRelay, triggersRole } from "./Triggers.js"
+import { indexUpgradeRole } from "./IndexUpgrade.js"
 
 type Topics = { readonly prefix: string; readonly discriminator: string | undefined; readonly wildcardLevels: number }
 
@@ -93,7 +94,9 @@ const roleLayers = (config: DaemonConfig, metrics: Metrics) => {
   // The journal serves every role: job control takes its configuration events, the engine journals station events.
   // Triggers run with job control; the announcer of trigger edits goes to every role (job control's
   // processor takes it) and to the relay of the edits nobody announced, which every daemon runs.
-  return Layer.mergeAll(jobControl, engine, publisher, journalRunning(config, metrics), executionLogLayer(config), triggersRole(config, metrics), triggerEditRelay(config)).pipe(
+  // Every daemon may run the index upgrade; its lease lets one walk.
+  const upgrade = indexUpgradeRole(config)
+  return Layer.mergeAll(jobControl, engine, publisher, journalRunning(config, metrics), executionLogLayer(config), triggersRole(config, metrics), triggerEditRelay(config), upgrade).pipe(
     Layer.provide(triggerAnnouncer(config, metrics)),
     // One registry of journal records in flight for the station ingress and the counter source.
     Layer.provideMerge(Layer.merge(journalServices(config), JournalRecordsInFlight.layer))

@@ -26,6 +26,7 @@ const MISSING_FILE = "apps/island-daemon/fixtures/no-such-ca.pem"
 const cases: ReadonlyArray<readonly [variable: string, value: string, extra?: Record<string, string>]> = [
   ["HTTP_PORT", "abc"],
   ["ISLAND_ROLES", "bogus"],
+  ["INDEX_UPGRADE", "maybe"],
   ["MQTT_URL", "notaurl"],
   // Sentinels instead of a URL; "bad" has no port.
   ["VALKEY_SENTINELS", "bad"],

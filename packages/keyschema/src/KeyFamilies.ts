@@ -31,6 +31,10 @@ export const keyFamilies = {
   referenceList: "ref:{kind}:{scope}",
   jobAcceptance: "jobacceptance:{scope}",
   scopes: "scopes",
+  /** The version each index phase of the island is built to (a hash: field = phase, value = version): the store's index upgrade records it. */
+  indexVersions: "index:versions",
+  /** The lease of the index upgrade: of the daemons that start at once, the one that holds it walks the island. */
+  indexUpgradeLease: "lock:indexupgrade",
   changes: "changes:{scope}",
   publishSequence: "pubseq:{scope}",
   publisherCursors: "publisher:cursors",

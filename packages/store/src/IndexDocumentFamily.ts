@@ -77,6 +77,7 @@ export const documentIndexedFamily = <const T extends FamilyTemplates>(spec: Doc
   const erased = spec as unknown as DocumentIndexSpec<FamilyTemplates>
   return {
     name: spec.name,
+    version: spec.version,
     keyFamilies: spec.keyFamilies,
     inspect: (ctx, handle) =>
       Effect.gen(function* () {

@@ -56,6 +56,8 @@ export interface EntryToRepair {
 export interface DocumentIndexSpec<T extends FamilyTemplates> {
   /** The phase name in progress reports. */
   readonly name: string
+  /** The version of what it derives (default 1): see `IndexedFamily.version`. */
+  readonly version?: number | undefined
   /** The family's key families: its documents and its indexes. */
   readonly keyFamilies: KeyFamilySet<T>
   /** The key family of its documents. */

@@ -27,7 +27,8 @@ export class IndexRegistry extends Context.Reference<{ readonly families: Readon
 
 /**
  * The island's key schema with the key families of every registered family, or why the
- * registry cannot be walked (two families of one name, key families the schema refuses).
+ * registry cannot be walked (two families of one name, a version that is no integer from 1, key
+ * families the schema refuses).
  */
 export const registrySchema = (
   keys: KeySchema,
@@ -40,6 +41,9 @@ export const registrySchema = (
       return new InvalidInput({ field: "indexedFamilies", message: `two indexed families are named '${family.name}'` })
     }
     names.add(family.name)
+    if (family.version !== undefined && !(Number.isSafeInteger(family.version) && family.version >= 1)) {
+      return new InvalidInput({ field: "indexedFamilies", message: `indexed family '${family.name}' has version ${family.version}; a version is an integer from 1` })
+    }
     if (family.keyFamilies === undefined) continue
     const extended = schema.extend(family.keyFamilies)
     if (extended instanceof KeyFamilyError) {

@@ -26,6 +26,12 @@ export interface FamilyBatch<F> {
 export interface IndexedFamily<F = unknown> {
   /** Its phase in progress reports (`RebuildProgress.phase`); unique in a registry. */
   readonly name: string
+  /**
+   * The version of what the family derives (default 1): raise it in a release that changes the
+   * family's indexes, or adds the family to an island that has data, so the index upgrade at
+   * start rebuilds this phase once on an island whose marker records a lower one.
+   */
+  readonly version?: number | undefined
   /** Key families the family uses beyond the core ones; registered on the island's schema for the walk (`ctx.keys`). */
   readonly keyFamilies?: KeyFamilySet | undefined
   /**

@@ -65,6 +65,7 @@ export {
   type WrongTypeKey
 } from "./IndexFacts.js"
 export type { IndexPhase, RebuildOptions, RebuildProgress, RebuildSummary } from "./IndexRebuild.js"
+export { INDEX_UPGRADE_LEASE_MS, type IndexPhaseVersion, type UpgradeOptions, type UpgradeResult } from "./IndexUpgrade.js"
 export * from "./IndexedFamily.js"
 export { IndexRegistry } from "./IndexRegistry.js"
 export { coreIndexedFamilies } from "./IndexCoreFamilies.js"
