@@ -50,8 +50,9 @@ describe("index upgrade at start", () => {
     "off: nothing is rebuilt; on: of two daemons started at once one rebuilds, the check ends clean, and the next start walks nothing",
     () => {
       const prefix = randomPrefix("idxup")
+      // The test kit turns the upgrade off for every other daemon test; here it is on unless said.
       const env = (instanceId: string, extra: Record<string, string> = {}) =>
-        daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId, extra })
+        daemonEnv({ valkeyUrl: inject("valkeyUrl"), mqttUrl: broker.url, prefix, instanceId, extra: { INDEX_UPGRADE: "on", ...extra } })
       return Effect.gen(function* () {
         yield* olderReleaseIsland
         const maintenance = yield* IndexMaintenance
