@@ -18,7 +18,7 @@ describe("the store's module graph", () => {
   it("exports the test seams only from @microdcs/store/testing", async () => {
     const main: Record<string, unknown> = await import("@microdcs/store")
     const testing: Record<string, unknown> = await import("@microdcs/store/testing")
-    expect(Object.keys(testing).sort()).toEqual(["IndexReadHook", "autoClaimDeletedCounter", "interceptCommands", "judgeMember", "membershipOf", "startScore"])
+    expect(Object.keys(testing).sort()).toEqual(["IndexReadHook", "autoClaimDeletedCounter", "cutUtf8", "interceptCommands", "jobOrderSearchFacts", "judgeMember", "membershipOf", "startScore"])
     expect(Object.keys(main).filter((name) => name in testing)).toEqual([])
     // What an extension builds its own document DAO from is on the main entry.
     for (const name of ["makeDocumentDao", "writeResult", "writeFailure", "settleWrite", "wrongTypeError", "keyProblem", "keyPartProblem", "documentProblem", "validateText"]) {
