@@ -4,7 +4,7 @@ import type { Recipe } from "../recipe/Recipe.js"
 import type { ActionRun, ActiveStep, ExecutionState, ExecutionStatus } from "./ExecutionState.js"
 import { type ForceTransitionInput, type InterventionInput, MAX_REASON_LENGTH, type SetResultInput, type SkipStepInput } from "./InterventionInput.js"
 import { invalid, type InterventionProblem, type InterventionRefused, notNow, refusalOf, unknown } from "./InterventionRefusal.js"
-import { indexRecipe, type RecipeIndex } from "./RecipeIndex.js"
+import { indexRecipe, isOpenForRetry, type RecipeIndex } from "./RecipeIndex.js"
 
 /**
  * What an intervention will do to a state, or every reason it may not: one function for the
@@ -135,9 +135,8 @@ const planRetry = (view: InterventionView, action: string): Planned => {
   if (qualifier === undefined) return { problems: [unknown(`action ${action} is not in the recipe`)] }
   // v1.1.0's qualifiers send once by design (a stop, a delayed or stored command): a resend would start a timeout they never have.
   if (qualifier !== "N" && qualifier !== "P") return { problems: [invalid(`action ${action} has qualifier ${qualifier}: its command is sent once, not retried`)] }
-  // A command waiting out its Retry policy's back-off (pending) is open too: the retry sends its next attempt now.
-  const backingOff = (state: string) => state === "pending" && view.index.action(action)?.Retry !== undefined
-  const open = view.actions.some((r) => r.action === action && (r.state === "dispatched" || r.state === "waiting" || backingOff(r.state)))
+  // A command waiting out its Retry policy's back-off is open too: the retry sends its next attempt now.
+  const open = view.actions.some((r) => r.action === action && isOpenForRetry(view.index, r))
   if (!open && view.status === "running") return { problems: [notNow(`action ${action} is not open (no command waiting for its reply or its next attempt, no event awaited)`)] }
   return { problems: [], plan: { _tag: "Retry" } }
 }

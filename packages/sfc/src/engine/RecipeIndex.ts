@@ -120,3 +120,10 @@ export const chooseTransition = <T extends { readonly Condition: string; readonl
   [...candidates]
     .sort((a, b) => a.Priority - b.Priority || a.order - b.order)
     .find((t) => index.condition(t.Condition)(results, context))
+
+/**
+ * Whether an operator's retry takes this run: its command waiting for its reply, its event
+ * awaited, or (with a Retry policy) its command waiting out the back-off before its next attempt.
+ */
+export const isOpenForRetry = (index: Pick<RecipeIndex, "action">, run: { readonly action: string; readonly state: string }): boolean =>
+  run.state === "dispatched" || run.state === "waiting" || (run.state === "pending" && index.action(run.action)?.Retry !== undefined)

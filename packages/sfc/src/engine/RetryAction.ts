@@ -1,6 +1,7 @@
 import { sendAttempt } from "./ActionFailure.js"
 import type { Draft } from "./Draft.js"
 import { logActionWritten } from "./LogNodes.js"
+import { isOpenForRetry } from "./RecipeIndex.js"
 import { dispatchEntry } from "./SubRecipes.js"
 
 /**
@@ -11,13 +12,9 @@ import { dispatchEntry } from "./SubRecipes.js"
  * submits the job again. A command waiting out its Retry policy's back-off sends its next attempt
  * now instead of at the back-off's end. Returns why nothing was done, or undefined.
  */
-/** Open for a retry: a command waiting for its reply or (with a Retry policy) its next attempt, or an awaited event. */
-const isRetryable = (draft: Draft, state: string, action: string): boolean =>
-  state === "dispatched" || state === "waiting" || (state === "pending" && draft.index.action(action)?.Retry !== undefined)
-
 export const retryAction = (draft: Draft, name: string): string | undefined => {
   if (draft.state.status !== "running") return `execution is ${draft.state.status}: only a running job's actions are retried`
-  const at = draft.actions.findIndex((r) => r.action === name && isRetryable(draft, r.state, r.action))
+  const at = draft.actions.findIndex((r) => r.action === name && isOpenForRetry(draft.index, r))
   if (at < 0) return `action ${name} is not open (no command waiting for its reply or its next attempt, no event awaited)`
   const run = draft.actions[at]!
   const action = draft.index.action(run.action)
